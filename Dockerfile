@@ -1,0 +1,68 @@
+# Trading back-office API + BullMQ workers (Node.js 20).
+#
+#   docker build -t trading-api .
+#   docker run -e ROLE=api ... trading-api
+#
+# Same image for every role: ROLE=all (default) | api | worker.
+
+ARG NODE_IMAGE=node:20-bookworm-slim
+
+# ---------------------------------------------------------------------------
+# build: full dependency tree (devDependencies included) + tsc -> dist/
+# ---------------------------------------------------------------------------
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+
+# Lockfile first so the dependency layer is cached across source changes.
+COPY package.json package-lock.json ./
+# --ignore-scripts: the npm 10 shipped with node:20 does not read the
+# package.json "allowScripts" block, so deny install scripts explicitly.
+# argon2 / msgpackr-extract load their prebuilt binaries at runtime
+# (node-gyp-build), so no toolchain and no install step are needed. It also
+# keeps project lifecycle scripts (e.g. a future "prepare") from running
+# before the sources are copied in.
+RUN npm ci --ignore-scripts --no-audit --no-fund
+
+COPY tsconfig*.json ./
+COPY src ./src
+RUN npm run build
+
+# ---------------------------------------------------------------------------
+# deps: production dependencies only (no devDependencies, no npm cache)
+# ---------------------------------------------------------------------------
+FROM ${NODE_IMAGE} AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
+ && npm cache clean --force
+
+# ---------------------------------------------------------------------------
+# runtime
+# ---------------------------------------------------------------------------
+FROM ${NODE_IMAGE} AS runtime
+ENV NODE_ENV=production \
+    PORT=8000
+WORKDIR /app
+
+# Files stay owned by root: the app only needs to read them.
+COPY --from=deps  /app/node_modules ./node_modules
+COPY --from=build /app/dist         ./dist
+COPY package.json ./
+
+# Unprivileged user shipped with the official node image (uid 1000).
+USER node
+
+EXPOSE 8000
+
+# The app drains (stops accepting HTTP, lets in-flight jobs finish) on SIGTERM.
+STOPSIGNAL SIGTERM
+
+# Liveness only. slim images have no curl/wget, so use node's built-in fetch.
+# The worker role serves no HTTP: docker-compose.yml overrides this check for
+# it (and /ready for the api role).
+HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8000)+'/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+
+# Exec form: node is PID 1 and receives SIGTERM directly (no npm / sh in
+# between to swallow it).
+CMD ["node", "dist/main.js"]

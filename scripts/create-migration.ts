@@ -1,0 +1,28 @@
+/**
+ * Writes a migration for the difference between the entities and the migrated schema:
+ *   npm run migration:create
+ * It migrates a scratch database up first, diffs, and prints the file to add to
+ * src/db/migrations/index.ts.
+ */
+import { MikroORM } from '@mikro-orm/postgresql';
+import { ensureDatabase, runMigrations } from '../src/db/database';
+import { ormConfig } from '../src/db/orm-config';
+
+async function main(): Promise<void> {
+  const url = process.env.MIGRATION_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/trading_migration_scratch';
+  await ensureDatabase(url);
+  await runMigrations(url);
+  const orm = await MikroORM.init(ormConfig(url));
+  try {
+    const result = await orm.getMigrator().createMigration('src/db/migrations', false, false, process.argv[2]);
+    if (!result.fileName) console.log('No changes: entities match the migrations.');
+    else console.log(`Wrote src/db/migrations/${result.fileName}; add it to src/db/migrations/index.ts`);
+  } finally {
+    await orm.close(true);
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

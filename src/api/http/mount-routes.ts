@@ -1,0 +1,50 @@
+import { RequestContext } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Express, NextFunction, Request, Response } from 'express';
+import type { z } from 'zod';
+import { ValidationFailure, type Location, type ValidationItem } from '../../platform/errors';
+import type { AppServices } from '../../platform/services';
+import { zodIssuesToItems } from '../validation/zod-issues';
+import { toExpressPath, type RouteSpec } from './route';
+
+/**
+ * Registers the route table on the app. Every route gets the same pipeline: record its
+ * template, validate path, query and body with its zod schemas (all three reported at
+ * once), open a unit of work, run the handler, write the reply.
+ */
+export function mountRoutes(app: Express, routes: RouteSpec[], services: AppServices): void {
+  for (const route of routes) {
+    app[route.method](toExpressPath(route.path), (req: Request, res: Response, next: NextFunction) => {
+      req.routeTemplate = route.path;
+      handle(route, req, res, services).catch(next);
+    });
+  }
+}
+
+async function handle(route: RouteSpec, req: Request, res: Response, services: AppServices): Promise<void> {
+  const items: ValidationItem[] = [];
+  const params = parsePart('path', route.params, req.params, items);
+  const query = parsePart('query', route.query, req.query, items);
+  const body = parsePart('body', route.body, req.body, items);
+  if (items.length) throw new ValidationFailure(items);
+
+  const em = services.orm.em.fork() as EntityManager;
+  const result = await RequestContext.create(em, () => route.handler({ body, query, params, em, services, req, res }));
+  if (route.raw || res.headersSent) return;
+  if (!result) {
+    res.status(204).end();
+    return;
+  }
+  if (result.headers) res.set(result.headers);
+  if (result.body === undefined) res.status(result.status).end();
+  else res.status(result.status).json(result.body);
+}
+
+function parsePart(where: Location, schema: z.ZodType | undefined, value: unknown, items: ValidationItem[]): unknown {
+  if (!schema) return undefined;
+  // reportInput: the failing value tells "missing" (undefined) apart from a wrong type.
+  const parsed = schema.safeParse(value, { reportInput: true });
+  if (parsed.success) return parsed.data;
+  items.push(...zodIssuesToItems(where, parsed.error.issues, schema));
+  return undefined;
+}

@@ -1,0 +1,72 @@
+import type { Request, Response } from 'express';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { z } from 'zod';
+import type { AppServices } from '../../platform/services';
+
+/**
+ * Who may call a route. Every route states it explicitly, so a route added without a
+ * decision about access does not type-check.
+ */
+export type Access = { kind: 'public' };
+
+export interface ResponseSpec {
+  description: string;
+  schema?: z.ZodType;
+}
+
+/** What a handler receives: parsed input, the request's unit of work, and the services. */
+export interface HandlerContext<B, Q, P> {
+  body: B;
+  query: Q;
+  params: P;
+  em: EntityManager;
+  services: AppServices;
+  req: Request;
+  res: Response;
+}
+
+/** A handler returns the body (status 200), or a full reply. */
+export type Reply = { status: number; body?: unknown; headers?: Record<string, string> };
+export type HandlerResult = Reply | undefined;
+
+type Infer<S> = S extends z.ZodType ? z.output<S> : undefined;
+
+export interface RouteSpec<
+  B extends z.ZodType | undefined = z.ZodType | undefined,
+  Q extends z.ZodType | undefined = z.ZodType | undefined,
+  P extends z.ZodType | undefined = z.ZodType | undefined,
+> {
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
+  /** OpenAPI form: `/groups/{group_id}`. */
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  tags: string[];
+  access: Access;
+  body?: B;
+  query?: Q;
+  params?: P;
+  responses: Record<number, ResponseSpec>;
+  /** Responses that are not JSON (Prometheus text, HTML): the handler writes them itself. */
+  raw?: boolean;
+  handler: (ctx: HandlerContext<Infer<B>, Infer<Q>, Infer<P>>) => Promise<HandlerResult> | HandlerResult;
+}
+
+/** Identity function whose only job is to infer a route's input types for its handler. */
+export function defineRoute<
+  B extends z.ZodType | undefined = undefined,
+  Q extends z.ZodType | undefined = undefined,
+  P extends z.ZodType | undefined = undefined,
+>(spec: RouteSpec<B, Q, P>): RouteSpec {
+  return spec as unknown as RouteSpec;
+}
+
+export function json(status: number, body: unknown, headers?: Record<string, string>): Reply {
+  return { status, body, headers };
+}
+
+/** `/groups/{group_id}` becomes express's `/groups/:group_id`. */
+export function toExpressPath(path: string): string {
+  return path.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1');
+}

@@ -1,0 +1,59 @@
+import type { NextFunction, Request, Response } from 'express';
+import type { Logger } from 'pino';
+import { AppError, ValidationFailure } from '../../platform/errors';
+
+interface BodyParserError extends Error {
+  type?: string;
+  status?: number;
+  body?: string;
+}
+
+/**
+ * Turns every error into the bodies of decisions section 2. Known errors keep their
+ * status and code; anything else is logged with its stack and answered as a bare 500
+ * INTERNAL that names only the request id.
+ */
+export function errorHandler(logger: Logger) {
+  // express recognises an error handler by its four parameters.
+  return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    if (err instanceof ValidationFailure) {
+      res.status(422).json({ detail: err.items });
+      return;
+    }
+    if (err instanceof AppError) {
+      res.set(err.headers).status(err.status).json({ detail: err.detail, code: err.code });
+      return;
+    }
+    const parserError = err as BodyParserError;
+    if (parserError?.type === 'entity.parse.failed') {
+      res.status(422).json({
+        detail: [{ loc: ['body', jsonErrorPosition(parserError.message)], msg: 'JSON decode error', type: 'json_invalid' }],
+      });
+      return;
+    }
+    if (parserError?.type === 'entity.too.large') {
+      res.status(413).json({ detail: 'The request body is too large', code: 'PAYLOAD_TOO_LARGE' });
+      return;
+    }
+    if (parserError?.type === 'encoding.unsupported' || parserError?.type === 'charset.unsupported') {
+      res.status(415).json({ detail: 'Unsupported body encoding', code: 'UNSUPPORTED_MEDIA_TYPE' });
+      return;
+    }
+    if (parserError?.type === 'request.aborted') {
+      res.status(400).json({ detail: 'The request was aborted', code: 'BAD_REQUEST' });
+      return;
+    }
+    logger.error({ err, request_id: req.requestId }, 'unhandled error');
+    res.status(500).json({ detail: `Internal error (request id ${req.requestId})`, code: 'INTERNAL' });
+  };
+}
+
+/** Pydantic reports the character offset of a JSON error; V8's message usually carries it. */
+function jsonErrorPosition(message: string): number {
+  const match = /position (\d+)/.exec(message);
+  return match ? Number(match[1]) : 0;
+}

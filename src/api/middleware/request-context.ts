@@ -1,0 +1,26 @@
+import { randomUUID } from 'node:crypto';
+import type { NextFunction, Request, Response } from 'express';
+import { logContext } from '../../platform/logger';
+
+/** A caller's own id is kept if it is short and plain; otherwise we mint one. */
+const ACCEPTABLE_ID = /^[A-Za-z0-9._-]{8,64}$/;
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    requestId: string;
+    /** The route template (`/groups/{group_id}`) once matched: metrics and logs group by it. */
+    routeTemplate?: string;
+  }
+}
+
+/**
+ * Gives every request an id, sends it back in X-Request-Id, and puts it in async context
+ * so every log line written while serving the request carries it.
+ */
+export function requestId(req: Request, res: Response, next: NextFunction): void {
+  const incoming = req.get('x-request-id');
+  const id = incoming && ACCEPTABLE_ID.test(incoming) ? incoming : randomUUID();
+  req.requestId = id;
+  res.setHeader('X-Request-Id', id);
+  logContext.run({ request_id: id }, next);
+}

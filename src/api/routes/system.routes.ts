@@ -1,0 +1,73 @@
+import { z } from 'zod';
+import { withTimeout } from '../../platform/with-timeout';
+import { defineRoute, json, type RouteSpec } from '../http/route';
+
+const PROBE_TIMEOUT_MS = 1000;
+
+const HealthSchema = z.object({ status: z.literal('ok') });
+const ReadySchema = z.object({
+  status: z.enum(['ready', 'unavailable']),
+  checks: z.object({ postgres: z.enum(['ok', 'down']), redis: z.enum(['ok', 'down']) }),
+});
+
+export const systemRoutes: RouteSpec[] = [
+  defineRoute({
+    method: 'get',
+    path: '/health',
+    operationId: 'health',
+    summary: 'Liveness: the process is up',
+    tags: ['observability'],
+    access: { kind: 'public' },
+    responses: { 200: { description: 'Alive', schema: HealthSchema } },
+    handler: () => json(200, { status: 'ok' }),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/ready',
+    operationId: 'ready',
+    summary: 'Readiness: Postgres and Redis answer',
+    description: 'Answers 503 while either cannot be reached, so a load balancer stops sending traffic.',
+    tags: ['observability'],
+    access: { kind: 'public' },
+    responses: {
+      200: { description: 'Ready', schema: ReadySchema },
+      503: { description: 'Postgres or Redis unreachable', schema: ReadySchema },
+    },
+    handler: async ({ em, services }) => {
+      const [postgres, redis] = await Promise.all([
+        probe(() => em.getConnection().execute('select 1')),
+        probe(() => services.redis.ping()),
+      ]);
+      const ok = postgres && redis;
+      return json(ok ? 200 : 503, {
+        status: ok ? 'ready' : 'unavailable',
+        checks: { postgres: postgres ? 'ok' : 'down', redis: redis ? 'ok' : 'down' },
+      });
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/metrics',
+    operationId: 'metrics',
+    summary: 'Prometheus metrics',
+    description: 'HTTP latency histogram by route, queue depth by state and job outcomes per queue, process metrics.',
+    tags: ['observability'],
+    access: { kind: 'public' },
+    raw: true,
+    responses: { 200: { description: 'Prometheus text exposition format' } },
+    handler: async ({ services, res }) => {
+      const body = await services.metrics.registry.metrics();
+      res.type(services.metrics.registry.contentType).send(body);
+      return undefined;
+    },
+  }),
+];
+
+async function probe(check: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await withTimeout(check(), PROBE_TIMEOUT_MS);
+    return true;
+  } catch {
+    return false;
+  }
+}

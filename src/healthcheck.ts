@@ -1,0 +1,35 @@
+import { Client } from 'pg';
+import { Redis } from 'ioredis';
+import { loadConfig } from './config/config';
+
+/**
+ * Container health check of the worker tier, which serves no HTTP: exits 0 when Postgres
+ * and Redis answer within two seconds, 1 otherwise. `node dist/healthcheck.js`.
+ */
+async function main(): Promise<number> {
+  const config = loadConfig();
+  const pg = new Client({ connectionString: config.databaseUrl, connectionTimeoutMillis: 2000 });
+  const redis = new Redis(config.redisUrl, {
+    lazyConnect: true,
+    connectTimeout: 2000,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
+  try {
+    await pg.connect();
+    await pg.query('select 1');
+    await redis.connect();
+    await redis.ping();
+    return 0;
+  } catch {
+    return 1;
+  } finally {
+    await pg.end().catch(() => undefined);
+    redis.disconnect();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  () => process.exit(1),
+);

@@ -1,0 +1,7 @@
+import type { JobDefinition } from './job-definition';
+import { SendMailJob } from './send-mail.job';
+
+/** Every job the system runs. The worker tier refuses to start unless each has exactly one processor. */
+export const JOB_DEFINITIONS: JobDefinition[] = [SendMailJob];
+
+export { SendMailJob };

@@ -1,0 +1,44 @@
+import { Job, QueueEvents } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { QueueName } from './queues';
+
+/**
+ * The process's only QueueEvents owner. A QueueEvents reads every event of its queue, so
+ * one is opened lazily, on the first wait for a job of that queue, and shared by all
+ * waiters in the process; callers that await a fan-out wait on one parent job.
+ */
+export class QueueEventsHub {
+  private readonly events = new Map<QueueName, QueueEvents>();
+
+  constructor(
+    private readonly connection: Redis,
+    private readonly prefix: string,
+  ) {}
+
+  /** The QueueEvents of a queue, opened on first use. */
+  async for(queue: QueueName): Promise<QueueEvents> {
+    let qe = this.events.get(queue);
+    if (!qe) {
+      qe = new QueueEvents(queue, { connection: this.connection.duplicate(), prefix: this.prefix });
+      qe.on('error', () => undefined);
+      this.events.set(queue, qe);
+      await qe.waitUntilReady();
+    }
+    return qe;
+  }
+
+  /** Resolves with the job's return value, or rejects when it fails or `timeoutMs` passes. */
+  async waitFor(job: Job, timeoutMs: number): Promise<unknown> {
+    const qe = await this.for(job.queueName as QueueName);
+    return job.waitUntilFinished(qe, timeoutMs);
+  }
+
+  get openCount(): number {
+    return this.events.size;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.events.values()].map((qe) => qe.close()));
+    this.events.clear();
+  }
+}

@@ -1,0 +1,11 @@
+/**
+ * Queue names are persistent identifiers: jobs already waiting in Redis carry them.
+ * Do not rename one without draining it first.
+ */
+export const QUEUES = {
+  mail: 'mail',
+} as const;
+
+export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
+
+export const ALL_QUEUES: QueueName[] = Object.values(QUEUES);

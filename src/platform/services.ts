@@ -1,0 +1,24 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Config } from '../config/config';
+import type { JobProducer } from '../jobs/job-producer';
+import type { QueueEventsHub } from '../jobs/queue-events-hub';
+import type { MailTransport } from '../mail/mail-transport';
+import type { Metrics } from './metrics';
+
+/**
+ * The long-lived parts both tiers share, built once per process by the runtime.
+ * `orm.em` is never used directly: every request and job works in its own fork.
+ */
+export interface AppServices {
+  config: Config;
+  logger: Logger;
+  orm: MikroORM;
+  /** Producer-side Redis: offline queue off, so it fails fast. */
+  redis: Redis;
+  jobs: JobProducer;
+  queueEvents: QueueEventsHub;
+  metrics: Metrics;
+  mail: MailTransport;
+}

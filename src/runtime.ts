@@ -1,0 +1,147 @@
+import type { Server } from 'node:http';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { createApp } from './api/app';
+import type { RouteSpec } from './api/http/route';
+import type { Config } from './config/config';
+import { ensureDatabase, openOrm, runMigrations } from './db/database';
+import { JOB_DEFINITIONS } from './jobs';
+import { JobProducer } from './jobs/job-producer';
+import { QueueEventsHub } from './jobs/queue-events-hub';
+import { createMailTransport } from './mail/mail-transport';
+import { createLogger } from './platform/logger';
+import { Metrics } from './platform/metrics';
+import { createRedis, redisReady } from './platform/redis';
+import type { AppServices } from './platform/services';
+import { PROCESSORS } from './workers';
+import type { Processor } from './workers/processor';
+import { startWorkers, type WorkerHost } from './workers/worker-host';
+
+/**
+ * The composition root: the only module that knows both tiers. ROLE picks which run here.
+ */
+export interface Runtime {
+  services: AppServices;
+  server?: Server;
+  /** The port actually bound (PORT=0 picks a free one). */
+  port?: number;
+  workers?: WorkerHost;
+  /** Drains and closes everything; safe to call twice. */
+  stop(): Promise<void>;
+}
+
+export interface RuntimeOptions {
+  logger?: Logger;
+  /** Skip database creation and migrations (tests clone an already-migrated template). */
+  skipMigrations?: boolean;
+  /** Replaces the processor list (registry tests). */
+  processors?: Processor[];
+  defaultMetrics?: boolean;
+  /** Replaces the route table (error-format tests add routes of their own). */
+  routes?: RouteSpec[];
+}
+
+export async function startRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
+  const logger = options.logger ?? createLogger(config.logLevel);
+  if (config.jwt.ephemeral) logger.warn('JWT_SECRET is not set: using a random key, tokens will not survive a restart');
+
+  if (!options.skipMigrations) {
+    await ensureDatabase(config.databaseUrl, logger);
+    await runMigrations(config.databaseUrl, logger);
+  }
+  const orm = await openOrm(config.databaseUrl);
+  const redis = createRedis(config.redisUrl, 'producer', logger);
+  // Start-up does not wait forever for Redis: the API starts and /ready says 503 until it answers.
+  await redisReady(redis, 3000);
+  const jobs = new JobProducer(redis, config.queuePrefix);
+  const metrics = new Metrics({ defaultMetrics: options.defaultMetrics ?? true });
+  metrics.watchQueues(jobs);
+  const services: AppServices = {
+    config,
+    logger,
+    orm,
+    redis,
+    jobs,
+    queueEvents: new QueueEventsHub(redis, config.queuePrefix),
+    metrics,
+    mail: createMailTransport(config.smtpUrl, logger),
+  };
+
+  let workerRedis: Redis | undefined;
+  let workers: WorkerHost | undefined;
+  let server: Server | undefined;
+  try {
+    if (config.role !== 'api') {
+      workerRedis = createRedis(config.redisUrl, 'worker', logger);
+      workers = await startWorkers(services, workerRedis, JOB_DEFINITIONS, options.processors ?? PROCESSORS);
+    }
+    if (config.role !== 'worker') server = await listen(createApp(services, options.routes), config.port);
+  } catch (err) {
+    await closeAll(logger, [() => workers?.close(), () => workerRedis?.quit(), () => closeServices(services)]);
+    throw err;
+  }
+  const port = server ? (server.address() as { port: number }).port : undefined;
+  if (port !== undefined) logger.info({ port, role: config.role }, 'api listening');
+
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      logger.info('shutting down: draining requests and jobs');
+      // Order matters: stop taking requests, let in-flight requests and jobs finish, then close connections.
+      await closeAll(logger, [
+        () => (server ? closeServer(server, config.shutdownGraceMs) : undefined),
+        () => workers?.close(),
+        () => workerRedis?.quit(),
+        () => closeServices(services),
+      ]);
+      logger.info('shutdown complete');
+    })());
+
+  return { services, server, port, workers, stop };
+}
+
+function listen(app: ReturnType<typeof createApp>, port: number): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const server = app.listen(port, '0.0.0.0');
+    server.once('listening', () => resolve(server));
+    server.once('error', reject);
+    // Slow clients may not hold a socket open forever.
+    server.headersTimeout = 15_000;
+    server.requestTimeout = 60_000;
+    server.keepAliveTimeout = 5_000;
+  });
+}
+
+/** Stops accepting, lets in-flight requests finish, and cuts what is left after the grace period. */
+function closeServer(server: Server, graceMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+    server.close(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+    // Idle keep-alive sockets would otherwise hold close() open until they time out.
+    server.closeIdleConnections();
+  });
+}
+
+async function closeServices(services: AppServices): Promise<void> {
+  await closeAll(services.logger, [
+    () => services.queueEvents.close(),
+    () => services.jobs.close(),
+    () => services.redis.quit(),
+    () => services.mail.close(),
+    () => services.orm.close(true),
+  ]);
+}
+
+/** Runs every step even when one fails, so a broken Redis does not leave Postgres open. */
+async function closeAll(logger: Logger, steps: Array<() => unknown>): Promise<void> {
+  for (const step of steps) {
+    try {
+      await step();
+    } catch (err) {
+      logger.warn({ err: (err as Error).message }, 'error while closing');
+    }
+  }
+}

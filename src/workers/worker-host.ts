@@ -1,0 +1,95 @@
+import { MetricsTime, UnrecoverableError, Worker, type Job } from 'bullmq';
+import { RequestContext } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Redis } from 'ioredis';
+import type { JobDefinition } from '../jobs/job-definition';
+import type { QueueName } from '../jobs/queues';
+import { logContext } from '../platform/logger';
+import type { AppServices } from '../platform/services';
+import type { Processor } from './processor';
+
+export class ProcessorRegistryError extends Error {}
+
+/**
+ * The worker tier refuses to start unless every job definition has exactly one processor
+ * and every processor belongs to a known definition: a job nobody processes would wait
+ * forever, and two processors would race.
+ */
+export function checkProcessors(definitions: JobDefinition[], processors: Processor[]): Map<string, Processor> {
+  const problems: string[] = [];
+  const byName = new Map<string, Processor>();
+  const known = new Set(definitions.map((d) => d.name));
+  for (const p of processors) {
+    if (!known.has(p.definition.name)) problems.push(`processor for unknown job "${p.definition.name}"`);
+    else if (byName.has(p.definition.name)) problems.push(`job "${p.definition.name}" has two processors`);
+    else byName.set(p.definition.name, p);
+  }
+  for (const d of definitions) {
+    if (!byName.has(d.name)) problems.push(`job "${d.name}" has no processor`);
+  }
+  if (problems.length) throw new ProcessorRegistryError(`Worker registry is inconsistent: ${problems.join('; ')}`);
+  return byName;
+}
+
+export interface WorkerHost {
+  workers: Worker[];
+  close(): Promise<void>;
+}
+
+/** Starts one BullMQ Worker per queue that has jobs, all dispatching by job name. */
+export async function startWorkers(
+  services: AppServices,
+  connection: Redis,
+  definitions: JobDefinition[],
+  processors: Processor[],
+): Promise<WorkerHost> {
+  const byName = checkProcessors(definitions, processors);
+  const queues = [...new Set(definitions.map((d) => d.queue))];
+  const { logger, config } = services;
+
+  const workers = queues.map((queue) => {
+    const worker = new Worker(queue, (job: Job) => runJob(job, byName, services), {
+      connection,
+      prefix: config.queuePrefix,
+      concurrency: config.workerConcurrency,
+      // Created paused: jobs start only once every worker of the process exists.
+      autorun: false,
+      // Per-minute outcome counts kept in Redis, which the API's /metrics reads.
+      metrics: { maxDataPoints: MetricsTime.ONE_WEEK },
+    });
+    // Without an error listener a Redis hiccup would be an unhandled 'error' event.
+    worker.on('error', (err) => logger.error({ err: err.message, queue }, 'worker error'));
+    worker.on('failed', (job, err) =>
+      logger.warn({ queue, job_id: job?.id, job_name: job?.name, attempts: job?.attemptsMade, err: err.message }, 'job failed'),
+    );
+    return worker;
+  });
+  for (const w of workers) void w.run();
+  await Promise.all(workers.map((w) => w.waitUntilReady()));
+  logger.info({ queues, concurrency: config.workerConcurrency }, 'workers started');
+
+  return {
+    workers,
+    // close() waits for the jobs in progress to finish, then stops taking new ones.
+    close: async () => {
+      await Promise.all(workers.map((w) => w.close()));
+    },
+  };
+}
+
+async function runJob(job: Job, byName: Map<string, Processor>, services: AppServices): Promise<unknown> {
+  const processor = byName.get(job.name);
+  if (!processor) throw new UnrecoverableError(`no processor for job "${job.name}"`);
+  // The payload came through Redis: trust nothing, re-parse it. A bad payload never becomes good.
+  const parsed = processor.definition.schema.safeParse(job.data);
+  if (!parsed.success) throw new UnrecoverableError(`invalid payload for "${job.name}": ${parsed.error.message}`);
+
+  const logger = services.logger.child({ job_id: job.id, job_name: job.name, queue: job.queueName });
+  const em = services.orm.em.fork() as EntityManager;
+  const isLastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+  return logContext.run({ job_id: job.id, queue: job.queueName }, () =>
+    RequestContext.create(em, () => processor.handle(parsed.data, { job, em, services, logger, isLastAttempt })),
+  );
+}
+
+export type { QueueName };

@@ -1,0 +1,156 @@
+import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { RouteSpec } from '../../src/api/http/route';
+import { loadConfig, type Config } from '../../src/config/config';
+import { ALL_QUEUES } from '../../src/jobs/queues';
+import { createLogger } from '../../src/platform/logger';
+import { startRuntime, type Runtime } from '../../src/runtime';
+import type { Processor } from '../../src/workers/processor';
+import { cloneTemplateDatabase, databaseUrl, dropDatabase } from './test-database';
+
+export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+export interface TestResponse<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+export interface RequestOptions {
+  body?: unknown;
+  /** Sent as-is, for malformed JSON and size tests. */
+  rawBody?: string;
+  token?: string;
+  headers?: Record<string, string>;
+}
+
+export interface TestApp {
+  runtime: Runtime;
+  config: Config;
+  baseUrl: string;
+  databaseName: string;
+  /** Every log line the app wrote, parsed. */
+  logs: Array<Record<string, unknown>>;
+  request<T = any>(method: string, path: string, options?: RequestOptions): Promise<TestResponse<T>>;
+  stop(): Promise<void>;
+}
+
+export interface TestAppOptions {
+  /** A label for the database name (usually the test file). */
+  label?: string;
+  env?: Record<string, string>;
+  routes?: RouteSpec[];
+  processors?: Processor[];
+  /** Reuse another app's database and queue prefix (a second instance of one deployment). */
+  shareWith?: TestApp;
+}
+
+/**
+ * Starts the real service in-process on port 0 against its own database (cloned from the
+ * migrated template) and its own queue prefix, with logs captured for assertions.
+ */
+export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const shared = options.shareWith;
+  const databaseName = shared?.databaseName ?? (await cloneTemplateDatabase(options.label ?? 'app'));
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    PORT: '0',
+    DATABASE_URL: databaseUrl(databaseName),
+    REDIS_URL,
+    QUEUE_PREFIX: shared?.config.queuePrefix ?? `test-${randomBytes(6).toString('hex')}`,
+    JWT_SECRET: shared?.config.jwt.secret ?? randomBytes(32).toString('base64url'),
+    LOG_LEVEL: 'info',
+    WORKER_CONCURRENCY: '4',
+    SHUTDOWN_GRACE_MS: '5000',
+    WEBHOOKS_ALLOW_PRIVATE_URLS: 'true',
+    ...options.env,
+  });
+  const logs: Array<Record<string, unknown>> = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      for (const line of chunk.toString('utf8').split('\n')) if (line) logs.push(JSON.parse(line));
+      done();
+    },
+  });
+  let runtime: Runtime;
+  try {
+    runtime = await startRuntime(config, {
+      logger: createLogger(config.logLevel, sink),
+      skipMigrations: true,
+      defaultMetrics: false,
+      routes: options.routes,
+      processors: options.processors,
+    });
+  } catch (err) {
+    if (!shared) await dropDatabase(databaseName);
+    throw err;
+  }
+  const baseUrl = runtime.port !== undefined ? `http://127.0.0.1:${runtime.port}` : '';
+
+  let stopped = false;
+  return {
+    runtime,
+    config,
+    baseUrl,
+    databaseName,
+    logs,
+    request: (method, path, opts = {}) => request(baseUrl, method, path, opts),
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await runtime.stop();
+      if (!shared) {
+        await obliterateQueues(config.queuePrefix);
+        await dropDatabase(databaseName);
+      }
+    },
+  };
+}
+
+async function request(baseUrl: string, method: string, path: string, opts: RequestOptions): Promise<TestResponse> {
+  const headers: Record<string, string> = { ...opts.headers };
+  let body: string | undefined;
+  if (opts.rawBody !== undefined) body = opts.rawBody;
+  else if (opts.body !== undefined) body = JSON.stringify(opts.body);
+  if (body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) {
+    headers['content-type'] = 'application/json';
+  }
+  if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+  const res = await fetch(`${baseUrl}${path}`, { method, headers, body });
+  const text = await res.text();
+  let parsed: unknown = text;
+  if ((res.headers.get('content-type') ?? '').includes('json') && text) parsed = JSON.parse(text);
+  return { status: res.status, headers: res.headers, body: parsed, text };
+}
+
+/** Removes every key of a test's queue prefix, as BullMQ's own tests do. */
+export async function obliterateQueues(prefix: string): Promise<void> {
+  const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+  try {
+    for (const name of ALL_QUEUES) {
+      const queue = new Queue(name, { connection, prefix });
+      await queue.obliterate({ force: true }).catch(() => undefined);
+      await queue.close();
+    }
+  } finally {
+    await connection.quit();
+  }
+}
+
+/** Waits until `check` returns a truthy value, failing with `what` after the deadline. */
+export async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | undefined | null | false>,
+  timeoutMs = 10_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

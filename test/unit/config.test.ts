@@ -1,0 +1,96 @@
+import { ConfigError, loadConfig } from '../../src/config/config';
+
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('configuration', () => {
+  test('when nothing is set, then the documented defaults apply', () => {
+    const config = loadConfig({});
+    expect(config.databaseUrl).toBe('postgres://postgres@127.0.0.1:5432/trading');
+    expect(config.redisUrl).toBe('redis://127.0.0.1:6379');
+    expect(config.port).toBe(8000);
+    expect(config.smtpUrl).toBeUndefined();
+    expect(config.accessTokenTtlSeconds).toBe(900);
+    expect(config.queuePrefix).toBe('trading');
+    expect(config.role).toBe('all');
+    expect(config.webhooksAllowPrivateUrls).toBe(false);
+    expect(config.bootstrapAdmin).toBeUndefined();
+    expect(config.jwt.ephemeral).toBe(true);
+  });
+
+  test('when values are given, then they are parsed into their types', () => {
+    const config = loadConfig({
+      PORT: '9100',
+      ROLE: 'worker',
+      ACCESS_TOKEN_TTL_SECONDS: '600',
+      WEBHOOKS_ALLOW_PRIVATE_URLS: 'true',
+      SMTP_URL: 'smtp://mail:1025',
+      JWT_SECRET: 'x'.repeat(40),
+      BOOTSTRAP_ADMIN_EMAIL: 'root@broker.test',
+      BOOTSTRAP_ADMIN_PASSWORD: 'correct horse battery',
+      QUEUE_PREFIX: 'run_42',
+    });
+    expect(config).toMatchObject({
+      port: 9100,
+      role: 'worker',
+      accessTokenTtlSeconds: 600,
+      webhooksAllowPrivateUrls: true,
+      smtpUrl: 'smtp://mail:1025',
+      queuePrefix: 'run_42',
+      bootstrapAdmin: { email: 'root@broker.test', password: 'correct horse battery' },
+    });
+    expect(config.jwt.ephemeral).toBe(false);
+  });
+
+  test('when an empty string is exported, then it counts as unset', () => {
+    expect(loadConfig({ PORT: '', SMTP_URL: '' }).port).toBe(8000);
+  });
+
+  test.each([
+    ['PORT', 'abc'],
+    ['PORT', '70000'],
+    ['ROLE', 'both'],
+    ['DATABASE_URL', 'mysql://x/y'],
+    ['REDIS_URL', 'not a url'],
+    ['SMTP_URL', 'http://mail'],
+    ['ACCESS_TOKEN_TTL_SECONDS', '10'],
+    ['QUEUE_PREFIX', 'has:colon'],
+    ['WEBHOOKS_ALLOW_PRIVATE_URLS', 'maybe'],
+    ['BOOTSTRAP_ADMIN_EMAIL', 'nobody'],
+    ['LOG_LEVEL', 'loud'],
+  ])('when %s is %p, then start-up stops naming that variable', (name, value) => {
+    const problems = problemsOf({
+      [name]: value,
+      ...(name === 'BOOTSTRAP_ADMIN_EMAIL' ? { BOOTSTRAP_ADMIN_PASSWORD: 'long enough pw' } : {}),
+    });
+    expect(problems.some((p) => p.startsWith(`${name}:`))).toBe(true);
+  });
+
+  test('when a secret is wrong, then the message names it without echoing its value', () => {
+    const problems = problemsOf({ JWT_SECRET: 'short-secret-value' });
+    expect(problems.join('\n')).toMatch(/^JWT_SECRET: /);
+    expect(problems.join('\n')).not.toContain('short-secret-value');
+  });
+
+  test('when in production without a JWT secret, then start-up stops', () => {
+    expect(problemsOf({ NODE_ENV: 'production' })).toEqual([expect.stringMatching(/^JWT_SECRET: required in production/)]);
+  });
+
+  test('when only one bootstrap admin variable is set, then the missing one is named', () => {
+    expect(problemsOf({ BOOTSTRAP_ADMIN_EMAIL: 'root@broker.test' })).toEqual([
+      expect.stringMatching(/^BOOTSTRAP_ADMIN_PASSWORD: /),
+    ]);
+  });
+
+  test('when several values are wrong, then every one is reported at once', () => {
+    const problems = problemsOf({ PORT: 'x', ROLE: 'y' });
+    expect(problems).toHaveLength(2);
+  });
+});
