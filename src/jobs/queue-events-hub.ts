@@ -9,6 +9,8 @@ import type { QueueName } from './queues';
  */
 export class QueueEventsHub {
   private readonly events = new Map<QueueName, QueueEvents>();
+  /** BullMQ does not close a connection it was handed, so the hub closes its own. */
+  private readonly connections: Redis[] = [];
 
   constructor(
     private readonly connection: Redis,
@@ -19,7 +21,10 @@ export class QueueEventsHub {
   async for(queue: QueueName): Promise<QueueEvents> {
     let qe = this.events.get(queue);
     if (!qe) {
-      qe = new QueueEvents(queue, { connection: this.connection.duplicate(), prefix: this.prefix });
+      // QueueEvents blocks on XREAD, which BullMQ only allows on a connection that retries forever.
+      const connection = this.connection.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true });
+      this.connections.push(connection);
+      qe = new QueueEvents(queue, { connection, prefix: this.prefix });
       qe.on('error', () => undefined);
       this.events.set(queue, qe);
       await qe.waitUntilReady();
@@ -40,5 +45,6 @@ export class QueueEventsHub {
   async close(): Promise<void> {
     await Promise.all([...this.events.values()].map((qe) => qe.close()));
     this.events.clear();
+    for (const connection of this.connections.splice(0)) connection.disconnect();
   }
 }

@@ -1,0 +1,30 @@
+/**
+ * The child side of the harness protocol: print the bound port as one JSON line on stdout,
+ * and stop cleanly when the harness goes away.
+ */
+export function announce(port: number, stop: () => Promise<void>): void {
+  let stopping = false;
+  const shutdown = (): void => {
+    if (stopping) return;
+    stopping = true;
+    stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        process.stderr.write(`stop failed: ${String(err)}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', shutdown);
+  // Ctrl-C reaches the whole process group, children included.
+  process.on('SIGINT', shutdown);
+  // A parent killed with SIGKILL sends no signal; its IPC channel closing is the only sign left.
+  process.on('disconnect', shutdown);
+  process.stdout.write(`${JSON.stringify({ port })}\n`);
+}
+
+/** Start-up failures must end the child, or the harness waits for a port that never comes. */
+export function fail(err: unknown): never {
+  process.stderr.write(`server failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+}

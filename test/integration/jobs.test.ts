@@ -1,0 +1,133 @@
+import { Job, Queue } from 'bullmq';
+import { z } from 'zod';
+import { MailMessage } from '../../src/entities/mail-message.entity';
+import { recordMail, dispatchMail } from '../../src/domain/mail/mail-outbox';
+import { JOB_DEFINITIONS } from '../../src/jobs';
+import { defineJob, retryPolicy } from '../../src/jobs/job-definition';
+import { QUEUES } from '../../src/jobs/queues';
+import { SendMailJob } from '../../src/jobs/send-mail.job';
+import { PROCESSORS } from '../../src/workers';
+import { defineProcessor } from '../../src/workers/processor';
+import { ProcessorRegistryError, checkProcessors } from '../../src/workers/worker-host';
+import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink';
+import { startTestApp, waitFor, type TestApp } from '../helpers/test-app';
+
+describe('job registry', () => {
+  test('when every job has one processor, then the registry maps names to processors', () => {
+    const byName = checkProcessors(JOB_DEFINITIONS, PROCESSORS);
+    expect([...byName.keys()].sort()).toEqual(JOB_DEFINITIONS.map((d) => d.name).sort());
+  });
+
+  test('when a job has no processor, then the worker tier refuses to start', () => {
+    expect(() => checkProcessors(JOB_DEFINITIONS, [])).toThrow(/job "send-mail" has no processor/);
+  });
+
+  test('when a job has two processors, then the worker tier refuses to start', () => {
+    expect(() => checkProcessors(JOB_DEFINITIONS, [...PROCESSORS, ...PROCESSORS])).toThrow(/"send-mail" has two processors/);
+  });
+
+  test('when a processor names an unknown job, then the worker tier refuses to start', () => {
+    const Stray = defineJob({ name: 'stray', queue: QUEUES.mail, schema: z.object({}), options: retryPolicy(1) });
+    expect(() => checkProcessors(JOB_DEFINITIONS, [...PROCESSORS, defineProcessor(Stray, async () => undefined)])).toThrow(
+      ProcessorRegistryError,
+    );
+  });
+
+  test('when the runtime starts with an incomplete registry, then start-up fails and nothing is left open', async () => {
+    await expect(startTestApp({ label: 'registry', processors: [] })).rejects.toThrow(ProcessorRegistryError);
+  });
+});
+
+describe('jobs end to end', () => {
+  let app: TestApp;
+  let smtp: SmtpSink;
+  beforeAll(async () => {
+    smtp = await startSmtpSink();
+    app = await startTestApp({ label: 'jobs', env: { SMTP_URL: smtp.url, MAIL_FROM: 'Back Office <ops@broker.test>' } });
+  });
+  afterAll(async () => {
+    await app?.stop();
+    await smtp?.close();
+  });
+
+  async function newMail(): Promise<MailMessage> {
+    const em = app.runtime.services.orm.em.fork();
+    const mail = recordMail(em, { kind: 'test', to: 'customer@broker.test', subject: 'Hello', text: 'Body text' });
+    await em.flush();
+    return mail;
+  }
+
+  async function mailRow(id: string): Promise<MailMessage> {
+    return app.runtime.services.orm.em.fork().findOneOrFail(MailMessage, id);
+  }
+
+  test('when a mail is dispatched, then the worker sends it over SMTP and records it', async () => {
+    const mail = await newMail();
+    await dispatchMail(app.runtime.services.jobs, mail);
+    const job = await app.runtime.services.jobs.queue(QUEUES.mail).getJob(`mail-${mail.id}`);
+    await app.runtime.services.queueEvents.waitFor(job!, 10_000);
+
+    const row = await mailRow(mail.id);
+    expect(row).toMatchObject({ status: 'sent', attempts: 1, lastError: null });
+    expect(row.sentAt).toBeInstanceOf(Date);
+    const received = smtp.received.find((m) => m.raw.includes(mail.id));
+    expect(received).toMatchObject({ from: 'ops@broker.test', to: ['customer@broker.test'] });
+    expect(received!.raw).toContain('Subject: Hello');
+  });
+
+  test('when the same mail is dispatched twice, then it is sent once', async () => {
+    const mail = await newMail();
+    await dispatchMail(app.runtime.services.jobs, mail);
+    await waitFor('mail sent', async () => (await mailRow(mail.id)).status === 'sent');
+    // A second job for the same row (a replay, or a relay that re-enqueues) finds it done.
+    const again = await app.runtime.services.jobs.queue(QUEUES.mail).add(SendMailJob.name, { mail_id: mail.id });
+    await app.runtime.services.queueEvents.waitFor(again, 10_000);
+    expect(smtp.received.filter((m) => m.raw.includes(mail.id))).toHaveLength(1);
+  });
+
+  test('when a payload is invalid, then the producer rejects it before it reaches Redis', async () => {
+    await expect(app.runtime.services.jobs.enqueue(SendMailJob, { mail_id: 'nope' })).rejects.toThrow(z.ZodError);
+  });
+
+  test('when an invalid payload reaches a worker anyway, then the job fails once, unrecoverably', async () => {
+    const queue: Queue = app.runtime.services.jobs.queue(QUEUES.mail);
+    const job = await queue.add(SendMailJob.name, { mail_id: 42 }, { attempts: 5 });
+    await expect(app.runtime.services.queueEvents.waitFor(job, 10_000)).rejects.toThrow(/invalid payload/);
+    const failed = await Job.fromId(queue, job.id!);
+    expect(failed!.attemptsMade).toBe(1);
+    expect(await failed!.getState()).toBe('failed');
+  });
+
+  test('when jobs ran, then /metrics reports their outcomes and the queue depth', async () => {
+    const res = await app.request('GET', '/metrics');
+    expect(res.text).toMatch(/^queue_job_outcomes_total\{queue="mail",outcome="completed"\} [1-9]/m);
+    expect(res.text).toMatch(/^queue_job_outcomes_total\{queue="mail",outcome="failed"\} [1-9]/m);
+    expect(res.text).toMatch(/^queue_jobs\{queue="mail",state="waiting"\} 0/m);
+  });
+
+  test('when waiting for jobs, then the process holds at most one QueueEvents per queue', () => {
+    expect(app.runtime.services.queueEvents.openCount).toBe(1);
+  });
+});
+
+describe('mail without SMTP', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp({ label: 'nosmtp' });
+  });
+  afterAll(() => app?.stop());
+
+  test('when SMTP_URL is unset, then the mail is logged and recorded, not sent', async () => {
+    const em = app.runtime.services.orm.em.fork();
+    const mail = recordMail(em, { kind: 'test', to: 'someone@broker.test', subject: 'Reset', text: 'secret link' });
+    await em.flush();
+    await dispatchMail(app.runtime.services.jobs, mail);
+    await waitFor(
+      'mail logged',
+      async () => (await app.runtime.services.orm.em.fork().findOne(MailMessage, mail.id))?.status === 'logged',
+    );
+    const line = app.logs.find((l) => l.msg === 'mail not sent: SMTP_URL is not set');
+    expect(line).toMatchObject({ to: 'someone@broker.test', subject: 'Reset' });
+    expect(JSON.stringify(app.logs)).not.toContain('secret link');
+  });
+});
