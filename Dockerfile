@@ -16,11 +16,10 @@ WORKDIR /app
 # Lockfile first so the dependency layer is cached across source changes.
 COPY package.json package-lock.json ./
 # --ignore-scripts: the npm 10 shipped with node:20 does not read the
-# package.json "allowScripts" block, so deny install scripts explicitly.
-# argon2 / msgpackr-extract load their prebuilt binaries at runtime
-# (node-gyp-build), so no toolchain and no install step are needed. It also
-# keeps project lifecycle scripts (e.g. a future "prepare") from running
-# before the sources are copied in.
+# package.json "allowScripts" block, so scripts are denied here and the one
+# native module whose prebuilt binary cannot be trusted is built on purpose
+# below. It also keeps project lifecycle scripts (e.g. a future "prepare")
+# from running before the sources are copied in.
 RUN npm ci --ignore-scripts --no-audit --no-fund
 
 COPY tsconfig*.json ./
@@ -32,8 +31,17 @@ RUN npm run build
 # ---------------------------------------------------------------------------
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
+# argon2's prebuilt glibc binary has been seen to crash on hashing (segfault);
+# it is compiled from source instead, which needs a toolchain in this stage
+# only (package.json allowScripts approves argon2's install script for the
+# same reason). msgpackr-extract keeps its prebuilt binary.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 make g++ \
+ && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
+ && npm rebuild argon2 --foreground-scripts \
+ && node -e "require('argon2').hash('probe').then(()=>process.exit(0),()=>process.exit(1))" \
  && npm cache clean --force
 
 # ---------------------------------------------------------------------------

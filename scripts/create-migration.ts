@@ -4,9 +4,19 @@
  * It migrates a scratch database up first, diffs, and prints the file to add to
  * src/db/migrations/index.ts.
  */
+import { readFileSync, writeFileSync } from 'node:fs';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { ensureDatabase, runMigrations } from '../src/db/database';
 import { ormConfig } from '../src/db/orm-config';
+
+/** Appends the new migration to the explicit list that the runtime loads. */
+function registerMigration(name: string): void {
+  const file = 'src/db/migrations/index.ts';
+  const source = readFileSync(file, 'utf8')
+    .replace(/(\nexport const MIGRATIONS)/, `import { ${name} } from './${name}';\n$1`)
+    .replace(/,?\s*\];\s*$/, `,\n  { name: '${name}', class: ${name} },\n];\n`);
+  writeFileSync(file, source);
+}
 
 async function main(): Promise<void> {
   const url = process.env.MIGRATION_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/trading_migration_scratch';
@@ -16,7 +26,10 @@ async function main(): Promise<void> {
   try {
     const result = await orm.getMigrator().createMigration('src/db/migrations', false, false, process.argv[2]);
     if (!result.fileName) console.log('No changes: entities match the migrations.');
-    else console.log(`Wrote src/db/migrations/${result.fileName}; add it to src/db/migrations/index.ts`);
+    else {
+      registerMigration(result.fileName.replace(/\.ts$/, ''));
+      console.log(`Wrote src/db/migrations/${result.fileName} and listed it in src/db/migrations/index.ts`);
+    }
   } finally {
     await orm.close(true);
   }

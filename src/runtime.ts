@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { createApp } from './api/app';
@@ -9,6 +10,8 @@ import { JOB_DEFINITIONS } from './jobs';
 import { JobProducer } from './jobs/job-producer';
 import { QueueEventsHub } from './jobs/queue-events-hub';
 import { createMailTransport } from './mail/mail-transport';
+import { createIdentity } from './domain/identity/identity';
+import { bootstrapStaff } from './domain/identity/staff';
 import { createLogger } from './platform/logger';
 import { Metrics } from './platform/metrics';
 import { createRedis, redisReady } from './platform/redis';
@@ -50,6 +53,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     await runMigrations(config.databaseUrl, logger);
   }
   const orm = await openOrm(config.databaseUrl);
+  await bootstrapStaff(orm.em.fork() as EntityManager, config.bootstrapAdmin);
   const redis = createRedis(config.redisUrl, 'producer', logger);
   // Start-up does not wait forever for Redis: the API starts and /ready says 503 until it answers.
   await redisReady(redis, 3000);
@@ -65,6 +69,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     queueEvents: new QueueEventsHub(redis, config.queuePrefix),
     metrics,
     mail: createMailTransport(config.smtpUrl, logger),
+    identity: createIdentity(config, redis),
   };
 
   let workerRedis: Redis | undefined;

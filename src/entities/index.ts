@@ -1,7 +1,42 @@
+import { ApiToken } from './api-token.entity';
+import { AuditEntry } from './audit-entry.entity';
+import { BackupCode } from './backup-code.entity';
 import { BaseEntity } from './base.entity';
+import { BrokerSettings } from './broker-settings.entity';
+import { Customer } from './customer.entity';
 import { MailMessage } from './mail-message.entity';
+import { PrincipalEntity } from './principal.entity';
+import { RefreshToken } from './refresh-token.entity';
+import { Role } from './role.entity';
+import { Session } from './session.entity';
+import { StaffUser } from './staff-user.entity';
 
 /** Every entity the ORM knows. Listed explicitly: no folder scanning at start-up. */
-export const ENTITIES = [BaseEntity, MailMessage];
+export const ENTITIES = [
+  BaseEntity,
+  PrincipalEntity,
+  MailMessage,
+  Role,
+  StaffUser,
+  Customer,
+  Session,
+  RefreshToken,
+  BackupCode,
+  ApiToken,
+  BrokerSettings,
+  AuditEntry,
+];
 
-export { BaseEntity, MailMessage };
+export {
+  ApiToken,
+  AuditEntry,
+  BackupCode,
+  BaseEntity,
+  BrokerSettings,
+  Customer,
+  MailMessage,
+  Role,
+  RefreshToken,
+  Session,
+  StaffUser,
+};

@@ -2,6 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config';
+import type { Identity } from '../domain/identity/identity';
 import type { JobProducer } from '../jobs/job-producer';
 import type { QueueEventsHub } from '../jobs/queue-events-hub';
 import type { MailTransport } from '../mail/mail-transport';
@@ -21,4 +22,5 @@ export interface AppServices {
   queueEvents: QueueEventsHub;
   metrics: Metrics;
   mail: MailTransport;
+  identity: Identity;
 }

@@ -5,6 +5,7 @@ import type { z } from 'zod';
 import { ValidationFailure, type Location, type ValidationItem } from '../../platform/errors';
 import type { AppServices } from '../../platform/services';
 import { zodIssuesToItems } from '../validation/zod-issues';
+import { authorize, checkRouteFamilies } from './access';
 import { toExpressPath, type RouteSpec } from './route';
 
 /**
@@ -13,6 +14,7 @@ import { toExpressPath, type RouteSpec } from './route';
  * once), open a unit of work, run the handler, write the reply.
  */
 export function mountRoutes(app: Express, routes: RouteSpec[], services: AppServices): void {
+  checkRouteFamilies(routes);
   for (const route of routes) {
     app[route.method](toExpressPath(route.path), (req: Request, res: Response, next: NextFunction) => {
       req.routeTemplate = route.path;
@@ -22,14 +24,17 @@ export function mountRoutes(app: Express, routes: RouteSpec[], services: AppServ
 }
 
 async function handle(route: RouteSpec, req: Request, res: Response, services: AppServices): Promise<void> {
+  const em = services.orm.em.fork() as EntityManager;
+  // Who asks comes before what they sent: a stranger learns nothing about a route's schema.
+  const caller = await authorize(route.access, req, em, services);
+
   const items: ValidationItem[] = [];
   const params = parsePart('path', route.params, req.params, items);
   const query = parsePart('query', route.query, req.query, items);
   const body = parsePart('body', route.body, req.body, items);
   if (items.length) throw new ValidationFailure(items);
 
-  const em = services.orm.em.fork() as EntityManager;
-  const result = await RequestContext.create(em, () => route.handler({ body, query, params, em, services, req, res }));
+  const result = await RequestContext.create(em, () => route.handler({ body, query, params, em, services, caller, req, res }));
   if (route.raw || res.headersSent) return;
   if (!result) {
     res.status(204).end();

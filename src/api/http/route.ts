@@ -1,13 +1,26 @@
 import type { Request, Response } from 'express';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { z } from 'zod';
+import type { Caller } from '../../domain/identity/caller';
+import type { Permission } from '../../domain/identity/permissions';
 import type { AppServices } from '../../platform/services';
 
 /**
  * Who may call a route. Every route states it explicitly, so a route added without a
- * decision about access does not type-check.
+ * decision about access does not type-check, and `checkRouteFamilies` refuses a route whose
+ * access does not fit its path family (decisions, section 3).
+ * - `public`: no token needed (logins, refresh, health);
+ * - `staff`: staff user tokens holding `permission`, or API tokens scoped to it;
+ * - `customer`: customer tokens only;
+ * - `session`: any token of a login session, staff or customer (session and TOTP routes);
+ * - `staff_or_customer`: staff with `permission`, or a customer acting on its own objects.
  */
-export type Access = { kind: 'public' };
+export type Access =
+  | { kind: 'public' }
+  | { kind: 'staff'; permission: Permission }
+  | { kind: 'customer' }
+  | { kind: 'session' }
+  | { kind: 'staff_or_customer'; permission: Permission };
 
 export interface ResponseSpec {
   description: string;
@@ -21,6 +34,8 @@ export interface HandlerContext<B, Q, P> {
   params: P;
   em: EntityManager;
   services: AppServices;
+  /** Set on every route whose access is not public. */
+  caller: Caller | undefined;
   req: Request;
   res: Response;
 }

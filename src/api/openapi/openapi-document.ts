@@ -90,7 +90,7 @@ export function buildOpenApiDocument(
       tags: route.tags,
       parameters: [...parametersOf('path', route.params), ...parametersOf('query', route.query)],
       responses,
-      ...(route.access.kind === 'public' ? { security: [] } : {}),
+      ...(route.access.kind === 'public' ? { security: [] } : { 'x-access': route.access }),
     };
     if (route.body) {
       operation.requestBody = { required: true, content: { 'application/json': { schema: schemaOf(route.body, 'input') } } };

@@ -1,5 +1,8 @@
 import type { RouteSpec } from '../http/route';
+import { adminRoutes } from './admin.routes';
+import { authRoutes } from './auth.routes';
+import { crmRoutes } from './crm.routes';
 import { systemRoutes } from './system.routes';
 
 /** The application's route table: what is mounted, documented and access-checked. */
-export const ROUTES: RouteSpec[] = [...systemRoutes];
+export const ROUTES: RouteSpec[] = [...systemRoutes, ...authRoutes, ...adminRoutes, ...crmRoutes];

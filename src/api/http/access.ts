@@ -1,0 +1,89 @@
+import type { Request } from 'express';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { authenticate } from '../../domain/identity/authenticate';
+import type { Caller, CustomerCaller, SessionCaller, StaffCaller } from '../../domain/identity/caller';
+import { errors } from '../../platform/errors';
+import type { AppServices } from '../../platform/services';
+import type { Access, RouteSpec } from './route';
+
+/** Path families and the access kinds their routes may declare (decisions, section 3). */
+const FAMILIES: Array<{ prefix: RegExp; allowed: Access['kind'][] }> = [
+  { prefix: /^\/api\/(admin|crm|backoffice|platform)\//, allowed: ['staff'] },
+  { prefix: /^\/api\/customer\//, allowed: ['customer'] },
+  { prefix: /^\/customers\/me(\/|$)/, allowed: ['customer'] },
+  { prefix: /^\/(groups|orders|prop|risk|email-templates|webhooks|simulator)(\/|$)/, allowed: ['staff', 'staff_or_customer'] },
+  { prefix: /^\/auth\//, allowed: ['session'] },
+];
+
+/** Password reset lives under /customers/ but outside /customers/me: public by the allow-list only. */
+const CUSTOMER_PUBLIC = { prefix: /^\/customers\//, allowed: [] as Access['kind'][] };
+
+/** The only routes inside a guarded family that anyone may call without a token. */
+export const PUBLIC_ROUTES = new Set([
+  'POST /api/admin/users/login',
+  'POST /api/customer/login',
+  'POST /auth/refresh',
+  'POST /customers/password-reset/forgot',
+  'POST /customers/password-reset/confirm',
+]);
+
+/** Refuses to mount a route table in which a route's declared access breaks its family's rule. */
+export function checkRouteFamilies(routes: RouteSpec[]): void {
+  const problems: string[] = [];
+  for (const route of routes) {
+    const name = `${route.method.toUpperCase()} ${route.path}`;
+    const family =
+      FAMILIES.find((f) => f.prefix.test(route.path)) ?? (route.path.startsWith('/customers/') ? CUSTOMER_PUBLIC : undefined);
+    if (!family) continue;
+    if (route.access.kind === 'public') {
+      if (!PUBLIC_ROUTES.has(name)) problems.push(`${name} is public inside a guarded family but not in PUBLIC_ROUTES`);
+    } else if (!family.allowed.includes(route.access.kind)) {
+      problems.push(`${name} declares ${route.access.kind} access in a ${family.allowed.join('/')} family`);
+    }
+  }
+  if (problems.length) throw new Error(`Route table breaks the access rules: ${problems.join('; ')}`);
+}
+
+/** Authenticates and authorises a request for its route: 401 without a usable token, 403 when the token does not fit. */
+export async function authorize(
+  access: Access,
+  req: Request,
+  em: EntityManager,
+  services: AppServices,
+): Promise<Caller | undefined> {
+  if (access.kind === 'public') return undefined;
+  const caller = await authenticate(em, services.identity, req.get('authorization'));
+  if (!caller) throw errors.unauthenticated();
+  switch (access.kind) {
+    case 'staff':
+      if (caller.kind === 'customer') throw errors.forbidden('This route is for staff');
+      if (!caller.permissions.has(access.permission)) throw errors.forbidden(`Missing permission ${access.permission}`);
+      return caller;
+    case 'customer':
+      if (caller.kind !== 'customer') throw errors.forbidden('This route is for customers');
+      return caller;
+    case 'session':
+      if (caller.kind === 'api_token') throw errors.forbidden('API tokens have no session');
+      return caller;
+    case 'staff_or_customer':
+      if (caller.kind !== 'customer' && !caller.permissions.has(access.permission))
+        throw errors.forbidden(`Missing permission ${access.permission}`);
+      return caller;
+  }
+}
+
+/** Narrowing helpers for handlers: the guard has already made them true. */
+export function asStaff(caller: Caller | undefined): StaffCaller {
+  if (!caller || caller.kind === 'customer') throw errors.forbidden();
+  return caller;
+}
+
+export function asCustomer(caller: Caller | undefined): CustomerCaller {
+  if (!caller || caller.kind !== 'customer') throw errors.forbidden();
+  return caller;
+}
+
+export function asSession(caller: Caller | undefined): SessionCaller {
+  if (!caller || caller.kind === 'api_token') throw errors.forbidden();
+  return caller;
+}

@@ -1,0 +1,169 @@
+import { z } from 'zod';
+import { recordAudit } from '../../domain/audit/audit';
+import { createCustomer, customerView } from '../../domain/customers/customers';
+import { apiTokenView, issueApiToken, revokeApiToken } from '../../domain/identity/api-tokens';
+import { PERMISSIONS } from '../../domain/identity/permissions';
+import { ApiToken } from '../../entities/api-token.entity';
+import { Customer } from '../../entities/customer.entity';
+import { errors } from '../../platform/errors';
+import { asCustomer, asStaff } from '../http/access';
+import { pageOf, pageQuery, pageSchema } from '../http/paging';
+import { defineRoute, json, type RouteSpec } from '../http/route';
+
+export const CustomerSchema = z.object({
+  id: z.uuid(),
+  email: z.string(),
+  first_name: z.string(),
+  last_name: z.string(),
+  locale: z.string(),
+  country: z.string().nullable(),
+  is_active: z.boolean(),
+  totp_enabled: z.boolean(),
+  created_at: z.iso.datetime(),
+  updated_at: z.iso.datetime(),
+});
+
+const ApiTokenSchema = z.object({
+  id: z.uuid(),
+  name: z.string(),
+  token_prefix: z.string().describe('The first characters of the token, to tell tokens apart'),
+  scopes: z.array(z.enum(PERMISSIONS)),
+  issued_by: z.uuid(),
+  created_at: z.iso.datetime(),
+  expires_at: z.iso.datetime().nullable(),
+  revoked_at: z.iso.datetime().nullable(),
+  last_used_at: z.iso.datetime().nullable(),
+});
+
+export const crmRoutes: RouteSpec[] = [
+  defineRoute({
+    method: 'post',
+    path: '/api/crm/customers',
+    operationId: 'createCustomer',
+    summary: 'Create a customer',
+    tags: ['customers'],
+    access: { kind: 'staff', permission: 'manage_customers' },
+    body: z.object({
+      email: z.email().max(320),
+      password: z.string().min(10).max(256),
+      first_name: z.string().trim().min(1).max(100),
+      last_name: z.string().trim().min(1).max(100),
+      locale: z
+        .string()
+        .regex(/^[a-z]{2,3}(-[A-Z]{2})?$/)
+        .optional()
+        .describe('A language code such as en or de-AT'),
+      country: z
+        .string()
+        .regex(/^[A-Z]{2}$/)
+        .optional()
+        .describe('ISO 3166-1 alpha-2'),
+    }),
+    responses: { 201: { description: 'Created', schema: CustomerSchema }, 409: { description: 'EMAIL_TAKEN' } },
+    handler: async ({ body, em, caller }) => json(201, customerView(await createCustomer(em, asStaff(caller), body))),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/crm/customers',
+    operationId: 'listCustomers',
+    summary: 'List customers, newest first',
+    tags: ['customers'],
+    access: { kind: 'staff', permission: 'view_customers' },
+    query: z.object({ email: z.string().max(320).optional().describe('Exact email, case-insensitive'), ...pageQuery() }),
+    responses: { 200: { description: 'A page of customers', schema: pageSchema(CustomerSchema) } },
+    handler: async ({ query, em }) => {
+      const where = query.email ? { email: query.email.trim().toLowerCase() } : {};
+      const [rows, total] = await em.findAndCount(Customer, where, {
+        orderBy: { createdAt: 'desc', id: 'desc' },
+        limit: query.page_size,
+        offset: (query.page - 1) * query.page_size,
+      });
+      return json(200, pageOf(rows.map(customerView), total, query.page, query.page_size));
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/crm/customers/{customer_id}',
+    operationId: 'getCustomer',
+    summary: 'One customer',
+    tags: ['customers'],
+    access: { kind: 'staff', permission: 'view_customers' },
+    params: z.object({ customer_id: z.uuid() }),
+    responses: { 200: { description: 'The customer', schema: CustomerSchema }, 404: { description: 'Not found' } },
+    handler: async ({ params, em }) => {
+      const customer = await em.findOne(Customer, params.customer_id);
+      if (!customer) throw errors.notFound('Customer');
+      return json(200, customerView(customer));
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/customer/me',
+    operationId: 'customerMe',
+    summary: "The calling customer's profile",
+    tags: ['customers'],
+    access: { kind: 'customer' },
+    responses: { 200: { description: 'The customer', schema: CustomerSchema } },
+    handler: async ({ em, caller }) => json(200, customerView(await em.findOneOrFail(Customer, asCustomer(caller).customerId))),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/api/crm/settings/api-tokens',
+    operationId: 'createApiToken',
+    summary: 'Issue an API token',
+    description:
+      'The token text is in this answer only; the server keeps a SHA-256 of it. Scopes must be permissions the issuer holds, and the token never grants more than its issuer still holds.',
+    tags: ['api tokens'],
+    access: { kind: 'staff', permission: 'manage_api_tokens' },
+    body: z.object({
+      name: z.string().trim().min(1).max(100),
+      scopes: z.array(z.enum(PERMISSIONS)).min(1).max(PERMISSIONS.length),
+      expires_in_days: z.int().min(1).max(3650).optional().describe('Without it the token does not expire'),
+    }),
+    responses: { 201: { description: 'Issued', schema: ApiTokenSchema.extend({ token: z.string().describe('Shown once') }) } },
+    handler: async ({ body, em, caller }) => {
+      const staff = asStaff(caller);
+      const { token, text } = await issueApiToken(em, staff.userId, staff.permissions, body);
+      recordAudit(em, staff, {
+        action: 'api_token.created',
+        entityType: 'api_token',
+        entityId: token.id,
+        after: apiTokenView(token),
+      });
+      await em.flush();
+      return json(201, { ...apiTokenView(token), token: text });
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/crm/settings/api-tokens',
+    operationId: 'listApiTokens',
+    summary: 'List API tokens (never their text)',
+    tags: ['api tokens'],
+    access: { kind: 'staff', permission: 'manage_api_tokens' },
+    responses: { 200: { description: 'Tokens, newest first', schema: z.object({ items: z.array(ApiTokenSchema) }) } },
+    handler: async ({ em }) =>
+      json(200, { items: (await em.find(ApiToken, {}, { orderBy: { createdAt: 'desc' } })).map(apiTokenView) }),
+  }),
+  defineRoute({
+    method: 'delete',
+    path: '/api/crm/settings/api-tokens/{token_id}',
+    operationId: 'revokeApiToken',
+    summary: 'Revoke an API token, at once',
+    tags: ['api tokens'],
+    access: { kind: 'staff', permission: 'manage_api_tokens' },
+    params: z.object({ token_id: z.uuid() }),
+    responses: { 204: { description: 'Revoked' }, 404: { description: 'Not found' } },
+    handler: async ({ params, em, services, caller }) => {
+      const token = await revokeApiToken(em, services.identity, params.token_id);
+      recordAudit(em, asStaff(caller), {
+        action: 'api_token.revoked',
+        entityType: 'api_token',
+        entityId: token.id,
+        after: apiTokenView(token),
+      });
+      await em.flush();
+      return { status: 204 };
+    },
+  }),
+];

@@ -1,0 +1,46 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { AuditEntry } from '../../entities/audit-entry.entity';
+import type { StaffCaller } from '../identity/caller';
+import { logContext } from '../../platform/logger';
+
+export interface AuditChange {
+  action: string;
+  entityType: string;
+  entityId?: string | null;
+  before?: Record<string, unknown> | null;
+  after?: Record<string, unknown> | null;
+}
+
+/**
+ * Adds an audit row to the caller's unit of work, so it commits (or not) with the change
+ * it describes. `before` and `after` are the API views of the entity: never secrets.
+ */
+export function recordAudit(em: EntityManager, actor: StaffCaller | 'system', change: AuditChange): AuditEntry {
+  return em.create(AuditEntry, {
+    actorType: actor === 'system' ? 'system' : actor.kind,
+    actorId: actor === 'system' ? null : actor.userId,
+    apiTokenId: actor !== 'system' && actor.kind === 'api_token' ? actor.tokenId : null,
+    action: change.action,
+    entityType: change.entityType,
+    entityId: change.entityId ?? null,
+    before: change.before ?? null,
+    after: change.after ?? null,
+    requestId: logContext.getStore()?.request_id ?? null,
+  });
+}
+
+export function auditView(a: AuditEntry) {
+  return {
+    id: a.id,
+    actor_type: a.actorType,
+    actor_id: a.actorId ?? null,
+    api_token_id: a.apiTokenId ?? null,
+    action: a.action,
+    entity_type: a.entityType,
+    entity_id: a.entityId ?? null,
+    before: a.before ?? null,
+    after: a.after ?? null,
+    request_id: a.requestId ?? null,
+    created_at: a.createdAt.toISOString(),
+  };
+}

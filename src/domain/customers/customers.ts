@@ -1,0 +1,57 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import { Customer } from '../../entities/customer.entity';
+import { errors } from '../../platform/errors';
+import { recordAudit } from '../audit/audit';
+import type { StaffCaller } from '../identity/caller';
+import { hashPassword } from '../identity/passwords';
+import { normalizeEmail } from '../identity/principals';
+
+export interface NewCustomer {
+  email: string;
+  password: string;
+  first_name: string;
+  last_name: string;
+  locale?: string | undefined;
+  country?: string | undefined;
+}
+
+export function customerView(c: Customer) {
+  return {
+    id: c.id,
+    email: c.email,
+    first_name: c.firstName,
+    last_name: c.lastName,
+    locale: c.locale,
+    country: c.country ?? null,
+    is_active: c.isActive,
+    totp_enabled: c.totpEnabled,
+    created_at: c.createdAt.toISOString(),
+    updated_at: c.updatedAt.toISOString(),
+  };
+}
+
+export async function createCustomer(em: EntityManager, actor: StaffCaller, input: NewCustomer): Promise<Customer> {
+  const customer = em.create(Customer, {
+    email: normalizeEmail(input.email),
+    passwordHash: await hashPassword(input.password),
+    firstName: input.first_name,
+    lastName: input.last_name,
+    locale: input.locale ?? 'en',
+    country: input.country ?? null,
+  });
+  recordAudit(em, actor, {
+    action: 'customer.created',
+    entityType: 'customer',
+    entityId: customer.id,
+    after: customerView(customer),
+  });
+  try {
+    await em.flush();
+  } catch (err) {
+    if (err instanceof UniqueConstraintViolationException)
+      throw errors.conflict('EMAIL_TAKEN', 'A customer with this email exists');
+    throw err;
+  }
+  return customer;
+}

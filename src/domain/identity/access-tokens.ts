@@ -1,0 +1,62 @@
+import { createSecretKey, randomUUID, type KeyObject } from 'node:crypto';
+import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
+import type { PrincipalType } from '../../entities/session.entity';
+
+export interface AccessClaims {
+  sub: string;
+  type: PrincipalType;
+  sid: string;
+  jti: string;
+  iat: number;
+  exp: number;
+}
+
+const ALGORITHM = 'HS256';
+
+/**
+ * Signs and verifies access tokens. The algorithm, issuer and audience are pinned on
+ * verification, so `alg: none`, another algorithm, or a token minted for another service
+ * is refused; the key is imported once, not on every call.
+ */
+export class AccessTokens {
+  private readonly key: KeyObject;
+
+  constructor(
+    secret: string,
+    private readonly issuer: string,
+    private readonly audience: string,
+  ) {
+    this.key = createSecretKey(Buffer.from(secret, 'utf8'));
+  }
+
+  async sign(input: { sub: string; type: PrincipalType; sid: string; ttlSeconds: number }): Promise<string> {
+    return new SignJWT({ type: input.type, sid: input.sid })
+      .setProtectedHeader({ alg: ALGORITHM, typ: 'JWT' })
+      .setSubject(input.sub)
+      .setIssuer(this.issuer)
+      .setAudience(this.audience)
+      .setIssuedAt()
+      .setExpirationTime(`${input.ttlSeconds}s`)
+      .setJti(randomUUID())
+      .sign(this.key);
+  }
+
+  /** The claims of a valid token, or undefined for anything else (never throws on bad input). */
+  async verify(token: string): Promise<AccessClaims | undefined> {
+    try {
+      const { payload } = await jwtVerify(token, this.key, {
+        algorithms: [ALGORITHM],
+        issuer: this.issuer,
+        audience: this.audience,
+        requiredClaims: ['sub', 'sid', 'jti', 'iat', 'exp'],
+        typ: 'JWT',
+      });
+      if (payload.type !== 'user' && payload.type !== 'customer') return undefined;
+      if (typeof payload.sid !== 'string') return undefined;
+      return payload as unknown as AccessClaims;
+    } catch (err) {
+      if (err instanceof joseErrors.JOSEError || err instanceof TypeError) return undefined;
+      throw err;
+    }
+  }
+}

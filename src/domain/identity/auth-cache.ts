@@ -1,0 +1,75 @@
+import type { Redis } from 'ioredis';
+
+/**
+ * What the API needs to know about a credential (a session, an API token) on every
+ * request, kept in Redis so that authenticating a request costs one Redis GET and no
+ * Postgres query.
+ *
+ * Consistency rules (Postgres is the truth, Redis a cache of it):
+ * - revocation writes a tombstone that outlives any access token of the credential, before
+ *   the revocation commits, so no request after the revocation answer sees it as active;
+ * - a miss is filled from Postgres with SET NX, so a fill that raced a revocation never
+ *   overwrites the tombstone;
+ * - a change of permissions overwrites an active entry (never deletes it), for the same
+ *   reason, and never turns a tombstone back into an active entry;
+ * - when Redis cannot be reached, callers fall back to Postgres.
+ */
+export type Cached<T> = ({ state: 'active' } & T) | { state: 'revoked' };
+
+/** Longer than the longest access token lifetime (ACCESS_TOKEN_TTL_SECONDS is at most 86400). */
+const TOMBSTONE_TTL_SECONDS = 86_400 + 300;
+const ACTIVE_TTL_SECONDS = 3600;
+
+const REPLACE_UNLESS_REVOKED =
+  "local v = redis.call('GET', KEYS[1]); if v and string.find(v, '\"revoked\"', 1, true) then return 0 end; " +
+  "redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2]); return 1";
+
+export class AuthCache<T extends object> {
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+    private readonly kind: 'session' | 'apitoken',
+  ) {}
+
+  private key(id: string): string {
+    return `${this.prefix}:auth:${this.kind}:${id}`;
+  }
+
+  /** The cached state, or undefined on a miss. Throws when Redis cannot be reached. */
+  async get(id: string): Promise<Cached<T> | undefined> {
+    const raw = await this.redis.get(this.key(id));
+    return raw ? (JSON.parse(raw) as Cached<T>) : undefined;
+  }
+
+  /** Fills a miss; never replaces what is there (a tombstone may have landed meanwhile). */
+  async fill(id: string, value: Cached<T>, maxTtlSeconds = ACTIVE_TTL_SECONDS): Promise<void> {
+    const ttl = value.state === 'active' ? Math.max(1, Math.min(ACTIVE_TTL_SECONDS, maxTtlSeconds)) : TOMBSTONE_TTL_SECONDS;
+    await this.redis.set(this.key(id), JSON.stringify(value), 'EX', ttl, 'NX');
+  }
+
+  /** Overwrites an active entry (new permissions); a revoked one stays revoked. */
+  async replace(id: string, value: T): Promise<void> {
+    await this.redis.eval(
+      REPLACE_UNLESS_REVOKED,
+      1,
+      this.key(id),
+      JSON.stringify({ state: 'active', ...value }),
+      ACTIVE_TTL_SECONDS,
+    );
+  }
+
+  /** Forgets entries so the next request reads Postgres (used only where a stale fill cannot matter). */
+  async forget(ids: string[]): Promise<void> {
+    if (ids.length) await this.redis.del(...ids.map((id) => this.key(id)));
+  }
+
+  async revoke(ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    const tombstone = JSON.stringify({ state: 'revoked' });
+    const pipeline = this.redis.multi();
+    for (const id of ids) pipeline.set(this.key(id), tombstone, 'EX', TOMBSTONE_TTL_SECONDS);
+    const results = await pipeline.exec();
+    const failed = results?.find(([err]) => err);
+    if (failed) throw failed[0];
+  }
+}

@@ -1,0 +1,17 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { BrokerSettings } from '../../entities/broker-settings.entity';
+
+/** The settings row (id 1), created on first read with the defaults. */
+export async function loadBrokerSettings(em: EntityManager, defaultAccessTokenTtl: number): Promise<BrokerSettings> {
+  const found = await em.findOne(BrokerSettings, 1);
+  if (found) return found;
+  await em.execute(
+    'insert into broker_settings (id, access_token_ttl_seconds, updated_at) values (1, ?, now()) on conflict (id) do nothing',
+    [defaultAccessTokenTtl],
+  );
+  return em.findOneOrFail(BrokerSettings, 1);
+}
+
+export function settingsView(settings: BrokerSettings) {
+  return { access_token_ttl_seconds: settings.accessTokenTtlSeconds, updated_at: settings.updatedAt.toISOString() };
+}

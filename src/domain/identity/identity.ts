@@ -1,0 +1,40 @@
+import type { Redis } from 'ioredis';
+import type { Config } from '../../config/config';
+import { SecretBox } from '../../platform/crypto';
+import { AccessTokens } from './access-tokens';
+import { AuthCache } from './auth-cache';
+import { LoginThrottle } from './login-throttle';
+
+export interface SessionFacts {
+  principalId: string;
+  /** Staff permissions; empty for customers. */
+  permissions: string[];
+}
+
+export interface ApiTokenFacts {
+  tokenId: string;
+  userId: string;
+  /** The token's scopes that its issuer still holds. */
+  permissions: string[];
+}
+
+/** The identity parts built once per process. */
+export interface Identity {
+  accessTokens: AccessTokens;
+  sessions: AuthCache<SessionFacts>;
+  apiTokens: AuthCache<ApiTokenFacts>;
+  throttle: LoginThrottle;
+  totpBox: SecretBox;
+  defaultAccessTokenTtl: number;
+}
+
+export function createIdentity(config: Config, redis: Redis): Identity {
+  return {
+    accessTokens: new AccessTokens(config.jwt.secret, config.jwt.issuer, config.jwt.audience),
+    sessions: new AuthCache<SessionFacts>(redis, config.queuePrefix, 'session'),
+    apiTokens: new AuthCache<ApiTokenFacts>(redis, config.queuePrefix, 'apitoken'),
+    throttle: new LoginThrottle(redis, config.queuePrefix),
+    totpBox: new SecretBox(config.jwt.secret, 'totp-secret'),
+    defaultAccessTokenTtl: config.accessTokenTtlSeconds,
+  };
+}

@@ -1,0 +1,52 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { PrincipalType } from '../../entities/session.entity';
+import { AppError } from '../../platform/errors';
+import type { Identity } from './identity';
+import { verifyPassword } from './passwords';
+import { findPrincipalByEmail, normalizeEmail } from './principals';
+import { openSession, type ClientInfo, type TokenPair } from './sessions';
+import { verifySecondFactor } from './totp';
+
+export interface LoginInput {
+  email: string;
+  password: string;
+  totp_code?: string | undefined;
+}
+
+export type LoginResult = { kind: 'tokens'; pair: TokenPair } | { kind: 'totp_required' };
+
+/** One answer for an unknown email, a wrong password and a disabled account: no enumeration. */
+const invalidCredentials = () => new AppError(401, 'INVALID_CREDENTIALS', 'Invalid email or password');
+
+/**
+ * Password login for staff (`user`) and customers. Order matters: the throttle first, then
+ * the password (always hashed, even for an unknown email), and only after a correct
+ * password is anything said about TOTP.
+ */
+export async function login(
+  em: EntityManager,
+  identity: Identity,
+  type: PrincipalType,
+  input: LoginInput,
+  client: ClientInfo,
+): Promise<LoginResult> {
+  const email = normalizeEmail(input.email);
+  const address = client.ip ?? 'unknown';
+  await identity.throttle.check(type, email, address);
+
+  const principal = await findPrincipalByEmail(em, type, email);
+  const passwordOk = await verifyPassword(principal?.passwordHash, input.password);
+  if (!principal || !passwordOk || !principal.isActive) {
+    await identity.throttle.fail(type, email, address);
+    throw invalidCredentials();
+  }
+  if (principal.totpEnabled) {
+    if (!input.totp_code) return { kind: 'totp_required' };
+    if (!(await verifySecondFactor(em, identity, type, principal, input.totp_code))) {
+      await identity.throttle.fail(type, email, address);
+      throw new AppError(401, 'INVALID_TOTP_CODE', 'The two-factor code is not valid');
+    }
+  }
+  await identity.throttle.succeed(type, email, address);
+  return { kind: 'tokens', pair: await openSession(em, identity, type, principal.id, client) };
+}

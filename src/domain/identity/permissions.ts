@@ -1,0 +1,30 @@
+/**
+ * Every permission a role or an API token scope can hold (decisions, section 3): snake_case
+ * verb_object names. A staff route declares the one it needs.
+ */
+export const PERMISSIONS = [
+  'view_groups',
+  'manage_groups',
+  'open_position',
+  'modify_orders',
+  'close_position',
+  'manage_payouts',
+  'preview_risk_rules',
+  'manage_email_templates',
+  'manage_webhooks',
+  'view_customers',
+  'manage_customers',
+  'manage_accounts',
+  'approve_withdrawals',
+  'manage_api_tokens',
+  'manage_users',
+  'manage_settings',
+  'view_audit',
+  'view_queues',
+  'manage_simulator',
+] as const;
+
+export type Permission = (typeof PERMISSIONS)[number];
+
+/** The built-in role the bootstrap admin gets: every permission, kept complete at start-up. */
+export const ADMIN_ROLE = 'admin';

@@ -1,0 +1,159 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { RefreshToken } from '../../entities/refresh-token.entity';
+import { Session, type PrincipalType } from '../../entities/session.entity';
+import { randomToken, sha256Hex } from '../../platform/crypto';
+import { errors } from '../../platform/errors';
+import { loadBrokerSettings } from './broker-settings';
+import type { Identity } from './identity';
+import { findPrincipal, permissionsOf } from './principals';
+
+/** How long a session lives without a refresh; every refresh starts the period again. */
+export const REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 3600;
+
+export interface TokenPair {
+  access_token: string;
+  refresh_token: string;
+  token_type: 'bearer';
+  expires_in: number;
+}
+
+export interface ClientInfo {
+  ip: string | null;
+  userAgent: string | null;
+}
+
+function newRefreshToken(em: EntityManager, sessionId: string): string {
+  const token = `rt_${randomToken(32)}`;
+  em.create(RefreshToken, {
+    sessionId,
+    tokenHash: sha256Hex(token),
+    expiresAt: new Date(Date.now() + REFRESH_TOKEN_TTL_SECONDS * 1000),
+  });
+  return token;
+}
+
+async function pairFor(em: EntityManager, identity: Identity, session: Session, refreshToken: string): Promise<TokenPair> {
+  // The lifetime is read at issue time, so a change of the broker setting applies to the next login or refresh.
+  const ttl = (await loadBrokerSettings(em, identity.defaultAccessTokenTtl)).accessTokenTtlSeconds;
+  const accessToken = await identity.accessTokens.sign({
+    sub: session.principalId,
+    type: session.principalType,
+    sid: session.id,
+    ttlSeconds: ttl,
+  });
+  return { access_token: accessToken, refresh_token: refreshToken, token_type: 'bearer', expires_in: ttl };
+}
+
+/** Every login makes a session and its first token pair. */
+export async function openSession(
+  em: EntityManager,
+  identity: Identity,
+  type: PrincipalType,
+  principalId: string,
+  client: ClientInfo,
+): Promise<TokenPair> {
+  const session = em.create(Session, {
+    principalType: type,
+    principalId,
+    ip: client.ip?.slice(0, 64) ?? null,
+    userAgent: client.userAgent?.slice(0, 512) ?? null,
+    expiresAt: new Date(Date.now() + REFRESH_TOKEN_TTL_SECONDS * 1000),
+  });
+  const refreshToken = newRefreshToken(em, session.id);
+  await em.flush();
+  await identity.sessions.fill(session.id, {
+    state: 'active',
+    principalId,
+    permissions: await permissionsOf(em, type, principalId),
+  });
+  return pairFor(em, identity, session, refreshToken);
+}
+
+/**
+ * Exchanges a refresh token for a new pair. The token is consumed by one conditional
+ * UPDATE, so of any number of concurrent exchanges exactly one wins. Presenting a token
+ * that was already used is taken as theft (reuse detection): the whole session is revoked.
+ */
+export async function refreshSession(em: EntityManager, identity: Identity, token: string): Promise<TokenPair> {
+  const hash = sha256Hex(token);
+  const outcome = await em.transactional(async (tx) => {
+    const consumed = await tx.execute<Array<{ session_id: string }>>(
+      'update refresh_tokens set used_at = now(), updated_at = now() where token_hash = ? and used_at is null and expires_at > now() returning session_id',
+      [hash],
+    );
+    if (consumed.length === 0) return undefined;
+    const session = await tx.findOne(Session, { id: consumed[0]!.session_id, revokedAt: null, expiresAt: { $gt: new Date() } });
+    const principal = session && (await findPrincipal(tx, session.principalType, session.principalId));
+    if (!session || !principal?.isActive) return undefined;
+    session.lastUsedAt = new Date();
+    session.expiresAt = new Date(Date.now() + REFRESH_TOKEN_TTL_SECONDS * 1000);
+    return { session, refreshToken: newRefreshToken(tx, session.id) };
+  });
+  if (!outcome) {
+    const known = await em.findOne(RefreshToken, { tokenHash: hash });
+    if (known?.usedAt) await revokeSessions(em, identity, [known.sessionId], 'refresh_token_reuse');
+    throw errors.unauthenticated('The refresh token is invalid, expired or already used');
+  }
+  return pairFor(em, identity, outcome.session, outcome.refreshToken);
+}
+
+/**
+ * Revokes sessions: the cache tombstones go first, so by the time this returns no request
+ * anywhere can authenticate with their tokens; then Postgres records it and the refresh
+ * tokens stop working.
+ */
+export async function revokeSessions(em: EntityManager, identity: Identity, sessionIds: string[], reason: string): Promise<void> {
+  if (sessionIds.length === 0) return;
+  await identity.sessions.revoke(sessionIds);
+  await em.nativeUpdate(Session, { id: { $in: sessionIds }, revokedAt: null }, { revokedAt: new Date(), revokedReason: reason });
+}
+
+export async function activeSessionIds(em: EntityManager, type: PrincipalType, principalId: string): Promise<string[]> {
+  const rows = await em.find(
+    Session,
+    { principalType: type, principalId, revokedAt: null, expiresAt: { $gt: new Date() } },
+    { fields: ['id'] },
+  );
+  return rows.map((s) => s.id);
+}
+
+export async function revokeAllSessions(
+  em: EntityManager,
+  identity: Identity,
+  type: PrincipalType,
+  principalId: string,
+  reason: string,
+): Promise<void> {
+  await revokeSessions(em, identity, await activeSessionIds(em, type, principalId), reason);
+}
+
+export async function listSessions(em: EntityManager, type: PrincipalType, principalId: string, currentId: string | undefined) {
+  const sessions = await em.find(
+    Session,
+    { principalType: type, principalId, revokedAt: null, expiresAt: { $gt: new Date() } },
+    { orderBy: { createdAt: 'desc' } },
+  );
+  return {
+    items: sessions.map((s) => ({
+      id: s.id,
+      created_at: s.createdAt.toISOString(),
+      last_used_at: s.lastUsedAt.toISOString(),
+      ip: s.ip ?? null,
+      user_agent: s.userAgent ?? null,
+      current: s.id === currentId,
+    })),
+  };
+}
+
+/** Revokes one of the caller's own sessions; another principal's session is 404, as if absent. */
+export async function revokeOwnSession(
+  em: EntityManager,
+  identity: Identity,
+  type: PrincipalType,
+  principalId: string,
+  sessionId: string,
+): Promise<void> {
+  const session = await em.findOne(Session, { id: sessionId, principalType: type, principalId });
+  if (!session) throw errors.notFound('Session');
+  await revokeSessions(em, identity, [session.id], 'revoked_by_owner');
+}

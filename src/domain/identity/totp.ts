@@ -1,0 +1,126 @@
+import { authenticator } from 'otplib';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { BackupCode } from '../../entities/backup-code.entity';
+import type { PrincipalType } from '../../entities/session.entity';
+import { randomInt } from 'node:crypto';
+import { sha256Hex } from '../../platform/crypto';
+import { errors, fieldError } from '../../platform/errors';
+import type { Identity } from './identity';
+import type { Principal } from './principals';
+
+/** RFC 6238: 30-second steps, 6 digits, SHA-1; a code is accepted one step either side of now. */
+const totp = authenticator.clone({ window: 1, step: 30, digits: 6 });
+const STEP_MS = 30_000;
+const BACKUP_CODE_COUNT = 10;
+const ISSUER = 'Trading Back Office';
+
+const TABLE: Record<PrincipalType, string> = { user: 'staff_users', customer: 'customers' };
+
+/** Starts enrolment: a new secret, kept pending (sealed) until a code proves the app has it. */
+export async function setupTotp(em: EntityManager, identity: Identity, principal: Principal) {
+  if (principal.totpEnabled) throw errors.conflict('TOTP_ALREADY_ENABLED', 'Two-factor authentication is already enabled');
+  const secret = totp.generateSecret(20);
+  principal.totpPendingSecret = identity.totpBox.seal(secret);
+  await em.flush();
+  return { secret, otpauth_url: totp.keyuri(principal.email, ISSUER, secret) };
+}
+
+/** Turns TOTP on with a code from the pending secret and returns the ten backup codes, once. */
+export async function enableTotp(em: EntityManager, identity: Identity, type: PrincipalType, principal: Principal, code: string) {
+  if (principal.totpEnabled) throw errors.conflict('TOTP_ALREADY_ENABLED', 'Two-factor authentication is already enabled');
+  if (!principal.totpPendingSecret) throw errors.conflict('TOTP_NOT_SET_UP', 'Call /auth/totp/setup first');
+  const secret = identity.totpBox.open(principal.totpPendingSecret);
+  if (!(await acceptTotpCode(em, type, principal.id, secret, code))) throw fieldError('body', ['code'], 'The code is not valid');
+
+  const codes = Array.from({ length: BACKUP_CODE_COUNT }, newBackupCode);
+  await em.transactional(async (tx) => {
+    await tx.nativeDelete(BackupCode, { principalType: type, principalId: principal.id });
+    for (const c of codes) tx.create(BackupCode, { principalType: type, principalId: principal.id, codeHash: hashBackupCode(c) });
+    const p = tx.merge(principal);
+    p.totpSecret = principal.totpPendingSecret;
+    p.totpPendingSecret = null;
+    p.totpEnabled = true;
+  });
+  return { backup_codes: codes };
+}
+
+/** Turns TOTP off; it takes a current code (or a backup code), not just a session. */
+export async function disableTotp(
+  em: EntityManager,
+  identity: Identity,
+  type: PrincipalType,
+  principal: Principal,
+  code: string,
+) {
+  if (!principal.totpEnabled) throw errors.conflict('TOTP_NOT_ENABLED', 'Two-factor authentication is not enabled');
+  if (!(await verifySecondFactor(em, identity, type, principal, code)))
+    throw fieldError('body', ['code'], 'The code is not valid');
+  await em.transactional(async (tx) => {
+    await tx.nativeDelete(BackupCode, { principalType: type, principalId: principal.id });
+    const p = tx.merge(principal);
+    p.totpEnabled = false;
+    p.totpSecret = null;
+    p.totpPendingSecret = null;
+    p.totpLastStep = null;
+  });
+}
+
+/** A 6-digit TOTP code or one of the backup codes; either is accepted once only. */
+export async function verifySecondFactor(
+  em: EntityManager,
+  identity: Identity,
+  type: PrincipalType,
+  principal: Principal,
+  code: string,
+): Promise<boolean> {
+  if (!principal.totpSecret) return false;
+  const trimmed = code.replace(/\s+/g, '');
+  if (/^\d{6}$/.test(trimmed))
+    return acceptTotpCode(em, type, principal.id, identity.totpBox.open(principal.totpSecret), trimmed);
+  return consumeBackupCode(em, type, principal.id, trimmed);
+}
+
+/**
+ * Accepts a code for the step it belongs to only if no code of that step or a later one
+ * was accepted before. The check-and-set is one conditional UPDATE, so two logins racing
+ * with the same code cannot both win.
+ */
+async function acceptTotpCode(
+  em: EntityManager,
+  type: PrincipalType,
+  id: string,
+  secret: string,
+  code: string,
+): Promise<boolean> {
+  if (!/^\d{6}$/.test(code)) return false;
+  const delta = totp.checkDelta(code, secret);
+  if (delta === null) return false;
+  const step = Math.floor(Date.now() / STEP_MS) + delta;
+  const result = await em.execute(
+    `update ${TABLE[type]} set totp_last_step = ? where id = ? and (totp_last_step is null or totp_last_step < ?)`,
+    [step, id, step],
+    'run',
+  );
+  return (result as { affectedRows?: number }).affectedRows === 1;
+}
+
+async function consumeBackupCode(em: EntityManager, type: PrincipalType, id: string, code: string): Promise<boolean> {
+  const result = await em.execute(
+    'update totp_backup_codes set used_at = now(), updated_at = now() where code_hash = ? and principal_type = ? and principal_id = ? and used_at is null',
+    [hashBackupCode(code), type, id],
+    'run',
+  );
+  return (result as { affectedRows?: number }).affectedRows === 1;
+}
+
+/** 16 characters from a 31-letter alphabet without look-alikes (79 bits), as xxxx-xxxx-xxxx-xxxx. */
+function newBackupCode(): string {
+  const alphabet = 'abcdefghjkmnpqrstuvwxyz23456789';
+  let out = '';
+  for (let i = 0; i < 16; i++) out += alphabet[randomInt(alphabet.length)];
+  return out.match(/.{4}/g)!.join('-');
+}
+
+function hashBackupCode(code: string): string {
+  return sha256Hex(code.toLowerCase().replace(/[^a-z0-9]/g, ''));
+}

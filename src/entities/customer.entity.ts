@@ -1,0 +1,22 @@
+import { Entity, Property, Unique } from '@mikro-orm/core';
+import { PrincipalEntity } from './principal.entity';
+
+@Entity({ tableName: 'customers' })
+export class Customer extends PrincipalEntity<'locale' | 'country'> {
+  @Property({ type: 'string', length: 320 })
+  @Unique()
+  declare email: string;
+
+  @Property({ type: 'string', length: 100 })
+  firstName!: string;
+
+  @Property({ type: 'string', length: 100 })
+  lastName!: string;
+
+  @Property({ type: 'string', length: 16 })
+  locale: string = 'en';
+
+  /** ISO 3166-1 alpha-2, or null when unknown. */
+  @Property({ type: 'string', length: 2, nullable: true })
+  country?: string | null = null;
+}
