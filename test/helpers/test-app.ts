@@ -8,6 +8,7 @@ import { ALL_QUEUES } from '../../src/jobs/queues';
 import { createLogger } from '../../src/platform/logger';
 import { startRuntime, type Runtime } from '../../src/runtime';
 import type { Processor } from '../../src/workers/processor';
+import { ADMIN } from './identity';
 import { cloneTemplateDatabase, databaseUrl, dropDatabase } from './test-database';
 
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -66,6 +67,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     WORKER_CONCURRENCY: '4',
     SHUTDOWN_GRACE_MS: '5000',
     WEBHOOKS_ALLOW_PRIVATE_URLS: 'true',
+    BOOTSTRAP_ADMIN_EMAIL: ADMIN.email,
+    BOOTSTRAP_ADMIN_PASSWORD: ADMIN.password,
     ...options.env,
   });
   const logs: Array<Record<string, unknown>> = [];
