@@ -1,27 +1,22 @@
-import { Client } from 'pg';
-import { ensureDatabase, quoteIdent, runMigrations, splitDatabaseUrl } from '../../src/db/database';
-import { TEMPLATE_DATABASE, TEST_SERVER_URL, databaseUrl } from './test-database';
+import { ensureDatabase, runMigrations } from '../../src/db/database';
+import { TEMPLATE_DATABASE, databaseUrl, withAdmin } from './test-database';
 
 /**
- * Creates the template database fresh and migrates it with the committed migrations,
- * exactly as `npm start` would; each test file then clones it. Databases left by earlier,
- * interrupted runs are dropped first.
+ * Creates the template database if this set of migrations has none yet, migrating it with
+ * the committed migrations exactly as `npm start` would; each test file then clones it.
+ * An advisory lock keeps two runs from building it at once.
  */
 async function main(): Promise<void> {
-  const admin = new Client({ connectionString: splitDatabaseUrl(TEST_SERVER_URL).adminUrl });
-  await admin.connect();
-  try {
-    const stale = await admin.query<{ datname: string }>(
-      "SELECT datname FROM pg_database WHERE datname = $1 OR datname LIKE 't\\_%'",
-      [TEMPLATE_DATABASE],
-    );
-    for (const { datname } of stale.rows) await admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(datname)} WITH (FORCE)`);
-  } finally {
-    await admin.end();
-  }
-  const url = databaseUrl(TEMPLATE_DATABASE);
-  await ensureDatabase(url);
-  await runMigrations(url);
+  await withAdmin(async (admin) => {
+    await admin.query('SELECT pg_advisory_lock(7406611213)');
+    try {
+      const url = databaseUrl(TEMPLATE_DATABASE);
+      await ensureDatabase(url);
+      await runMigrations(url);
+    } finally {
+      await admin.query('SELECT pg_advisory_unlock(7406611213)');
+    }
+  });
 }
 
 main().catch((err: unknown) => {

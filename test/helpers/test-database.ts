@@ -1,10 +1,24 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { quoteIdent, splitDatabaseUrl } from '../../src/db/database';
+import { MIGRATIONS } from '../../src/db/migrations';
 
 /** Where tests find Postgres; every test database lives beside this one. */
 export const TEST_SERVER_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-export const TEMPLATE_DATABASE = 'trading_test_template';
+
+/**
+ * The template is named after the migrations it holds, so concurrent test runs (of this
+ * checkout or another) share it when they agree and never drop one another's.
+ */
+export const TEMPLATE_DATABASE = `tt_${createHash('sha1')
+  .update(MIGRATIONS.map((m) => m.name).join(','))
+  .digest('hex')
+  .slice(0, 12)}`;
+
+/** Set by the global setup: every database of one run carries it, and the teardown drops them. */
+export function runId(): string {
+  return process.env.TEST_RUN_ID ?? 'adhoc';
+}
 
 export function databaseUrl(name: string): string {
   const url = new URL(TEST_SERVER_URL);
@@ -12,7 +26,7 @@ export function databaseUrl(name: string): string {
   return url.toString();
 }
 
-async function withAdmin<T>(fn: (client: Client) => Promise<T>): Promise<T> {
+export async function withAdmin<T>(fn: (client: Client) => Promise<T>): Promise<T> {
   const client = new Client({ connectionString: splitDatabaseUrl(TEST_SERVER_URL).adminUrl });
   await client.connect();
   try {
@@ -23,15 +37,15 @@ async function withAdmin<T>(fn: (client: Client) => Promise<T>): Promise<T> {
 }
 
 /**
- * A fresh database cloned from the migrated template: a file-copy, far faster than
+ * A fresh database cloned from the migrated template: a file copy, far faster than
  * migrating. Postgres refuses two clones of one template at the same instant, so clones
  * retry briefly.
  */
 export async function cloneTemplateDatabase(label: string): Promise<string> {
-  const name = `t_${label
+  const name = `t_${runId()}_${label
     .replace(/[^a-z0-9]/gi, '_')
     .toLowerCase()
-    .slice(0, 30)}_${randomBytes(4).toString('hex')}`;
+    .slice(0, 24)}_${randomBytes(3).toString('hex')}`;
   await withAdmin(async (client) => {
     for (let attempt = 0; ; attempt++) {
       try {
