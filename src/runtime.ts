@@ -11,6 +11,7 @@ import { JobProducer } from './jobs/job-producer';
 import { QueueEventsHub } from './jobs/queue-events-hub';
 import { createMailTransport } from './mail/mail-transport';
 import { createIdentity } from './domain/identity/identity';
+import { QuoteStore } from './domain/prices/quote-store';
 import { bootstrapStaff } from './domain/identity/staff';
 import { createLogger } from './platform/logger';
 import { Metrics } from './platform/metrics';
@@ -70,6 +71,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     metrics,
     mail: createMailTransport(config.smtpUrl, logger),
     identity: createIdentity(config, redis),
+    quotes: new QuoteStore(redis, config.queuePrefix),
   };
 
   let workerRedis: Redis | undefined;

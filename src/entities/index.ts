@@ -1,9 +1,13 @@
+import { Account } from './account.entity';
 import { ApiToken } from './api-token.entity';
 import { AuditEntry } from './audit-entry.entity';
 import { BackupCode } from './backup-code.entity';
 import { BaseEntity } from './base.entity';
 import { BrokerSettings } from './broker-settings.entity';
 import { Customer } from './customer.entity';
+import { Group } from './group.entity';
+import { GroupInstrument } from './group-instrument.entity';
+import { Instrument } from './instrument.entity';
 import { MailMessage } from './mail-message.entity';
 import { PrincipalEntity } from './principal.entity';
 import { RefreshToken } from './refresh-token.entity';
@@ -25,6 +29,10 @@ export const ENTITIES = [
   ApiToken,
   BrokerSettings,
   AuditEntry,
+  Group,
+  Instrument,
+  GroupInstrument,
+  Account,
 ];
 
 export {

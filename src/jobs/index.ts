@@ -1,7 +1,8 @@
 import type { JobDefinition } from './job-definition';
 import { SendMailJob } from './send-mail.job';
+import { SimulatorTickJob } from './simulator-tick.job';
 
 /** Every job the system runs. The worker tier refuses to start unless each has exactly one processor. */
-export const JOB_DEFINITIONS: JobDefinition[] = [SendMailJob];
+export const JOB_DEFINITIONS: JobDefinition[] = [SendMailJob, SimulatorTickJob];
 
-export { SendMailJob };
+export { SendMailJob, SimulatorTickJob };

@@ -1,5 +1,6 @@
 import { Queue, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
+import type { z } from 'zod';
 import { errors } from '../platform/errors';
 import type { JobDefinition } from './job-definition';
 import type { QueueName } from './queues';
@@ -38,13 +39,43 @@ export class JobProducer {
     return withTimeout(this.queue(def.queue).add(def.name, data, { ...def.options, ...opts, jobId }), ENQUEUE_TIMEOUT_MS);
   }
 
+  /**
+   * Runs a job every `everyMs` under a fixed scheduler id (BullMQ job schedulers): calling
+   * it again replaces the schedule and payload, and only one schedule exists per id.
+   */
+  async schedule<S extends JobDefinition>(def: S, schedulerId: string, everyMs: number, payload: PayloadInput<S>): Promise<void> {
+    const data = def.schema.parse(payload);
+    if (this.connection.status !== 'ready') throw errors.queueUnavailable();
+    const { attempts: _attempts, backoff: _backoff, ...opts } = def.options;
+    // A scheduled run is not retried: the next tick is the retry.
+    await withTimeout(
+      this.queue(def.queue).upsertJobScheduler(schedulerId, { every: everyMs }, { name: def.name, data, opts }),
+      ENQUEUE_TIMEOUT_MS,
+    );
+  }
+
+  async unschedule(def: JobDefinition, schedulerId: string): Promise<void> {
+    if (this.connection.status !== 'ready') throw errors.queueUnavailable();
+    await withTimeout(this.queue(def.queue).removeJobScheduler(schedulerId), ENQUEUE_TIMEOUT_MS);
+  }
+
+  /** The current schedule of an id: its interval and payload, or undefined when none. */
+  async scheduled<S extends JobDefinition>(
+    def: S,
+    schedulerId: string,
+  ): Promise<{ everyMs: number; payload: unknown } | undefined> {
+    if (this.connection.status !== 'ready') throw errors.queueUnavailable();
+    const found = await withTimeout(this.queue(def.queue).getJobScheduler(schedulerId), ENQUEUE_TIMEOUT_MS);
+    return found?.every ? { everyMs: found.every, payload: found.template?.data } : undefined;
+  }
+
   async close(): Promise<void> {
     await Promise.all([...this.queues.values()].map((q) => q.close()));
     this.queues.clear();
   }
 }
 
-type PayloadInput<D extends JobDefinition> = D['schema'] extends { _zod: { input: infer I } } ? I : never;
+type PayloadInput<D extends JobDefinition> = z.input<D['schema']>;
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;

@@ -4,6 +4,7 @@
  */
 export const QUEUES = {
   mail: 'mail',
+  simulator: 'simulator',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];

@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config';
 import type { Identity } from '../domain/identity/identity';
+import type { QuoteStore } from '../domain/prices/quote-store';
 import type { JobProducer } from '../jobs/job-producer';
 import type { QueueEventsHub } from '../jobs/queue-events-hub';
 import type { MailTransport } from '../mail/mail-transport';
@@ -23,4 +24,6 @@ export interface AppServices {
   metrics: Metrics;
   mail: MailTransport;
   identity: Identity;
+  /** Latest bid/ask per symbol, written by the simulator, read by the order engine. */
+  quotes: QuoteStore;
 }

@@ -1,5 +1,6 @@
 import type { Processor } from './processor';
 import { sendMailProcessor } from './send-mail.worker';
+import { simulatorTickProcessor } from './simulator-tick.worker';
 
 /** Every processor of the worker tier; checked against JOB_DEFINITIONS at start-up. */
-export const PROCESSORS: Processor[] = [sendMailProcessor];
+export const PROCESSORS: Processor[] = [sendMailProcessor, simulatorTickProcessor];

@@ -2,7 +2,18 @@ import type { RouteSpec } from '../http/route';
 import { adminRoutes } from './admin.routes';
 import { authRoutes } from './auth.routes';
 import { crmRoutes } from './crm.routes';
+import { groupRoutes } from './groups.routes';
+import { instrumentRoutes } from './instruments.routes';
+import { simulatorRoutes } from './simulator.routes';
 import { systemRoutes } from './system.routes';
 
 /** The application's route table: what is mounted, documented and access-checked. */
-export const ROUTES: RouteSpec[] = [...systemRoutes, ...authRoutes, ...adminRoutes, ...crmRoutes];
+export const ROUTES: RouteSpec[] = [
+  ...systemRoutes,
+  ...authRoutes,
+  ...adminRoutes,
+  ...crmRoutes,
+  ...groupRoutes,
+  ...instrumentRoutes,
+  ...simulatorRoutes,
+];

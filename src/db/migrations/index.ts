@@ -2,8 +2,10 @@ import type { MigrationObject } from '@mikro-orm/core';
 import { Migration20261122185420 } from './Migration20261122185420';
 import { Migration20261122192311_Identity } from './Migration20261122192311_Identity';
 
-/** Every committed migration, oldest first. `npm run migration:create` writes new ones and lists them here. */
+/** Every committed migration, oldest first. `npm run migration:create` writes new ones and lists them here. */ import { Migration20261122193005_GroupsAccounts } from './Migration20261122193005_GroupsAccounts';
+
 export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122185420', class: Migration20261122185420 },
   { name: 'Migration20261122192311_Identity', class: Migration20261122192311_Identity },
+  { name: 'Migration20261122193005_GroupsAccounts', class: Migration20261122193005_GroupsAccounts },
 ];

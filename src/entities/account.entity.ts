@@ -1,0 +1,48 @@
+import { Entity, Enum, Index, ManyToOne, Property, Unique, type Ref } from '@mikro-orm/core';
+import { BaseEntity } from './base.entity';
+import { Customer } from './customer.entity';
+import { Group } from './group.entity';
+
+export const ACCOUNT_KINDS = ['wallet', 'live', 'demo', 'prop'] as const;
+export type AccountKind = (typeof ACCOUNT_KINDS)[number];
+
+/**
+ * Where a customer's money lives. `login` is the integer traders know, drawn from the
+ * `account_login_seq` sequence. Invariant: balance = the sum of the account's ledger rows;
+ * `reserved` is what pending withdrawals hold back and is not withdrawable.
+ */
+@Entity({ tableName: 'accounts' })
+@Index({ properties: ['customer', 'kind'] })
+@Index({ properties: ['group'] })
+@Index({
+  name: 'accounts_one_wallet_per_customer',
+  expression: `create unique index "accounts_one_wallet_per_customer" on "accounts" ("customer_id") where "kind" = 'wallet'`,
+})
+export class Account extends BaseEntity<'login' | 'reserved' | 'balance' | 'leverage' | 'group'> {
+  @Property({ type: 'bigint', columnType: 'bigint', defaultRaw: "nextval('account_login_seq')" })
+  @Unique()
+  login!: string;
+
+  @ManyToOne({ entity: () => Customer, ref: true, deleteRule: 'restrict' })
+  customer!: Ref<Customer>;
+
+  @Enum({ items: [...ACCOUNT_KINDS], type: 'string' })
+  kind!: AccountKind;
+
+  /** Trading accounts trade under a group; the wallet has none. */
+  @ManyToOne({ entity: () => Group, ref: true, nullable: true, deleteRule: 'restrict' })
+  group?: Ref<Group> | null = null;
+
+  @Property({ type: 'string', length: 3 })
+  currency!: string;
+
+  /** Overrides the group's default leverage when set. */
+  @Property({ type: 'integer', nullable: true })
+  leverage?: number | null = null;
+
+  @Property({ type: 'decimal', columnType: 'numeric(20,2)' })
+  balance: string = '0';
+
+  @Property({ type: 'decimal', columnType: 'numeric(20,2)' })
+  reserved: string = '0';
+}
