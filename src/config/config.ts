@@ -60,6 +60,8 @@ const EnvSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   WORKER_CONCURRENCY: integerText(1, 256).default(8),
   SHUTDOWN_GRACE_MS: integerText(0, 600000).default(25000),
+  WORKER_LOCK_MS: integerText(1000, 600000).default(30000),
+  BULK_CLOSE_WAIT_MS: integerText(0, 600000).default(30000),
   BODY_LIMIT_BYTES: integerText(1024, 50 * 1024 * 1024).default(1024 * 1024),
 });
 
@@ -89,6 +91,10 @@ export interface Config {
   logLevel: string;
   workerConcurrency: number;
   shutdownGraceMs: number;
+  /** How long a worker holds a job before another may take it over (stalled-job recovery). */
+  workerLockMs: number;
+  /** How long POST /orders/bulk-close waits for its result before answering 202. */
+  bulkCloseWaitMs: number;
   bodyLimitBytes: number;
 }
 
@@ -150,6 +156,8 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: e.LOG_LEVEL,
     workerConcurrency: e.WORKER_CONCURRENCY,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    workerLockMs: e.WORKER_LOCK_MS,
+    bulkCloseWaitMs: e.BULK_CLOSE_WAIT_MS,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
   });
 }

@@ -3,6 +3,11 @@ import { ApiToken } from './api-token.entity';
 import { AuditEntry } from './audit-entry.entity';
 import { BackupCode } from './backup-code.entity';
 import { BaseEntity } from './base.entity';
+import { BulkCloseItem, BulkCloseRun } from './bulk-close.entity';
+import { DomainEvent } from './domain-event.entity';
+import { LedgerEntry } from './ledger-entry.entity';
+import { Order } from './order.entity';
+import { PendingOrder } from './pending-order.entity';
 import { BrokerSettings } from './broker-settings.entity';
 import { Customer } from './customer.entity';
 import { Group } from './group.entity';
@@ -33,6 +38,12 @@ export const ENTITIES = [
   Instrument,
   GroupInstrument,
   Account,
+  LedgerEntry,
+  Order,
+  PendingOrder,
+  DomainEvent,
+  BulkCloseRun,
+  BulkCloseItem,
 ];
 
 export {

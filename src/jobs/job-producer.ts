@@ -1,4 +1,4 @@
-import { Queue, type Job } from 'bullmq';
+import { FlowProducer, Queue, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { z } from 'zod';
 import { errors } from '../platform/errors';
@@ -14,6 +14,7 @@ const ENQUEUE_TIMEOUT_MS = 2000;
  */
 export class JobProducer {
   private readonly queues = new Map<QueueName, Queue>();
+  private flows?: FlowProducer;
 
   constructor(
     private readonly connection: Redis,
@@ -37,6 +38,38 @@ export class JobProducer {
     if (this.connection.status !== 'ready') throw errors.queueUnavailable();
     const jobId = def.jobId?.(data);
     return withTimeout(this.queue(def.queue).add(def.name, data, { ...def.options, ...opts, jobId }), ENQUEUE_TIMEOUT_MS);
+  }
+
+  /**
+   * Adds a parent job that runs once all its children are done (a BullMQ flow), every
+   * payload checked against its job's schema. Returns the parent, the one job to wait on.
+   */
+  async enqueueFlow<P extends JobDefinition, C extends JobDefinition>(
+    parent: P,
+    parentPayload: PayloadInput<P>,
+    child: C,
+    childPayloads: Array<PayloadInput<C>>,
+  ): Promise<Job> {
+    const parentData = parent.schema.parse(parentPayload);
+    const children = childPayloads.map((p) => child.schema.parse(p));
+    if (this.connection.status !== 'ready') throw errors.queueUnavailable();
+    this.flows ??= new FlowProducer({ connection: this.connection, prefix: this.prefix });
+    const node = await withTimeout(
+      this.flows.add({
+        name: parent.name,
+        queueName: parent.queue,
+        data: parentData,
+        opts: { ...parent.options, jobId: parent.jobId?.(parentData) },
+        children: children.map((data) => ({
+          name: child.name,
+          queueName: child.queue,
+          data,
+          opts: { ...child.options, jobId: child.jobId?.(data) },
+        })),
+      }),
+      ENQUEUE_TIMEOUT_MS * 5,
+    );
+    return node.job;
   }
 
   /**
@@ -72,6 +105,7 @@ export class JobProducer {
   async close(): Promise<void> {
     await Promise.all([...this.queues.values()].map((q) => q.close()));
     this.queues.clear();
+    await this.flows?.close();
   }
 }
 

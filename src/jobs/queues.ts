@@ -5,6 +5,7 @@
 export const QUEUES = {
   mail: 'mail',
   simulator: 'simulator',
+  bulkClose: 'bulk-close',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];

@@ -1,6 +1,12 @@
 import type { Processor } from './processor';
+import { bulkCloseFinishProcessor, bulkCloseTicketProcessor } from './bulk-close.worker';
 import { sendMailProcessor } from './send-mail.worker';
 import { simulatorTickProcessor } from './simulator-tick.worker';
 
 /** Every processor of the worker tier; checked against JOB_DEFINITIONS at start-up. */
-export const PROCESSORS: Processor[] = [sendMailProcessor, simulatorTickProcessor];
+export const PROCESSORS: Processor[] = [
+  sendMailProcessor,
+  simulatorTickProcessor,
+  bulkCloseTicketProcessor,
+  bulkCloseFinishProcessor,
+];

@@ -52,6 +52,9 @@ export async function startWorkers(
       connection,
       prefix: config.queuePrefix,
       concurrency: config.workerConcurrency,
+      // A killed worker's jobs go back to the queue once their lock lapses.
+      lockDuration: config.workerLockMs,
+      stalledInterval: Math.min(30_000, config.workerLockMs),
       // Created paused: jobs start only once every worker of the process exists.
       autorun: false,
       // Per-minute outcome counts kept in Redis, which the API's /metrics reads.

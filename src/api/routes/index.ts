@@ -1,9 +1,11 @@
 import type { RouteSpec } from '../http/route';
+import { accountRoutes } from './accounts.routes';
 import { adminRoutes } from './admin.routes';
 import { authRoutes } from './auth.routes';
 import { crmRoutes } from './crm.routes';
 import { groupRoutes } from './groups.routes';
 import { instrumentRoutes } from './instruments.routes';
+import { orderRoutes } from './orders.routes';
 import { simulatorRoutes } from './simulator.routes';
 import { systemRoutes } from './system.routes';
 
@@ -16,4 +18,6 @@ export const ROUTES: RouteSpec[] = [
   ...groupRoutes,
   ...instrumentRoutes,
   ...simulatorRoutes,
+  ...accountRoutes,
+  ...orderRoutes,
 ];

@@ -6,6 +6,8 @@ import { recordAudit } from '../audit/audit';
 import type { StaffCaller } from '../identity/caller';
 import { hashPassword } from '../identity/passwords';
 import { normalizeEmail } from '../identity/principals';
+import { openWallet } from '../accounts/accounts';
+import { recordEvent } from '../events/outbox';
 
 export interface NewCustomer {
   email: string;
@@ -40,11 +42,20 @@ export async function createCustomer(em: EntityManager, actor: StaffCaller, inpu
     locale: input.locale ?? 'en',
     country: input.country ?? null,
   });
+  // Every customer has a wallet from the start: deposits and withdrawals go through it.
+  openWallet(em, customer);
   recordAudit(em, actor, {
     action: 'customer.created',
     entityType: 'customer',
     entityId: customer.id,
     after: customerView(customer),
+  });
+  recordEvent(em, {
+    type: 'customer.created',
+    aggregateType: 'customer',
+    aggregateId: customer.id,
+    customerId: customer.id,
+    data: customerView(customer),
   });
   try {
     await em.flush();

@@ -8,6 +8,7 @@ export const PERMISSIONS = [
   'open_position',
   'modify_orders',
   'close_position',
+  'view_orders',
   'manage_payouts',
   'preview_risk_rules',
   'manage_email_templates',

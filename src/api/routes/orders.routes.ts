@@ -1,0 +1,268 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
+import { accessibleAccount } from '../../domain/accounts/accounts';
+import type { Caller } from '../../domain/identity/caller';
+import { bulkCloseResult, startBulkClose } from '../../domain/orders/bulk-close';
+import { closeMarketOrder, openMarketOrder, orderView } from '../../domain/orders/market-orders';
+import {
+  cancelPendingOrder,
+  createPendingOrder,
+  listPendingOrders,
+  modifyPendingOrder,
+  pendingOrderView,
+} from '../../domain/orders/pending-orders';
+import { Order } from '../../entities/order.entity';
+import { PENDING_STATUSES } from '../../entities/pending-order.entity';
+import { errors } from '../../platform/errors';
+import { asStaff } from '../http/access';
+import { Login, LoginQuery, Price, Volume } from '../http/amounts';
+import { defineRoute, json, type RouteSpec } from '../http/route';
+
+const OrderSchema = z.object({
+  order: z.int().describe('Ticket'),
+  login: z.int(),
+  symbol: z.string(),
+  cmd: z.int().describe('0 buy, 1 sell'),
+  volume: z.number(),
+  open_price: z.number(),
+  sl: z.number().nullable(),
+  tp: z.number().nullable(),
+  comment: z.string().nullable(),
+  status: z.enum(['open', 'closed']),
+  opened_at: z.iso.datetime(),
+  closed_at: z.iso.datetime().nullable(),
+  close_price: z.number().nullable(),
+  profit: z.string().nullable().describe('Booked profit in the account currency, decimal text'),
+  close_reason: z.string().nullable(),
+});
+
+const PendingOrderSchema = z.object({
+  order: z.int(),
+  request_id: z.string(),
+  login: z.int(),
+  symbol: z.string(),
+  cmd: z.int().describe('2 buy limit, 3 sell limit, 4 buy stop, 5 sell stop, 6 buy stop limit, 7 sell stop limit'),
+  volume: z.number(),
+  trigger_price: z.number(),
+  sl: z.number().nullable(),
+  tp: z.number().nullable(),
+  expiry_at: z.iso.datetime().nullable(),
+  comment: z.string().nullable(),
+  status: z.enum(PENDING_STATUSES),
+  created_at: z.iso.datetime(),
+  triggered_at: z.iso.datetime().nullable(),
+  filled_order: z.int().nullable(),
+  limit_price: z.number().nullable(),
+  trailing_stop: z.number().nullable(),
+});
+
+const BulkCloseResultSchema = z.object({
+  id: z.uuid(),
+  status: z.enum(['running', 'completed']),
+  login: z.int(),
+  comment: z.string().nullable(),
+  closed: z.array(z.int()),
+  failed: z.array(z.object({ ticket: z.int(), reason: z.string() })),
+  created_at: z.iso.datetime(),
+  completed_at: z.iso.datetime().nullable(),
+});
+
+/** Staff act on any account; a customer only on its own (another's is 404, as if absent). */
+function customerScope(caller: Caller | undefined): string | undefined {
+  return caller?.kind === 'customer' ? caller.customerId : undefined;
+}
+
+async function orderForCaller(em: EntityManager, caller: Caller | undefined, ticket: number): Promise<Order> {
+  const order = await em.findOne(Order, { ticket: String(ticket) }, { populate: ['account'] });
+  const scope = customerScope(caller);
+  if (!order || (scope !== undefined && order.account.getEntity().customer.id !== scope)) throw errors.notFound('Order');
+  return order;
+}
+
+const LoginOnly = z.object({ login: LoginQuery.describe('The trading account login') });
+const OrderIdParam = z.object({ order_id: z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER) });
+
+export const orderRoutes: RouteSpec[] = [
+  defineRoute({
+    method: 'post',
+    path: '/orders',
+    operationId: 'openOrder',
+    summary: 'Open a market order at the current quote',
+    description: 'Buys at ask, sells at bid (plus the group spread). 422 on volume when free margin does not cover it.',
+    tags: ['orders'],
+    access: { kind: 'staff_or_customer', permission: 'open_position' },
+    body: z.object({
+      login: Login,
+      symbol: z.string().min(1).max(32),
+      cmd: z.literal([0, 1]).describe('0 buy, 1 sell'),
+      volume: Volume,
+      sl: Price.nullable().optional(),
+      tp: Price.nullable().optional(),
+      comment: z.string().max(255).optional(),
+    }),
+    responses: { 201: { description: 'Opened', schema: OrderSchema } },
+    handler: async ({ body, em, services, caller }) => {
+      const account = await accessibleAccount(em, body.login, customerScope(caller));
+      return json(201, orderView(await openMarketOrder(em, services.quotes, account, body)));
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/orders',
+    operationId: 'listOrders',
+    summary: "An account's market orders, newest first",
+    tags: ['orders'],
+    access: { kind: 'staff_or_customer', permission: 'view_orders' },
+    query: z.object({ login: LoginQuery, status: z.enum(['open', 'closed']).optional() }),
+    responses: { 200: { description: 'Orders', schema: z.object({ items: z.array(OrderSchema) }) } },
+    handler: async ({ query, em, caller }) => {
+      const account = await accessibleAccount(em, query.login, customerScope(caller));
+      const orders = await em.find(
+        Order,
+        { account: account.id, ...(query.status ? { status: query.status } : {}) },
+        { orderBy: { ticket: 'desc' } },
+      );
+      return json(200, { items: orders.map(orderView) });
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/orders/{ticket}/close',
+    operationId: 'closeOrder',
+    summary: 'Close one market order at the current quote and book its profit',
+    tags: ['orders'],
+    access: { kind: 'staff_or_customer', permission: 'close_position' },
+    params: z.object({ ticket: z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER) }),
+    responses: {
+      200: { description: 'Closed', schema: OrderSchema },
+      409: { description: 'ORDER_NOT_OPEN, or PRICE_UNAVAILABLE when the symbol has no quote' },
+    },
+    handler: async ({ params, em, services, caller }) => {
+      const order = await orderForCaller(em, caller, params.ticket);
+      return json(200, orderView(await closeMarketOrder(em, services.quotes, order.ticket)));
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/orders/pending',
+    operationId: 'createPendingOrder',
+    summary: 'Place a pending order',
+    tags: ['pending orders'],
+    access: { kind: 'staff_or_customer', permission: 'open_position' },
+    body: z.object({
+      login: Login,
+      symbol: z.string().min(1).max(32),
+      cmd: z
+        .literal([2, 3, 4, 5, 6, 7])
+        .describe('2 buy limit, 3 sell limit, 4 buy stop, 5 sell stop, 6 buy stop limit, 7 sell stop limit'),
+      volume: Volume,
+      trigger_price: Price,
+      limit_price: Price.nullable().optional().describe('Stop-limit orders only (cmd 6 and 7), where it is required'),
+      sl: Price.nullable().optional(),
+      tp: Price.nullable().optional(),
+      trailing_stop: z.number().gt(0).max(1e12).nullable().optional(),
+      expiry_at: z.iso.datetime({ offset: true }).nullable().optional(),
+      comment: z.string().max(255).optional(),
+    }),
+    responses: { 201: { description: 'Placed', schema: PendingOrderSchema } },
+    handler: async ({ body, em, services, caller }) => {
+      const account = await accessibleAccount(em, body.login, customerScope(caller));
+      return json(201, pendingOrderView(await createPendingOrder(em, services.quotes, account, body)));
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/orders/pending',
+    operationId: 'listPendingOrders',
+    summary: "An account's pending orders, newest first",
+    tags: ['pending orders'],
+    access: { kind: 'staff_or_customer', permission: 'view_orders' },
+    query: z.object({ login: LoginQuery, status: z.enum(PENDING_STATUSES).optional() }),
+    responses: { 200: { description: 'Pending orders', schema: z.object({ items: z.array(PendingOrderSchema) }) } },
+    handler: async ({ query, em, caller }) => {
+      const account = await accessibleAccount(em, query.login, customerScope(caller));
+      return json(200, { items: await listPendingOrders(em, account, query.status) });
+    },
+  }),
+  defineRoute({
+    method: 'patch',
+    path: '/orders/pending/{order_id}',
+    operationId: 'modifyPendingOrder',
+    summary: 'Change stop-loss, take-profit, trailing stop, trigger or limit price of a pending order',
+    description:
+      'Only the fields sent change; null clears sl, tp and trailing_stop. Works only while the order is pending (409 ORDER_NOT_PENDING). The login query parameter must be the order’s account (404 otherwise).',
+    tags: ['pending orders'],
+    access: { kind: 'staff_or_customer', permission: 'modify_orders' },
+    params: OrderIdParam,
+    query: LoginOnly,
+    body: z.object({
+      sl: Price.nullable().optional(),
+      tp: Price.nullable().optional(),
+      trailing_stop: z.number().gt(0).max(1e12).nullable().optional(),
+      trigger_price: Price.optional(),
+      limit_price: Price.optional(),
+    }),
+    responses: {
+      200: { description: 'The order after the change', schema: PendingOrderSchema },
+      409: { description: 'ORDER_NOT_PENDING' },
+    },
+    handler: async ({ params, query, body, em, services, caller }) => {
+      const account = await accessibleAccount(em, query.login, customerScope(caller));
+      return json(200, pendingOrderView(await modifyPendingOrder(em, services.quotes, account, params.order_id, body)));
+    },
+  }),
+  defineRoute({
+    method: 'delete',
+    path: '/orders/pending/{order_id}',
+    operationId: 'cancelPendingOrder',
+    summary: 'Cancel a pending order',
+    tags: ['pending orders'],
+    access: { kind: 'staff_or_customer', permission: 'modify_orders' },
+    params: OrderIdParam,
+    query: LoginOnly,
+    responses: { 200: { description: 'Cancelled', schema: PendingOrderSchema }, 409: { description: 'ORDER_NOT_PENDING' } },
+    handler: async ({ params, query, em, caller }) => {
+      const account = await accessibleAccount(em, query.login, customerScope(caller));
+      return json(200, pendingOrderView(await cancelPendingOrder(em, account, params.order_id)));
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/orders/bulk-close',
+    operationId: 'bulkClose',
+    summary: 'Close every open order of an account',
+    description:
+      'Each ticket closes in its own transaction (one queued job per ticket); a ticket that cannot close is listed in failed with a reason, an already closed one counts as closed. Answers when all are done; after BULK_CLOSE_WAIT_MS (30 s) it answers 202 with the run id and GET /orders/bulk-close/{id} gives the result.',
+    tags: ['orders'],
+    access: { kind: 'staff', permission: 'close_position' },
+    body: z.object({ login: Login, comment: z.string().max(255).optional() }),
+    responses: {
+      200: { description: 'Every ticket decided', schema: BulkCloseResultSchema },
+      202: { description: 'Still running', schema: z.object({ id: z.uuid(), status_url: z.string() }) },
+      404: { description: 'No such account' },
+    },
+    handler: async ({ body, em, services, caller }) => {
+      const staff = asStaff(caller);
+      const { runId, parent } = await startBulkClose(em, services.jobs, {
+        login: body.login,
+        comment: body.comment,
+        requestedBy: staff.userId,
+      });
+      if (parent) await services.queueEvents.waitFor(parent, services.config.bulkCloseWaitMs).catch(() => undefined);
+      const result = await bulkCloseResult(em, runId);
+      if (result.status !== 'completed') return json(202, { id: runId, status_url: `/orders/bulk-close/${runId}` });
+      return json(200, result);
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/orders/bulk-close/{run_id}',
+    operationId: 'getBulkClose',
+    summary: 'The result of a bulk close, as far as it has got',
+    tags: ['orders'],
+    access: { kind: 'staff', permission: 'close_position' },
+    params: z.object({ run_id: z.uuid() }),
+    responses: { 200: { description: 'The run', schema: BulkCloseResultSchema }, 404: { description: 'Not found' } },
+    handler: async ({ params, em }) => json(200, await bulkCloseResult(em, params.run_id)),
+  }),
+];

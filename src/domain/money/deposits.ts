@@ -1,0 +1,49 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { randomUUID } from 'node:crypto';
+import type { Account } from '../../entities/account.entity';
+import { dec } from '../../platform/decimal';
+import { lockAccounts } from '../accounts/accounts';
+import { recordAudit } from '../audit/audit';
+import type { StaffCaller } from '../identity/caller';
+import { recordEvent } from '../events/outbox';
+import { postToLedger } from '../ledger/ledger';
+
+/** Credits an account: balance, ledger row, audit row and deposit event in one transaction. */
+export async function depositFunds(
+  em: EntityManager,
+  actor: StaffCaller,
+  account: Account,
+  amount: number,
+  comment: string | null | undefined,
+) {
+  return em.transactional(async (tx) => {
+    const locked = (await lockAccounts(tx, [account.id])).get(account.id)!;
+    const before = locked.balance;
+    const depositId = randomUUID();
+    const entry = postToLedger(tx, locked, dec(amount), 'deposit', { type: 'deposit', id: depositId }, comment);
+    const view = {
+      id: depositId,
+      login: Number(locked.login),
+      amount: entry.amount,
+      currency: locked.currency,
+      balance: locked.balance,
+      comment: comment ?? null,
+      created_at: entry.createdAt.toISOString(),
+    };
+    recordAudit(tx, actor, {
+      action: 'deposit.created',
+      entityType: 'account',
+      entityId: locked.login,
+      before: { balance: before },
+      after: view,
+    });
+    recordEvent(tx, {
+      type: 'deposit.completed',
+      aggregateType: 'account',
+      aggregateId: locked.login,
+      customerId: locked.customer.id,
+      data: view,
+    });
+    return view;
+  });
+}

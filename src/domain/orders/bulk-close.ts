@@ -1,0 +1,122 @@
+import { LockMode } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { BulkCloseItem, BulkCloseRun } from '../../entities/bulk-close.entity';
+import { Order } from '../../entities/order.entity';
+import type { JobProducer } from '../../jobs/job-producer';
+import { BulkCloseFinishJob, BulkCloseTicketJob } from '../../jobs/bulk-close.job';
+import { errors } from '../../platform/errors';
+import type { QuoteStore } from '../prices/quote-store';
+import { findAccountByLogin } from '../accounts/accounts';
+import { closeOrderInTransaction } from './market-orders';
+
+export interface BulkCloseResult {
+  id: string;
+  status: 'running' | 'completed';
+  login: number;
+  comment: string | null;
+  closed: number[];
+  failed: Array<{ ticket: number; reason: string }>;
+  created_at: string;
+  completed_at: string | null;
+}
+
+/** The run as recorded by the workers: the API answers from the entities, never from job results. */
+export async function bulkCloseResult(em: EntityManager, runId: string): Promise<BulkCloseResult> {
+  const run = await em.findOne(BulkCloseRun, runId, { refresh: true });
+  if (!run) throw errors.notFound('Bulk close run');
+  const items = await em.find(BulkCloseItem, { runId }, { orderBy: { ticket: 'asc' }, refresh: true });
+  return {
+    id: run.id,
+    status: run.status,
+    login: Number(run.login),
+    comment: run.comment ?? null,
+    closed: items.filter((i) => i.status === 'closed').map((i) => Number(i.ticket)),
+    failed: items.filter((i) => i.status === 'failed').map((i) => ({ ticket: Number(i.ticket), reason: i.reason ?? 'unknown' })),
+    created_at: run.createdAt.toISOString(),
+    completed_at: run.completedAt?.toISOString() ?? null,
+  };
+}
+
+/**
+ * Records a run with one item per ticket open right now, commits, then fans out one job
+ * per ticket under a parent that finishes the run. Returns the run id and the parent job
+ * (undefined when there was nothing to close and the run finished at once).
+ */
+export async function startBulkClose(
+  em: EntityManager,
+  jobs: JobProducer,
+  input: { login: number; comment?: string | null | undefined; requestedBy: string | null },
+) {
+  const account = await findAccountByLogin(em, input.login);
+  if (!account) throw errors.notFound('Account');
+  const { run, tickets } = await em.transactional(async (tx) => {
+    const open = await tx.find(
+      Order,
+      { account: account.id, status: 'open' },
+      { fields: ['ticket'], orderBy: { ticket: 'asc' } },
+    );
+    const run = tx.create(BulkCloseRun, {
+      login: account.login,
+      comment: input.comment ?? null,
+      requestedBy: input.requestedBy,
+      ...(open.length === 0 ? { status: 'completed' as const, completedAt: new Date() } : {}),
+    });
+    await tx.flush();
+    if (open.length)
+      await tx.insertMany(
+        BulkCloseItem,
+        open.map((o) => ({ runId: run.id, ticket: o.ticket, status: 'pending' as const })),
+      );
+    return { run, tickets: open.map((o) => o.ticket) };
+  });
+  if (tickets.length === 0) return { runId: run.id, parent: undefined };
+  try {
+    const parent = await jobs.enqueueFlow(
+      BulkCloseFinishJob,
+      { run_id: run.id },
+      BulkCloseTicketJob,
+      tickets.map((ticket) => ({ run_id: run.id, ticket })),
+    );
+    return { runId: run.id, parent };
+  } catch (err) {
+    // Nothing will close these tickets: record that, so the run does not look stuck.
+    await finishRun(em, run.id, 'The job queue was unavailable; nothing was closed');
+    throw err;
+  }
+}
+
+/**
+ * Closes one ticket of a run in its own transaction and records the outcome on the run's
+ * item in that same transaction. A retry finds the item already decided and does nothing.
+ */
+export async function closeRunTicket(em: EntityManager, quotes: QuoteStore, runId: string, ticket: string): Promise<string> {
+  return em.transactional(async (tx) => {
+    const item = await tx.findOne(BulkCloseItem, { runId, ticket }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+    if (!item) throw new Error(`bulk close run ${runId} has no ticket ${ticket}`);
+    if (item.status !== 'pending') return item.status;
+    const outcome = await closeOrderInTransaction(tx, quotes, ticket, 'bulk_close', runId);
+    item.status = outcome.kind;
+    item.reason = outcome.kind === 'failed' ? outcome.reason : null;
+    item.finishedAt = new Date();
+    return item.status;
+  });
+}
+
+/** Completes a run; tickets still undecided (their jobs failed for good) are recorded as failed. */
+export async function finishRun(
+  em: EntityManager,
+  runId: string,
+  undecidedReason = 'The close job failed after all retries',
+): Promise<void> {
+  await em.transactional(async (tx) => {
+    const run = await tx.findOne(BulkCloseRun, runId, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+    if (!run || run.status === 'completed') return;
+    await tx.nativeUpdate(
+      BulkCloseItem,
+      { runId, status: 'pending' },
+      { status: 'failed', reason: undecidedReason, finishedAt: new Date() },
+    );
+    run.status = 'completed';
+    run.completedAt = new Date();
+  });
+}

@@ -1,0 +1,244 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { LockMode } from '@mikro-orm/core';
+import type { Account } from '../../entities/account.entity';
+import { Order } from '../../entities/order.entity';
+import { D, dec, money, num, type Dec } from '../../platform/decimal';
+import { errors, fieldError } from '../../platform/errors';
+import type { QuoteStore } from '../prices/quote-store';
+import { lockAccounts } from '../accounts/accounts';
+import { recordEvent } from '../events/outbox';
+import { postToLedger } from '../ledger/ledger';
+import { PricingContext, PricingError } from './pricing-context';
+import { BUY, closingPrice, marginInQuoteCurrency, openingPrice, profitInQuoteCurrency } from './trading-math';
+
+export interface NewMarketOrder {
+  login: number;
+  symbol: string;
+  cmd: 0 | 1;
+  volume: number;
+  sl?: number | null | undefined;
+  tp?: number | null | undefined;
+  comment?: string | null | undefined;
+}
+
+export function orderView(o: Order) {
+  return {
+    order: Number(o.ticket),
+    login: Number(o.login),
+    symbol: o.symbol,
+    cmd: o.cmd,
+    volume: num(o.volume)!,
+    open_price: num(o.openPrice)!,
+    sl: num(o.sl),
+    tp: num(o.tp),
+    comment: o.comment ?? null,
+    status: o.status,
+    opened_at: o.createdAt.toISOString(),
+    closed_at: o.closedAt?.toISOString() ?? null,
+    close_price: num(o.closePrice),
+    profit: o.profit ?? null,
+    close_reason: o.closeReason ?? null,
+  };
+}
+
+function leverageOf(account: Account): number {
+  return account.leverage ?? account.group?.getEntity().defaultLeverage ?? 1;
+}
+
+export interface AccountMetrics {
+  balance: Dec;
+  equity: Dec;
+  margin: Dec;
+  free_margin: Dec;
+}
+
+/**
+ * Equity (balance plus floating profit) and margin of an account's open orders at current
+ * quotes, in the account currency. An order whose symbol has no quote counts at its
+ * opening price with no floating profit.
+ */
+export function metricsOf(account: Account, open: Order[], pricing: PricingContext): AccountMetrics {
+  let floating = new D(0);
+  let margin = new D(0);
+  const leverage = leverageOf(account);
+  for (const o of open) {
+    const volume = dec(o.volume);
+    const contract = dec(o.contractSize);
+    const quoteCurrency = pricing.instrument(o.symbol)?.quoteCurrency;
+    let current: Dec = dec(o.openPrice);
+    let profit = new D(0);
+    try {
+      const q = pricing.quote(o.symbol);
+      current = closingPrice(o.cmd, q);
+      profit = profitInQuoteCurrency(o.cmd, dec(o.openPrice), current, volume, contract);
+    } catch (err) {
+      if (!(err instanceof PricingError)) throw err;
+    }
+    if (!quoteCurrency) continue;
+    try {
+      floating = floating.plus(pricing.toAccountCurrency(profit, quoteCurrency));
+      margin = margin.plus(pricing.toAccountCurrency(marginInQuoteCurrency(volume, contract, current, leverage), quoteCurrency));
+    } catch (err) {
+      if (!(err instanceof PricingError)) throw err;
+    }
+  }
+  const balance = dec(account.balance);
+  const equity = money(balance.plus(floating));
+  const usedMargin = money(margin);
+  return { balance, equity, margin: usedMargin, free_margin: equity.minus(usedMargin) };
+}
+
+export async function loadMetrics(em: EntityManager, quotes: QuoteStore, account: Account): Promise<AccountMetrics> {
+  const open = await em.find(Order, { account: account.id, status: 'open' });
+  const pricing = await PricingContext.load(
+    em,
+    quotes,
+    account,
+    open.map((o) => o.symbol),
+  );
+  return metricsOf(account, open, pricing);
+}
+
+/** Checks sl and tp against the price: for buys sl < price < tp, for sells tp < price < sl. */
+export function checkStops(cmdIsBuy: boolean, price: Dec, sl: number | null | undefined, tp: number | null | undefined): void {
+  if (sl !== undefined && sl !== null) {
+    const ok = cmdIsBuy ? dec(sl).lt(price) : dec(sl).gt(price);
+    if (!ok) throw fieldError('body', ['sl'], `sl must be ${cmdIsBuy ? 'below' : 'above'} ${price.toFixed()}`);
+  }
+  if (tp !== undefined && tp !== null) {
+    const ok = cmdIsBuy ? dec(tp).gt(price) : dec(tp).lt(price);
+    if (!ok) throw fieldError('body', ['tp'], `tp must be ${cmdIsBuy ? 'above' : 'below'} ${price.toFixed()}`);
+  }
+}
+
+/**
+ * Opens a market order at the current quote after a free-margin check, in one
+ * transaction that holds the account locked (two orders racing for the same free margin
+ * take turns).
+ */
+export async function openMarketOrder(
+  em: EntityManager,
+  quotes: QuoteStore,
+  account: Account,
+  input: NewMarketOrder,
+): Promise<Order> {
+  return em.transactional(async (tx) => {
+    const locked = (await lockAccounts(tx, [account.id])).get(account.id)!;
+    const open = await tx.find(Order, { account: locked.id, status: 'open' });
+    const pricing = await PricingContext.load(tx, quotes, locked, [...open.map((o) => o.symbol), input.symbol]);
+    let quote;
+    try {
+      quote = pricing.quote(input.symbol);
+    } catch (err) {
+      if (err instanceof PricingError) throw fieldError('body', ['symbol'], err.message);
+      throw err;
+    }
+    const price = openingPrice(input.cmd, quote);
+    checkStops(input.cmd === BUY, price, input.sl, input.tp);
+
+    const volume = dec(input.volume);
+    const contract = dec(quote.instrument.contractSize);
+    let needed: Dec;
+    try {
+      needed = money(
+        pricing.toAccountCurrency(
+          marginInQuoteCurrency(volume, contract, price, leverageOf(locked)),
+          quote.instrument.quoteCurrency,
+        ),
+      );
+    } catch (err) {
+      if (err instanceof PricingError) throw fieldError('body', ['symbol'], err.message);
+      throw err;
+    }
+    const metrics = metricsOf(locked, open, pricing);
+    if (metrics.free_margin.lt(needed)) {
+      throw fieldError(
+        'body',
+        ['volume'],
+        `Not enough free margin: the order needs ${needed.toFixed(2)} ${locked.currency}, ${metrics.free_margin.toFixed(2)} is free`,
+      );
+    }
+    const order = tx.create(Order, {
+      account: locked,
+      login: locked.login,
+      symbol: input.symbol,
+      cmd: input.cmd,
+      volume: volume.toFixed(2),
+      openPrice: price.toFixed(),
+      contractSize: quote.instrument.contractSize,
+      sl: input.sl === undefined || input.sl === null ? null : dec(input.sl).toFixed(),
+      tp: input.tp === undefined || input.tp === null ? null : dec(input.tp).toFixed(),
+      comment: input.comment ?? null,
+    });
+    await tx.flush();
+    await tx.refresh(order);
+    recordEvent(tx, {
+      type: 'order.opened',
+      aggregateType: 'order',
+      aggregateId: order.ticket,
+      customerId: locked.customer.id,
+      data: orderView(order),
+    });
+    return order;
+  });
+}
+
+export type CloseOutcome = { kind: 'closed'; order: Order; alreadyClosed: boolean } | { kind: 'failed'; reason: string };
+
+/**
+ * Closes one order in the caller's transaction: locks it, and if it is still open prices
+ * it, books the profit to the ledger (account locked) and writes the order.closed event.
+ * An order already closed is reported closed and booked nothing: so a retried job, or
+ * two bulk closes racing, close and book every ticket exactly once.
+ */
+export async function closeOrderInTransaction(
+  tx: EntityManager,
+  quotes: QuoteStore,
+  ticket: string,
+  reason: string,
+  bulkCloseRunId: string | null = null,
+): Promise<CloseOutcome> {
+  const order = await tx.findOne(Order, { ticket }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+  if (!order) return { kind: 'failed', reason: `Order ${ticket} does not exist` };
+  if (order.status === 'closed') return { kind: 'closed', order, alreadyClosed: true };
+
+  const account = (await lockAccounts(tx, [order.account.id])).get(order.account.id)!;
+  await tx.populate(account, ['group']);
+  const pricing = await PricingContext.load(tx, quotes, account, [order.symbol]);
+  let profit: Dec;
+  let price: Dec;
+  try {
+    const quote = pricing.quote(order.symbol);
+    price = closingPrice(order.cmd, quote);
+    const raw = profitInQuoteCurrency(order.cmd, dec(order.openPrice), price, dec(order.volume), dec(order.contractSize));
+    profit = money(pricing.toAccountCurrency(raw, quote.instrument.quoteCurrency));
+  } catch (err) {
+    if (err instanceof PricingError) return { kind: 'failed', reason: err.message };
+    throw err;
+  }
+  order.status = 'closed';
+  order.closedAt = new Date();
+  order.closePrice = price.toFixed();
+  order.profit = profit.toFixed(2);
+  order.closeReason = reason;
+  order.bulkCloseRunId = bulkCloseRunId;
+  postToLedger(tx, account, profit, 'trade_profit', { type: 'order', id: order.ticket }, `Close of order ${order.ticket}`);
+  recordEvent(tx, {
+    type: 'order.closed',
+    aggregateType: 'order',
+    aggregateId: order.ticket,
+    customerId: account.customer.id,
+    data: orderView(order),
+  });
+  return { kind: 'closed', order, alreadyClosed: false };
+}
+
+/** POST /orders/{ticket}/close: one order, one transaction; a closed order is 409 ORDER_NOT_OPEN, no price 409 PRICE_UNAVAILABLE. */
+export async function closeMarketOrder(em: EntityManager, quotes: QuoteStore, ticket: string): Promise<Order> {
+  return em.transactional(async (tx) => {
+    const outcome = await closeOrderInTransaction(tx, quotes, ticket, 'manual');
+    if (outcome.kind === 'failed') throw errors.conflict('PRICE_UNAVAILABLE', outcome.reason);
+    if (outcome.alreadyClosed) throw errors.conflict('ORDER_NOT_OPEN', `Order ${ticket} is already closed`);
+    return outcome.order;
+  });
+}

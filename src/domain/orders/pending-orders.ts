@@ -1,0 +1,242 @@
+import { randomUUID } from 'node:crypto';
+import { LockMode } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Account } from '../../entities/account.entity';
+import { PendingOrder, type PendingStatus } from '../../entities/pending-order.entity';
+import { dec, num, type Dec } from '../../platform/decimal';
+import { errors, fieldError } from '../../platform/errors';
+import type { QuoteStore } from '../prices/quote-store';
+import { recordEvent } from '../events/outbox';
+import { PricingContext, PricingError } from './pricing-context';
+
+/** cmd of pending orders (decisions, section 5). */
+export const PENDING_CMDS = {
+  BUY_LIMIT: 2,
+  SELL_LIMIT: 3,
+  BUY_STOP: 4,
+  SELL_STOP: 5,
+  BUY_STOP_LIMIT: 6,
+  SELL_STOP_LIMIT: 7,
+} as const;
+
+const isBuy = (cmd: number) => cmd === 2 || cmd === 4 || cmd === 6;
+const isStopLimit = (cmd: number) => cmd === 6 || cmd === 7;
+/** Buy limit and sell stop (and sell stop limit) wait below the market; the others above it. */
+const triggersBelowMarket = (cmd: number) => cmd === 2 || cmd === 5 || cmd === 7;
+
+export interface PendingPrices {
+  trigger_price: number;
+  limit_price?: number | null | undefined;
+  sl?: number | null | undefined;
+  tp?: number | null | undefined;
+  trailing_stop?: number | null | undefined;
+}
+
+export interface NewPendingOrder extends PendingPrices {
+  login: number;
+  symbol: string;
+  cmd: number;
+  volume: number;
+  expiry_at?: string | null | undefined;
+  comment?: string | null | undefined;
+}
+
+export function pendingOrderView(p: PendingOrder) {
+  return {
+    order: Number(p.ticket),
+    request_id: p.requestId,
+    login: Number(p.login),
+    symbol: p.symbol,
+    cmd: p.cmd,
+    volume: num(p.volume)!,
+    trigger_price: num(p.triggerPrice)!,
+    sl: num(p.sl),
+    tp: num(p.tp),
+    expiry_at: p.expiryAt?.toISOString() ?? null,
+    comment: p.comment ?? null,
+    status: p.status,
+    created_at: p.createdAt.toISOString(),
+    triggered_at: p.triggeredAt?.toISOString() ?? null,
+    filled_order: p.filledOrder === null || p.filledOrder === undefined ? null : Number(p.filledOrder),
+    limit_price: num(p.limitPrice),
+    trailing_stop: num(p.trailingStop),
+  };
+}
+
+/**
+ * The price rules of a pending order, each failure at its own field:
+ * - limit_price only on stop-limit orders, where it is required: below the trigger for a
+ *   buy, above it for a sell;
+ * - sl and tp around the price the order fills at (limit_price for stop-limit orders,
+ *   trigger_price otherwise): for buys sl < price < tp, for sells tp < price < sl;
+ * - trailing_stop > 0.
+ */
+export function checkPendingPrices(cmd: number, p: PendingPrices): void {
+  const trigger = dec(p.trigger_price);
+  if (isStopLimit(cmd)) {
+    if (p.limit_price === undefined || p.limit_price === null)
+      throw fieldError('body', ['limit_price'], 'A stop-limit order needs limit_price');
+    const limit = dec(p.limit_price);
+    if (isBuy(cmd) ? !limit.lt(trigger) : !limit.gt(trigger)) {
+      throw fieldError('body', ['limit_price'], `limit_price must be ${isBuy(cmd) ? 'below' : 'above'} trigger_price`);
+    }
+  } else if (p.limit_price !== undefined && p.limit_price !== null) {
+    throw fieldError('body', ['limit_price'], 'Only stop-limit orders (cmd 6 and 7) have a limit_price');
+  }
+  const price: Dec = isStopLimit(cmd) ? dec(p.limit_price!) : trigger;
+  const buy = isBuy(cmd);
+  if (p.sl !== undefined && p.sl !== null && (buy ? !dec(p.sl).lt(price) : !dec(p.sl).gt(price))) {
+    throw fieldError('body', ['sl'], `sl must be ${buy ? 'below' : 'above'} ${price.toFixed()}`);
+  }
+  if (p.tp !== undefined && p.tp !== null && (buy ? !dec(p.tp).gt(price) : !dec(p.tp).lt(price))) {
+    throw fieldError('body', ['tp'], `tp must be ${buy ? 'above' : 'below'} ${price.toFixed()}`);
+  }
+  if (p.trailing_stop !== undefined && p.trailing_stop !== null && !dec(p.trailing_stop).gt(0)) {
+    throw fieldError('body', ['trailing_stop'], 'trailing_stop must be greater than 0', 'greater_than');
+  }
+}
+
+/** A trigger must wait on the right side of the market: buys compare with the ask, sells with the bid. */
+async function checkTriggerSide(
+  em: EntityManager,
+  quotes: QuoteStore,
+  account: Account,
+  symbol: string,
+  cmd: number,
+  trigger: number,
+): Promise<void> {
+  const pricing = await PricingContext.load(em, quotes, account, [symbol]);
+  let market: Dec;
+  try {
+    const q = pricing.quote(symbol);
+    market = isBuy(cmd) ? q.ask : q.bid;
+  } catch (err) {
+    if (err instanceof PricingError) throw fieldError('body', ['symbol'], err.message);
+    throw err;
+  }
+  const below = triggersBelowMarket(cmd);
+  if (below ? !dec(trigger).lt(market) : !dec(trigger).gt(market)) {
+    throw fieldError(
+      'body',
+      ['trigger_price'],
+      `trigger_price must be ${below ? 'below' : 'above'} the market (${market.toFixed()})`,
+    );
+  }
+}
+
+export async function createPendingOrder(
+  em: EntityManager,
+  quotes: QuoteStore,
+  account: Account,
+  input: NewPendingOrder,
+): Promise<PendingOrder> {
+  checkPendingPrices(input.cmd, input);
+  await checkTriggerSide(em, quotes, account, input.symbol, input.cmd, input.trigger_price);
+  if (input.expiry_at && new Date(input.expiry_at).getTime() <= Date.now())
+    throw fieldError('body', ['expiry_at'], 'expiry_at must be in the future');
+  const order = em.create(PendingOrder, {
+    requestId: randomUUID(),
+    account,
+    login: account.login,
+    symbol: input.symbol,
+    cmd: input.cmd,
+    volume: dec(input.volume).toFixed(2),
+    triggerPrice: dec(input.trigger_price).toFixed(),
+    limitPrice: input.limit_price === undefined || input.limit_price === null ? null : dec(input.limit_price).toFixed(),
+    sl: input.sl === undefined || input.sl === null ? null : dec(input.sl).toFixed(),
+    tp: input.tp === undefined || input.tp === null ? null : dec(input.tp).toFixed(),
+    trailingStop: input.trailing_stop === undefined || input.trailing_stop === null ? null : dec(input.trailing_stop).toFixed(),
+    expiryAt: input.expiry_at ? new Date(input.expiry_at) : null,
+    comment: input.comment ?? null,
+  });
+  await em.flush();
+  await em.refresh(order);
+  return order;
+}
+
+/** The pending order `ticket` of `account`; a ticket of another account is 404, as if absent. */
+async function lockPendingOrder(tx: EntityManager, account: Account, ticket: number): Promise<PendingOrder> {
+  const order = await tx.findOne(
+    PendingOrder,
+    { ticket: String(ticket), account: account.id },
+    { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true },
+  );
+  if (!order) throw errors.notFound('Pending order');
+  if (order.status !== 'pending') throw errors.conflict('ORDER_NOT_PENDING', `Order ${ticket} is ${order.status}, not pending`);
+  return order;
+}
+
+export type PendingPatch = {
+  sl?: number | null;
+  tp?: number | null;
+  trailing_stop?: number | null;
+  trigger_price?: number;
+  limit_price?: number | null;
+};
+
+/**
+ * Endpoint 8: only the fields sent change (null clears sl, tp and trailing_stop); the
+ * merged prices must pass every rule; a new trigger must sit on the right side of the market.
+ */
+export async function modifyPendingOrder(
+  em: EntityManager,
+  quotes: QuoteStore,
+  account: Account,
+  ticket: number,
+  patch: PendingPatch,
+): Promise<PendingOrder> {
+  return em.transactional(async (tx) => {
+    const order = await lockPendingOrder(tx, account, ticket);
+    const merged: PendingPrices = {
+      trigger_price: patch.trigger_price ?? num(order.triggerPrice)!,
+      limit_price: 'limit_price' in patch ? patch.limit_price : num(order.limitPrice),
+      sl: 'sl' in patch ? patch.sl : num(order.sl),
+      tp: 'tp' in patch ? patch.tp : num(order.tp),
+      trailing_stop: 'trailing_stop' in patch ? patch.trailing_stop : num(order.trailingStop),
+    };
+    checkPendingPrices(order.cmd, merged);
+    if (patch.trigger_price !== undefined)
+      await checkTriggerSide(tx, quotes, account, order.symbol, order.cmd, patch.trigger_price);
+    const before = pendingOrderView(order);
+    const text = (v: number | null | undefined) => (v === undefined || v === null ? null : dec(v).toFixed());
+    if (patch.trigger_price !== undefined) order.triggerPrice = dec(patch.trigger_price).toFixed();
+    if ('limit_price' in patch) order.limitPrice = text(patch.limit_price);
+    if ('sl' in patch) order.sl = text(patch.sl);
+    if ('tp' in patch) order.tp = text(patch.tp);
+    if ('trailing_stop' in patch) order.trailingStop = text(patch.trailing_stop);
+    order.updatedAt = new Date();
+    recordEvent(tx, {
+      type: 'pending_order.modified',
+      aggregateType: 'pending_order',
+      aggregateId: order.ticket,
+      customerId: account.customer.id,
+      data: { before, after: pendingOrderView(order) },
+    });
+    return order;
+  });
+}
+
+export async function cancelPendingOrder(em: EntityManager, account: Account, ticket: number): Promise<PendingOrder> {
+  return em.transactional(async (tx) => {
+    const order = await lockPendingOrder(tx, account, ticket);
+    order.status = 'cancelled';
+    order.updatedAt = new Date();
+    recordEvent(tx, {
+      type: 'pending_order.cancelled',
+      aggregateType: 'pending_order',
+      aggregateId: order.ticket,
+      customerId: account.customer.id,
+      data: pendingOrderView(order),
+    });
+    return order;
+  });
+}
+
+export async function listPendingOrders(em: EntityManager, account: Account, status: PendingStatus | undefined) {
+  const orders = await em.find(
+    PendingOrder,
+    { account: account.id, ...(status ? { status } : {}) },
+    { orderBy: { ticket: 'desc' } },
+  );
+  return orders.map(pendingOrderView);
+}

@@ -1,0 +1,47 @@
+import { Entity, Index, ManyToOne, Property, type Ref } from '@mikro-orm/core';
+import { Account } from './account.entity';
+import { BaseEntity } from './base.entity';
+
+export const LEDGER_KINDS = [
+  'deposit',
+  'withdrawal',
+  'transfer_in',
+  'transfer_out',
+  'trade_profit',
+  'commission',
+  'payout',
+  'adjustment',
+] as const;
+export type LedgerKind = (typeof LEDGER_KINDS)[number];
+
+/**
+ * One balance change. Append-only (a trigger refuses UPDATE and DELETE) and written in the
+ * same transaction as the balance it changes: an account's balance is the sum of its rows.
+ */
+@Entity({ tableName: 'ledger_entries' })
+@Index({ properties: ['account', 'createdAt'] })
+@Index({ properties: ['referenceType', 'referenceId'] })
+export class LedgerEntry extends BaseEntity<'comment' | 'referenceType' | 'referenceId'> {
+  @ManyToOne({ entity: () => Account, ref: true, deleteRule: 'restrict' })
+  account!: Ref<Account>;
+
+  @Property({ type: 'string', length: 32 })
+  kind!: LedgerKind;
+
+  /** Signed, in the account's currency, 2 decimals. */
+  @Property({ type: 'decimal', columnType: 'numeric(20,2)' })
+  amount!: string;
+
+  @Property({ type: 'decimal', columnType: 'numeric(20,2)' })
+  balanceAfter!: string;
+
+  /** What caused it: an order ticket, a deposit id, a transfer... */
+  @Property({ type: 'string', length: 32, nullable: true })
+  referenceType?: string | null = null;
+
+  @Property({ type: 'string', length: 64, nullable: true })
+  referenceId?: string | null = null;
+
+  @Property({ type: 'string', length: 500, nullable: true })
+  comment?: string | null = null;
+}

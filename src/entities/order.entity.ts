@@ -1,0 +1,68 @@
+import { Entity, Enum, Index, ManyToOne, Property, Unique, type Ref } from '@mikro-orm/core';
+import { Account } from './account.entity';
+import { BaseEntity } from './base.entity';
+
+export type OrderStatus = 'open' | 'closed';
+
+/**
+ * A market order (a position): cmd 0 buy, 1 sell. Prices are the quote it traded at
+ * (buy at ask, sell at bid); profit is booked in the account currency when it closes.
+ */
+@Entity({ tableName: 'orders' })
+@Index({ properties: ['account', 'status'] })
+export class Order extends BaseEntity<
+  'ticket' | 'status' | 'sl' | 'tp' | 'comment' | 'closedAt' | 'closePrice' | 'profit' | 'closeReason' | 'bulkCloseRunId'
+> {
+  @Property({ type: 'bigint', columnType: 'bigint', defaultRaw: "nextval('order_ticket_seq')" })
+  @Unique()
+  ticket!: string;
+
+  @ManyToOne({ entity: () => Account, ref: true, deleteRule: 'restrict' })
+  account!: Ref<Account>;
+
+  @Property({ type: 'bigint', columnType: 'bigint' })
+  login!: string;
+
+  @Property({ type: 'string', length: 32 })
+  symbol!: string;
+
+  @Property({ type: 'smallint' })
+  cmd!: 0 | 1;
+
+  @Property({ type: 'decimal', columnType: 'numeric(12,2)' })
+  volume!: string;
+
+  @Property({ type: 'decimal', columnType: 'numeric(24,10)' })
+  openPrice!: string;
+
+  /** Contract size at opening, so later instrument edits do not change this position's value. */
+  @Property({ type: 'decimal', columnType: 'numeric(20,4)' })
+  contractSize!: string;
+
+  @Property({ type: 'decimal', columnType: 'numeric(24,10)', nullable: true })
+  sl?: string | null = null;
+
+  @Property({ type: 'decimal', columnType: 'numeric(24,10)', nullable: true })
+  tp?: string | null = null;
+
+  @Property({ type: 'string', length: 255, nullable: true })
+  comment?: string | null = null;
+
+  @Enum({ items: ['open', 'closed'], type: 'string' })
+  status: OrderStatus = 'open';
+
+  @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
+  closedAt?: Date | null = null;
+
+  @Property({ type: 'decimal', columnType: 'numeric(24,10)', nullable: true })
+  closePrice?: string | null = null;
+
+  @Property({ type: 'decimal', columnType: 'numeric(20,2)', nullable: true })
+  profit?: string | null = null;
+
+  @Property({ type: 'string', length: 32, nullable: true })
+  closeReason?: string | null = null;
+
+  @Property({ type: 'uuid', nullable: true })
+  bulkCloseRunId?: string | null = null;
+}

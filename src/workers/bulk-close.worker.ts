@@ -1,0 +1,14 @@
+import { BulkCloseFinishJob, BulkCloseTicketJob } from '../jobs/bulk-close.job';
+import { closeRunTicket, finishRun } from '../domain/orders/bulk-close';
+import { defineProcessor } from './processor';
+
+/** One ticket of a bulk close: its own transaction, its outcome recorded on the run's item. */
+export const bulkCloseTicketProcessor = defineProcessor(BulkCloseTicketJob, async ({ run_id, ticket }, { em, services }) => ({
+  status: await closeRunTicket(em, services.quotes, run_id, ticket),
+}));
+
+/** Runs after every ticket job of the run is done (or gave up): completes the run. */
+export const bulkCloseFinishProcessor = defineProcessor(BulkCloseFinishJob, async ({ run_id }, { em }) => {
+  await finishRun(em, run_id);
+  return { run_id };
+});
