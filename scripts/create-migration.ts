@@ -4,10 +4,34 @@
  * It migrates a scratch database up first, diffs, and prints the file to add to
  * src/db/migrations/index.ts.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { ensureDatabase, runMigrations } from '../src/db/database';
 import { ormConfig } from '../src/db/orm-config';
+
+/**
+ * MikroORM 6 reads a `default nextval('our_seq')` column as a serial it has to recreate,
+ * and so proposes the same type/default changes in every new migration. Those lines are
+ * dropped; a migration left with nothing else is deleted.
+ */
+const SEQUENCE_NOISE = [
+  /alter column "\w+" type (bigint|int8) using/,
+  /alter column "\w+" set default nextval\(/,
+  /create sequence if not exists "\w+_seq";/,
+  /select setval\('\w+_seq'/,
+];
+
+function dropSequenceNoise(file: string): boolean {
+  const lines = readFileSync(file, 'utf8').split('\n');
+  const kept = lines.filter((line) => !(line.includes('this.addSql(') && SEQUENCE_NOISE.some((re) => re.test(line))));
+  const upBody = kept.join('\n').split('override async down')[0] ?? '';
+  if (!upBody.includes('this.addSql(')) {
+    unlinkSync(file);
+    return false;
+  }
+  writeFileSync(file, kept.join('\n').replace(/\n{3,}/g, '\n\n'));
+  return true;
+}
 
 /** Appends the new migration to the explicit list that the runtime loads. */
 function registerMigration(name: string): void {
@@ -26,6 +50,7 @@ async function main(): Promise<void> {
   try {
     const result = await orm.getMigrator().createMigration('src/db/migrations', false, false, process.argv[2]);
     if (!result.fileName) console.log('No changes: entities match the migrations.');
+    else if (!dropSequenceNoise(`src/db/migrations/${result.fileName}`)) console.log('No changes beyond sequence-default noise.');
     else {
       registerMigration(result.fileName.replace(/\.ts$/, ''));
       console.log(`Wrote src/db/migrations/${result.fileName} and listed it in src/db/migrations/index.ts`);

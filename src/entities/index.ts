@@ -5,6 +5,7 @@ import { BackupCode } from './backup-code.entity';
 import { BaseEntity } from './base.entity';
 import { BulkCloseItem, BulkCloseRun } from './bulk-close.entity';
 import { DomainEvent } from './domain-event.entity';
+import { IdempotencyRecord } from './idempotency-record.entity';
 import { LedgerEntry } from './ledger-entry.entity';
 import { Order } from './order.entity';
 import { PendingOrder } from './pending-order.entity';
@@ -44,6 +45,7 @@ export const ENTITIES = [
   DomainEvent,
   BulkCloseRun,
   BulkCloseItem,
+  IdempotencyRecord,
 ];
 
 export {

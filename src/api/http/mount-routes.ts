@@ -5,6 +5,8 @@ import type { z } from 'zod';
 import { ValidationFailure, type Location, type ValidationItem } from '../../platform/errors';
 import type { AppServices } from '../../platform/services';
 import { zodIssuesToItems } from '../validation/zod-issues';
+import { abandonIdempotent, beginIdempotent, completeIdempotent, requestHash } from '../../domain/idempotency/idempotency';
+import type { Caller } from '../../domain/identity/caller';
 import { authorize, checkRouteFamilies } from './access';
 import { toExpressPath, type RouteSpec } from './route';
 
@@ -34,7 +36,23 @@ async function handle(route: RouteSpec, req: Request, res: Response, services: A
   const body = parsePart('body', route.body, req.body, items);
   if (items.length) throw new ValidationFailure(items);
 
-  const result = await RequestContext.create(em, () => route.handler({ body, query, params, em, services, caller, req, res }));
+  const key = route.idempotent ? req.get('idempotency-key') : undefined;
+  const claim =
+    key !== undefined && caller
+      ? await beginIdempotent(em.fork(), scopeOf(caller), key, requestHash(route.method, route.path, params, body))
+      : undefined;
+  if (claim?.kind === 'replay') {
+    res.set('Idempotent-Replayed', 'true').status(claim.status).json(claim.body);
+    return;
+  }
+  let result;
+  try {
+    result = await RequestContext.create(em, () => route.handler({ body, query, params, em, services, caller, req, res }));
+  } catch (err) {
+    if (claim) await abandonIdempotent(em.fork(), claim.recordId);
+    throw err;
+  }
+  if (claim) await completeIdempotent(em.fork(), claim.recordId, result?.status ?? 204, result?.body ?? null);
   if (route.raw || res.headersSent) return;
   if (!result) {
     res.status(204).end();
@@ -43,6 +61,11 @@ async function handle(route: RouteSpec, req: Request, res: Response, services: A
   if (result.headers) res.set(result.headers);
   if (result.body === undefined) res.status(result.status).end();
   else res.status(result.status).json(result.body);
+}
+
+function scopeOf(caller: Caller): string {
+  if (caller.kind === 'customer') return `customer:${caller.customerId}`;
+  return caller.kind === 'user' ? `user:${caller.userId}` : `api_token:${caller.tokenId}`;
 }
 
 function parsePart(where: Location, schema: z.ZodType | undefined, value: unknown, items: ValidationItem[]): unknown {

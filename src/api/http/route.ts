@@ -63,6 +63,8 @@ export interface RouteSpec<
   query?: Q;
   params?: P;
   responses: Record<number, ResponseSpec>;
+  /** Accepts an Idempotency-Key header: a retry with the same key and body replays the first answer. */
+  idempotent?: boolean;
   /** Responses that are not JSON (Prometheus text, HTML): the handler writes them itself. */
   raw?: boolean;
   handler: (ctx: HandlerContext<Infer<B>, Infer<Q>, Infer<P>>) => Promise<HandlerResult> | HandlerResult;

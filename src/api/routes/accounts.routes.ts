@@ -148,7 +148,10 @@ export const accountRoutes: RouteSpec[] = [
     path: '/api/backoffice/accounts/{login}/deposits',
     operationId: 'deposit',
     summary: 'Credit an account',
+    description:
+      'Accepts an Idempotency-Key header: the same key and body within 24 hours replays the first answer; another body is 422; while the first is in flight, 409.',
     tags: ['money'],
+    idempotent: true,
     access: { kind: 'staff', permission: 'manage_accounts' },
     params: LoginParam,
     body: z.object({ amount: MoneyAmount, comment: z.string().max(500).optional() }),
