@@ -16,7 +16,8 @@ export const API_VERSION = '1.0.0';
 export function createApp(services: AppServices, routes: RouteSpec[] = ROUTES): Express {
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', 'loopback, linklocal, uniquelocal');
+  // Only these hops may name the client in X-Forwarded-For; anything else could dodge the login throttle.
+  app.set('trust proxy', services.config.trustProxy);
   app.set('query parser', 'simple');
 
   app.use(requestId);

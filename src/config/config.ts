@@ -63,6 +63,7 @@ const EnvSchema = z.object({
   WORKER_LOCK_MS: integerText(1000, 600000).default(30000),
   BULK_CLOSE_WAIT_MS: integerText(0, 600000).default(30000),
   BODY_LIMIT_BYTES: integerText(1024, 50 * 1024 * 1024).default(1024 * 1024),
+  TRUST_PROXY: z.string().min(1).max(500).default('loopback'),
 });
 
 /** Variables whose values must never be echoed back, not even in an error message. */
@@ -96,6 +97,8 @@ export interface Config {
   /** How long POST /orders/bulk-close waits for its result before answering 202. */
   bulkCloseWaitMs: number;
   bodyLimitBytes: number;
+  /** express 'trust proxy': which hops may set X-Forwarded-For (the client address throttling sees). */
+  trustProxy: string;
 }
 
 type Env = Record<string, string | undefined>;
@@ -159,5 +162,6 @@ export function loadConfig(env: Env = process.env): Config {
     workerLockMs: e.WORKER_LOCK_MS,
     bulkCloseWaitMs: e.BULK_CLOSE_WAIT_MS,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    trustProxy: e.TRUST_PROXY,
   });
 }

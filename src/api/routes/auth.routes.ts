@@ -33,6 +33,9 @@ const SessionSchema = z.object({
   current: z.boolean(),
 });
 
+/** Token answers must not be cached by any intermediary (RFC 6749, section 5.1). */
+const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
+
 function clientOf(req: Request): ClientInfo {
   return { ip: req.ip ?? null, userAgent: req.get('user-agent') ?? null };
 }
@@ -58,7 +61,7 @@ function loginRoute(path: string, type: PrincipalType, who: string): RouteSpec {
       const result = await login(em, services.identity, type, body, clientOf(req));
       if (result.kind === 'totp_required')
         return json(202, { code: 'TOTP_REQUIRED', detail: 'Send totp_code with the password' });
-      return json(200, result.pair);
+      return json(200, result.pair, NO_STORE);
     },
   });
 }
@@ -89,7 +92,8 @@ export const authRoutes: RouteSpec[] = [
       200: { description: 'New token pair', schema: TokenPairSchema },
       401: { description: 'Invalid, expired or reused' },
     },
-    handler: async ({ body, em, services }) => json(200, await refreshSession(em, services.identity, body.refresh_token)),
+    handler: async ({ body, em, services }) =>
+      json(200, await refreshSession(em, services.identity, body.refresh_token), NO_STORE),
   }),
   defineRoute({
     method: 'get',

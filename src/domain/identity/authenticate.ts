@@ -32,7 +32,11 @@ export async function authenticate(
   const claims = await identity.accessTokens.verify(token);
   if (!claims) throw errors.unauthenticated('The access token is invalid or expired');
   const facts = await sessionFacts(em, identity, claims.sid, claims.type);
-  if (!facts || facts.principalId !== claims.sub) throw errors.unauthenticated('The session has been revoked');
+  // A cache hit knows the session only by id, so the token's type is checked against the
+  // session's here too (Postgres checks it in its query): else a token naming a staff
+  // session with type `customer` would pass while the session is cached and fail after.
+  if (!facts || facts.principalId !== claims.sub || facts.principalType !== claims.type)
+    throw errors.unauthenticated('The session has been revoked');
   return claims.type === 'user'
     ? { kind: 'user', userId: claims.sub, sessionId: claims.sid, permissions: new Set(facts.permissions) }
     : { kind: 'customer', customerId: claims.sub, sessionId: claims.sid };
@@ -58,7 +62,11 @@ async function sessionFacts(
     if (redisUp && session) await identity.sessions.fill(sessionId, { state: 'revoked' }).catch(() => undefined);
     return undefined;
   }
-  const facts: SessionFacts = { principalId: principal.id, permissions: await permissionsOf(em, type, principal.id) };
+  const facts: SessionFacts = {
+    principalId: principal.id,
+    principalType: type,
+    permissions: await permissionsOf(em, type, principal.id),
+  };
   if (redisUp) await identity.sessions.fill(sessionId, { state: 'active', ...facts }).catch(() => undefined);
   return facts;
 }

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Config } from '../../config/config';
+import type { PrincipalType } from '../../entities/session.entity';
 import { SecretBox } from '../../platform/crypto';
 import { AccessTokens } from './access-tokens';
 import { AuthCache } from './auth-cache';
@@ -7,6 +8,8 @@ import { LoginThrottle } from './login-throttle';
 
 export interface SessionFacts {
   principalId: string;
+  /** Checked against the token's `type` claim: the cache key is the session id alone. */
+  principalType: PrincipalType;
   /** Staff permissions; empty for customers. */
   permissions: string[];
 }

@@ -5,13 +5,50 @@ import { errors } from '../../platform/errors';
  * Failed-login throttling, in Redis fixed windows of 15 minutes:
  * - per account and client address: 5 failures, then that address waits out the window;
  * - per client address: 30 failures across all accounts (credential stuffing);
- * - per account from everywhere: 100 failures, a backstop against distributed guessing.
- * A stranger can therefore block only their own address; the owner, from another address,
- * is blocked only by a distributed attack of 100 failures, and then for at most 15 minutes.
- * A successful login clears the account-and-address counter.
+ * - per account from everywhere: 100 failures, a backstop against distributed guessing,
+ *   which does not apply to addresses the account has logged in from before (kept 90 days).
+ * A stranger can therefore block only their own address, and never locks the owner out of
+ * the places the owner uses; a new address of the owner's waits at most 15 minutes during
+ * a distributed attack. A successful login clears the account-and-address counter.
+ *
+ * An attempt is counted as a failure before the password is checked and given back when it
+ * turns out not to be one. Counting only after the check let parallel guesses all pass the
+ * check before the first failure was counted (30 parallel guesses: 25 were tried, not 5).
  */
 const WINDOW_SECONDS = 15 * 60;
+const KNOWN_ADDRESS_SECONDS = 90 * 24 * 3600;
 const LIMITS = { pair: 5, address: 30, account: 100 } as const;
+
+/**
+ * KEYS: the pair, address and account counters, then the account's known addresses;
+ * ARGV: the three limits, the window, the address. Refuses with the longest wait when any
+ * counter is spent (counting nothing), else counts the attempt in all three. The account
+ * counter does not refuse an address the account has logged in from before.
+ */
+const TAKE_ATTEMPT = `
+local window = tonumber(ARGV[4])
+local known = redis.call('SISMEMBER', KEYS[4], ARGV[5]) == 1
+local wait = 0
+for i = 1, 3 do
+  if not (i == 3 and known) and tonumber(redis.call('GET', KEYS[i]) or '0') >= tonumber(ARGV[i]) then
+    local ttl = redis.call('TTL', KEYS[i])
+    if ttl <= 0 then ttl = window end
+    if ttl > wait then wait = ttl end
+  end
+end
+if wait > 0 then return wait end
+for i = 1, 3 do
+  redis.call('INCR', KEYS[i])
+  redis.call('EXPIRE', KEYS[i], window, 'NX')
+end
+return 0`;
+
+/** Takes back one counted attempt; a counter whose window ended meanwhile is left alone. */
+const GIVE_BACK = `
+for i = 1, #KEYS do
+  if tonumber(redis.call('GET', KEYS[i]) or '0') > 0 then redis.call('DECR', KEYS[i]) end
+end
+return 0`;
 
 export class LoginThrottle {
   constructor(
@@ -21,33 +58,51 @@ export class LoginThrottle {
 
   private keys(kind: string, email: string, ip: string) {
     const base = `${this.prefix}:login-fail:${kind}`;
-    return { pair: `${base}:pair:${email}|${ip}`, address: `${base}:ip:${ip}`, account: `${base}:acct:${email}` };
+    return {
+      pair: `${base}:pair:${email}|${ip}`,
+      address: `${base}:ip:${ip}`,
+      account: `${base}:acct:${email}`,
+      known: `${this.prefix}:login-known:${kind}:${email}`,
+    };
   }
 
-  /** Throws 429 RATE_LIMITED with Retry-After when any window is exhausted. */
-  async check(kind: string, email: string, ip: string): Promise<void> {
-    const keys = this.keys(kind, email, ip);
-    const names = Object.keys(keys) as Array<keyof typeof keys>;
-    const pipeline = this.redis.multi();
-    for (const name of names) pipeline.get(keys[name]).ttl(keys[name]);
-    const results = (await pipeline.exec()) ?? [];
-    let retryAfter = 0;
-    names.forEach((name, i) => {
-      const count = Number(results[i * 2]?.[1] ?? 0);
-      const ttl = Number(results[i * 2 + 1]?.[1] ?? 0);
-      if (count >= LIMITS[name]) retryAfter = Math.max(retryAfter, ttl > 0 ? ttl : WINDOW_SECONDS);
-    });
-    if (retryAfter > 0) throw errors.rateLimited(retryAfter);
+  /**
+   * Throws 429 RATE_LIMITED with Retry-After when any window is exhausted; otherwise counts
+   * this attempt as a failure until `succeed` or `notFailed` says otherwise.
+   */
+  async begin(kind: string, email: string, ip: string): Promise<void> {
+    const k = this.keys(kind, email, ip);
+    const wait = Number(
+      await this.redis.eval(
+        TAKE_ATTEMPT,
+        4,
+        k.pair,
+        k.address,
+        k.account,
+        k.known,
+        LIMITS.pair,
+        LIMITS.address,
+        LIMITS.account,
+        WINDOW_SECONDS,
+        ip,
+      ),
+    );
+    if (wait > 0) throw errors.rateLimited(wait);
   }
 
-  async fail(kind: string, email: string, ip: string): Promise<void> {
-    const keys = this.keys(kind, email, ip);
-    const pipeline = this.redis.multi();
-    for (const key of Object.values(keys)) pipeline.incr(key).expire(key, WINDOW_SECONDS, 'NX');
-    await pipeline.exec();
-  }
-
+  /**
+   * The attempt logged in: the account-and-address counter starts again, the others get
+   * their count back, and the address becomes one the account is known to use.
+   */
   async succeed(kind: string, email: string, ip: string): Promise<void> {
-    await this.redis.del(this.keys(kind, email, ip).pair);
+    const keys = this.keys(kind, email, ip);
+    await this.redis.multi().del(keys.pair).sadd(keys.known, ip).expire(keys.known, KNOWN_ADDRESS_SECONDS).exec();
+    await this.redis.eval(GIVE_BACK, 2, keys.address, keys.account);
+  }
+
+  /** The attempt was not a failure (a right password still waiting for its second factor). */
+  async notFailed(kind: string, email: string, ip: string): Promise<void> {
+    const keys = this.keys(kind, email, ip);
+    await this.redis.eval(GIVE_BACK, 3, keys.pair, keys.address, keys.account);
   }
 }

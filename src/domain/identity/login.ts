@@ -32,18 +32,18 @@ export async function login(
 ): Promise<LoginResult> {
   const email = normalizeEmail(input.email);
   const address = client.ip ?? 'unknown';
-  await identity.throttle.check(type, email, address);
+  // Counts this attempt as a failure up front (see LoginThrottle): every refusal below stays counted.
+  await identity.throttle.begin(type, email, address);
 
   const principal = await findPrincipalByEmail(em, type, email);
   const passwordOk = await verifyPassword(principal?.passwordHash, input.password);
-  if (!principal || !passwordOk || !principal.isActive) {
-    await identity.throttle.fail(type, email, address);
-    throw invalidCredentials();
-  }
+  if (!principal || !passwordOk || !principal.isActive) throw invalidCredentials();
   if (principal.totpEnabled) {
-    if (!input.totp_code) return { kind: 'totp_required' };
+    if (!input.totp_code) {
+      await identity.throttle.notFailed(type, email, address);
+      return { kind: 'totp_required' };
+    }
     if (!(await verifySecondFactor(em, identity, type, principal, input.totp_code))) {
-      await identity.throttle.fail(type, email, address);
       throw new AppError(401, 'INVALID_TOTP_CODE', 'The two-factor code is not valid');
     }
   }

@@ -64,6 +64,7 @@ export async function openSession(
   await identity.sessions.fill(session.id, {
     state: 'active',
     principalId,
+    principalType: type,
     permissions: await permissionsOf(em, type, principalId),
   });
   return pairFor(em, identity, session, refreshToken);

@@ -87,7 +87,9 @@ export async function refreshPermissions(em: EntityManager, identity: Identity, 
   for (const userId of userIds) {
     const permissions = await permissionsOf(em, 'user', userId);
     const sessions = await em.find(Session, { principalType: 'user', principalId: userId, revokedAt: null }, { fields: ['id'] });
-    await Promise.all(sessions.map((s) => identity.sessions.replace(s.id, { principalId: userId, permissions })));
+    await Promise.all(
+      sessions.map((s) => identity.sessions.replace(s.id, { principalId: userId, principalType: 'user', permissions })),
+    );
   }
 }
 

@@ -1,0 +1,30 @@
+import { ADMIN } from '../../helpers/identity';
+import { startTestApp, type TestApp } from '../../helpers/test-app';
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp({ label: 'knownaddr' });
+});
+afterAll(() => app?.stop());
+
+const login = (password: string, address: string) =>
+  app.request('POST', '/api/admin/users/login', {
+    body: { email: ADMIN.email, password },
+    headers: { 'x-forwarded-for': address },
+  });
+
+test('when strangers spend the account-wide failure budget, then the owner still logs in from a known address but a new one waits', async () => {
+  expect((await login(ADMIN.password, '10.9.9.9')).status).toBe(200);
+  // 20 addresses × 5 failures: the per-address-and-account limit never trips, the account-wide one does.
+  for (let a = 0; a < 20; a++) {
+    const results = await Promise.all(Array.from({ length: 5 }, () => login('wrong-password', `203.0.113.${a + 1}`)));
+    expect(results.every((r) => r.status === 401)).toBe(true);
+  }
+  const known = await login(ADMIN.password, '10.9.9.9');
+  expect(known.status).toBe(200);
+  expect(known.headers.get('cache-control')).toBe('no-store');
+  const fresh = await login(ADMIN.password, '198.51.100.7');
+  expect(fresh.status).toBe(429);
+  expect(Number(fresh.headers.get('retry-after'))).toBeGreaterThan(0);
+  expect(Number(fresh.headers.get('retry-after'))).toBeLessThanOrEqual(900);
+});
