@@ -73,6 +73,6 @@ function parsePart(where: Location, schema: z.ZodType | undefined, value: unknow
   // reportInput: the failing value tells "missing" (undefined) apart from a wrong type.
   const parsed = schema.safeParse(value, { reportInput: true });
   if (parsed.success) return parsed.data;
-  items.push(...zodIssuesToItems(where, parsed.error.issues, schema));
+  items.push(...zodIssuesToItems(where, parsed.error.issues, schema, value));
   return undefined;
 }

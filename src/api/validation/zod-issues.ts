@@ -35,7 +35,11 @@ function plural(n: number | bigint, word: string): string {
   return `${n} ${word}${Number(n) === 1 ? '' : 's'}`;
 }
 
-function describe(issue: Issue, root: z.ZodType): [string, string] {
+function describe(issue: Issue, root: z.ZodType, absent: boolean): [string, string] {
+  // An absent field is `missing` whatever its schema: zod reports a missing enum or literal
+  // as invalid_value, and a missing coerced query number as NaN (not undefined), so the raw
+  // input decides, not issue.input.
+  if (absent && (issue.code === 'invalid_type' || issue.code === 'invalid_value')) return ['missing', 'Field required'];
   switch (issue.code) {
     case 'invalid_type': {
       if (issue.input === undefined) return ['missing', 'Field required'];
@@ -94,9 +98,21 @@ function maxDepth(issues: Issue[]): number {
   return Math.max(0, ...issues.map((i) => i.path.length + (i.code === 'invalid_type' ? 0 : 0.5)));
 }
 
-export function zodIssuesToItems(where: Location, issues: readonly Issue[], root: z.ZodType): ValidationItem[] {
+/** The raw input at `path`, or undefined when any step of it is absent. */
+function rawAt(input: unknown, path: readonly PropertyKey[]): unknown {
+  let value = input;
+  for (const key of path) {
+    if (value === null || typeof value !== 'object' || !Object.prototype.hasOwnProperty.call(value, key)) return undefined;
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  return value;
+}
+
+/** `input` is the raw value that was parsed (body, query or path params), to tell absent fields apart. */
+export function zodIssuesToItems(where: Location, issues: readonly Issue[], root: z.ZodType, input?: unknown): ValidationItem[] {
   return issues.flatMap(flattenUnion).map((issue) => {
-    const [type, msg] = describe(issue, root);
+    const absent = input !== undefined && rawAt(input, issue.path) === undefined;
+    const [type, msg] = describe(issue, root, absent);
     const path = issue.path.map((p) => (typeof p === 'number' ? p : String(p)));
     return { loc: [where, ...path], msg, type };
   });

@@ -33,6 +33,15 @@ export async function openTradingAccount(
   return account;
 }
 
+/**
+ * Orders are for trading accounts only. The wallet has no group, so an order on it would
+ * trade with no spread, leverage 1 and none of a group's disabled instruments: refused.
+ */
+export function assertTradingAccount(account: Account): void {
+  if (account.kind === 'wallet')
+    throw fieldError('body', ['login'], 'The wallet account does not trade: use a live, demo or prop account');
+}
+
 export async function findAccountByLogin(em: EntityManager, login: number | string): Promise<Account | null> {
   return em.findOne(Account, { login: String(login) }, { populate: ['group'] });
 }

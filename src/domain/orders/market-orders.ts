@@ -5,7 +5,7 @@ import { Order } from '../../entities/order.entity';
 import { D, dec, money, num, type Dec } from '../../platform/decimal';
 import { errors, fieldError } from '../../platform/errors';
 import type { QuoteStore } from '../prices/quote-store';
-import { lockAccounts } from '../accounts/accounts';
+import { assertTradingAccount, lockAccounts } from '../accounts/accounts';
 import { recordEvent } from '../events/outbox';
 import { postToLedger } from '../ledger/ledger';
 import { PricingContext, PricingError } from './pricing-context';
@@ -75,12 +75,19 @@ export function metricsOf(account: Account, open: Order[], pricing: PricingConte
       if (!(err instanceof PricingError)) throw err;
     }
     if (!quoteCurrency) continue;
+    let rate: Dec;
     try {
-      floating = floating.plus(pricing.toAccountCurrency(profit, quoteCurrency));
-      margin = margin.plus(pricing.toAccountCurrency(marginInQuoteCurrency(volume, contract, current, leverage), quoteCurrency));
+      rate = pricing.toAccountCurrency(new D(1), quoteCurrency);
     } catch (err) {
       if (!(err instanceof PricingError)) throw err;
+      // Without its quote, a symbol whose base is the account currency (USDJPY on a USD
+      // account) has no conversion either. Its own price is that rate: without this
+      // fallback its margin counted as 0 and the free-margin check let new orders past it.
+      if (pricing.instrument(o.symbol)?.baseCurrency !== account.currency) continue;
+      rate = new D(1).div(current);
     }
+    floating = floating.plus(profit.times(rate));
+    margin = margin.plus(marginInQuoteCurrency(volume, contract, current, leverage).times(rate));
   }
   const balance = dec(account.balance);
   const equity = money(balance.plus(floating));
@@ -122,6 +129,7 @@ export async function openMarketOrder(
   account: Account,
   input: NewMarketOrder,
 ): Promise<Order> {
+  assertTradingAccount(account);
   return em.transactional(async (tx) => {
     const locked = (await lockAccounts(tx, [account.id])).get(account.id)!;
     const open = await tx.find(Order, { account: locked.id, status: 'open' });

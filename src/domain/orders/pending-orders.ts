@@ -6,6 +6,7 @@ import { PendingOrder, type PendingStatus } from '../../entities/pending-order.e
 import { dec, num, type Dec } from '../../platform/decimal';
 import { errors, fieldError } from '../../platform/errors';
 import type { QuoteStore } from '../prices/quote-store';
+import { assertTradingAccount } from '../accounts/accounts';
 import { recordEvent } from '../events/outbox';
 import { PricingContext, PricingError } from './pricing-context';
 
@@ -130,6 +131,7 @@ export async function createPendingOrder(
   account: Account,
   input: NewPendingOrder,
 ): Promise<PendingOrder> {
+  assertTradingAccount(account);
   checkPendingPrices(input.cmd, input);
   await checkTriggerSide(em, quotes, account, input.symbol, input.cmd, input.trigger_price);
   if (input.expiry_at && new Date(input.expiry_at).getTime() <= Date.now())
