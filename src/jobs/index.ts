@@ -1,9 +1,16 @@
 import type { JobDefinition } from './job-definition';
 import { BulkCloseFinishJob, BulkCloseTicketJob } from './bulk-close.job';
+import { ExpirePendingOrdersJob } from './expire-pending-orders.job';
 import { SendMailJob } from './send-mail.job';
 import { SimulatorTickJob } from './simulator-tick.job';
 
 /** Every job the system runs. The worker tier refuses to start unless each has exactly one processor. */
-export const JOB_DEFINITIONS: JobDefinition[] = [SendMailJob, SimulatorTickJob, BulkCloseTicketJob, BulkCloseFinishJob];
+export const JOB_DEFINITIONS: JobDefinition[] = [
+  SendMailJob,
+  SimulatorTickJob,
+  BulkCloseTicketJob,
+  BulkCloseFinishJob,
+  ExpirePendingOrdersJob,
+];
 
-export { BulkCloseFinishJob, BulkCloseTicketJob, SendMailJob, SimulatorTickJob };
+export { BulkCloseFinishJob, BulkCloseTicketJob, ExpirePendingOrdersJob, SendMailJob, SimulatorTickJob };

@@ -15,6 +15,8 @@ export interface JobDefinition<N extends string = string, S extends z.ZodType = 
   options: JobsOptions & { attempts: number };
   /** BullMQ job ids may not contain ':' . */
   jobId?: (payload: z.output<S>) => string;
+  /** A housekeeping job the worker tier keeps scheduled (with an empty payload) while it runs. */
+  schedule?: { id: string; everyMs: number };
 }
 
 export type PayloadOf<D extends JobDefinition> = z.output<D['schema']>;

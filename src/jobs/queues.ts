@@ -6,6 +6,7 @@ export const QUEUES = {
   mail: 'mail',
   simulator: 'simulator',
   bulkClose: 'bulk-close',
+  orders: 'orders',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];

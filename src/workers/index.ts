@@ -1,5 +1,6 @@
 import type { Processor } from './processor';
 import { bulkCloseFinishProcessor, bulkCloseTicketProcessor } from './bulk-close.worker';
+import { expirePendingOrdersProcessor } from './expire-pending-orders.worker';
 import { sendMailProcessor } from './send-mail.worker';
 import { simulatorTickProcessor } from './simulator-tick.worker';
 
@@ -9,4 +10,5 @@ export const PROCESSORS: Processor[] = [
   simulatorTickProcessor,
   bulkCloseTicketProcessor,
   bulkCloseFinishProcessor,
+  expirePendingOrdersProcessor,
 ];

@@ -69,6 +69,10 @@ export async function startWorkers(
   });
   for (const w of workers) void w.run();
   await Promise.all(workers.map((w) => w.waitUntilReady()));
+  // Housekeeping schedules: upserting is idempotent, so every worker process may do it.
+  for (const def of definitions.filter((d) => d.schedule)) {
+    await services.jobs.schedule(def, def.schedule!.id, def.schedule!.everyMs, {});
+  }
   logger.info({ queues, concurrency: config.workerConcurrency }, 'workers started');
 
   return {

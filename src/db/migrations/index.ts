@@ -5,6 +5,7 @@ import { Migration20261122192311_Identity } from './Migration20261122192311_Iden
 /** Every committed migration, oldest first. `npm run migration:create` writes new ones and lists them here. */ import { Migration20261122193005_GroupsAccounts } from './Migration20261122193005_GroupsAccounts';
 import { Migration20261122193400_Trading } from './Migration20261122193400_Trading';
 import { Migration20261122194044_Idempotency } from './Migration20261122194044_Idempotency';
+import { Migration20261122195900_LedgerNoTruncate } from './Migration20261122195900_LedgerNoTruncate';
 
 export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122185420', class: Migration20261122185420 },
@@ -12,4 +13,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122193005_GroupsAccounts', class: Migration20261122193005_GroupsAccounts },
   { name: 'Migration20261122193400_Trading', class: Migration20261122193400_Trading },
   { name: 'Migration20261122194044_Idempotency', class: Migration20261122194044_Idempotency },
+  { name: 'Migration20261122195900_LedgerNoTruncate', class: Migration20261122195900_LedgerNoTruncate },
 ];

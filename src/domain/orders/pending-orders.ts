@@ -165,7 +165,36 @@ async function lockPendingOrder(tx: EntityManager, account: Account, ticket: num
   );
   if (!order) throw errors.notFound('Pending order');
   if (order.status !== 'pending') throw errors.conflict('ORDER_NOT_PENDING', `Order ${ticket} is ${order.status}, not pending`);
+  // Past its expiry an order is expired even before the expiry job has marked it.
+  if (order.expiryAt && order.expiryAt.getTime() <= Date.now())
+    throw errors.conflict('ORDER_NOT_PENDING', `Order ${ticket} has expired`);
   return order;
+}
+
+/**
+ * Marks pending orders past their expiry as expired, each with its event, in one
+ * transaction; run by a scheduled job. Returns how many expired.
+ */
+export async function expireDuePendingOrders(em: EntityManager): Promise<number> {
+  return em.transactional(async (tx) => {
+    const due = await tx.find(
+      PendingOrder,
+      { status: 'pending', expiryAt: { $lte: new Date() } },
+      { lockMode: LockMode.PESSIMISTIC_WRITE, populate: ['account'], limit: 1000 },
+    );
+    for (const order of due) {
+      order.status = 'expired';
+      order.updatedAt = new Date();
+      recordEvent(tx, {
+        type: 'pending_order.expired',
+        aggregateType: 'pending_order',
+        aggregateId: order.ticket,
+        customerId: order.account.getEntity().customer.id,
+        data: pendingOrderView(order),
+      });
+    }
+    return due.length;
+  });
 }
 
 export type PendingPatch = {
