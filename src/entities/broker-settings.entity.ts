@@ -9,6 +9,11 @@ export class BrokerSettings {
   @Property({ type: 'integer' })
   accessTokenTtlSeconds = 900;
 
-  @Property({ type: 'datetime', columnType: 'timestamptz', onUpdate: () => new Date() })
+  /**
+   * Set by the code that changes the settings, never by an onUpdate hook: the hook would
+   * stamp a new time at flush, after the change's audit row had recorded the state "after",
+   * so the audit trail would disagree with the row and the answer (PATCH /api/admin/settings).
+   */
+  @Property({ type: 'datetime', columnType: 'timestamptz' })
   updatedAt: Date = new Date();
 }

@@ -6,17 +6,22 @@ import { errors } from '../../platform/errors';
 import type { AppServices } from '../../platform/services';
 import type { Access, RouteSpec } from './route';
 
-/** Path families and the access kinds their routes may declare (decisions, section 3). */
+/**
+ * Path families and the access kinds their routes may declare (decisions, section 3).
+ * Matched case-insensitively and including the bare prefix (`/api/crm`), because express
+ * routes that way: a route declared as `/API/Admin/x` or `/api/crm` is served at
+ * `/api/admin/x` and `/api/crm/`, and must not escape its family's rule.
+ */
 const FAMILIES: Array<{ prefix: RegExp; allowed: Access['kind'][] }> = [
-  { prefix: /^\/api\/(admin|crm|backoffice|platform)\//, allowed: ['staff'] },
-  { prefix: /^\/api\/customer\//, allowed: ['customer'] },
-  { prefix: /^\/customers\/me(\/|$)/, allowed: ['customer'] },
-  { prefix: /^\/(groups|orders|prop|risk|email-templates|webhooks|simulator)(\/|$)/, allowed: ['staff', 'staff_or_customer'] },
-  { prefix: /^\/auth\//, allowed: ['session'] },
+  { prefix: /^\/api\/(admin|crm|backoffice|platform)(\/|$)/i, allowed: ['staff'] },
+  { prefix: /^\/api\/customer(\/|$)/i, allowed: ['customer'] },
+  { prefix: /^\/customers\/me(\/|$)/i, allowed: ['customer'] },
+  { prefix: /^\/(groups|orders|prop|risk|email-templates|webhooks|simulator)(\/|$)/i, allowed: ['staff', 'staff_or_customer'] },
+  { prefix: /^\/auth(\/|$)/i, allowed: ['session'] },
 ];
 
 /** Password reset lives under /customers/ but outside /customers/me: public by the allow-list only. */
-const CUSTOMER_PUBLIC = { prefix: /^\/customers\//, allowed: [] as Access['kind'][] };
+const CUSTOMER_PUBLIC = { prefix: /^\/customers\//i, allowed: [] as Access['kind'][] };
 
 /** The only routes inside a guarded family that anyone may call without a token. */
 export const PUBLIC_ROUTES = new Set([
@@ -33,7 +38,7 @@ export function checkRouteFamilies(routes: RouteSpec[]): void {
   for (const route of routes) {
     const name = `${route.method.toUpperCase()} ${route.path}`;
     const family =
-      FAMILIES.find((f) => f.prefix.test(route.path)) ?? (route.path.startsWith('/customers/') ? CUSTOMER_PUBLIC : undefined);
+      FAMILIES.find((f) => f.prefix.test(route.path)) ?? (CUSTOMER_PUBLIC.prefix.test(route.path) ? CUSTOMER_PUBLIC : undefined);
     if (!family) continue;
     if (route.access.kind === 'public') {
       if (!PUBLIC_ROUTES.has(name)) problems.push(`${name} is public inside a guarded family but not in PUBLIC_ROUTES`);
