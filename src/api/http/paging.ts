@@ -1,3 +1,5 @@
+import type { EntityName, FilterQuery, FindOptions } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 
 /** `page` (from 1) and `page_size` query parameters, shared by every paged list. */
@@ -23,3 +25,21 @@ export function pageSchema<T extends z.ZodType>(item: T) {
 }
 
 export const IdParam = (name: string) => z.object({ [name]: z.uuid() });
+
+/** One page of an entity list, counted, mapped through its API view. */
+export async function findPage<T extends object, V>(
+  em: EntityManager,
+  entity: EntityName<T>,
+  where: FilterQuery<T>,
+  paging: { page: number; page_size: number },
+  options: { orderBy?: FindOptions<T>['orderBy']; populate?: readonly string[] },
+  view: (row: T) => V,
+) {
+  // MikroORM's option types are too deep for a generic helper; the shape is checked at each call.
+  const [rows, total] = await em.findAndCount(entity, where, {
+    ...options,
+    limit: paging.page_size,
+    offset: (paging.page - 1) * paging.page_size,
+  } as never);
+  return pageOf((rows as T[]).map(view), total, paging.page, paging.page_size);
+}

@@ -11,7 +11,7 @@ import { LedgerEntry } from '../../entities/ledger-entry.entity';
 import { errors } from '../../platform/errors';
 import { asCustomer, asStaff } from '../http/access';
 import { LoginQuery, MoneyAmount } from '../http/amounts';
-import { pageOf, pageQuery, pageSchema } from '../http/paging';
+import { findPage, pageQuery, pageSchema } from '../http/paging';
 import { defineRoute, json, type RouteSpec } from '../http/route';
 
 export const AccountSchema = z.object({
@@ -187,22 +187,19 @@ export const accountRoutes: RouteSpec[] = [
     responses: { 200: { description: 'A page of ledger rows', schema: pageSchema(LedgerSchema) } },
     handler: async ({ params, query, em }) => {
       const account = await accessibleAccount(em, params.login, undefined);
-      const [rows, total] = await em.findAndCount(
-        LedgerEntry,
-        { account: account.id },
-        { orderBy: { createdAt: 'desc', id: 'desc' }, limit: query.page_size, offset: (query.page - 1) * query.page_size },
+      return json(
+        200,
+        await findPage(em, LedgerEntry, { account: account.id }, query, { orderBy: { createdAt: 'desc', id: 'desc' } }, (r) => ({
+          id: r.id,
+          kind: r.kind,
+          amount: r.amount,
+          balance_after: r.balanceAfter,
+          reference_type: r.referenceType ?? null,
+          reference_id: r.referenceId ?? null,
+          comment: r.comment ?? null,
+          created_at: r.createdAt.toISOString(),
+        })),
       );
-      const items = rows.map((r) => ({
-        id: r.id,
-        kind: r.kind,
-        amount: r.amount,
-        balance_after: r.balanceAfter,
-        reference_type: r.referenceType ?? null,
-        reference_id: r.referenceId ?? null,
-        comment: r.comment ?? null,
-        created_at: r.createdAt.toISOString(),
-      }));
-      return json(200, pageOf(items, total, query.page, query.page_size));
     },
   }),
 ];

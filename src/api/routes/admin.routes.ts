@@ -9,7 +9,7 @@ import { Role } from '../../entities/role.entity';
 import { StaffUser } from '../../entities/staff-user.entity';
 import { fieldError } from '../../platform/errors';
 import { asStaff } from '../http/access';
-import { pageOf, pageQuery, pageSchema } from '../http/paging';
+import { findPage, pageQuery, pageSchema } from '../http/paging';
 import { defineRoute, json, type RouteSpec } from '../http/route';
 
 const PermissionSchema = z.enum(PERMISSIONS);
@@ -97,12 +97,10 @@ export const adminRoutes: RouteSpec[] = [
     query: z.object(pageQuery()),
     responses: { 200: { description: 'A page of staff users by email', schema: pageSchema(StaffUserSchema) } },
     handler: async ({ query, em }) => {
-      const [users, total] = await em.findAndCount(
-        StaffUser,
-        {},
-        { orderBy: { email: 'asc' }, limit: query.page_size, offset: (query.page - 1) * query.page_size, populate: ['roles'] },
+      return json(
+        200,
+        await findPage(em, StaffUser, {}, query, { orderBy: { email: 'asc' }, populate: ['roles'] }, staffUserView),
       );
-      return json(200, pageOf(users.map(staffUserView), total, query.page, query.page_size));
     },
   }),
   defineRoute({
@@ -173,12 +171,7 @@ export const adminRoutes: RouteSpec[] = [
         ...(query.entity_id ? { entityId: query.entity_id } : {}),
         ...(Object.keys(created).length ? { createdAt: created } : {}),
       };
-      const [rows, total] = await em.findAndCount(AuditEntry, where, {
-        orderBy: { createdAt: 'desc', id: 'desc' },
-        limit: query.page_size,
-        offset: (query.page - 1) * query.page_size,
-      });
-      return json(200, pageOf(rows.map(auditView), total, query.page, query.page_size));
+      return json(200, await findPage(em, AuditEntry, where, query, { orderBy: { createdAt: 'desc', id: 'desc' } }, auditView));
     },
   }),
 ];

@@ -7,7 +7,7 @@ import { ApiToken } from '../../entities/api-token.entity';
 import { Customer } from '../../entities/customer.entity';
 import { errors } from '../../platform/errors';
 import { asCustomer, asStaff } from '../http/access';
-import { pageOf, pageQuery, pageSchema } from '../http/paging';
+import { findPage, pageQuery, pageSchema } from '../http/paging';
 import { defineRoute, json, type RouteSpec } from '../http/route';
 
 export const CustomerSchema = z.object({
@@ -73,12 +73,7 @@ export const crmRoutes: RouteSpec[] = [
     responses: { 200: { description: 'A page of customers', schema: pageSchema(CustomerSchema) } },
     handler: async ({ query, em }) => {
       const where = query.email ? { email: query.email.trim().toLowerCase() } : {};
-      const [rows, total] = await em.findAndCount(Customer, where, {
-        orderBy: { createdAt: 'desc', id: 'desc' },
-        limit: query.page_size,
-        offset: (query.page - 1) * query.page_size,
-      });
-      return json(200, pageOf(rows.map(customerView), total, query.page, query.page_size));
+      return json(200, await findPage(em, Customer, where, query, { orderBy: { createdAt: 'desc', id: 'desc' } }, customerView));
     },
   }),
   defineRoute({

@@ -4,8 +4,9 @@ import { cloneGroup, createGroup, deleteGroup, findGroup, groupView, updateGroup
 import { deleteGroupInstrument, listGroupInstruments, putGroupInstrument } from '../../domain/instruments/instruments';
 import { COMMISSION_TYPES, Group } from '../../entities/group.entity';
 import { asStaff } from '../http/access';
-import { pageOf, pageQuery, pageSchema } from '../http/paging';
+import { findPage, pageQuery, pageSchema } from '../http/paging';
 import { queryBool } from '../http/query';
+import { withPlaces } from '../http/amounts';
 import { defineRoute, json, type RouteSpec } from '../http/route';
 
 /** The bounds of the spec's Group table, shared by creation (with defaults) and PATCH (without). */
@@ -17,16 +18,16 @@ const groupFields = {
     .regex(/^[A-Z]{3}$/)
     .describe('ISO 4217 code, three capital letters'),
   default_leverage: z.int().min(1).max(1000),
-  margin_call_level: z.number().min(20).max(500),
-  stopout_level: z.number().min(5).max(80),
+  margin_call_level: withPlaces(z.number().min(20).max(500), 4),
+  stopout_level: withPlaces(z.number().min(5).max(80), 4),
   commission_type: z.enum(COMMISSION_TYPES),
-  commission_value: z.number().min(0).max(50),
+  commission_value: withPlaces(z.number().min(0).max(50), 4),
   swap_enabled: z.boolean(),
-  swap_multiplier: z.number().min(0.01).max(10),
+  swap_multiplier: withPlaces(z.number().min(0.01).max(10), 4),
   swap_free: z.boolean(),
   swap_free_days: z.int().min(0).max(365),
   is_islamic: z.boolean(),
-  max_exposure: z.number().min(0).max(1e15).nullable(),
+  max_exposure: withPlaces(z.number().min(0).max(1e15), 2).nullable(),
   net_max_exposure: z.boolean(),
 };
 
@@ -121,12 +122,7 @@ export const groupRoutes: RouteSpec[] = [
     responses: { 200: { description: 'A page of groups', schema: pageSchema(GroupSchema) } },
     handler: async ({ query, em }) => {
       const where = query.is_active === undefined ? {} : { isActive: query.is_active };
-      const [rows, total] = await em.findAndCount(Group, where, {
-        orderBy: { createdAt: 'asc', id: 'asc' },
-        limit: query.page_size,
-        offset: (query.page - 1) * query.page_size,
-      });
-      return json(200, pageOf(rows.map(groupView), total, query.page, query.page_size));
+      return json(200, await findPage(em, Group, where, query, { orderBy: { createdAt: 'asc', id: 'asc' } }, groupView));
     },
   }),
   defineRoute({
@@ -191,10 +187,13 @@ export const groupRoutes: RouteSpec[] = [
     params: GroupSymbol,
     body: z.object({
       enabled: z.boolean(),
-      spread: z.number().min(0).max(100_000).describe('Points added to the quote spread'),
-      commission_value: z.number().min(0).max(50).nullable().optional().describe("Overrides the group's commission_value"),
-      swap_long: z.number().min(-100_000).max(100_000),
-      swap_short: z.number().min(-100_000).max(100_000),
+      spread: withPlaces(z.number().min(0).max(100_000), 2).describe('Points added to the quote spread'),
+      commission_value: withPlaces(z.number().min(0).max(50), 4)
+        .nullable()
+        .optional()
+        .describe("Overrides the group's commission_value"),
+      swap_long: withPlaces(z.number().min(-100_000).max(100_000), 4),
+      swap_short: withPlaces(z.number().min(-100_000).max(100_000), 4),
     }),
     responses: {
       200: { description: 'Replaced', schema: GroupInstrumentSchema },

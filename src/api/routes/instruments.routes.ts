@@ -3,6 +3,7 @@ import { createInstrument, instrumentView } from '../../domain/instruments/instr
 import { Instrument } from '../../entities/instrument.entity';
 import { asStaff } from '../http/access';
 import { defineRoute, json, type RouteSpec } from '../http/route';
+import { withPlaces } from '../http/amounts';
 
 const Currency = z.string().regex(/^[A-Z]{3}$/);
 
@@ -33,7 +34,7 @@ export const instrumentRoutes: RouteSpec[] = [
         .describe('Capital letters, digits, dot, dash or underscore; up to 32'),
       description: z.string().max(500).nullable().optional(),
       digits: z.int().min(0).max(10),
-      contract_size: z.number().gt(0).max(1e12),
+      contract_size: withPlaces(z.number().gt(0).max(1e12), 4),
       base_currency: Currency,
       quote_currency: Currency,
     }),

@@ -109,10 +109,18 @@ export async function findGroup(em: EntityManager, id: string): Promise<Group> {
   return group;
 }
 
+/** Any fixed key: the transaction-level advisory lock that serialises making a group the default. */
+const DEFAULT_GROUP_LOCK = 0x67726f7570;
+
 /** Only one group is the default: making one default clears the flag elsewhere in the same transaction. */
 export async function updateGroup(em: EntityManager, actor: StaffCaller, id: string, patch: GroupPatch): Promise<Group> {
   try {
     return await em.transactional(async (tx) => {
+      // Bug fix: two requests making different groups default at once each cleared only the
+      // flags already committed, so both stayed default (and one waiting on the other's row
+      // could deadlock into a 500). They now take turns; the lock comes before the row lock
+      // so it cannot deadlock with it, and the clearing UPDATE sees the previous one's commit.
+      if (patch.is_default === true) await tx.execute('select pg_advisory_xact_lock(?)', [DEFAULT_GROUP_LOCK]);
       const group = await tx.findOne(Group, id, { lockMode: LockMode.PESSIMISTIC_WRITE });
       if (!group) throw errors.notFound('Group');
       const before = groupView(group);

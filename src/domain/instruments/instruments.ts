@@ -1,4 +1,4 @@
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import { LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Group } from '../../entities/group.entity';
 import { GroupInstrument } from '../../entities/group-instrument.entity';
@@ -93,7 +93,10 @@ export async function putGroupInstrument(
   terms: GroupInstrumentTerms,
 ) {
   return em.transactional(async (tx) => {
-    const group = await tx.findOne(Group, groupId);
+    // Bug fix: the group row is locked, so puts of one group take turns. Two first puts of a
+    // pair at once both found no row and both inserted it: the second was a 500 (primary key).
+    // Clones lock the same row, so a clone also copies the rows of one moment.
+    const group = await tx.findOne(Group, groupId, { lockMode: LockMode.PESSIMISTIC_WRITE });
     if (!group) throw errors.notFound('Group');
     const instrument = await findInstrument(tx, symbol);
     let row = await tx.findOne(GroupInstrument, { group: groupId, instrument: instrument.id });
@@ -108,6 +111,9 @@ export async function putGroupInstrument(
     };
     if (row) tx.assign(row, { ...values, updatedAt: new Date() });
     else row = tx.create(GroupInstrument, { group, instrument, ...values });
+    // Bug fix: written before the answer is built, which then shows the stored updated_at (the
+    // entity's onUpdate hook sets it again at flush; the answer used to be a few ms off).
+    await tx.flush();
     const after = groupInstrumentView(row, symbol);
     recordAudit(tx, actor, {
       action: before ? 'group_instrument.updated' : 'group_instrument.created',
