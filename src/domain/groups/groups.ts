@@ -1,10 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import { LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Group, type CommissionType } from '../../entities/group.entity';
 import { GroupInstrument } from '../../entities/group-instrument.entity';
 import { decText, num } from '../../platform/decimal';
 import { errors } from '../../platform/errors';
-import { recordAudit } from '../audit/audit';
+import { auditFields, recordAudit } from '../audit/audit';
 import type { StaffCaller } from '../identity/caller';
 import { cloneName } from './group-names';
 
@@ -90,18 +91,66 @@ function isNameClash(err: unknown): boolean {
 const nameTaken = (name: string) =>
   errors.conflict('NAME_TAKEN', `A group named "${name}" exists (names are compared ignoring case)`);
 
+/**
+ * Creates a group and its audit row in one SQL statement (a data-modifying CTE: atomic,
+ * one round trip). POST /groups is a hot path and the unit of work's flush cost more than
+ * the rest of the request; the row is built by the same entity and view code as elsewhere.
+ */
 export async function createGroup(em: EntityManager, actor: StaffCaller, terms: GroupTerms): Promise<Group> {
-  const group = em.create(Group, { name: terms.name } as Group);
+  const group = new Group();
+  group.name = terms.name;
   applyTerms(group, terms);
-  recordAudit(em, actor, { action: 'group.created', entityType: 'group', entityId: group.id, after: groupView(group) });
+  const audit = auditFields(actor, { action: 'group.created', entityType: 'group', entityId: group.id, after: groupView(group) });
   try {
-    await em.flush();
+    await em.execute(INSERT_GROUP_WITH_AUDIT, [
+      group.id,
+      group.createdAt,
+      group.updatedAt,
+      group.name,
+      group.description ?? null,
+      group.currency,
+      group.defaultLeverage,
+      group.marginCallLevel,
+      group.stopoutLevel,
+      group.commissionType,
+      group.commissionValue,
+      group.swapEnabled,
+      group.swapMultiplier,
+      group.swapFree,
+      group.swapFreeDays,
+      group.isIslamic,
+      group.maxExposure ?? null,
+      group.netMaxExposure,
+      group.maxOpenPositions ?? null,
+      group.isDefault,
+      group.isActive,
+      randomUUID(),
+      audit.actorType,
+      audit.actorId,
+      audit.apiTokenId,
+      audit.action,
+      audit.entityType,
+      audit.entityId,
+      JSON.stringify(audit.after),
+      audit.requestId,
+    ]);
   } catch (err) {
     if (isNameClash(err)) throw nameTaken(terms.name);
     throw err;
   }
   return group;
 }
+
+const INSERT_GROUP_WITH_AUDIT = `
+with g as (
+  insert into trading_groups (id, created_at, updated_at, name, description, currency, default_leverage, margin_call_level,
+    stopout_level, commission_type, commission_value, swap_enabled, swap_multiplier, swap_free, swap_free_days, is_islamic,
+    max_exposure, net_max_exposure, max_open_positions, is_default, is_active)
+  values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+  returning id, created_at
+)
+insert into audit_entries (id, created_at, updated_at, actor_type, actor_id, api_token_id, action, entity_type, entity_id, after, request_id)
+select ?, g.created_at, g.created_at, ?, ?, ?, ?, ?, ?, ?::jsonb, ? from g`;
 
 export async function findGroup(em: EntityManager, id: string): Promise<Group> {
   const group = await em.findOne(Group, id);
