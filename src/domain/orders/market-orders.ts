@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { LockMode } from '@mikro-orm/core';
-import type { Account } from '../../entities/account.entity';
+import { Account } from '../../entities/account.entity';
 import { Order } from '../../entities/order.entity';
 import { D, dec, money, num, type Dec } from '../../platform/decimal';
 import { errors, fieldError } from '../../platform/errors';
@@ -210,9 +210,10 @@ export async function closeOrderInTransaction(
   if (!order) return { kind: 'failed', reason: `Order ${ticket} does not exist` };
   if (order.status === 'closed') return { kind: 'closed', order, alreadyClosed: true };
 
-  const account = (await lockAccounts(tx, [order.account.id])).get(order.account.id)!;
-  await tx.populate(account, ['group']);
-  const pricing = await PricingContext.load(tx, quotes, account, [order.symbol]);
+  // Priced before the account is locked: every close of one account queues on that lock,
+  // so it is taken last and held only for the balance change and the commit.
+  const holder = await tx.findOneOrFail(Account, order.account.id, { populate: ['group'] });
+  const pricing = await PricingContext.load(tx, quotes, holder, [order.symbol]);
   let profit: Dec;
   let price: Dec;
   try {
@@ -224,6 +225,7 @@ export async function closeOrderInTransaction(
     if (err instanceof PricingError) return { kind: 'failed', reason: err.message };
     throw err;
   }
+  const account = (await lockAccounts(tx, [holder.id])).get(holder.id)!;
   order.status = 'closed';
   order.closedAt = new Date();
   order.closePrice = price.toFixed();
