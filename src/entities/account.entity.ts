@@ -1,5 +1,6 @@
 import { Entity, Enum, Index, ManyToOne, Property, Unique, type Ref } from '@mikro-orm/core';
 import { BaseEntity } from './base.entity';
+import { bigintText, decimalText } from './column-types';
 import { Customer } from './customer.entity';
 import { Group } from './group.entity';
 
@@ -19,7 +20,7 @@ export type AccountKind = (typeof ACCOUNT_KINDS)[number];
   expression: `create unique index "accounts_one_wallet_per_customer" on "accounts" ("customer_id") where "kind" = 'wallet'`,
 })
 export class Account extends BaseEntity<'login' | 'reserved' | 'balance' | 'leverage' | 'group'> {
-  @Property({ type: 'bigint', columnType: 'bigint', defaultRaw: "nextval('account_login_seq')" })
+  @Property({ type: bigintText(), columnType: 'bigint', defaultRaw: "nextval('account_login_seq')" })
   @Unique()
   login!: string;
 
@@ -40,9 +41,9 @@ export class Account extends BaseEntity<'login' | 'reserved' | 'balance' | 'leve
   @Property({ type: 'integer', nullable: true })
   leverage?: number | null = null;
 
-  @Property({ type: 'decimal', columnType: 'numeric(20,2)' })
+  @Property({ type: decimalText(), columnType: 'numeric(20,2)' })
   balance: string = '0';
 
-  @Property({ type: 'decimal', columnType: 'numeric(20,2)' })
+  @Property({ type: decimalText(), columnType: 'numeric(20,2)' })
   reserved: string = '0';
 }

@@ -1,5 +1,6 @@
 import { Entity, Enum, Index, PrimaryKey, Property } from '@mikro-orm/core';
 import { BaseEntity } from './base.entity';
+import { bigintText } from './column-types';
 
 export type BulkCloseStatus = 'running' | 'completed';
 export type BulkCloseItemStatus = 'pending' | 'closed' | 'failed';
@@ -8,7 +9,7 @@ export type BulkCloseItemStatus = 'pending' | 'closed' | 'failed';
 @Entity({ tableName: 'bulk_close_runs' })
 @Index({ properties: ['login', 'createdAt'] })
 export class BulkCloseRun extends BaseEntity<'status' | 'completedAt' | 'comment' | 'requestedBy'> {
-  @Property({ type: 'bigint', columnType: 'bigint' })
+  @Property({ type: bigintText(), columnType: 'bigint' })
   login!: string;
 
   @Property({ type: 'string', length: 255, nullable: true })
@@ -30,7 +31,7 @@ export class BulkCloseItem {
   @PrimaryKey({ type: 'uuid' })
   runId!: string;
 
-  @PrimaryKey({ type: 'bigint', columnType: 'bigint' })
+  @PrimaryKey({ type: bigintText(), columnType: 'bigint' })
   ticket!: string;
 
   @Enum({ items: ['pending', 'closed', 'failed'], type: 'string' })

@@ -1,3 +1,4 @@
+import { decimalText } from './column-types';
 import { Entity, ManyToOne, OptionalProps, PrimaryKeyProp, Property, type Ref } from '@mikro-orm/core';
 import { Group } from './group.entity';
 import { Instrument } from './instrument.entity';
@@ -18,17 +19,17 @@ export class GroupInstrument {
   enabled!: boolean;
 
   /** Added to the raw quote's spread, in points (10^-digits). */
-  @Property({ type: 'decimal', columnType: 'numeric(12,2)' })
+  @Property({ type: decimalText(), columnType: 'numeric(12,2)' })
   spread!: string;
 
   /** Overrides the group's commission_value for this instrument when set. */
-  @Property({ type: 'decimal', columnType: 'numeric(12,4)', nullable: true })
+  @Property({ type: decimalText(), columnType: 'numeric(12,4)', nullable: true })
   commissionValue?: string | null = null;
 
-  @Property({ type: 'decimal', columnType: 'numeric(12,4)' })
+  @Property({ type: decimalText(), columnType: 'numeric(12,4)' })
   swapLong!: string;
 
-  @Property({ type: 'decimal', columnType: 'numeric(12,4)' })
+  @Property({ type: decimalText(), columnType: 'numeric(12,4)' })
   swapShort!: string;
 
   @Property({ type: 'datetime', columnType: 'timestamptz' })

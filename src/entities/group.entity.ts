@@ -1,5 +1,6 @@
 import { Entity, Enum, Index, Property } from '@mikro-orm/core';
 import { BaseEntity } from './base.entity';
+import { decimalText } from './column-types';
 
 export const COMMISSION_TYPES = ['none', 'per_lot', 'per_deal', 'percent'] as const;
 export type CommissionType = (typeof COMMISSION_TYPES)[number];
@@ -28,22 +29,22 @@ export class Group extends BaseEntity<'isDefault' | 'isActive' | 'maxOpenPositio
   @Property({ type: 'integer' })
   defaultLeverage!: number;
 
-  @Property({ type: 'decimal', columnType: 'numeric(10,4)' })
+  @Property({ type: decimalText(), columnType: 'numeric(10,4)' })
   marginCallLevel!: string;
 
-  @Property({ type: 'decimal', columnType: 'numeric(10,4)' })
+  @Property({ type: decimalText(), columnType: 'numeric(10,4)' })
   stopoutLevel!: string;
 
   @Enum({ items: [...COMMISSION_TYPES], type: 'string' })
   commissionType!: CommissionType;
 
-  @Property({ type: 'decimal', columnType: 'numeric(12,4)' })
+  @Property({ type: decimalText(), columnType: 'numeric(12,4)' })
   commissionValue!: string;
 
   @Property({ type: 'boolean' })
   swapEnabled!: boolean;
 
-  @Property({ type: 'decimal', columnType: 'numeric(10,4)' })
+  @Property({ type: decimalText(), columnType: 'numeric(10,4)' })
   swapMultiplier!: string;
 
   @Property({ type: 'boolean' })
@@ -55,7 +56,7 @@ export class Group extends BaseEntity<'isDefault' | 'isActive' | 'maxOpenPositio
   @Property({ type: 'boolean' })
   isIslamic!: boolean;
 
-  @Property({ type: 'decimal', columnType: 'numeric(20,2)', nullable: true })
+  @Property({ type: decimalText(), columnType: 'numeric(20,2)', nullable: true })
   maxExposure?: string | null = null;
 
   @Property({ type: 'boolean' })

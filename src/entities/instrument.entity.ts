@@ -1,5 +1,6 @@
 import { Entity, Property, Unique } from '@mikro-orm/core';
 import { BaseEntity } from './base.entity';
+import { decimalText } from './column-types';
 
 /** A tradable symbol: EURUSD is 100,000 EUR per lot, priced in USD to 5 digits. */
 @Entity({ tableName: 'instruments' })
@@ -14,7 +15,7 @@ export class Instrument extends BaseEntity<'description'> {
   @Property({ type: 'integer' })
   digits!: number;
 
-  @Property({ type: 'decimal', columnType: 'numeric(20,4)' })
+  @Property({ type: decimalText(), columnType: 'numeric(20,4)' })
   contractSize!: string;
 
   @Property({ type: 'string', length: 3 })

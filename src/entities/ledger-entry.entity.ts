@@ -1,6 +1,7 @@
 import { Entity, Index, ManyToOne, Property, type Ref } from '@mikro-orm/core';
 import { Account } from './account.entity';
 import { BaseEntity } from './base.entity';
+import { decimalText } from './column-types';
 
 export const LEDGER_KINDS = [
   'deposit',
@@ -29,10 +30,10 @@ export class LedgerEntry extends BaseEntity<'comment' | 'referenceType' | 'refer
   kind!: LedgerKind;
 
   /** Signed, in the account's currency, 2 decimals. */
-  @Property({ type: 'decimal', columnType: 'numeric(20,2)' })
+  @Property({ type: decimalText(), columnType: 'numeric(20,2)' })
   amount!: string;
 
-  @Property({ type: 'decimal', columnType: 'numeric(20,2)' })
+  @Property({ type: decimalText(), columnType: 'numeric(20,2)' })
   balanceAfter!: string;
 
   /** What caused it: an order ticket, a deposit id, a transfer... */

@@ -1,6 +1,7 @@
 import { Entity, Enum, Index, ManyToOne, Property, Unique, type Ref } from '@mikro-orm/core';
 import { Account } from './account.entity';
 import { BaseEntity } from './base.entity';
+import { bigintText, decimalText } from './column-types';
 
 export type OrderStatus = 'open' | 'closed';
 
@@ -13,14 +14,14 @@ export type OrderStatus = 'open' | 'closed';
 export class Order extends BaseEntity<
   'ticket' | 'status' | 'sl' | 'tp' | 'comment' | 'closedAt' | 'closePrice' | 'profit' | 'closeReason' | 'bulkCloseRunId'
 > {
-  @Property({ type: 'bigint', columnType: 'bigint', defaultRaw: "nextval('order_ticket_seq')" })
+  @Property({ type: bigintText(), columnType: 'bigint', defaultRaw: "nextval('order_ticket_seq')" })
   @Unique()
   ticket!: string;
 
   @ManyToOne({ entity: () => Account, ref: true, deleteRule: 'restrict' })
   account!: Ref<Account>;
 
-  @Property({ type: 'bigint', columnType: 'bigint' })
+  @Property({ type: bigintText(), columnType: 'bigint' })
   login!: string;
 
   @Property({ type: 'string', length: 32 })
@@ -29,20 +30,20 @@ export class Order extends BaseEntity<
   @Property({ type: 'smallint' })
   cmd!: 0 | 1;
 
-  @Property({ type: 'decimal', columnType: 'numeric(12,2)' })
+  @Property({ type: decimalText(), columnType: 'numeric(12,2)' })
   volume!: string;
 
-  @Property({ type: 'decimal', columnType: 'numeric(24,10)' })
+  @Property({ type: decimalText(), columnType: 'numeric(24,10)' })
   openPrice!: string;
 
   /** Contract size at opening, so later instrument edits do not change this position's value. */
-  @Property({ type: 'decimal', columnType: 'numeric(20,4)' })
+  @Property({ type: decimalText(), columnType: 'numeric(20,4)' })
   contractSize!: string;
 
-  @Property({ type: 'decimal', columnType: 'numeric(24,10)', nullable: true })
+  @Property({ type: decimalText(), columnType: 'numeric(24,10)', nullable: true })
   sl?: string | null = null;
 
-  @Property({ type: 'decimal', columnType: 'numeric(24,10)', nullable: true })
+  @Property({ type: decimalText(), columnType: 'numeric(24,10)', nullable: true })
   tp?: string | null = null;
 
   @Property({ type: 'string', length: 255, nullable: true })
@@ -54,10 +55,10 @@ export class Order extends BaseEntity<
   @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
   closedAt?: Date | null = null;
 
-  @Property({ type: 'decimal', columnType: 'numeric(24,10)', nullable: true })
+  @Property({ type: decimalText(), columnType: 'numeric(24,10)', nullable: true })
   closePrice?: string | null = null;
 
-  @Property({ type: 'decimal', columnType: 'numeric(20,2)', nullable: true })
+  @Property({ type: decimalText(), columnType: 'numeric(20,2)', nullable: true })
   profit?: string | null = null;
 
   @Property({ type: 'string', length: 32, nullable: true })

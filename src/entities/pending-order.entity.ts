@@ -1,6 +1,7 @@
 import { Entity, Enum, Index, ManyToOne, Property, Unique, type Ref } from '@mikro-orm/core';
 import { Account } from './account.entity';
 import { BaseEntity } from './base.entity';
+import { bigintText, decimalText } from './column-types';
 
 export const PENDING_STATUSES = ['pending', 'triggered', 'filled', 'cancelled', 'expired'] as const;
 export type PendingStatus = (typeof PENDING_STATUSES)[number];
@@ -12,7 +13,7 @@ export class PendingOrder extends BaseEntity<
   'ticket' | 'status' | 'sl' | 'tp' | 'comment' | 'limitPrice' | 'trailingStop' | 'expiryAt' | 'triggeredAt' | 'filledOrder'
 > {
   /** Tickets of market and pending orders come from one sequence, so a number names one order. */
-  @Property({ type: 'bigint', columnType: 'bigint', defaultRaw: "nextval('order_ticket_seq')" })
+  @Property({ type: bigintText(), columnType: 'bigint', defaultRaw: "nextval('order_ticket_seq')" })
   @Unique()
   ticket!: string;
 
@@ -22,7 +23,7 @@ export class PendingOrder extends BaseEntity<
   @ManyToOne({ entity: () => Account, ref: true, deleteRule: 'restrict' })
   account!: Ref<Account>;
 
-  @Property({ type: 'bigint', columnType: 'bigint' })
+  @Property({ type: bigintText(), columnType: 'bigint' })
   login!: string;
 
   @Property({ type: 'string', length: 32 })
@@ -31,22 +32,22 @@ export class PendingOrder extends BaseEntity<
   @Property({ type: 'smallint' })
   cmd!: number;
 
-  @Property({ type: 'decimal', columnType: 'numeric(12,2)' })
+  @Property({ type: decimalText(), columnType: 'numeric(12,2)' })
   volume!: string;
 
-  @Property({ type: 'decimal', columnType: 'numeric(24,10)' })
+  @Property({ type: decimalText(), columnType: 'numeric(24,10)' })
   triggerPrice!: string;
 
-  @Property({ type: 'decimal', columnType: 'numeric(24,10)', nullable: true })
+  @Property({ type: decimalText(), columnType: 'numeric(24,10)', nullable: true })
   limitPrice?: string | null = null;
 
-  @Property({ type: 'decimal', columnType: 'numeric(24,10)', nullable: true })
+  @Property({ type: decimalText(), columnType: 'numeric(24,10)', nullable: true })
   sl?: string | null = null;
 
-  @Property({ type: 'decimal', columnType: 'numeric(24,10)', nullable: true })
+  @Property({ type: decimalText(), columnType: 'numeric(24,10)', nullable: true })
   tp?: string | null = null;
 
-  @Property({ type: 'decimal', columnType: 'numeric(24,10)', nullable: true })
+  @Property({ type: decimalText(), columnType: 'numeric(24,10)', nullable: true })
   trailingStop?: string | null = null;
 
   @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
@@ -61,6 +62,6 @@ export class PendingOrder extends BaseEntity<
   @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
   triggeredAt?: Date | null = null;
 
-  @Property({ type: 'bigint', columnType: 'bigint', nullable: true })
+  @Property({ type: bigintText(), columnType: 'bigint', nullable: true })
   filledOrder?: string | null = null;
 }
