@@ -9,6 +9,13 @@ export const BENCH_DIR = path.resolve(__dirname, '..');
 const REPO_ROOT = path.dirname(BENCH_DIR);
 export const RESULTS_FILE = path.join(BENCH_DIR, 'results', 'latest.json');
 
+/**
+ * Node flags that run a child as `npm start` would run it after `tsc`: TypeScript compiled with
+ * decorator metadata (lib/register-ts.js). The default, tsx, drops that metadata, and MikroORM then
+ * hydrates bigint columns declared as strings (tickets, logins) as BigInts.
+ */
+export const AS_COMPILED = ['--enable-source-maps', '--require', path.join(BENCH_DIR, 'lib', 'register-ts.js')];
+
 export interface ServerSpec {
   /** Child entry file, relative to bench/ or absolute. It prints `{"port":N}` once listening (see servers/announce.ts). */
   entry: string;
@@ -16,11 +23,18 @@ export interface ServerSpec {
   /** Shown in forwarded output and errors; defaults to the entry's file name. */
   name?: string;
   startTimeoutMs?: number;
+  /** What the child prints once it is up: `{"port":N}` (the default), or `{"ready":true}` for a child that serves no port, e.g. a worker. */
+  announces?: 'port' | 'ready';
+  /** Node flags that load TypeScript; defaults to tsx (`--import tsx`). See AS_COMPILED. */
+  execArgv?: string[];
 }
 
 export interface Server {
   name: string;
+  /** 0 for a child that announces `{"ready":true}`. */
   port: number;
+  /** The child's process id, e.g. to read its CPU time from /proc. */
+  pid: number;
   url(pathname: string): string;
   stop(): Promise<void>;
 }
@@ -56,6 +70,37 @@ export interface Figure {
   loadCpu: { candidate: number; baseline: number };
   machine: { cpus: number; node: string };
   date: string;
+  /**
+   * Only on batch figures (Harness.record), where each round is one timed batch of work instead of
+   * a closed loop: rps is units per second, the p99s are of the rounds' wall times, and durationMs
+   * is the candidate's median wall time.
+   */
+  batch?: { unit: string; size: number; candidateMs: number[]; baselineMs: number[]; detail?: Record<string, unknown> };
+}
+
+/** One timed batch of work, measured by the bench itself. */
+export interface BatchRound {
+  /** Wall time of the batch. */
+  ms: number;
+  /** Units that failed (should have been done but were not); anything but 0 makes the figure suspect. */
+  failures?: number;
+  /** Share of a core this process used during the batch (on the baseline side it is often the baseline itself). */
+  loadCpu?: number;
+  /** Anything else worth keeping with the round, e.g. where the time went. */
+  detail?: Record<string, unknown>;
+}
+
+export interface BatchSpec {
+  name: string;
+  /** What one unit of work is, e.g. "tickets": rates are units per second. */
+  unit: string;
+  /** Units in every batch. */
+  size: number;
+  /** Units in flight at once on each side. */
+  connections: number;
+  candidate: BatchRound[];
+  baseline: BatchRound[];
+  detail?: Record<string, unknown>;
 }
 
 /** A module under bench/ named `<name>.bench.ts` exports this as `run`. */
@@ -83,7 +128,7 @@ export class Harness {
   async start(spec: ServerSpec): Promise<Server> {
     const entry = path.resolve(BENCH_DIR, spec.entry);
     const name = spec.name ?? path.basename(entry, '.ts');
-    const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+    const child = spawn(process.execPath, [...(spec.execArgv ?? ['--import', 'tsx']), entry], {
       cwd: REPO_ROOT,
       env: { ...process.env, ...spec.env },
       // The IPC channel carries nothing; it closes when we die, which tells the child to stop.
@@ -93,7 +138,7 @@ export class Harness {
     child.once('exit', () => children.delete(child));
     let port: number;
     try {
-      port = await waitForPort(child, name, spec.startTimeoutMs ?? 60_000);
+      port = await waitForPort(child, name, spec.startTimeoutMs ?? 60_000, spec.announces ?? 'port');
     } catch (err) {
       await stopChild(child);
       throw err;
@@ -101,7 +146,11 @@ export class Harness {
     const server: Server = {
       name,
       port,
-      url: (pathname) => `http://127.0.0.1:${port}${pathname}`,
+      pid: child.pid!,
+      url: (pathname) => {
+        if (port === 0) throw new Error(`${name} serves no port`);
+        return `http://127.0.0.1:${port}${pathname}`;
+      },
       stop: () => stopChild(child),
     };
     this.servers.push(server);
@@ -150,8 +199,55 @@ export class Harness {
       date: new Date().toISOString(),
     };
     printFigure(figure);
-    mkdirSync(path.dirname(RESULTS_FILE), { recursive: true });
-    appendFileSync(RESULTS_FILE, `${JSON.stringify(figure)}\n`);
+    appendFigure(figure);
+    return figure;
+  }
+
+  /**
+   * A figure from batches the bench timed itself (one batch job per round, e.g. closing 1,000
+   * orders), for work that is not a stream of requests. The bench interleaves the rounds.
+   */
+  record(spec: BatchSpec): Figure {
+    const rate = (r: BatchRound) => spec.size / (r.ms / 1000);
+    const candidateRps = median(spec.candidate.map(rate));
+    const baselineRps = median(spec.baseline.map(rate));
+    const ms = (rounds: BatchRound[]) => rounds.map((r) => Math.round(r.ms));
+    const p99 = (rounds: BatchRound[]) => percentile(ms(rounds), 0.99);
+    const cpu = (rounds: BatchRound[]) => round2(median(rounds.map((r) => r.loadCpu ?? NaN)));
+    const figure: Figure = {
+      name: spec.name,
+      candidateRps,
+      baselineRps,
+      ratio: candidateRps / baselineRps,
+      candidateP99Ms: p99(spec.candidate),
+      baselineP99Ms: p99(spec.baseline),
+      rounds: Math.max(spec.candidate.length, spec.baseline.length),
+      connections: spec.connections,
+      durationMs: median(ms(spec.candidate)),
+      roundsRps: { candidate: spec.candidate.map(rate), baseline: spec.baseline.map(rate) },
+      failures: {
+        candidate: spec.candidate.reduce((sum, r) => sum + (r.failures ?? 0), 0),
+        baseline: spec.baseline.reduce((sum, r) => sum + (r.failures ?? 0), 0),
+      },
+      loadCpu: { candidate: cpu(spec.candidate), baseline: cpu(spec.baseline) },
+      machine: { cpus: os.cpus().length, node: process.version },
+      date: new Date().toISOString(),
+      batch: {
+        unit: spec.unit,
+        size: spec.size,
+        candidateMs: ms(spec.candidate),
+        baselineMs: ms(spec.baseline),
+        detail: {
+          ...spec.detail,
+          rounds: {
+            candidate: spec.candidate.map((r) => r.detail ?? {}),
+            baseline: spec.baseline.map((r) => r.detail ?? {}),
+          },
+        },
+      },
+    };
+    printFigure(figure);
+    appendFigure(figure);
     return figure;
   }
 
@@ -161,17 +257,22 @@ export class Harness {
   }
 }
 
-function waitForPort(child: ChildProcess, name: string, timeoutMs: number): Promise<number> {
+function waitForPort(child: ChildProcess, name: string, timeoutMs: number, announces: 'port' | 'ready'): Promise<number> {
+  const expected = announces === 'port' ? '{"port":N}' : '{"ready":true}';
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name}: no {"port":N} line on stdout within ${timeoutMs} ms`)), timeoutMs);
+    const timer = setTimeout(() => reject(new Error(`${name}: no ${expected} line on stdout within ${timeoutMs} ms`)), timeoutMs);
     const onExit = (code: number | null, signal: string | null) => {
       clearTimeout(timer);
-      reject(new Error(`${name}: exited (${signal ?? `code ${code}`}) before announcing its port`));
+      reject(
+        new Error(
+          `${name}: exited (${signal ?? `code ${code}`}) before announcing ${announces === 'port' ? 'its port' : 'it was ready'}`,
+        ),
+      );
     };
     child.once('exit', onExit);
     // Reading goes on after the port line: a child whose stdout pipe fills up blocks.
     createInterface({ input: child.stdout! }).on('line', (line) => {
-      const port = portOf(line);
+      const port = announces === 'port' ? portOf(line) : readyOf(line);
       if (port === undefined) {
         process.stderr.write(`[${name}] ${line}\n`);
         return;
@@ -188,6 +289,16 @@ function portOf(line: string): number | undefined {
     const value: unknown = JSON.parse(line);
     const port = (value as { port?: unknown } | null)?.port;
     return Number.isInteger(port) ? (port as number) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** 0 for a `{"ready":true}` line. */
+function readyOf(line: string): 0 | undefined {
+  try {
+    const value: unknown = JSON.parse(line);
+    return (value as { ready?: unknown } | null)?.ready === true ? 0 : undefined;
   } catch {
     return undefined;
   }
@@ -217,6 +328,16 @@ function failures(results: LoadResult[]): number {
   return results.reduce((sum, r) => sum + r.errors + r.non2xx, 0);
 }
 
+function appendFigure(figure: Figure): void {
+  mkdirSync(path.dirname(RESULTS_FILE), { recursive: true });
+  appendFileSync(RESULTS_FILE, `${JSON.stringify(figure)}\n`);
+}
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
+}
+
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
@@ -228,6 +349,7 @@ export function fmt(n: number, digits = 0): string {
 }
 
 function printFigure(f: Figure): void {
+  if (f.batch) return printBatchFigure(f, f.batch);
   const row = (side: 'candidate' | 'baseline', rps: number, p99: number) =>
     `  ${side.padEnd(10)} ${fmt(rps).padStart(10)} ${fmt(p99, 1).padStart(8)} ${fmt(f.loadCpu[side], 2).padStart(8)}   ` +
     f.roundsRps[side].map((r) => fmt(r)).join('  ');
@@ -250,6 +372,27 @@ function printFigure(f: Figure): void {
         `  WARNING: the load generator used a whole core on the ${side} side: its rps is the generator's ceiling, not the server's`,
       );
     }
+  }
+  process.stdout.write(`${lines.join('\n')}\n\n`);
+}
+
+function printBatchFigure(f: Figure, batch: NonNullable<Figure['batch']>): void {
+  const rate = `median ${batch.unit}/s`;
+  const row = (side: 'candidate' | 'baseline', rps: number, ms: number[]) =>
+    `  ${side.padEnd(10)} ${fmt(rps).padStart(rate.length)} ${fmt(median(ms)).padStart(9)} ${fmt(f.loadCpu[side], 2).padStart(8)}   ` +
+    f.roundsRps[side].map((r) => fmt(r)).join('  ');
+  const lines = [
+    '',
+    `${f.name}  (${f.rounds} rounds, batches of ${fmt(batch.size)} ${batch.unit}, ${f.connections} in flight)`,
+    `  ${'side'.padEnd(10)} ${rate} ${'median ms'.padStart(9)} ${'load cpu'.padStart(8)}   ${batch.unit}/s per round`,
+    row('candidate', f.candidateRps, batch.candidateMs),
+    row('baseline', f.baselineRps, batch.baselineMs),
+    `  ratio ${f.ratio.toFixed(3)}`,
+  ];
+  if (f.failures.candidate + f.failures.baseline > 0) {
+    lines.push(
+      `  WARNING: ${f.failures.candidate} candidate and ${f.failures.baseline} baseline ${batch.unit} failed: the ratio is suspect`,
+    );
   }
   process.stdout.write(`${lines.join('\n')}\n\n`);
 }

@@ -1,0 +1,86 @@
+import type { Figure, Harness } from './lib/harness';
+import { call } from './lib/load';
+
+const ADMIN = { email: 'bench-admin@bench.test', password: 'bench-admin-password-1' };
+/** The public clone of GET /api/admin/settings that servers/service-open-route.ts adds. */
+const OPEN_SETTINGS_PATH = '/bench/settings';
+/** Password hashing is slow by design: a few requests in flight, as a login burst would have. */
+const LOGIN_CONNECTIONS = 8;
+/**
+ * The login throttle counts an attempt before checking its password and gives it back on
+ * success, so more than 5 logins in flight for one account from one address get 429 even with
+ * the right password. The logins are therefore spread over this many staff users, so that no
+ * account has more than a few in flight (the address limit, 30 in flight, is not reached at 8).
+ */
+const LOGIN_ACCOUNTS = Array.from({ length: 16 }, (_, i) => ({
+  email: `bench-login-${i}@bench.test`,
+  password: 'bench-login-password-1',
+}));
+
+/**
+ * What authentication costs:
+ * 1. GET /api/admin/settings with the admin's Bearer token against its public clone
+ *    GET /bench/settings without one, on the same server process: the ratio is the share of
+ *    throughput left after verifying the JWT and reading the session from Redis (aim: at
+ *    least 0.8, i.e. authentication costs at most 20 percent).
+ * 2. Password logins per second against the bare argon2id hash rate of this machine at the
+ *    same concurrency: the ratio is the share of the hashing ceiling a login reaches.
+ */
+export async function run(h: Harness): Promise<Figure[]> {
+  const [service, hasher] = await Promise.all([
+    h.start({
+      entry: 'servers/service-open-route.ts',
+      env: { BENCH_ADMIN_EMAIL: ADMIN.email, BENCH_ADMIN_PASSWORD: ADMIN.password },
+    }),
+    h.start({ entry: 'servers/argon2-hash.ts' }),
+  ]);
+
+  const login = await call(service.url('/api/admin/users/login'), { method: 'POST', body: ADMIN });
+  if (login.status !== 200) throw new Error(`bench admin login answered ${login.status}: ${login.body.slice(0, 300)}`);
+  const pair = JSON.parse(login.body) as { access_token: string; expires_in: number };
+  // The token must outlive the comparison: 5 rounds x 2 sides x (1 s warm-up + 3 s) by default.
+  if (pair.expires_in < 120) {
+    throw new Error(`access tokens live ${pair.expires_in} s in the bench database (broker setting): too short to measure`);
+  }
+
+  await ensureLoginAccounts(service.url(''), pair.access_token);
+
+  const figures: Figure[] = [];
+  figures.push(
+    await h.compare({
+      name: 'GET /api/admin/settings rps, with Bearer auth vs the same route public',
+      candidate: { url: service.url('/api/admin/settings'), headers: { authorization: `Bearer ${pair.access_token}` } },
+      baseline: { url: service.url(OPEN_SETTINGS_PATH) },
+      connections: 32,
+    }),
+  );
+  figures.push(
+    await h.compare({
+      name: `staff logins/s vs bare argon2id hashes/s (m=19456 t=2 p=1), ${LOGIN_CONNECTIONS} in flight`,
+      candidate: {
+        url: service.url('/api/admin/users/login'),
+        method: 'POST',
+        body: (seq) => LOGIN_ACCOUNTS[seq % LOGIN_ACCOUNTS.length]!,
+      },
+      baseline: { url: hasher.url('/hash'), method: 'POST', body: {} },
+      connections: LOGIN_CONNECTIONS,
+    }),
+  );
+  return figures;
+}
+
+/** Creates the login accounts if this bench database lacks them, and checks that each logs in. */
+async function ensureLoginAccounts(base: string, adminToken: string): Promise<void> {
+  for (const account of LOGIN_ACCOUNTS) {
+    const created = await call(`${base}/api/admin/users`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${adminToken}` },
+      body: { ...account, full_name: 'Bench login', role_ids: [] },
+    });
+    if (created.status !== 201 && created.status !== 409) {
+      throw new Error(`creating ${account.email} answered ${created.status}: ${created.body.slice(0, 300)}`);
+    }
+    const login = await call(`${base}/api/admin/users/login`, { method: 'POST', body: account });
+    if (login.status !== 200) throw new Error(`${account.email} cannot log in: ${login.status} ${login.body.slice(0, 300)}`);
+  }
+}

@@ -1,0 +1,730 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import os from 'node:os';
+import { Redis } from 'ioredis';
+import { Client, Pool, type PoolClient } from 'pg';
+import { closingPrice, profitInQuoteCurrency, withSpread } from '../src/domain/orders/trading-math';
+import type { Quote } from '../src/domain/prices/quote-store';
+import { D, dec, money, type Dec } from '../src/platform/decimal';
+import { cpuSecondsByName, machineCpu, processCpuSeconds, type MachineCpu } from './lib/cpu';
+import { AS_COMPILED, fmt, type BatchRound, type Figure, type Harness, type Server } from './lib/harness';
+import { call } from './lib/load';
+
+/**
+ * Bulk close (POST /orders/bulk-close): one BullMQ job per ticket, each closing its ticket in
+ * its own transaction, and the HTTP answer once all are done.
+ *
+ * 1. Tickets per second closing 1,000 open orders of one account, with one and with two
+ *    worker processes (WORKER_CONCURRENCY jobs each), against a baseline that runs the same
+ *    per-ticket SQL transaction (the statements closeRunTicket and closeOrderInTransaction
+ *    send, in the same order, plus the same two quote reads from Redis) straight through `pg`,
+ *    with as many transactions in flight as the workers have jobs in flight. Both sides also
+ *    record the run and its items first and complete and read it back last, as the route does.
+ *    The ratio is the share of the plain transactions' rate that the service reaches (aim: at
+ *    least 0.5).
+ * 2. The time of the HTTP answer for a bulk close of 100 tickets with one worker process.
+ *
+ * The service runs as it does in production, from compiled TypeScript (AS_COMPILED), as one
+ * API child (ROLE=api) and worker children (ROLE=worker, servers/worker.ts) on a database and
+ * queue prefix of this run's own, both removed at the end. Orders are inserted with SQL as
+ * openMarketOrder writes them (opening 1,000 through the API would take minutes: each open
+ * reads all the account's open orders), fresh ones before every batch. The baseline runs in
+ * this process: its `load cpu` is the baseline client itself.
+ *
+ * Rounds: each candidate batch is followed by its baseline batch. The 1-worker rounds (1,000
+ * and 100 tickets) run first; then a second worker process starts, warms up, and stays for
+ * the 2-worker rounds (restarting it per round would measure a cold JIT every time).
+ *
+ * Each round also records where the CPU went (per process, from /proc: workers, API, this
+ * process, the Postgres backends of this database, Redis, and what other processes on the
+ * machine used) and, for the candidate, the phases of the run from the timestamps the service
+ * writes. A machine busy with other work makes the rates meaningless: the bench says so.
+ */
+const TICKETS = 1000;
+const SMALL = 100;
+/** Tickets a freshly started worker process closes before its first measured batch (JIT, pools, caches). */
+const WARMUP = 500;
+const CONCURRENCY = 8;
+const ROUNDS = positiveInteger('BENCH_ROUNDS') ?? 3;
+const ADMIN = { email: 'bench-admin@bench.test', password: 'bench-admin-password-1' };
+const SYMBOL = 'EURUSD';
+const QUOTE = { bid: 1.1, ask: 1.1002 };
+const VOLUME = '0.01';
+const CONTRACT_SIZE = 100000;
+/** Far longer than a batch takes; a 202 (still running) fails the bench instead of being timed. */
+const BULK_CLOSE_WAIT_MS = 120_000;
+const BASE_DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/trading_bench';
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+/** Extra node flags for the children, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to see where their time goes. */
+const CHILD_FLAGS = (process.env.BENCH_CHILD_FLAGS ?? '').split(' ').filter(Boolean);
+const CHILD_EXEC_ARGV = [...AS_COMPILED, ...CHILD_FLAGS];
+
+interface Sides {
+  candidate: BatchRound[];
+  baseline: BatchRound[];
+}
+
+interface Ctx {
+  api: Server;
+  database: string;
+  pool: Pool;
+  redis: Redis;
+  quotesKey: string;
+  login: number;
+  accountId: string;
+  token(): Promise<string>;
+}
+
+export async function run(h: Harness): Promise<Figure[]> {
+  const tag = randomBytes(4).toString('hex');
+  const database = `trading_bench_bulk_${tag}`;
+  const prefix = `bench-bulk-${tag}`;
+  const env = {
+    BENCH_DATABASE_URL: withDatabase(BASE_DATABASE_URL, database),
+    BENCH_QUEUE_PREFIX: prefix,
+    BENCH_LOG_LEVEL: 'warn',
+  };
+  const startWorker = (n: number) =>
+    h.start({
+      entry: 'servers/worker.ts',
+      name: `worker${n}`,
+      announces: 'ready',
+      execArgv: CHILD_EXEC_ARGV,
+      env: { ...env, WORKER_CONCURRENCY: String(CONCURRENCY) },
+    });
+
+  const servers: Server[] = [];
+  const pool = new Pool({ connectionString: env.BENCH_DATABASE_URL, max: 2 * CONCURRENCY });
+  const redis = new Redis(REDIS_URL, { lazyConnect: true });
+  try {
+    // The API creates and migrates the database; workers start after it, so nobody races to migrate.
+    const api = await h.start({
+      entry: 'servers/service-queue.ts',
+      name: 'api',
+      execArgv: CHILD_EXEC_ARGV,
+      env: {
+        ...env,
+        BOOTSTRAP_ADMIN_EMAIL: ADMIN.email,
+        BOOTSTRAP_ADMIN_PASSWORD: ADMIN.password,
+        BULK_CLOSE_WAIT_MS: String(BULK_CLOSE_WAIT_MS),
+      },
+    });
+    servers.push(api);
+    const worker1 = await startWorker(1);
+    servers.push(worker1);
+    await redis.connect();
+    const ctx = await setUp(api, database, pool, redis, `${prefix}:quotes`);
+
+    // Candidate and baseline alternate round by round, so drift on the machine hits both alike.
+    const interleave = async (label: string, workers: Server[], size: number): Promise<Sides> => {
+      const sides: Sides = { candidate: [], baseline: [] };
+      const inFlight = workers.length * CONCURRENCY;
+      for (let round = 1; round <= ROUNDS; round++) {
+        const c = await candidateRound(ctx, size, workers);
+        const b = await baselineRound(ctx, size, inFlight);
+        sides.candidate.push(c);
+        sides.baseline.push(b);
+        progress(
+          `${label}, round ${round}/${ROUNDS}: ${fmt(size / (c.ms / 1000))} tickets/s (${fmt(c.ms)} ms), ` +
+            `baseline ${fmt(size / (b.ms / 1000))} tickets/s (${fmt(b.ms)} ms) at ${inFlight} in flight`,
+        );
+      }
+      return sides;
+    };
+
+    progress('warm-up, 1 worker process');
+    await candidateRound(ctx, WARMUP, [worker1]);
+    await baselineRound(ctx, WARMUP, CONCURRENCY);
+    const one = await interleave(`${fmt(TICKETS)} tickets, 1 worker process`, [worker1], TICKETS);
+    const small = await interleave(`${SMALL} tickets, 1 worker process`, [worker1], SMALL);
+
+    // Started once and kept: a worker restarted for every round would be measured with cold JIT each time.
+    const worker2 = await startWorker(2);
+    servers.push(worker2);
+    progress('warm-up, 2 worker processes');
+    await candidateRound(ctx, 2 * WARMUP, [worker1, worker2]);
+    await baselineRound(ctx, WARMUP, 2 * CONCURRENCY);
+    const two = await interleave(`${fmt(TICKETS)} tickets, 2 worker processes`, [worker1, worker2], TICKETS);
+
+    await checkBooks(ctx);
+    const report = (name: string, size: number, connections: number, sides: Sides, workerProcesses: number): Figure => {
+      const candidate = cpuPerTicket(sides.candidate, size);
+      const baseline = cpuPerTicket(sides.baseline, size);
+      const figure = h.record({
+        name,
+        unit: 'tickets',
+        size,
+        connections,
+        ...sides,
+        detail: {
+          worker_processes: workerProcesses,
+          worker_concurrency: CONCURRENCY,
+          tickets_per_account: size,
+          statements_per_ticket:
+            'BEGIN, 7 selects (item, order, account FOR UPDATE; group, instruments, group rows, conversion instruments), 2 inserts, 3 updates, COMMIT; 2 Redis HMGETs',
+          cpu_ms_per_ticket: { candidate, baseline },
+        },
+      });
+      explain(candidate, baseline);
+      return figure;
+    };
+    return [
+      report(
+        `bulk close ${fmt(TICKETS)} tickets, tickets/s: 1 worker process x ${CONCURRENCY} jobs vs the same transactions via pg, ${CONCURRENCY} in flight`,
+        TICKETS,
+        CONCURRENCY,
+        one,
+        1,
+      ),
+      report(
+        `bulk close ${fmt(TICKETS)} tickets, tickets/s: 2 worker processes x ${CONCURRENCY} jobs vs the same transactions via pg, ${2 * CONCURRENCY} in flight`,
+        TICKETS,
+        2 * CONCURRENCY,
+        two,
+        2,
+      ),
+      report(
+        `bulk close ${SMALL} tickets, HTTP answer (median ms): 1 worker process x ${CONCURRENCY} jobs vs the same transactions via pg, ${CONCURRENCY} in flight`,
+        SMALL,
+        CONCURRENCY,
+        small,
+        1,
+      ),
+    ];
+  } finally {
+    // Children first: the database cannot be dropped while they hold connections.
+    await Promise.all(servers.map((s) => s.stop()));
+    await pool.end().catch(() => undefined);
+    await removeKeys(redis, prefix).catch((err: unknown) => progress(`could not remove Redis keys ${prefix}:*: ${String(err)}`));
+    redis.disconnect();
+    await dropDatabase(database).catch((err: unknown) => progress(`could not drop database ${database}: ${String(err)}`));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Setup, through the API as a broker would do it
+
+async function setUp(api: Server, database: string, pool: Pool, redis: Redis, quotesKey: string): Promise<Ctx> {
+  let token = '';
+  let expiresAt = 0;
+  const fresh = async (): Promise<string> => {
+    if (Date.now() < expiresAt - 60_000) return token;
+    const pair = await request<{ access_token: string; expires_in: number }>(
+      api,
+      'POST',
+      '/api/admin/users/login',
+      '',
+      ADMIN,
+      200,
+    );
+    token = pair.access_token;
+    expiresAt = Date.now() + pair.expires_in * 1000;
+    return token;
+  };
+  const as = async <T>(method: string, path: string, body: unknown, status: number | number[]) =>
+    request<T>(api, method, path, await fresh(), body, status);
+
+  const tag = randomBytes(4).toString('hex');
+  const group = await as<{ id: string }>('POST', '/groups', { name: `bench-${tag}`, default_leverage: 100 }, 201);
+  await as(
+    'POST',
+    '/api/platform/instruments',
+    { symbol: SYMBOL, digits: 5, contract_size: CONTRACT_SIZE, base_currency: 'EUR', quote_currency: 'USD' },
+    [201, 409],
+  );
+  await as('POST', '/simulator/quotes', { symbol: SYMBOL, ...QUOTE }, 200);
+  const customer = await as<{ id: string }>(
+    'POST',
+    '/api/crm/customers',
+    { email: `bench-${tag}@bench.test`, password: 'bench-customer-password', first_name: 'Bench', last_name: 'Customer' },
+    201,
+  );
+  const account = await as<{ login: number }>(
+    'POST',
+    `/api/crm/customers/${customer.id}/accounts`,
+    { kind: 'live', group_id: group.id },
+    201,
+  );
+  await as('POST', `/api/backoffice/accounts/${account.login}/deposits`, { amount: 1_000_000 }, 201);
+  // One order the ordinary way, closed again: proves the market trades and warms the code path.
+  const order = await as<{ order: number }>(
+    'POST',
+    '/orders',
+    { login: account.login, symbol: SYMBOL, cmd: 0, volume: 0.01 },
+    201,
+  );
+  await as('POST', `/orders/${order.order}/close`, undefined, 200);
+
+  const { rows } = await pool.query<{ id: string }>('select id from accounts where login = $1', [account.login]);
+  return { api, database, pool, redis, quotesKey, login: account.login, accountId: rows[0]!.id, token: fresh };
+}
+
+/**
+ * `count` open orders of the account, written as openMarketOrder writes them (its order.opened
+ * events aside, which closing does not read): alternately buys at the ask and sells at the bid.
+ */
+async function openOrders(ctx: Ctx, count: number): Promise<void> {
+  const open = await ctx.pool.query<{ n: string }>(`select count(*) as n from orders where account_id = $1 and status = 'open'`, [
+    ctx.accountId,
+  ]);
+  if (open.rows[0]!.n !== '0') throw new Error(`${open.rows[0]!.n} orders are still open from the last batch`);
+  await ctx.pool.query(
+    `insert into orders (id, created_at, updated_at, account_id, login, symbol, cmd, volume, open_price, contract_size, status)
+     select gen_random_uuid(), now(), now(), $1, $2, $3, g % 2, $4, case when g % 2 = 0 then $5::numeric else $6::numeric end, $7, 'open'
+       from generate_series(1, $8::int) as g`,
+    [ctx.accountId, ctx.login, SYMBOL, VOLUME, String(QUOTE.ask), String(QUOTE.bid), String(CONTRACT_SIZE), count],
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Candidate: POST /orders/bulk-close, timed until the 200 answer
+
+async function candidateRound(ctx: Ctx, size: number, workers: Server[]): Promise<BatchRound> {
+  await openOrders(ctx, size);
+  const token = await ctx.token();
+  const mark = markCpu();
+  const sent = new Date();
+  const t0 = performance.now();
+  const reply = await call(ctx.api.url('/orders/bulk-close'), {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}` },
+    body: { login: ctx.login, comment: 'bench' },
+  });
+  const ms = performance.now() - t0;
+  const answered = new Date();
+  const cpu = await cpuSince(ctx, mark, { api: [ctx.api], workers });
+  if (reply.status !== 200) throw new Error(`POST /orders/bulk-close answered ${reply.status}: ${reply.body.slice(0, 300)}`);
+  const result = JSON.parse(reply.body) as { id: string; closed: number[]; failed: Array<{ ticket: number; reason: string }> };
+  if (result.failed.length > 0)
+    progress(`candidate: ${result.failed.length} tickets failed, e.g. ${JSON.stringify(result.failed[0])}`);
+
+  // Where the time went, from the timestamps the service wrote (one machine, one clock).
+  const { rows } = await ctx.pool.query<{ created_at: Date; completed_at: Date; first: Date; last: Date }>(
+    `select r.created_at, r.completed_at, min(i.finished_at) as first, max(i.finished_at) as last
+       from bulk_close_runs r join bulk_close_items i on i.run_id = r.id where r.id = $1 group by r.id`,
+    [result.id],
+  );
+  const run = rows[0]!;
+  const between = (a: Date, b: Date) => b.getTime() - a.getTime();
+  return {
+    ms,
+    failures: size - result.closed.length,
+    loadCpu: cpu.bench_s / cpu.wall_s,
+    detail: {
+      phases_ms: {
+        request_to_run_recorded: between(sent, run.created_at),
+        run_recorded_to_first_ticket_closed: between(run.created_at, run.first),
+        first_to_last_ticket_closed: between(run.first, run.last),
+        last_ticket_to_run_completed: between(run.last, run.completed_at),
+        run_completed_to_answer: between(run.completed_at, answered),
+      },
+      cpu_s: cpu,
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Baseline: the same statements straight through pg, `concurrency` transactions in flight
+
+async function baselineRound(ctx: Ctx, size: number, concurrency: number): Promise<BatchRound> {
+  await openOrders(ctx, size);
+  const mark = markCpu();
+  const t0 = performance.now();
+  const { runId, tickets } = await plainStart(ctx);
+  let next = 0;
+  let failures = 0;
+  const lane = async (): Promise<void> => {
+    while (next < tickets.length) {
+      const ticket = tickets[next++]!;
+      if ((await plainCloseRunTicket(ctx, runId, ticket)) !== 'closed') failures++;
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, lane));
+  await plainFinish(ctx, runId);
+  const result = await plainResult(ctx, runId);
+  const ms = performance.now() - t0;
+  const cpu = await cpuSince(ctx, mark, {});
+  if (result.closed !== size) failures = Math.max(failures, size - result.closed);
+  return { ms, failures, loadCpu: cpu.bench_s / cpu.wall_s, detail: { cpu_s: cpu } };
+}
+
+/** startBulkClose: the account, then one transaction recording the run and an item per open ticket. */
+async function plainStart(ctx: Ctx): Promise<{ runId: string; tickets: string[] }> {
+  const account = await ctx.pool.query(
+    'select a.*, g.name as group_name, g.currency as group_currency from accounts a left join trading_groups g on g.id = a.group_id where a.login = $1 limit 1',
+    [ctx.login],
+  );
+  if (account.rowCount === 0) throw new Error('no such account');
+  return inTransaction(ctx, async (c) => {
+    const open = await c.query<{ id: string; ticket: string }>(
+      `select id, ticket from orders where account_id = $1 and status = 'open' order by ticket asc`,
+      [account.rows[0].id],
+    );
+    const runId = randomUUID();
+    const now = new Date();
+    await c.query(
+      `insert into bulk_close_runs (id, created_at, updated_at, login, comment, status, requested_by, completed_at)
+       values ($1, $2, $2, $3, $4, 'running', null, null)`,
+      [runId, now, ctx.login, 'bench'],
+    );
+    const tickets = open.rows.map((r) => r.ticket);
+    await c.query(`insert into bulk_close_items (run_id, ticket, status) select $1, unnest($2::bigint[]), 'pending'`, [
+      runId,
+      tickets,
+    ]);
+    return { runId, tickets };
+  });
+}
+
+/** closeRunTicket with closeOrderInTransaction inside, statement for statement, in the order the ORM flushes. */
+function plainCloseRunTicket(ctx: Ctx, runId: string, ticket: string): Promise<string> {
+  return inTransaction(ctx, async (c) => {
+    const item = (
+      await c.query('select * from bulk_close_items where run_id = $1 and ticket = $2 limit 1 for update', [runId, ticket])
+    ).rows[0];
+    if (!item) throw new Error(`run ${runId} has no ticket ${ticket}`);
+    if (item.status !== 'pending') return item.status as string;
+    const order = (await c.query('select * from orders where ticket = $1 limit 1 for update', [ticket])).rows[0];
+    if (!order) return failItem(c, runId, ticket, `Order ${ticket} does not exist`);
+    if (order.status === 'closed') return closeItem(c, runId, ticket);
+    const account = (await c.query('select * from accounts where id = $1 limit 1 for update', [order.account_id])).rows[0];
+    if (account.group_id) await c.query('select * from trading_groups where id = any($1)', [[account.group_id]]);
+
+    // PricingContext.load and CurrencyConverter.load: instruments, the group's rows, quotes, conversion.
+    const instruments = (await c.query('select * from instruments where symbol = any($1)', [[order.symbol]])).rows;
+    const groupRows = account.group_id
+      ? (
+          await c.query(
+            `select gi.*, i.symbol from group_instruments gi join instruments i on i.id = gi.instrument_id
+              where gi.group_id = $1 and gi.instrument_id = any($2)`,
+            [account.group_id, instruments.map((i) => i.id)],
+          )
+        ).rows
+      : [];
+    const [rawQuote] = await ctx.redis.hmget(ctx.quotesKey, order.symbol);
+    const wanted = [...new Set([account.currency, ...instruments.map((i) => i.quote_currency), 'USD'])];
+    const convertible = (
+      await c.query('select * from instruments where base_currency = any($1) or quote_currency = any($1)', [wanted])
+    ).rows.filter((i) => wanted.includes(i.base_currency) && wanted.includes(i.quote_currency));
+    const rates = convertible.length ? await ctx.redis.hmget(ctx.quotesKey, ...convertible.map((i) => i.symbol)) : [];
+
+    const instrument = instruments.find((i) => i.symbol === order.symbol);
+    if (!instrument) return failItem(c, runId, ticket, `Unknown instrument ${order.symbol}`);
+    const row = groupRows.find((r) => r.symbol === order.symbol);
+    if (row && !row.enabled) return failItem(c, runId, ticket, `${order.symbol} is not tradable in this account's group`);
+    if (!rawQuote) return failItem(c, runId, ticket, `No quote for ${order.symbol}`);
+    const quote = withSpread(JSON.parse(rawQuote) as Quote, dec(row?.spread ?? 0), instrument.digits);
+    const price = closingPrice(order.cmd, quote);
+    const raw = profitInQuoteCurrency(order.cmd, dec(order.open_price), price, dec(order.volume), dec(order.contract_size));
+    const rate = conversionRate(instrument.quote_currency, account.currency, convertible, rates);
+    if (!rate) return failItem(c, runId, ticket, `No quote to convert ${instrument.quote_currency} into ${account.currency}`);
+    const profit = money(raw.times(rate));
+    const balanceAfter = money(account.balance).plus(profit);
+
+    const now = new Date();
+    const closed = {
+      order: Number(order.ticket),
+      login: Number(order.login),
+      symbol: order.symbol,
+      cmd: order.cmd,
+      volume: Number(order.volume),
+      open_price: Number(order.open_price),
+      sl: order.sl === null ? null : Number(order.sl),
+      tp: order.tp === null ? null : Number(order.tp),
+      comment: order.comment,
+      status: 'closed',
+      opened_at: (order.created_at as Date).toISOString(),
+      closed_at: now.toISOString(),
+      close_price: Number(price.toFixed()),
+      profit: profit.toFixed(2),
+      close_reason: 'bulk_close',
+    };
+    await c.query(
+      `insert into domain_events (id, created_at, updated_at, type, aggregate_type, aggregate_id, customer_id, data, published_at)
+       values ($1, $2, $2, 'order.closed', 'order', $3, $4, $5, null)`,
+      [randomUUID(), now, ticket, account.customer_id, closed],
+    );
+    await c.query(
+      `insert into ledger_entries (id, created_at, updated_at, account_id, kind, amount, balance_after, reference_type, reference_id, comment)
+       values ($1, $2, $2, $3, 'trade_profit', $4, $5, 'order', $6, $7)`,
+      [randomUUID(), now, account.id, profit.toFixed(2), balanceAfter.toFixed(2), ticket, `Close of order ${ticket}`],
+    );
+    await closeItem(c, runId, ticket, now);
+    await c.query('update accounts set balance = $1, updated_at = $2 where id = $3', [balanceAfter.toFixed(2), now, account.id]);
+    await c.query(
+      `update orders set status = 'closed', closed_at = $1, close_price = $2, profit = $3, close_reason = 'bulk_close',
+              bulk_close_run_id = $4, updated_at = $1 where id = $5`,
+      [now, price.toFixed(), profit.toFixed(2), runId, order.id],
+    );
+    return 'closed';
+  });
+}
+
+async function closeItem(c: PoolClient, runId: string, ticket: string, at = new Date()): Promise<string> {
+  await c.query(`update bulk_close_items set status = 'closed', finished_at = $1 where run_id = $2 and ticket = $3`, [
+    at,
+    runId,
+    ticket,
+  ]);
+  return 'closed';
+}
+
+async function failItem(c: PoolClient, runId: string, ticket: string, reason: string): Promise<string> {
+  await c.query(
+    `update bulk_close_items set status = 'failed', reason = $1, finished_at = $2 where run_id = $3 and ticket = $4`,
+    [reason, new Date(), runId, ticket],
+  );
+  return 'failed';
+}
+
+/** CurrencyConverter.rate: direct or inverted symbol at the mid price, else crossed through USD. */
+function conversionRate(
+  from: string,
+  to: string,
+  instruments: Array<{ symbol: string; base_currency: string; quote_currency: string }>,
+  quotes: Array<string | null>,
+): Dec | undefined {
+  if (from === to) return new D(1);
+  const legs = new Map<string, Dec>();
+  instruments.forEach((i, n) => {
+    const raw = quotes[n];
+    if (!raw) return;
+    const q = JSON.parse(raw) as Quote;
+    const mid = dec(q.bid).plus(dec(q.ask)).div(2);
+    legs.set(`${i.base_currency}>${i.quote_currency}`, mid);
+    if (!legs.has(`${i.quote_currency}>${i.base_currency}`))
+      legs.set(`${i.quote_currency}>${i.base_currency}`, new D(1).div(mid));
+  });
+  const direct = legs.get(`${from}>${to}`);
+  if (direct) return direct;
+  const first = legs.get(`${from}>USD`);
+  const second = legs.get(`USD>${to}`);
+  return first && second ? first.times(second) : undefined;
+}
+
+/** finishRun: the run locked, undecided items failed, the run completed. */
+async function plainFinish(ctx: Ctx, runId: string): Promise<void> {
+  await inTransaction(ctx, async (c) => {
+    await c.query('select * from bulk_close_runs where id = $1 limit 1 for update', [runId]);
+    const now = new Date();
+    await c.query(
+      `update bulk_close_items set status = 'failed', reason = $1, finished_at = $2 where run_id = $3 and status = 'pending'`,
+      ['The close job failed after all retries', now, runId],
+    );
+    await c.query(`update bulk_close_runs set status = 'completed', completed_at = $1, updated_at = $1 where id = $2`, [
+      now,
+      runId,
+    ]);
+  });
+}
+
+/** bulkCloseResult: the run and its items, which the route answers with. */
+async function plainResult(ctx: Ctx, runId: string): Promise<{ closed: number }> {
+  await ctx.pool.query('select * from bulk_close_runs where id = $1 limit 1', [runId]);
+  const items = await ctx.pool.query<{ ticket: string; status: string }>(
+    'select * from bulk_close_items where run_id = $1 order by ticket asc',
+    [runId],
+  );
+  const body = JSON.stringify({
+    closed: items.rows.filter((i) => i.status === 'closed').map((i) => Number(i.ticket)),
+    failed: items.rows.filter((i) => i.status === 'failed').map((i) => ({ ticket: Number(i.ticket) })),
+  });
+  return { closed: (JSON.parse(body) as { closed: number[] }).closed.length };
+}
+
+async function inTransaction<T>(ctx: Ctx, work: (c: PoolClient) => Promise<T>): Promise<T> {
+  const c = await ctx.pool.connect();
+  try {
+    await c.query('begin');
+    const result = await work(c);
+    await c.query('commit');
+    return result;
+  } catch (err) {
+    await c.query('rollback').catch(() => undefined);
+    throw err;
+  } finally {
+    c.release();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Where the CPU went during a batch
+
+interface CpuMark {
+  at: number;
+  self: NodeJS.CpuUsage;
+  machine: MachineCpu | undefined;
+  processes: Map<number, { name: string; seconds: number }>;
+}
+
+const WATCHED = ['postgres', 'redis-server', 'node'];
+
+function markCpu(): CpuMark {
+  return { at: performance.now(), self: process.cpuUsage(), machine: machineCpu(), processes: cpuSecondsByName(WATCHED) };
+}
+
+/**
+ * CPU seconds since `mark`: the children by role, this process, the Postgres backends of this
+ * run's database (and everything else Postgres did), Redis, and the machine as a whole.
+ * "other" is what the machine did beyond all of that: other people's processes on a shared box.
+ */
+async function cpuSince(ctx: Ctx, mark: CpuMark, roles: Record<string, Server[]>) {
+  const wall = (performance.now() - mark.at) / 1000;
+  const self = process.cpuUsage(mark.self);
+  const machine = machineCpu();
+  const now = cpuSecondsByName(WATCHED);
+  const ours = new Set(
+    (await ctx.pool.query<{ pid: number }>('select pid from pg_stat_activity where datname = $1', [ctx.database])).rows.map(
+      (r) => r.pid,
+    ),
+  );
+  const used = (pid: number) => (now.get(pid)?.seconds ?? processCpuSeconds(pid) ?? 0) - (mark.processes.get(pid)?.seconds ?? 0);
+  const sum = (pids: number[]) => pids.reduce((total, pid) => total + used(pid), 0);
+  const pidsNamed = (name: string) => [...now].filter(([, p]) => p.name === name).map(([pid]) => pid);
+  const postgres = pidsNamed('postgres');
+  const byRole = Object.fromEntries(
+    Object.entries(roles).map(([role, servers]) => [`${role}_s`, sum(servers.map((s) => s.pid))]),
+  );
+  // Each process of a role with several, e.g. worker1_s and worker2_s: kept apart from the role sums.
+  const byServer = Object.fromEntries(
+    Object.values(roles)
+      .filter((servers) => servers.length > 1)
+      .flat()
+      .map((s) => [`${s.name}_s`, round2(used(s.pid))]),
+  );
+  const bench = (self.user + self.system) / 1e6;
+  const postgresOurs = sum(postgres.filter((pid) => ours.has(pid)));
+  const postgresOther = sum(postgres.filter((pid) => !ours.has(pid)));
+  const redis = sum(pidsNamed('redis-server'));
+  const busy = machine && mark.machine ? machine.busy - mark.machine.busy : NaN;
+  const accounted = Object.values(byRole).reduce((a, b) => a + b, 0) + bench + postgresOurs + redis;
+  return {
+    wall_s: round2(wall),
+    ...mapValues(byRole, round2),
+    ...byServer,
+    bench_s: round2(bench),
+    postgres_this_db_s: round2(postgresOurs),
+    postgres_rest_s: round2(postgresOther),
+    redis_s: round2(redis),
+    machine_busy_s: round2(busy),
+    machine_capacity_s: round2(wall * os.cpus().length),
+    iowait_s: round2(machine && mark.machine ? machine.iowait - mark.machine.iowait : NaN),
+    other_s: round2(busy - accounted - postgresOther),
+  };
+}
+
+/** Median CPU milliseconds per ticket by process, from the rounds' cpu_s, and the share of the machine others used. */
+function cpuPerTicket(rounds: BatchRound[], size: number) {
+  const cpu = rounds.map((r) => (r.detail?.cpu_s ?? {}) as Record<string, number>);
+  const per = (key: string) => round2(median(cpu.map((c) => ((c[key] ?? 0) * 1000) / size)));
+  const parts = {
+    api: per('api_s'),
+    workers: per('workers_s'),
+    this_process: per('bench_s'),
+    postgres: per('postgres_this_db_s'),
+    redis: per('redis_s'),
+  };
+  return {
+    total: round2(Object.values(parts).reduce((a, b) => a + b, 0)),
+    ...parts,
+    others_share_of_machine: round2(median(cpu.map((c) => c.other_s / c.machine_capacity_s))),
+  };
+}
+
+function explain(candidate: ReturnType<typeof cpuPerTicket>, baseline: ReturnType<typeof cpuPerTicket>): void {
+  const lines = [
+    `  CPU ms per ticket (median): service ${candidate.total} = workers ${candidate.workers} + api ${candidate.api} + ` +
+      `postgres ${candidate.postgres} + redis ${candidate.redis}; plain ${baseline.total} = client ${baseline.this_process} + ` +
+      `postgres ${baseline.postgres} + redis ${baseline.redis}`,
+  ];
+  const others = Math.max(candidate.others_share_of_machine, baseline.others_share_of_machine);
+  if (others > 0.2) {
+    lines.push(
+      `  WARNING: processes outside this bench used ${Math.round(others * 100)}% of the machine's CPU during the rounds: ` +
+        'rates and ratio are unreliable (CPU per ticket less so)',
+    );
+  }
+  process.stdout.write(`${lines.join('\n')}\n\n`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Odds and ends
+
+function median(values: number[]): number {
+  const sorted = values.filter((v) => !Number.isNaN(v)).sort((a, b) => a - b);
+  if (sorted.length === 0) return NaN;
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** After all batches: every balance equals the sum of its ledger rows, and nothing is left open. */
+async function checkBooks(ctx: Ctx): Promise<void> {
+  const mismatches = await ctx.pool.query(
+    `select a.login from accounts a left join ledger_entries l on l.account_id = a.id
+      group by a.id having a.balance <> coalesce(sum(l.amount), 0)`,
+  );
+  if (mismatches.rowCount) throw new Error(`ledger out of balance for ${JSON.stringify(mismatches.rows)}`);
+  const open = await ctx.pool.query(`select count(*) as n from orders where status = 'open'`);
+  if (open.rows[0].n !== '0') throw new Error(`${open.rows[0].n} orders are still open`);
+}
+
+async function request<T>(
+  api: Server,
+  method: string,
+  path: string,
+  token: string,
+  body: unknown,
+  status: number | number[],
+): Promise<T> {
+  const reply = await call(api.url(path), {
+    method,
+    headers: token ? { authorization: `Bearer ${token}` } : {},
+    body: body === undefined ? undefined : (body as object),
+  });
+  if (!(Array.isArray(status) ? status : [status]).includes(reply.status)) {
+    throw new Error(`${method} ${path} answered ${reply.status}: ${reply.body.slice(0, 300)}`);
+  }
+  return (reply.body ? JSON.parse(reply.body) : undefined) as T;
+}
+
+function withDatabase(url: string, database: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${database}`;
+  return parsed.toString();
+}
+
+async function dropDatabase(database: string): Promise<void> {
+  const client = new Client({ connectionString: withDatabase(BASE_DATABASE_URL, 'postgres') });
+  await client.connect();
+  try {
+    await client.query(`drop database if exists "${database.replace(/"/g, '""')}" with (force)`);
+  } finally {
+    await client.end();
+  }
+}
+
+async function removeKeys(redis: Redis, prefix: string): Promise<void> {
+  if (redis.status !== 'ready') return;
+  let cursor = '0';
+  do {
+    const [nextCursor, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    if (keys.length) await redis.del(...keys);
+    cursor = nextCursor;
+  } while (cursor !== '0');
+}
+
+function progress(message: string): void {
+  process.stderr.write(`  bulk-close: ${message}\n`);
+}
+
+function mapValues<T, U>(record: Record<string, T>, f: (value: T) => U): Record<string, U> {
+  return Object.fromEntries(Object.entries(record).map(([k, v]) => [k, f(v)]));
+}
+
+function round2(n: number): number {
+  return Math.round(n * 100) / 100;
+}
+
+function positiveInteger(name: string): number | undefined {
+  const value = Number(process.env[name]);
+  return Number.isInteger(value) && value > 0 ? value : undefined;
+}
