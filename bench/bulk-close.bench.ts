@@ -98,7 +98,7 @@ export async function run(h: Harness): Promise<Figure[]> {
   try {
     // The API creates and migrates the database; workers start after it, so nobody races to migrate.
     const api = await h.start({
-      entry: 'servers/service-queue.ts',
+      entry: 'servers/service.ts',
       name: 'api',
       execArgv: CHILD_EXEC_ARGV,
       env: {

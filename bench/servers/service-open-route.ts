@@ -1,8 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RouteSpec } from '../../src/api/http/route';
 import { ROUTES } from '../../src/api/routes';
-import { loadConfig } from '../../src/config/config';
 import { ADMIN_ROLE } from '../../src/domain/identity/permissions';
 import { normalizeEmail } from '../../src/domain/identity/principals';
 import { createStaffUser } from '../../src/domain/identity/staff';
@@ -10,6 +8,7 @@ import { Role } from '../../src/entities/role.entity';
 import { StaffUser } from '../../src/entities/staff-user.entity';
 import { startRuntime } from '../../src/runtime';
 import { announce, fail } from './announce';
+import { benchConfig } from './bench-config';
 
 /**
  * The real service as in servers/service.ts, plus one extra route: GET /bench/settings, a
@@ -27,20 +26,7 @@ const OPEN_SETTINGS_PATH = '/bench/settings';
 async function main(): Promise<void> {
   const email = required('BENCH_ADMIN_EMAIL');
   const password = required('BENCH_ADMIN_PASSWORD');
-  const config = loadConfig({
-    ...process.env,
-    NODE_ENV: 'production',
-    ROLE: 'api',
-    PORT: '0',
-    LOG_LEVEL: 'silent',
-    JWT_SECRET: randomBytes(36).toString('base64url'),
-    JWT_SECRET_FILE: undefined,
-    DATABASE_URL: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/trading_bench',
-    QUEUE_PREFIX: 'bench',
-    SHUTDOWN_GRACE_MS: '1000',
-    BOOTSTRAP_ADMIN_EMAIL: email,
-    BOOTSTRAP_ADMIN_PASSWORD: password,
-  });
+  const config = benchConfig('api', { BOOTSTRAP_ADMIN_EMAIL: email, BOOTSTRAP_ADMIN_PASSWORD: password });
 
   const settings = ROUTES.find((r) => r.method === 'get' && r.path === '/api/admin/settings');
   if (!settings) throw new Error('GET /api/admin/settings is not in the route table');

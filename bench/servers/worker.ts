@@ -1,7 +1,6 @@
-import { randomBytes } from 'node:crypto';
-import { loadConfig } from '../../src/config/config';
 import { startRuntime } from '../../src/runtime';
 import { fail } from './announce';
+import { benchConfig } from './bench-config';
 
 /**
  * The real worker tier (ROLE=worker), configured as in production, on the database and queue
@@ -11,21 +10,8 @@ import { fail } from './announce';
  * jobs in progress finish, on SIGTERM, SIGINT or when the harness goes away.
  */
 async function main(): Promise<void> {
-  const config = loadConfig({
-    ...process.env,
-    NODE_ENV: 'production',
-    ROLE: 'worker',
-    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'silent',
-    // Production refuses to start without a key; a worker signs nothing, so any will do.
-    JWT_SECRET: randomBytes(36).toString('base64url'),
-    JWT_SECRET_FILE: undefined,
-    DATABASE_URL: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/trading_bench',
-    QUEUE_PREFIX: process.env.BENCH_QUEUE_PREFIX ?? 'bench',
-    // Only the API child creates the bootstrap admin: two processes racing to create it on a fresh database would collide.
-    BOOTSTRAP_ADMIN_EMAIL: undefined,
-    BOOTSTRAP_ADMIN_PASSWORD: undefined,
-    SHUTDOWN_GRACE_MS: '1000',
-  });
+  // Only the API child creates the bootstrap admin: two processes racing to create it on a fresh database would collide.
+  const config = benchConfig('worker', { BOOTSTRAP_ADMIN_EMAIL: undefined, BOOTSTRAP_ADMIN_PASSWORD: undefined });
   const runtime = await startRuntime(config, { defaultMetrics: true });
 
   let stopping = false;
