@@ -1,8 +1,8 @@
 /**
- * The child side of the harness protocol: print the bound port as one JSON line on stdout,
- * and stop cleanly when the harness goes away.
+ * The child side of the harness protocol: print the bound port (or, for a child that serves
+ * no port, `ready`) as one JSON line on stdout, and stop cleanly when the harness goes away.
  */
-export function announce(port: number, stop: () => Promise<void>): void {
+export function announce(port: number | 'ready', stop: () => Promise<void>): void {
   let stopping = false;
   const shutdown = (): void => {
     if (stopping) return;
@@ -20,7 +20,7 @@ export function announce(port: number, stop: () => Promise<void>): void {
   process.on('SIGINT', shutdown);
   // A parent killed with SIGKILL sends no signal; its IPC channel closing is the only sign left.
   process.on('disconnect', shutdown);
-  process.stdout.write(`${JSON.stringify({ port })}\n`);
+  process.stdout.write(`${JSON.stringify(port === 'ready' ? { ready: true } : { port })}\n`);
 }
 
 /** Start-up failures must end the child, or the harness waits for a port that never comes. */

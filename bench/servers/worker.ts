@@ -1,5 +1,5 @@
 import { startRuntime } from '../../src/runtime';
-import { fail } from './announce';
+import { announce, fail } from './announce';
 import { benchConfig } from './bench-config';
 
 /**
@@ -14,23 +14,7 @@ async function main(): Promise<void> {
   const config = benchConfig('worker', { BOOTSTRAP_ADMIN_EMAIL: undefined, BOOTSTRAP_ADMIN_PASSWORD: undefined });
   const runtime = await startRuntime(config, { defaultMetrics: true });
 
-  let stopping = false;
-  const shutdown = (): void => {
-    if (stopping) return;
-    stopping = true;
-    runtime.stop().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        process.stderr.write(`stop failed: ${String(err)}\n`);
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', shutdown);
-  process.on('SIGINT', shutdown);
-  // A parent killed with SIGKILL sends no signal; its IPC channel closing is the only sign left.
-  process.on('disconnect', shutdown);
-  process.stdout.write(`${JSON.stringify({ ready: true })}\n`);
+  announce('ready', () => runtime.stop());
 }
 
 main().catch(fail);
