@@ -15,7 +15,7 @@ import { QuoteStore } from './domain/prices/quote-store';
 import { bootstrapStaff } from './domain/identity/staff';
 import { createLogger } from './platform/logger';
 import { Metrics } from './platform/metrics';
-import { createRedis, redisReady } from './platform/redis';
+import { closeRedis, createRedis, redisReady } from './platform/redis';
 import type { AppServices } from './platform/services';
 import { PROCESSORS } from './workers';
 import type { Processor } from './workers/processor';
@@ -84,7 +84,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     }
     if (config.role !== 'worker') server = await listen(createApp(services, options.routes), config.port);
   } catch (err) {
-    await closeAll(logger, [() => workers?.close(), () => workerRedis?.quit(), () => closeServices(services)]);
+    await closeAll(logger, [() => workers?.close(), () => workerRedis && closeRedis(workerRedis), () => closeServices(services)]);
     throw err;
   }
   const port = server ? (server.address() as { port: number }).port : undefined;
@@ -98,7 +98,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       await closeAll(logger, [
         () => (server ? closeServer(server, config.shutdownGraceMs) : undefined),
         () => workers?.close(),
-        () => workerRedis?.quit(),
+        () => workerRedis && closeRedis(workerRedis),
         () => closeServices(services),
       ]);
       logger.info('shutdown complete');
@@ -136,7 +136,7 @@ async function closeServices(services: AppServices): Promise<void> {
   await closeAll(services.logger, [
     () => services.queueEvents.close(),
     () => services.jobs.close(),
-    () => services.redis.quit(),
+    () => closeRedis(services.redis),
     () => services.mail.close(),
     () => services.orm.close(true),
   ]);

@@ -21,6 +21,11 @@ export class JobProducer {
     private readonly prefix: string,
   ) {}
 
+  /** Whether Redis answers right now; when not, every call here fails fast. */
+  get connected(): boolean {
+    return this.connection.status === 'ready';
+  }
+
   queue(name: QueueName): Queue {
     let queue = this.queues.get(name);
     if (!queue) {

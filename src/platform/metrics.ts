@@ -49,12 +49,12 @@ export class Metrics {
       registers: [this.registry],
       async collect() {
         this.reset();
-        for (const name of ALL_QUEUES) {
-          for (const outcome of ['completed', 'failed'] as const) {
-            const m = await safe(producer.queue(name).getMetrics(outcome, 0, 0));
-            if (m) this.inc({ queue: name, outcome }, m.meta.count);
-          }
-        }
+        if (!producer.connected) return;
+        const pairs = ALL_QUEUES.flatMap((queue) => (['completed', 'failed'] as const).map((outcome) => ({ queue, outcome })));
+        const counts = await Promise.all(pairs.map((p) => safe(producer.queue(p.queue).getMetrics(p.outcome, 0, 0))));
+        counts.forEach((m, i) => {
+          if (m) this.inc(pairs[i]!, m.meta.count);
+        });
       },
     });
     void depth;

@@ -43,3 +43,12 @@ export function redisReady(redis: Redis, ms: number): Promise<boolean> {
     redis.once('ready', onReady);
   });
 }
+
+/**
+ * Closes a connection: gracefully (QUIT) when it is up, at once when it is not; QUIT on a
+ * connection that never came up would leave its reconnect timer running forever.
+ */
+export async function closeRedis(redis: Redis): Promise<void> {
+  if (redis.status === 'ready') await redis.quit();
+  else redis.disconnect();
+}
