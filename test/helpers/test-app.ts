@@ -157,3 +157,8 @@ export async function waitFor<T>(
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/** Runs SQL against a test app's own database, for assertions about stored state. */
+export async function sql<T = Record<string, unknown>>(app: TestApp, query: string, params: unknown[] = []): Promise<T[]> {
+  return app.runtime.services.orm.em.fork().getConnection().execute<T[]>(query, params);
+}

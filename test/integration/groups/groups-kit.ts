@@ -1,12 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import type { TestApp, TestResponse } from '../../helpers/test-app';
+import { sql, type TestApp, type TestResponse } from '../../helpers/test-app';
 
 /** Shared by the group, instrument and simulator test files (not a test file itself: jest matches *.test.ts only). */
 
-/** Raw SQL against the app's own database, for what only the storage can show. */
-export async function sql<T = Record<string, unknown>>(app: TestApp, query: string, params: unknown[] = []): Promise<T[]> {
-  return app.runtime.services.orm.em.fork().getConnection().execute<T[]>(query, params);
-}
+export { sql };
 
 /** A group name no other test of the run uses: `<label> <8 hex>`. */
 export function uniqueName(label = 'G'): string {

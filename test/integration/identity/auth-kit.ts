@@ -1,7 +1,7 @@
 import { decodeJwt, decodeProtectedHeader, type JWTPayload } from 'jose';
 import { authenticator } from 'otplib';
 import type { LoggedIn } from '../../helpers/identity';
-import type { TestApp, TestResponse } from '../../helpers/test-app';
+import { sql, type TestApp, type TestResponse } from '../../helpers/test-app';
 
 /** Shared by the identity test files (not a test file itself: jest matches *.test.ts only). */
 
@@ -9,10 +9,7 @@ export type Kind = 'user' | 'customer';
 
 export const LOGIN_PATH: Record<Kind, string> = { user: '/api/admin/users/login', customer: '/api/customer/login' };
 
-/** Raw SQL against the app's own database, for what only the storage can show (hashes, flags). */
-export async function sql<T = Record<string, unknown>>(app: TestApp, query: string, params: unknown[] = []): Promise<T[]> {
-  return app.runtime.services.orm.em.fork().getConnection().execute<T[]>(query, params);
-}
+export { sql };
 
 let addressCounter = 0;
 /**

@@ -1,10 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import type { TestApp, TestResponse } from '../../helpers/test-app';
+import { sql, type TestApp, type TestResponse } from '../../helpers/test-app';
 
-/** Raw SQL against the app's database (placeholders are `?`). */
-export async function sql<T = Record<string, unknown>>(app: TestApp, query: string, params: unknown[] = []): Promise<T[]> {
-  return app.runtime.services.orm.em.fork().getConnection().execute<T[]>(query, params);
-}
+export { sql };
 
 /** The ledger rows of one account, oldest first. */
 export async function ledgerOf(
