@@ -2,6 +2,10 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import os from 'node:os';
 import { Redis } from 'ioredis';
 import { Client, Pool, type PoolClient } from 'pg';
+
+/** A pool or a checked-out client: both run a statement. */
+type Queryable = Pick<Pool, 'query'>;
+import { CLOSE_WITH_ITEM_SQL } from '../src/domain/orders/market-orders';
 import { closingPrice, profitInQuoteCurrency, withSpread } from '../src/domain/orders/trading-math';
 import type { Quote } from '../src/domain/prices/quote-store';
 import { D, dec, money, type Dec } from '../src/platform/decimal';
@@ -160,7 +164,7 @@ export async function run(h: Harness): Promise<Figure[]> {
           worker_concurrency: CONCURRENCY,
           tickets_per_account: size,
           statements_per_ticket:
-            'BEGIN, 7 selects (item, order, account FOR UPDATE; group, instruments, group rows, conversion instruments), 2 inserts, 3 updates, COMMIT; 2 Redis HMGETs',
+            '6 selects without locks (item, order, account, group, instruments, group rows, conversion instruments), 2 Redis HMGETs, then one statement that closes, books, appends the ledger row and the event, and decides the item',
           cpu_ms_per_ticket: { candidate, baseline },
         },
       });
@@ -375,91 +379,97 @@ async function plainStart(ctx: Ctx): Promise<{ runId: string; tickets: string[] 
   });
 }
 
-/** closeRunTicket with closeOrderInTransaction inside, statement for statement, in the order the ORM flushes. */
-function plainCloseRunTicket(ctx: Ctx, runId: string, ticket: string): Promise<string> {
-  return inTransaction(ctx, async (c) => {
-    const item = (
-      await c.query('select * from bulk_close_items where run_id = $1 and ticket = $2 limit 1 for update', [runId, ticket])
-    ).rows[0];
-    if (!item) throw new Error(`run ${runId} has no ticket ${ticket}`);
-    if (item.status !== 'pending') return item.status as string;
-    const order = (await c.query('select * from orders where ticket = $1 limit 1 for update', [ticket])).rows[0];
-    if (!order) return failItem(c, runId, ticket, `Order ${ticket} does not exist`);
-    if (order.status === 'closed') return closeItem(c, runId, ticket);
-    const account = (await c.query('select * from accounts where id = $1 limit 1 for update', [order.account_id])).rows[0];
-    if (account.group_id) await c.query('select * from trading_groups where id = any($1)', [[account.group_id]]);
+/**
+ * closeRunTicket and closeOrder, statement for statement: the reads without locks, the two
+ * Redis reads, then the one closing statement the service runs (CLOSE_WITH_ITEM_SQL).
+ */
+async function plainCloseRunTicket(ctx: Ctx, runId: string, ticket: string): Promise<string> {
+  const c = ctx.pool;
+  const item = (await c.query('select * from bulk_close_items where run_id = $1 and ticket = $2 limit 1', [runId, ticket]))
+    .rows[0];
+  if (!item) throw new Error(`run ${runId} has no ticket ${ticket}`);
+  if (item.status !== 'pending') return item.status as string;
+  const order = (await c.query('select * from orders where ticket = $1 limit 1', [ticket])).rows[0];
+  if (!order) return failItem(c, runId, ticket, `Order ${ticket} does not exist`);
+  if (order.status === 'closed') return closeItem(c, runId, ticket);
+  const account = (await c.query('select * from accounts where id = $1 limit 1', [order.account_id])).rows[0];
+  if (account.group_id) await c.query('select * from trading_groups where id = any($1)', [[account.group_id]]);
 
-    // PricingContext.load and CurrencyConverter.load: instruments, the group's rows, quotes, conversion.
-    const instruments = (await c.query('select * from instruments where symbol = any($1)', [[order.symbol]])).rows;
-    const groupRows = account.group_id
-      ? (
-          await c.query(
-            `select gi.*, i.symbol from group_instruments gi join instruments i on i.id = gi.instrument_id
-              where gi.group_id = $1 and gi.instrument_id = any($2)`,
-            [account.group_id, instruments.map((i) => i.id)],
-          )
-        ).rows
-      : [];
-    const [rawQuote] = await ctx.redis.hmget(ctx.quotesKey, order.symbol);
-    const wanted = [...new Set([account.currency, ...instruments.map((i) => i.quote_currency), 'USD'])];
-    const convertible = (
-      await c.query('select * from instruments where base_currency = any($1) or quote_currency = any($1)', [wanted])
-    ).rows.filter((i) => wanted.includes(i.base_currency) && wanted.includes(i.quote_currency));
-    const rates = convertible.length ? await ctx.redis.hmget(ctx.quotesKey, ...convertible.map((i) => i.symbol)) : [];
+  // PricingContext.load and CurrencyConverter.load: instruments, the group's rows, quotes, conversion.
+  const instruments = (await c.query('select * from instruments where symbol = any($1)', [[order.symbol]])).rows;
+  const groupRows = account.group_id
+    ? (
+        await c.query(
+          `select gi.*, i.symbol from group_instruments gi join instruments i on i.id = gi.instrument_id
+            where gi.group_id = $1 and gi.instrument_id = any($2)`,
+          [account.group_id, instruments.map((i) => i.id)],
+        )
+      ).rows
+    : [];
+  const [rawQuote] = await ctx.redis.hmget(ctx.quotesKey, order.symbol);
+  const wanted = [...new Set([account.currency, ...instruments.map((i) => i.quote_currency), 'USD'])];
+  const convertible = (
+    await c.query('select * from instruments where base_currency = any($1) or quote_currency = any($1)', [wanted])
+  ).rows.filter((i) => wanted.includes(i.base_currency) && wanted.includes(i.quote_currency));
+  const rates = convertible.length ? await ctx.redis.hmget(ctx.quotesKey, ...convertible.map((i) => i.symbol)) : [];
 
-    const instrument = instruments.find((i) => i.symbol === order.symbol);
-    if (!instrument) return failItem(c, runId, ticket, `Unknown instrument ${order.symbol}`);
-    const row = groupRows.find((r) => r.symbol === order.symbol);
-    if (row && !row.enabled) return failItem(c, runId, ticket, `${order.symbol} is not tradable in this account's group`);
-    if (!rawQuote) return failItem(c, runId, ticket, `No quote for ${order.symbol}`);
-    const quote = withSpread(JSON.parse(rawQuote) as Quote, dec(row?.spread ?? 0), instrument.digits);
-    const price = closingPrice(order.cmd, quote);
-    const raw = profitInQuoteCurrency(order.cmd, dec(order.open_price), price, dec(order.volume), dec(order.contract_size));
-    const rate = conversionRate(instrument.quote_currency, account.currency, convertible, rates);
-    if (!rate) return failItem(c, runId, ticket, `No quote to convert ${instrument.quote_currency} into ${account.currency}`);
-    const profit = money(raw.times(rate));
-    const balanceAfter = money(account.balance).plus(profit);
+  const instrument = instruments.find((i) => i.symbol === order.symbol);
+  if (!instrument) return failItem(c, runId, ticket, `Unknown instrument ${order.symbol}`);
+  const row = groupRows.find((r) => r.symbol === order.symbol);
+  if (row && !row.enabled) return failItem(c, runId, ticket, `${order.symbol} is not tradable in this account's group`);
+  if (!rawQuote) return failItem(c, runId, ticket, `No quote for ${order.symbol}`);
+  const quote = withSpread(JSON.parse(rawQuote) as Quote, dec(row?.spread ?? 0), instrument.digits);
+  const price = closingPrice(order.cmd, quote);
+  const raw = profitInQuoteCurrency(order.cmd, dec(order.open_price), price, dec(order.volume), dec(order.contract_size));
+  const rate = conversionRate(instrument.quote_currency, account.currency, convertible, rates);
+  if (!rate) return failItem(c, runId, ticket, `No quote to convert ${instrument.quote_currency} into ${account.currency}`);
+  const profit = money(raw.times(rate));
 
-    const now = new Date();
-    const closed = {
-      order: Number(order.ticket),
-      login: Number(order.login),
-      symbol: order.symbol,
-      cmd: order.cmd,
-      volume: Number(order.volume),
-      open_price: Number(order.open_price),
-      sl: order.sl === null ? null : Number(order.sl),
-      tp: order.tp === null ? null : Number(order.tp),
-      comment: order.comment,
-      status: 'closed',
-      opened_at: (order.created_at as Date).toISOString(),
-      closed_at: now.toISOString(),
-      close_price: Number(price.toFixed()),
-      profit: profit.toFixed(2),
-      close_reason: 'bulk_close',
-    };
-    await c.query(
-      `insert into domain_events (id, created_at, updated_at, type, aggregate_type, aggregate_id, customer_id, data, published_at)
-       values ($1, $2, $2, 'order.closed', 'order', $3, $4, $5, null)`,
-      [randomUUID(), now, ticket, account.customer_id, closed],
-    );
-    await c.query(
-      `insert into ledger_entries (id, created_at, updated_at, account_id, kind, amount, balance_after, reference_type, reference_id, comment)
-       values ($1, $2, $2, $3, 'trade_profit', $4, $5, 'order', $6, $7)`,
-      [randomUUID(), now, account.id, profit.toFixed(2), balanceAfter.toFixed(2), ticket, `Close of order ${ticket}`],
-    );
-    await closeItem(c, runId, ticket, now);
-    await c.query('update accounts set balance = $1, updated_at = $2 where id = $3', [balanceAfter.toFixed(2), now, account.id]);
-    await c.query(
-      `update orders set status = 'closed', closed_at = $1, close_price = $2, profit = $3, close_reason = 'bulk_close',
-              bulk_close_run_id = $4, updated_at = $1 where id = $5`,
-      [now, price.toFixed(), profit.toFixed(2), runId, order.id],
-    );
-    return 'closed';
-  });
+  const now = new Date();
+  const closed = {
+    order: Number(order.ticket),
+    login: Number(order.login),
+    symbol: order.symbol,
+    cmd: order.cmd,
+    volume: Number(order.volume),
+    open_price: Number(order.open_price),
+    sl: order.sl === null ? null : Number(order.sl),
+    tp: order.tp === null ? null : Number(order.tp),
+    comment: order.comment,
+    status: 'closed',
+    opened_at: (order.created_at as Date).toISOString(),
+    closed_at: now.toISOString(),
+    close_price: Number(price.toFixed()),
+    profit: profit.toFixed(2),
+    close_reason: 'bulk_close',
+  };
+  const amount = profit.toFixed(2);
+  await c.query(PG_CLOSE_SQL, [
+    now,
+    price.toFixed(),
+    amount,
+    'bulk_close',
+    runId,
+    ticket,
+    amount,
+    amount,
+    ticket,
+    `Close of order ${ticket}`,
+    ticket,
+    JSON.stringify(closed),
+    runId,
+    ticket,
+  ]);
+  return 'closed';
 }
 
-async function closeItem(c: PoolClient, runId: string, ticket: string, at = new Date()): Promise<string> {
+/** The service's closing statement with pg's numbered placeholders. */
+const PG_CLOSE_SQL = (() => {
+  let n = 0;
+  return CLOSE_WITH_ITEM_SQL.replace(/\?/g, () => `$${++n}`);
+})();
+
+async function closeItem(c: Queryable, runId: string, ticket: string, at = new Date()): Promise<string> {
   await c.query(`update bulk_close_items set status = 'closed', finished_at = $1 where run_id = $2 and ticket = $3`, [
     at,
     runId,
@@ -468,7 +478,7 @@ async function closeItem(c: PoolClient, runId: string, ticket: string, at = new 
   return 'closed';
 }
 
-async function failItem(c: PoolClient, runId: string, ticket: string, reason: string): Promise<string> {
+async function failItem(c: Queryable, runId: string, ticket: string, reason: string): Promise<string> {
   await c.query(
     `update bulk_close_items set status = 'failed', reason = $1, finished_at = $2 where run_id = $3 and ticket = $4`,
     [reason, new Date(), runId, ticket],

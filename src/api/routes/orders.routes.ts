@@ -139,7 +139,7 @@ export const orderRoutes: RouteSpec[] = [
     },
     handler: async ({ params, em, services, caller }) => {
       const order = await orderForCaller(em, caller, params.ticket);
-      return json(200, orderView(await closeMarketOrder(em, services.quotes, order.ticket)));
+      return json(200, await closeMarketOrder(em, services.quotes, order.ticket));
     },
   }),
   defineRoute({

@@ -7,7 +7,7 @@ import { BulkCloseFinishJob, BulkCloseTicketJob } from '../../jobs/bulk-close.jo
 import { errors } from '../../platform/errors';
 import type { QuoteStore } from '../prices/quote-store';
 import { findAccountByLogin } from '../accounts/accounts';
-import { closeOrderInTransaction } from './market-orders';
+import { closeOrder } from './market-orders';
 
 export interface BulkCloseResult {
   id: string;
@@ -86,20 +86,23 @@ export async function startBulkClose(
 }
 
 /**
- * Closes one ticket of a run in its own transaction and records the outcome on the run's
- * item in that same transaction. A retry finds the item already decided and does nothing.
+ * Closes one ticket of a run and decides the run's item: closed (now, or already before)
+ * in the same statement as the close itself, or failed with the reason when it cannot be
+ * priced. A retry finds the item decided and does nothing.
  */
 export async function closeRunTicket(em: EntityManager, quotes: QuoteStore, runId: string, ticket: string): Promise<string> {
-  return em.transactional(async (tx) => {
-    const item = await tx.findOne(BulkCloseItem, { runId, ticket }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
-    if (!item) throw new Error(`bulk close run ${runId} has no ticket ${ticket}`);
-    if (item.status !== 'pending') return item.status;
-    const outcome = await closeOrderInTransaction(tx, quotes, ticket, 'bulk_close', runId);
-    item.status = outcome.kind;
-    item.reason = outcome.kind === 'failed' ? outcome.reason : null;
-    item.finishedAt = new Date();
-    return item.status;
-  });
+  const item = await em.findOne(BulkCloseItem, { runId, ticket }, { refresh: true });
+  if (!item) throw new Error(`bulk close run ${runId} has no ticket ${ticket}`);
+  if (item.status !== 'pending') return item.status;
+  const outcome = await closeOrder(em, quotes, ticket, 'bulk_close', runId);
+  if (outcome.kind === 'closed' && outcome.booked) return 'closed';
+  // Not booked by this call: the order was closed before, or cannot be priced.
+  await em.nativeUpdate(
+    BulkCloseItem,
+    { runId, ticket, status: 'pending' },
+    { status: outcome.kind, reason: outcome.kind === 'failed' ? outcome.reason : null, finishedAt: new Date() },
+  );
+  return outcome.kind;
 }
 
 /** Completes a run; tickets still undecided (their jobs failed for good) are recorded as failed. */

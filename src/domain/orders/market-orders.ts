@@ -1,5 +1,4 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { LockMode } from '@mikro-orm/core';
 import { Account } from '../../entities/account.entity';
 import { Order } from '../../entities/order.entity';
 import { D, dec, money, num, type Dec } from '../../platform/decimal';
@@ -7,7 +6,6 @@ import { errors, fieldError } from '../../platform/errors';
 import type { QuoteStore } from '../prices/quote-store';
 import { assertTradingAccount, lockAccounts } from '../accounts/accounts';
 import { recordEvent } from '../events/outbox';
-import { postToLedger } from '../ledger/ledger';
 import { PricingContext, PricingError } from './pricing-context';
 import { BUY, closingPrice, marginInQuoteCurrency, openingPrice, profitInQuoteCurrency } from './trading-math';
 
@@ -191,29 +189,32 @@ export async function openMarketOrder(
   });
 }
 
-export type CloseOutcome = { kind: 'closed'; order: Order; alreadyClosed: boolean } | { kind: 'failed'; reason: string };
+export type OrderView = ReturnType<typeof orderView>;
+
+export type CloseOutcome = { kind: 'closed'; booked: boolean; view: OrderView } | { kind: 'failed'; reason: string };
 
 /**
- * Closes one order in the caller's transaction: locks it, and if it is still open prices
- * it, books the profit to the ledger (account locked) and writes the order.closed event.
- * An order already closed is reported closed and booked nothing: so a retried job, or
- * two bulk closes racing, close and book every ticket exactly once.
+ * Closes one order at the current quote. The order is read and priced without locks (an
+ * open order's terms never change); then one statement closes it if it is still open,
+ * books the profit (`balance = balance + profit`, so the account row is locked only for
+ * that statement and the commit), appends the ledger row, writes the order.closed event,
+ * and, for a bulk close, decides the run's item. An order closed meanwhile, by a retried
+ * job or a racing bulk close, is matched by nothing and booked nothing: every ticket is
+ * closed and booked exactly once.
  */
-export async function closeOrderInTransaction(
-  tx: EntityManager,
+export async function closeOrder(
+  em: EntityManager,
   quotes: QuoteStore,
   ticket: string,
   reason: string,
   bulkCloseRunId: string | null = null,
 ): Promise<CloseOutcome> {
-  const order = await tx.findOne(Order, { ticket }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+  const order = await em.findOne(Order, { ticket }, { refresh: true });
   if (!order) return { kind: 'failed', reason: `Order ${ticket} does not exist` };
-  if (order.status === 'closed') return { kind: 'closed', order, alreadyClosed: true };
+  if (order.status === 'closed') return { kind: 'closed', booked: false, view: orderView(order) };
 
-  // Priced before the account is locked: every close of one account queues on that lock,
-  // so it is taken last and held only for the balance change and the commit.
-  const holder = await tx.findOneOrFail(Account, order.account.id, { populate: ['group'] });
-  const pricing = await PricingContext.load(tx, quotes, holder, [order.symbol]);
+  const holder = await em.findOneOrFail(Account, order.account.id, { populate: ['group'] });
+  const pricing = await PricingContext.load(em, quotes, holder, [order.symbol]);
   let profit: Dec;
   let price: Dec;
   try {
@@ -225,30 +226,73 @@ export async function closeOrderInTransaction(
     if (err instanceof PricingError) return { kind: 'failed', reason: err.message };
     throw err;
   }
-  const account = (await lockAccounts(tx, [holder.id])).get(holder.id)!;
-  order.status = 'closed';
-  order.closedAt = new Date();
-  order.closePrice = price.toFixed();
-  order.profit = profit.toFixed(2);
-  order.closeReason = reason;
-  order.bulkCloseRunId = bulkCloseRunId;
-  postToLedger(tx, account, profit, 'trade_profit', { type: 'order', id: order.ticket }, `Close of order ${order.ticket}`);
-  recordEvent(tx, {
-    type: 'order.closed',
-    aggregateType: 'order',
-    aggregateId: order.ticket,
-    customerId: account.customer.id,
-    data: orderView(order),
-  });
-  return { kind: 'closed', order, alreadyClosed: false };
+  const closedAt = new Date();
+  const view: OrderView = {
+    ...orderView(order),
+    status: 'closed',
+    closed_at: closedAt.toISOString(),
+    close_price: Number(price.toFixed()),
+    profit: profit.toFixed(2),
+    close_reason: reason,
+  };
+  const amount = profit.toFixed(2);
+  const item = bulkCloseRunId !== null;
+  const rows = await em.execute<Array<{ booked: number }>>(item ? CLOSE_WITH_ITEM_SQL : CLOSE_SQL, [
+    closedAt,
+    price.toFixed(),
+    amount,
+    reason,
+    bulkCloseRunId,
+    ticket,
+    amount,
+    amount,
+    ticket,
+    `Close of order ${ticket}`,
+    ticket,
+    JSON.stringify(view),
+    ...(item ? [bulkCloseRunId, ticket] : []),
+  ]);
+  const booked = Number(rows[0]?.booked ?? 0) === 1;
+  return {
+    kind: 'closed',
+    booked,
+    view: booked ? view : orderView(await em.findOneOrFail(Order, { ticket }, { refresh: true })),
+  };
 }
 
-/** POST /orders/{ticket}/close: one order, one transaction; a closed order is 409 ORDER_NOT_OPEN, no price 409 PRICE_UNAVAILABLE. */
-export async function closeMarketOrder(em: EntityManager, quotes: QuoteStore, ticket: string): Promise<Order> {
-  return em.transactional(async (tx) => {
-    const outcome = await closeOrderInTransaction(tx, quotes, ticket, 'manual');
-    if (outcome.kind === 'failed') throw errors.conflict('PRICE_UNAVAILABLE', outcome.reason);
-    if (outcome.alreadyClosed) throw errors.conflict('ORDER_NOT_OPEN', `Order ${ticket} is already closed`);
-    return outcome.order;
-  });
+const CLOSE_CTES = `
+with o as (
+  update orders set status = 'closed', closed_at = ?, close_price = ?, profit = ?, close_reason = ?, bulk_close_run_id = ?, updated_at = now()
+  where ticket = ? and status = 'open'
+  returning account_id
+), a as (
+  update accounts set balance = balance + ?, updated_at = now() where id = (select account_id from o)
+  returning id, balance, customer_id
+), l as (
+  insert into ledger_entries (id, created_at, updated_at, account_id, kind, amount, balance_after, reference_type, reference_id, comment)
+  select gen_random_uuid(), now(), now(), a.id, 'trade_profit', ?, a.balance, 'order', ?, ? from a
+  returning id
+), e as (
+  insert into domain_events (id, created_at, updated_at, type, aggregate_type, aggregate_id, customer_id, data)
+  select gen_random_uuid(), now(), now(), 'order.closed', 'order', ?, a.customer_id, ?::jsonb from a
+  returning id
+)`;
+
+const CLOSE_SQL = `${CLOSE_CTES}
+select (select count(*) from l)::int as booked`;
+
+/** The same, deciding the bulk close run's item in the same statement (bench/bulk-close.bench.ts runs it too). */
+export const CLOSE_WITH_ITEM_SQL = `${CLOSE_CTES}, i as (
+  update bulk_close_items set status = 'closed', reason = null, finished_at = now()
+  where run_id = ? and ticket = ? and status = 'pending'
+  returning 1
+)
+select (select count(*) from l)::int as booked`;
+
+/** POST /orders/{ticket}/close: a closed order is 409 ORDER_NOT_OPEN, no price 409 PRICE_UNAVAILABLE. */
+export async function closeMarketOrder(em: EntityManager, quotes: QuoteStore, ticket: string): Promise<OrderView> {
+  const outcome = await closeOrder(em, quotes, ticket, 'manual');
+  if (outcome.kind === 'failed') throw errors.conflict('PRICE_UNAVAILABLE', outcome.reason);
+  if (!outcome.booked) throw errors.conflict('ORDER_NOT_OPEN', `Order ${ticket} is already closed`);
+  return outcome.view;
 }
