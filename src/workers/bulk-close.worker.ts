@@ -1,10 +1,13 @@
 import { BulkCloseFinishJob, BulkCloseTicketJob } from '../jobs/bulk-close.job';
-import { closeRunTicket, finishRun } from '../domain/orders/bulk-close';
+import { closeRunTicket, finishRun, RunTermsCache } from '../domain/orders/bulk-close';
 import { defineProcessor } from './processor';
+
+/** Pricing terms shared by the tickets this process closes (see RunTermsCache). */
+const terms = new RunTermsCache();
 
 /** One ticket of a bulk close: its own transaction, its outcome recorded on the run's item. */
 export const bulkCloseTicketProcessor = defineProcessor(BulkCloseTicketJob, async ({ run_id, ticket }, { em, services }) => ({
-  status: await closeRunTicket(em, services.quotes, run_id, ticket),
+  status: await closeRunTicket(em, services.quotes, run_id, ticket, terms.forRun(run_id)),
 }));
 
 /** Runs after every ticket job of the run is done (or gave up): completes the run. */

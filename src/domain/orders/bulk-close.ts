@@ -7,7 +7,7 @@ import { BulkCloseFinishJob, BulkCloseTicketJob } from '../../jobs/bulk-close.jo
 import { errors } from '../../platform/errors';
 import type { QuoteStore } from '../prices/quote-store';
 import { findAccountByLogin } from '../accounts/accounts';
-import { closeOrder } from './market-orders';
+import { closeOrder, loadPricingTerms, type PricingSource } from './market-orders';
 
 export interface BulkCloseResult {
   id: string;
@@ -90,11 +90,17 @@ export async function startBulkClose(
  * in the same statement as the close itself, or failed with the reason when it cannot be
  * priced. A retry finds the item decided and does nothing.
  */
-export async function closeRunTicket(em: EntityManager, quotes: QuoteStore, runId: string, ticket: string): Promise<string> {
+export async function closeRunTicket(
+  em: EntityManager,
+  quotes: QuoteStore,
+  runId: string,
+  ticket: string,
+  termsOf: PricingSource = loadPricingTerms,
+): Promise<string> {
   const item = await em.findOne(BulkCloseItem, { runId, ticket }, { refresh: true });
   if (!item) throw new Error(`bulk close run ${runId} has no ticket ${ticket}`);
   if (item.status !== 'pending') return item.status;
-  const outcome = await closeOrder(em, quotes, ticket, 'bulk_close', runId);
+  const outcome = await closeOrder(em, quotes, ticket, 'bulk_close', runId, termsOf);
   if (outcome.kind === 'closed' && outcome.booked) return 'closed';
   // Not booked by this call: the order was closed before, or cannot be priced.
   await em.nativeUpdate(
@@ -122,4 +128,31 @@ export async function finishRun(
     run.status = 'completed';
     run.completedAt = new Date();
   });
+}
+
+/**
+ * Pricing terms (account, group rows, instruments) per run, account and symbol, shared by
+ * the tickets of a run that one worker process closes, for at most a minute: a run prices
+ * with the terms it found first, while quotes are still read for every ticket. Concurrent
+ * tickets share one load.
+ */
+export class RunTermsCache {
+  private readonly entries = new Map<string, { at: number; value: ReturnType<PricingSource> }>();
+
+  constructor(private readonly ttlMs = 60_000) {}
+
+  forRun(runId: string): PricingSource {
+    return (em, accountId, symbol) => this.load(`${runId}:${accountId}:${symbol}`, () => loadPricingTerms(em, accountId, symbol));
+  }
+
+  private load(key: string, fetch: () => ReturnType<PricingSource>): ReturnType<PricingSource> {
+    const now = Date.now();
+    const hit = this.entries.get(key);
+    if (hit && now - hit.at < this.ttlMs) return hit.value;
+    for (const [k, e] of this.entries) if (now - e.at >= this.ttlMs) this.entries.delete(k);
+    const value = fetch();
+    this.entries.set(key, { at: now, value });
+    value.catch(() => this.entries.delete(key));
+    return value;
+  }
 }

@@ -6,7 +6,7 @@ import { errors, fieldError } from '../../platform/errors';
 import type { QuoteStore } from '../prices/quote-store';
 import { assertTradingAccount, lockAccounts } from '../accounts/accounts';
 import { recordEvent } from '../events/outbox';
-import { PricingContext, PricingError } from './pricing-context';
+import { PricingContext, PricingError, type PricingTerms } from './pricing-context';
 import { BUY, closingPrice, marginInQuoteCurrency, openingPrice, profitInQuoteCurrency } from './trading-math';
 
 export interface NewMarketOrder {
@@ -191,6 +191,19 @@ export async function openMarketOrder(
 
 export type OrderView = ReturnType<typeof orderView>;
 
+/** Where a close gets the account (with its group) and pricing terms for a symbol. */
+export type PricingSource = (
+  em: EntityManager,
+  accountId: string,
+  symbol: string,
+) => Promise<{ account: Account; terms: PricingTerms }>;
+
+/** Reads them afresh: what a single close does. */
+export const loadPricingTerms: PricingSource = async (em, accountId, symbol) => {
+  const account = await em.findOneOrFail(Account, accountId, { populate: ['group'] });
+  return { account, terms: await PricingContext.loadTerms(em, account, [symbol]) };
+};
+
 export type CloseOutcome = { kind: 'closed'; booked: boolean; view: OrderView } | { kind: 'failed'; reason: string };
 
 /**
@@ -208,13 +221,14 @@ export async function closeOrder(
   ticket: string,
   reason: string,
   bulkCloseRunId: string | null = null,
+  termsOf: PricingSource = loadPricingTerms,
 ): Promise<CloseOutcome> {
   const order = await em.findOne(Order, { ticket }, { refresh: true });
   if (!order) return { kind: 'failed', reason: `Order ${ticket} does not exist` };
   if (order.status === 'closed') return { kind: 'closed', booked: false, view: orderView(order) };
 
-  const holder = await em.findOneOrFail(Account, order.account.id, { populate: ['group'] });
-  const pricing = await PricingContext.load(em, quotes, holder, [order.symbol]);
+  const { account: holder, terms } = await termsOf(em, order.account.id, order.symbol);
+  const pricing = await PricingContext.load(em, quotes, holder, [order.symbol], terms);
   let profit: Dec;
   let price: Dec;
   try {

@@ -13,6 +13,13 @@ export interface TradableQuote {
   ask: Dec;
 }
 
+/** The pricing inputs that change only when staff edit instruments or group rows. */
+export interface PricingTerms {
+  instruments: Instrument[];
+  rows: GroupInstrument[];
+  joining: Instrument[];
+}
+
 /** Why a symbol cannot be priced for an account; the order routes turn it into a 422. */
 export class PricingError extends Error {}
 
@@ -30,9 +37,35 @@ export class PricingContext {
     private readonly converter: CurrencyConverter,
   ) {}
 
-  static async load(em: EntityManager, store: QuoteStore, account: Account, symbols: string[]): Promise<PricingContext> {
-    const unique = [...new Set(symbols)];
-    const instruments = await em.find(Instrument, { symbol: { $in: unique } });
+  /**
+   * Prices `symbols` for `account` at the latest quotes. `terms` are the account's slowly
+   * changing pricing inputs (loadTerms); a caller pricing many orders of one account, like
+   * a bulk close, loads them once and passes them in. Quotes are always read afresh.
+   */
+  static async load(
+    em: EntityManager,
+    store: QuoteStore,
+    account: Account,
+    symbols: string[],
+    terms?: PricingTerms,
+  ): Promise<PricingContext> {
+    const t = terms ?? (await PricingContext.loadTerms(em, account, symbols));
+    const [quotes, converter] = await Promise.all([
+      store.getMany([...new Set(symbols)]),
+      CurrencyConverter.priced(t.joining, store),
+    ]);
+    return new PricingContext(
+      account,
+      new Map(t.instruments.map((i) => [i.symbol, i])),
+      new Map(t.rows.map((r) => [r.instrument.getEntity().symbol, r])),
+      quotes,
+      converter,
+    );
+  }
+
+  /** The instruments, the group's rows for them, and the instruments that convert into the account currency. */
+  static async loadTerms(em: EntityManager, account: Account, symbols: string[]): Promise<PricingTerms> {
+    const instruments = await em.find(Instrument, { symbol: { $in: [...new Set(symbols)] } });
     const rows = account.group
       ? await em.find(
           GroupInstrument,
@@ -40,16 +73,11 @@ export class PricingContext {
           { populate: ['instrument'] },
         )
       : [];
-    const quotes = await store.getMany(unique);
-    const currencies = [account.currency, ...instruments.map((i) => i.quoteCurrency)];
-    const converter = await CurrencyConverter.load(em, store, currencies);
-    return new PricingContext(
-      account,
-      new Map(instruments.map((i) => [i.symbol, i])),
-      new Map(rows.map((r) => [r.instrument.getEntity().symbol, r])),
-      quotes,
-      converter,
-    );
+    const joining = await CurrencyConverter.joiningInstruments(em, [
+      account.currency,
+      ...instruments.map((i) => i.quoteCurrency),
+    ]);
+    return { instruments, rows, joining };
   }
 
   instrument(symbol: string): Instrument | undefined {

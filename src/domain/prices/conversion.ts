@@ -24,11 +24,20 @@ export class CurrencyConverter {
   private constructor(private readonly legs: Map<string, Leg>) {}
 
   static async load(em: EntityManager, quotes: QuoteStore, currencies: string[]): Promise<CurrencyConverter> {
+    return CurrencyConverter.priced(await CurrencyConverter.joiningInstruments(em, currencies), quotes);
+  }
+
+  /** The instruments that join any two of the currencies (or USD): what conversion may need. */
+  static async joiningInstruments(em: EntityManager, currencies: string[]): Promise<Instrument[]> {
     const wanted = [...new Set([...currencies, 'USD'])];
     const instruments = await em.find(Instrument, {
       $or: [{ baseCurrency: { $in: wanted } }, { quoteCurrency: { $in: wanted } }],
     });
-    const joining = instruments.filter((i) => wanted.includes(i.baseCurrency) && wanted.includes(i.quoteCurrency));
+    return instruments.filter((i) => wanted.includes(i.baseCurrency) && wanted.includes(i.quoteCurrency));
+  }
+
+  /** A converter at the latest quotes of those instruments. */
+  static async priced(joining: Instrument[], quotes: QuoteStore): Promise<CurrencyConverter> {
     const prices = await quotes.getMany(joining.map((i) => i.symbol));
     const legs = new Map<string, Leg>();
     for (const i of joining) {
