@@ -1,3 +1,6 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
 /**
  * The child side of the harness protocol: print the bound port (or, for a child that serves
  * no port, `ready`) as one JSON line on stdout, and stop cleanly when the harness goes away.
@@ -21,6 +24,24 @@ export function announce(port: number | 'ready', stop: () => Promise<void>): voi
   // A parent killed with SIGKILL sends no signal; its IPC channel closing is the only sign left.
   process.on('disconnect', shutdown);
   process.stdout.write(`${JSON.stringify(port === 'ready' ? { ready: true } : { port })}\n`);
+}
+
+/**
+ * Listens on a free loopback port and announces it; stopping closes the server (idle
+ * keep-alive sockets would otherwise hold close() open until they time out), then runs
+ * `after` (closing a pool, say).
+ */
+export function listenAndAnnounce(server: Server, after: () => Promise<void> = async () => undefined): void {
+  server.on('error', fail);
+  server.listen(0, '127.0.0.1', () => {
+    const { port } = server.address() as AddressInfo;
+    announce(port, async () => {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      await closed;
+      await after();
+    });
+  });
 }
 
 /** Start-up failures must end the child, or the harness waits for a port that never comes. */

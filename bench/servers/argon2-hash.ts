@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import argon2 from 'argon2';
-import { announce } from './announce';
+import { listenAndAnnounce } from './announce';
 
 /**
  * The floor for a password login: bare node:http answering POST /hash with one argon2id
@@ -31,11 +31,4 @@ const server = createServer((req, res) => {
   });
 });
 
-server.listen(0, '127.0.0.1', () => {
-  const { port } = server.address() as { port: number };
-  announce(port, () => {
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    server.closeIdleConnections();
-    return closed;
-  });
-});
+listenAndAnnounce(server);

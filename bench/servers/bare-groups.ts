@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { Pool } from 'pg';
-import { announce, fail } from './announce';
+import { listenAndAnnounce } from './announce';
 
 /**
  * The floor for POST /groups: express with express.json() and one handler that checks the
@@ -68,13 +68,4 @@ app.post('/groups', (req: Request, res: Response, next: NextFunction) => {
   }, next);
 });
 
-const server = app.listen(0, '127.0.0.1', () => {
-  const { port } = server.address() as AddressInfo;
-  announce(port, async () => {
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    server.closeIdleConnections();
-    await closed;
-    await pool.end();
-  });
-});
-server.on('error', fail);
+listenAndAnnounce(createServer(app), () => pool.end());

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
-import { announce } from './announce';
+import { listenAndAnnounce } from './announce';
 
 /**
  * The floor for GET /health: no framework, but the same status line, headers and body
@@ -24,12 +24,4 @@ const server = createServer((req, res) => {
   }
 });
 
-server.listen(0, '127.0.0.1', () => {
-  const { port } = server.address() as { port: number };
-  announce(port, () => {
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    // Idle keep-alive sockets would otherwise hold close() open until they time out.
-    server.closeIdleConnections();
-    return closed;
-  });
-});
+listenAndAnnounce(server);
