@@ -95,6 +95,11 @@ export function metricsOf(account: Account, open: Order[], pricing: PricingConte
 
 export async function loadMetrics(em: EntityManager, quotes: QuoteStore, account: Account): Promise<AccountMetrics> {
   const open = await em.find(Order, { account: account.id, status: 'open' });
+  // Most accounts (every wallet) hold no position: nothing to price.
+  if (open.length === 0) {
+    const balance = dec(account.balance);
+    return { balance, equity: balance, margin: new D(0), free_margin: balance };
+  }
   const pricing = await PricingContext.load(
     em,
     quotes,
