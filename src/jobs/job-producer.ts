@@ -1,7 +1,8 @@
 import { FlowProducer, Queue, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { z } from 'zod';
-import { errors } from '../platform/errors';
+import { AppError, errors } from '../platform/errors';
+import { withTimeout as timeout } from '../platform/with-timeout';
 import type { JobDefinition } from './job-definition';
 import type { QueueName } from './queues';
 
@@ -116,16 +117,9 @@ export class JobProducer {
 
 type PayloadInput<D extends JobDefinition> = z.input<D['schema']>;
 
+/** Any failure to reach Redis in time, or a refused command, is "queue unavailable", not a bug. */
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(errors.queueUnavailable()), ms);
+  return timeout(promise, ms).catch((err: unknown) => {
+    throw err instanceof AppError ? err : errors.queueUnavailable();
   });
-  return Promise.race([promise, timeout])
-    .catch((err: unknown) => {
-      // A command refused by a closed or offline connection is "queue unavailable", not a bug.
-      if (err instanceof Error && !('status' in err)) throw errors.queueUnavailable();
-      throw err;
-    })
-    .finally(() => clearTimeout(timer));
 }

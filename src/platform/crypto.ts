@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
 
 /** `bytes` of randomness as base64url text (32 bytes = 256 bits). */
 export function randomToken(bytes = 32): string {
@@ -8,12 +8,6 @@ export function randomToken(bytes = 32): string {
 /** For high-entropy secrets (tokens, backup codes), a plain SHA-256 is the right hash: there is nothing to brute-force. */
 export function sha256Hex(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');
-}
-
-export function constantTimeEqual(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
 }
 
 /**

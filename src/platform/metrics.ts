@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { JobProducer } from '../jobs/job-producer';
 import { ALL_QUEUES } from '../jobs/queues';
+import { withTimeout } from './with-timeout';
 
 /**
  * Prometheus metrics of one process. A registry per app instance, so tests can run
@@ -27,7 +28,7 @@ export class Metrics {
    * the workers record).
    */
   watchQueues(producer: JobProducer): void {
-    const depth = new Gauge({
+    new Gauge({
       name: 'queue_jobs',
       help: 'Jobs in each queue by state',
       labelNames: ['queue', 'state'] as const,
@@ -42,7 +43,7 @@ export class Metrics {
         }
       },
     });
-    const outcomes = new Counter({
+    new Counter({
       name: 'queue_job_outcomes_total',
       help: 'Jobs finished in each queue by outcome (completed, failed)',
       labelNames: ['queue', 'outcome'] as const,
@@ -57,24 +58,10 @@ export class Metrics {
         });
       },
     });
-    void depth;
-    void outcomes;
   }
 }
 
 /** A scrape must not fail because Redis is down: the queue series are then just absent. */
-async function safe<T>(promise: Promise<T>): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      promise,
-      new Promise<undefined>((resolve) => {
-        timer = setTimeout(() => resolve(undefined), 1000);
-      }),
-    ]);
-  } catch {
-    return undefined;
-  } finally {
-    clearTimeout(timer);
-  }
+function safe<T>(promise: Promise<T>): Promise<T | undefined> {
+  return withTimeout(promise, 1000).catch(() => undefined);
 }

@@ -3,7 +3,6 @@ import { RequestContext } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Redis } from 'ioredis';
 import type { JobDefinition } from '../jobs/job-definition';
-import type { QueueName } from '../jobs/queues';
 import { logContext } from '../platform/logger';
 import type { AppServices } from '../platform/services';
 import type { Processor } from './processor';
@@ -98,5 +97,3 @@ async function runJob(job: Job, byName: Map<string, Processor>, services: AppSer
     RequestContext.create(em, () => processor.handle(parsed.data, { job, em, services, logger, isLastAttempt })),
   );
 }
-
-export type { QueueName };

@@ -24,8 +24,6 @@ export function pageSchema<T extends z.ZodType>(item: T) {
   return z.object({ items: z.array(item), page: z.int(), page_size: z.int(), total: z.int() });
 }
 
-export const IdParam = (name: string) => z.object({ [name]: z.uuid() });
-
 /** One page of an entity list, counted, mapped through its API view. */
 export async function findPage<T extends object, V>(
   em: EntityManager,

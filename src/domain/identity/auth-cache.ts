@@ -10,8 +10,8 @@ import type { Redis } from 'ioredis';
  *   the revocation commits, so no request after the revocation answer sees it as active;
  * - a miss is filled from Postgres with SET NX, so a fill that raced a revocation never
  *   overwrites the tombstone;
- * - a change of permissions overwrites an active entry (never deletes it), for the same
- *   reason, and never turns a tombstone back into an active entry;
+ * - a change of permissions (no route makes one yet) must overwrite active entries,
+ *   never delete them, for the same reason, and must leave tombstones alone;
  * - when Redis cannot be reached, callers fall back to Postgres.
  */
 export type Cached<T> = ({ state: 'active' } & T) | { state: 'revoked' };
@@ -19,10 +19,6 @@ export type Cached<T> = ({ state: 'active' } & T) | { state: 'revoked' };
 /** Longer than the longest access token lifetime (ACCESS_TOKEN_TTL_SECONDS is at most 86400). */
 const TOMBSTONE_TTL_SECONDS = 86_400 + 300;
 const ACTIVE_TTL_SECONDS = 3600;
-
-const REPLACE_UNLESS_REVOKED =
-  "local v = redis.call('GET', KEYS[1]); if v and string.find(v, '\"revoked\"', 1, true) then return 0 end; " +
-  "redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2]); return 1";
 
 export class AuthCache<T extends object> {
   constructor(
@@ -45,22 +41,6 @@ export class AuthCache<T extends object> {
   async fill(id: string, value: Cached<T>, maxTtlSeconds = ACTIVE_TTL_SECONDS): Promise<void> {
     const ttl = value.state === 'active' ? Math.max(1, Math.min(ACTIVE_TTL_SECONDS, maxTtlSeconds)) : TOMBSTONE_TTL_SECONDS;
     await this.redis.set(this.key(id), JSON.stringify(value), 'EX', ttl, 'NX');
-  }
-
-  /** Overwrites an active entry (new permissions); a revoked one stays revoked. */
-  async replace(id: string, value: T): Promise<void> {
-    await this.redis.eval(
-      REPLACE_UNLESS_REVOKED,
-      1,
-      this.key(id),
-      JSON.stringify({ state: 'active', ...value }),
-      ACTIVE_TTL_SECONDS,
-    );
-  }
-
-  /** Forgets entries so the next request reads Postgres (used only where a stale fill cannot matter). */
-  async forget(ids: string[]): Promise<void> {
-    if (ids.length) await this.redis.del(...ids.map((id) => this.key(id)));
   }
 
   async revoke(ids: string[]): Promise<void> {

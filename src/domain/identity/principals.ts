@@ -1,6 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Customer } from '../../entities/customer.entity';
-import type { PrincipalEntity } from '../../entities/principal.entity';
 import type { PrincipalType } from '../../entities/session.entity';
 import { StaffUser } from '../../entities/staff-user.entity';
 
@@ -32,5 +31,3 @@ export async function permissionsOf(em: EntityManager, type: PrincipalType, id: 
   );
   return rows.map((r) => r.permission).sort();
 }
-
-export type { PrincipalEntity };

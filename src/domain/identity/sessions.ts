@@ -109,25 +109,6 @@ export async function revokeSessions(em: EntityManager, identity: Identity, sess
   await em.nativeUpdate(Session, { id: { $in: sessionIds }, revokedAt: null }, { revokedAt: new Date(), revokedReason: reason });
 }
 
-export async function activeSessionIds(em: EntityManager, type: PrincipalType, principalId: string): Promise<string[]> {
-  const rows = await em.find(
-    Session,
-    { principalType: type, principalId, revokedAt: null, expiresAt: { $gt: new Date() } },
-    { fields: ['id'] },
-  );
-  return rows.map((s) => s.id);
-}
-
-export async function revokeAllSessions(
-  em: EntityManager,
-  identity: Identity,
-  type: PrincipalType,
-  principalId: string,
-  reason: string,
-): Promise<void> {
-  await revokeSessions(em, identity, await activeSessionIds(em, type, principalId), reason);
-}
-
 export async function listSessions(em: EntityManager, type: PrincipalType, principalId: string, currentId: string | undefined) {
   const sessions = await em.find(
     Session,

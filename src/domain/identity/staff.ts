@@ -1,15 +1,13 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { Role } from '../../entities/role.entity';
-import { Session } from '../../entities/session.entity';
 import { StaffUser } from '../../entities/staff-user.entity';
 import { errors, ValidationFailure } from '../../platform/errors';
 import { recordAudit } from '../audit/audit';
 import type { StaffCaller } from './caller';
-import type { Identity } from './identity';
 import { hashPassword } from './passwords';
 import { ADMIN_ROLE, PERMISSIONS } from './permissions';
-import { normalizeEmail, permissionsOf } from './principals';
+import { normalizeEmail } from './principals';
 
 export function roleView(r: Role) {
   return {
@@ -80,17 +78,6 @@ export async function createStaffUser(
     throw err;
   }
   return user;
-}
-
-/** After roles or permissions change, live sessions of the affected users get the new set at once. */
-export async function refreshPermissions(em: EntityManager, identity: Identity, userIds: string[]): Promise<void> {
-  for (const userId of userIds) {
-    const permissions = await permissionsOf(em, 'user', userId);
-    const sessions = await em.find(Session, { principalType: 'user', principalId: userId, revokedAt: null }, { fields: ['id'] });
-    await Promise.all(
-      sessions.map((s) => identity.sessions.replace(s.id, { principalId: userId, principalType: 'user', permissions })),
-    );
-  }
 }
 
 /**

@@ -11,7 +11,7 @@ import { recordEvent } from '../events/outbox';
 import { PricingContext, PricingError } from './pricing-context';
 
 /** cmd of pending orders (decisions, section 5). */
-export const PENDING_CMDS = {
+const CMD = {
   BUY_LIMIT: 2,
   SELL_LIMIT: 3,
   BUY_STOP: 4,
@@ -20,10 +20,10 @@ export const PENDING_CMDS = {
   SELL_STOP_LIMIT: 7,
 } as const;
 
-const isBuy = (cmd: number) => cmd === 2 || cmd === 4 || cmd === 6;
-const isStopLimit = (cmd: number) => cmd === 6 || cmd === 7;
+const isBuy = (cmd: number) => cmd === CMD.BUY_LIMIT || cmd === CMD.BUY_STOP || cmd === CMD.BUY_STOP_LIMIT;
+const isStopLimit = (cmd: number) => cmd === CMD.BUY_STOP_LIMIT || cmd === CMD.SELL_STOP_LIMIT;
 /** Buy limit and sell stop (and sell stop limit) wait below the market; the others above it. */
-const triggersBelowMarket = (cmd: number) => cmd === 2 || cmd === 5 || cmd === 7;
+const triggersBelowMarket = (cmd: number) => cmd === CMD.BUY_LIMIT || cmd === CMD.SELL_STOP || cmd === CMD.SELL_STOP_LIMIT;
 
 export interface PendingPrices {
   trigger_price: number;

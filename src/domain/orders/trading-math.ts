@@ -2,7 +2,6 @@ import { D, dec, type Dec } from '../../platform/decimal';
 import type { Quote } from '../prices/quote-store';
 
 export const BUY = 0;
-export const SELL = 1;
 
 /** The price a market order opens at: buy at ask, sell at bid. */
 export function openingPrice(cmd: number, quote: { bid: Dec; ask: Dec }): Dec {

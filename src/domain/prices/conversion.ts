@@ -23,10 +23,6 @@ interface Leg {
 export class CurrencyConverter {
   private constructor(private readonly legs: Map<string, Leg>) {}
 
-  static async load(em: EntityManager, quotes: QuoteStore, currencies: string[]): Promise<CurrencyConverter> {
-    return CurrencyConverter.priced(await CurrencyConverter.joiningInstruments(em, currencies), quotes);
-  }
-
   /** The instruments that join any two of the currencies (or USD): what conversion may need. */
   static async joiningInstruments(em: EntityManager, currencies: string[]): Promise<Instrument[]> {
     const wanted = [...new Set([...currencies, 'USD'])];
