@@ -1,11 +1,12 @@
-# Trading back-office API + BullMQ workers (Node.js 20).
+# Trading back-office API + BullMQ workers (Node.js 24 LTS, the line CI tests on:
+# scripts/use-node.sh pins the exact version).
 #
 #   docker build -t trading-api .
 #   docker run -e ROLE=api ... trading-api
 #
 # Same image for every role: ROLE=all (default) | api | worker.
 
-ARG NODE_IMAGE=node:20-bookworm-slim
+ARG NODE_IMAGE=node:24.21.0-bookworm-slim
 
 # ---------------------------------------------------------------------------
 # build: full dependency tree (devDependencies included) + tsc -> dist/
@@ -15,11 +16,10 @@ WORKDIR /app
 
 # Lockfile first so the dependency layer is cached across source changes.
 COPY package.json package-lock.json ./
-# --ignore-scripts: the npm 10 shipped with node:20 does not read the
-# package.json "allowScripts" block, so scripts are denied here and the one
-# native module whose prebuilt binary cannot be trusted is built on purpose
-# below. It also keeps project lifecycle scripts (e.g. a future "prepare")
-# from running before the sources are copied in.
+# --ignore-scripts: install scripts are denied here and the one native module
+# the service needs is built on purpose below, whatever the npm in the image
+# makes of package.json's "allowScripts". It also keeps project lifecycle
+# scripts (e.g. a future "prepare") from running before the sources are copied in.
 RUN npm ci --ignore-scripts --no-audit --no-fund
 
 COPY tsconfig*.json ./
@@ -31,16 +31,18 @@ RUN npm run build
 # ---------------------------------------------------------------------------
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
-# argon2's prebuilt glibc binary has been seen to crash on hashing (segfault);
-# it is compiled from source instead, which needs a toolchain in this stage
-# only (package.json allowScripts approves argon2's install script for the
-# same reason). msgpackr-extract keeps its prebuilt binary.
+# argon2 is compiled from source against the image's own Node.js headers (as
+# CI does), not taken from its bundled prebuilds; that needs a toolchain in
+# this stage only. The official image installs Node.js under /usr/local with
+# its headers in include/node: nodedir points node-gyp there instead of letting
+# it download headers. msgpackr-extract keeps its prebuilt binary.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
  && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
- && npm rebuild argon2 --foreground-scripts \
+ && npm_config_build_from_source=true npm_config_nodedir=/usr/local npm rebuild argon2 --foreground-scripts \
+ && test -f node_modules/argon2/build/Release/argon2.node \
  && node -e "require('argon2').hash('probe').then(()=>process.exit(0),()=>process.exit(1))" \
  && npm cache clean --force
 

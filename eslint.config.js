@@ -3,7 +3,7 @@ const js = require('@eslint/js');
 const tseslint = require('typescript-eslint');
 
 module.exports = tseslint.config(
-  { ignores: ['dist/**', 'coverage/**', 'node_modules/**', 'src/db/migrations/Migration*.ts'] },
+  { ignores: ['dist/**', 'coverage/**', 'node_modules/**', 'generated/**', 'src/db/migrations/Migration*.ts'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,7 +1,7 @@
 import type { Figure, Harness } from './lib/harness';
 import { call } from './lib/load';
 
-const ADMIN = { email: 'bench-admin@bench.test', password: 'bench-admin-password-1' };
+const ADMIN = { email: 'bench-admin@bench.test', password: 'bench-desk-key-7719' };
 /** The public clone of GET /api/admin/settings that servers/service-open-route.ts adds. */
 const OPEN_SETTINGS_PATH = '/bench/settings';
 /** Password hashing is slow by design: a few requests in flight, as a login burst would have. */
@@ -14,7 +14,7 @@ const LOGIN_CONNECTIONS = 8;
  */
 const LOGIN_ACCOUNTS = Array.from({ length: 16 }, (_, i) => ({
   email: `bench-login-${i}@bench.test`,
-  password: 'bench-login-password-1',
+  password: 'ledger-quartz-7719',
 }));
 
 /**

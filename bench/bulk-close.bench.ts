@@ -5,10 +5,11 @@ import { Client, Pool, type PoolClient } from 'pg';
 
 /** A pool or a checked-out client: both run a statement. */
 type Queryable = Pick<Pool, 'query'>;
-import { CLOSE_WITH_ITEM_SQL } from '../src/domain/orders/market-orders';
+import { closeStatement } from '../src/domain/orders/market-orders';
 import { closingPrice, profitInQuoteCurrency, withSpread } from '../src/domain/orders/trading-math';
 import type { Quote } from '../src/domain/prices/quote-store';
 import { D, dec, money, type Dec } from '../src/platform/decimal';
+import { pgPlaceholders } from '../src/platform/named-sql';
 import { cpuSecondsByName, machineCpu, processCpuSeconds, type MachineCpu } from './lib/cpu';
 import { AS_COMPILED, fmt, type BatchRound, type Figure, type Harness, type Server } from './lib/harness';
 import { call } from './lib/load';
@@ -49,7 +50,7 @@ const SMALL = 100;
 const WARMUP = 500;
 const CONCURRENCY = 8;
 const ROUNDS = positiveInteger('BENCH_ROUNDS') ?? 3;
-const ADMIN = { email: 'bench-admin@bench.test', password: 'bench-admin-password-1' };
+const ADMIN = { email: 'bench-admin@bench.test', password: 'bench-desk-key-7719' };
 const SYMBOL = 'EURUSD';
 const QUOTE = { bid: 1.1, ask: 1.1002 };
 const VOLUME = '0.01';
@@ -382,7 +383,7 @@ async function plainStart(ctx: Ctx): Promise<{ runId: string; tickets: string[] 
 /**
  * closeRunTicket and closeOrder, statement for statement: the reads without locks (the
  * run's pricing terms once per run, as RunTermsCache does), the two Redis reads, then the
- * one closing statement the service runs (CLOSE_WITH_ITEM_SQL).
+ * one closing statement the service runs (closeStatement, bound by name).
  */
 async function plainCloseRunTicket(ctx: Ctx, runId: string, ticket: string): Promise<string> {
   const c = ctx.pool;
@@ -427,23 +428,16 @@ async function plainCloseRunTicket(ctx: Ctx, runId: string, ticket: string): Pro
     profit: profit.toFixed(2),
     close_reason: 'bulk_close',
   };
-  const amount = profit.toFixed(2);
-  await c.query(PG_CLOSE_SQL, [
-    now,
-    price.toFixed(),
-    amount,
-    'bulk_close',
-    runId,
+  const { sql, values } = closeStatement({
     ticket,
-    amount,
-    amount,
-    ticket,
-    `Close of order ${ticket}`,
-    ticket,
-    JSON.stringify(closed),
-    runId,
-    ticket,
-  ]);
+    closed_at: now,
+    close_price: price.toFixed(),
+    profit: profit.toFixed(2),
+    reason: 'bulk_close',
+    event: JSON.stringify(closed),
+    bulk_close_run_id: runId,
+  });
+  await c.query(pgPlaceholders(sql), values);
   return 'closed';
 }
 
@@ -485,12 +479,6 @@ function plainTerms(ctx: Ctx, runId: string, accountId: string, symbol: string):
   }
   return terms;
 }
-
-/** The service's closing statement with pg's numbered placeholders. */
-const PG_CLOSE_SQL = (() => {
-  let n = 0;
-  return CLOSE_WITH_ITEM_SQL.replace(/\?/g, () => `$${++n}`);
-})();
 
 async function closeItem(c: Queryable, runId: string, ticket: string, at = new Date()): Promise<string> {
   await c.query(`update bulk_close_items set status = 'closed', finished_at = $1 where run_id = $2 and ticket = $3`, [

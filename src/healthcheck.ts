@@ -1,5 +1,5 @@
 import { Client } from 'pg';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { loadConfig } from './config/config';
 
 /**
@@ -9,12 +9,13 @@ import { loadConfig } from './config/config';
 async function main(): Promise<number> {
   const config = loadConfig();
   const pg = new Client({ connectionString: config.databaseUrl, connectionTimeoutMillis: 2000 });
-  const redis = new Redis(config.redisUrl, {
-    lazyConnect: true,
-    connectTimeout: 2000,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-  });
+  const probe = { connectTimeout: 2000, maxRetriesPerRequest: 0 };
+  const redis = config.redis.cluster
+    ? new Cluster(
+        config.redis.url.split(',').map((u) => ({ host: new URL(u).hostname, port: Number(new URL(u).port || 6379) })),
+        { lazyConnect: true, redisOptions: probe, clusterRetryStrategy: () => null },
+      )
+    : new Redis(config.redis.url, { ...probe, lazyConnect: true, retryStrategy: () => null });
   redis.on('error', () => undefined); // the failed connect is the answer, not something to print
   try {
     await pg.connect();

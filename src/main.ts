@@ -1,12 +1,14 @@
 import { ConfigError, loadConfig } from './config/config';
 import { createLogger } from './platform/logger';
-import { startRuntime } from './runtime';
+import { installCrashPolicy } from './process-policy';
+import { startRuntime, type RuntimeOptions } from './runtime';
 
 /**
  * `npm start`: create the database if missing, migrate, then run the tiers ROLE names
- * (all, api or worker). SIGTERM and SIGINT drain before exit.
+ * (all, api or worker). SIGTERM and SIGINT drain before exit. Exported for process tests,
+ * which run it with test-only options (test/helpers/service-with-consumers.ts).
  */
-async function main(): Promise<void> {
+export async function main(options: Omit<RuntimeOptions, 'logger'> = {}): Promise<void> {
   let config;
   try {
     config = loadConfig();
@@ -18,7 +20,7 @@ async function main(): Promise<void> {
     throw err;
   }
   const logger = createLogger(config.logLevel);
-  const runtime = await startRuntime(config, { logger });
+  const runtime = await startRuntime(config, { ...options, logger });
 
   let signalled = false;
   const shutdown = (signal: string) => {
@@ -35,10 +37,12 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
-  process.on('unhandledRejection', (err) => logger.error({ err }, 'unhandled rejection'));
+  installCrashPolicy(logger, () => runtime.stop());
 }
 
-main().catch((err: unknown) => {
+export function failedStart(err: unknown): never {
   process.stderr.write(`start-up failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   process.exit(1);
-});
+}
+
+if (require.main === module) main().catch(failedStart);

@@ -1,22 +1,29 @@
 import type { Server } from 'node:http';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './platform/redis';
 import type { Logger } from 'pino';
 import { createApp } from './api/app';
+import { answerClientErrors } from './api/http/client-errors';
 import type { RouteSpec } from './api/http/route';
 import type { Config } from './config/config';
 import { ensureDatabase, openOrm, runMigrations } from './db/database';
 import { JOB_DEFINITIONS } from './jobs';
+import type { JobDefinition } from './jobs/job-definition';
 import { JobProducer } from './jobs/job-producer';
 import { QueueEventsHub } from './jobs/queue-events-hub';
 import { createMailTransport } from './mail/mail-transport';
+import { checkConsumers, EVENT_CONSUMERS, type EventConsumer } from './domain/events/consumers';
+import { outboxLagSeconds } from './domain/events/relay';
 import { createIdentity } from './domain/identity/identity';
+import { CodeTemplateRenderer } from './domain/mail/renderer';
+import { MAIL_TEMPLATES } from './domain/mail/templates';
 import { QuoteStore } from './domain/prices/quote-store';
 import { bootstrapStaff } from './domain/identity/staff';
+import { SecretBox } from './platform/crypto';
 import { createLogger } from './platform/logger';
 import { Metrics } from './platform/metrics';
 import { closeRedis, createRedis, redisReady } from './platform/redis';
-import type { AppServices } from './platform/services';
+import type { AppServices } from './app-services';
 import { PROCESSORS } from './workers';
 import type { Processor } from './workers/processor';
 import { startWorkers, type WorkerHost } from './workers/worker-host';
@@ -43,24 +50,39 @@ export interface RuntimeOptions {
   defaultMetrics?: boolean;
   /** Replaces the route table (error-format tests add routes of their own). */
   routes?: RouteSpec[];
+  /** Event consumers beside the shipped ones (tests register theirs here). */
+  consumers?: EventConsumer[];
+  /** Jobs beside the shipped ones, each with its processor (a test consumer's worker). */
+  extraJobs?: Array<{ definition: JobDefinition; processor: Processor }>;
 }
 
 export async function startRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
   const logger = options.logger ?? createLogger(config.logLevel);
-  if (config.jwt.ephemeral) logger.warn('JWT_SECRET is not set: using a random key, tokens will not survive a restart');
+  const definitions = [...JOB_DEFINITIONS, ...(options.extraJobs ?? []).map((j) => j.definition)];
+  const processors = [...(options.processors ?? PROCESSORS), ...(options.extraJobs ?? []).map((j) => j.processor)];
+  const eventConsumers = checkConsumers([...EVENT_CONSUMERS, ...(options.consumers ?? [])], definitions);
+  if (config.jwt.ephemeral)
+    logger.warn(
+      'JWT_SECRET is not set: using a random key, tokens and the secrets of queued mail will not survive a restart or reach another process',
+    );
 
   if (!options.skipMigrations) {
-    await ensureDatabase(config.databaseUrl, logger);
-    await runMigrations(config.databaseUrl, logger);
+    // Migrations hold a session-level advisory lock: behind PgBouncer in transaction mode they need the direct URL.
+    await ensureDatabase(config.migrationDatabaseUrl, logger);
+    await runMigrations(config.migrationDatabaseUrl, logger);
   }
-  const orm = await openOrm(config.databaseUrl);
-  await bootstrapStaff(orm.em.fork() as EntityManager, config.bootstrapAdmin);
-  const redis = createRedis(config.redisUrl, 'producer', logger);
+  const orm = await openOrm(config.databaseUrl, logger);
+  const generated = await bootstrapStaff(orm.em.fork() as EntityManager, config.bootstrapAdmin, {
+    generateWhenMissing: config.env !== 'production',
+  });
+  if (generated) announceGeneratedAdmin(generated, logger);
+  const redis = createRedis(config.redis, 'producer', logger);
   // Start-up does not wait forever for Redis: the API starts and /ready says 503 until it answers.
   await redisReady(redis, 3000);
   const jobs = new JobProducer(redis, config.queuePrefix);
   const metrics = new Metrics({ defaultMetrics: options.defaultMetrics ?? true });
-  metrics.watchQueues(jobs);
+  metrics.watchQueues(jobs, redis, config.queuePrefix);
+  metrics.watchOutbox(() => outboxLagSeconds(orm.em.fork() as EntityManager));
   const services: AppServices = {
     config,
     logger,
@@ -70,17 +92,21 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     queueEvents: new QueueEventsHub(redis, config.queuePrefix),
     metrics,
     mail: createMailTransport(config.smtpUrl, logger),
+    // Its own HKDF label: never the JWT key, never the TOTP seeds' key.
+    mailSecrets: new SecretBox(config.jwt.secret, 'mail-secret-data'),
+    mailRenderer: new CodeTemplateRenderer(MAIL_TEMPLATES),
     identity: createIdentity(config, redis),
     quotes: new QuoteStore(redis, config.queuePrefix),
+    eventConsumers,
   };
 
-  let workerRedis: Redis | undefined;
+  let workerRedis: RedisClient | undefined;
   let workers: WorkerHost | undefined;
   let server: Server | undefined;
   try {
     if (config.role !== 'api') {
-      workerRedis = createRedis(config.redisUrl, 'worker', logger);
-      workers = await startWorkers(services, workerRedis, JOB_DEFINITIONS, options.processors ?? PROCESSORS);
+      workerRedis = createRedis(config.redis, 'worker', logger);
+      workers = await startWorkers(services, workerRedis, definitions, processors);
     }
     if (config.role !== 'worker') server = await listen(createApp(services, options.routes), config.port);
   } catch (err) {
@@ -110,6 +136,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
 function listen(app: ReturnType<typeof createApp>, port: number): Promise<Server> {
   return new Promise((resolve, reject) => {
     const server = app.listen(port, '0.0.0.0');
+    answerClientErrors(server);
     server.once('listening', () => resolve(server));
     server.once('error', reject);
     // Slow clients may not hold a socket open forever.
@@ -151,4 +178,23 @@ async function closeAll(logger: Logger, steps: Array<() => unknown>): Promise<vo
       logger.warn({ err: (err as Error).message }, 'error while closing');
     }
   }
+}
+
+/**
+ * A first run without BOOTSTRAP_ADMIN_*: the generated admin's password is shown once, on
+ * the terminal (stderr), never in the structured log.
+ */
+function announceGeneratedAdmin(admin: { email: string; password: string }, logger: Logger): void {
+  logger.warn({ email: admin.email }, 'no staff user existed: created an admin with a generated password (shown once on stderr)');
+  process.stderr.write(
+    [
+      '',
+      'No staff user existed, so one admin was created. Its password is shown this once:',
+      `  email:    ${admin.email}`,
+      `  password: ${admin.password}`,
+      'Log in at POST /api/admin/users/login (or try it on /docs). Set BOOTSTRAP_ADMIN_EMAIL and',
+      'BOOTSTRAP_ADMIN_PASSWORD to choose the first admin yourself.',
+      '',
+    ].join('\n') + '\n',
+  );
 }

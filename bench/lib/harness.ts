@@ -78,6 +78,23 @@ export interface Figure {
   batch?: { unit: string; size: number; candidateMs: number[]; baselineMs: number[]; detail?: Record<string, unknown> };
 }
 
+/** How long a closed-loop side runs, and how many requests it keeps in flight. */
+export interface RunWindow {
+  connections: number;
+  durationMs: number;
+  warmupMs: number;
+}
+
+export interface RunsSpec {
+  name: string;
+  candidate: (window: RunWindow) => Promise<LoadResult>;
+  baseline: (window: RunWindow) => Promise<LoadResult>;
+  rounds?: number;
+  connections?: number;
+  durationMs?: number;
+  warmupMs?: number;
+}
+
 /** One timed batch of work, measured by the bench itself. */
 export interface BatchRound {
   /** Wall time of the batch. */
@@ -159,19 +176,31 @@ export class Harness {
 
   /** Interleaved rounds (candidate, baseline, candidate, ...) so drift on the machine hits both sides alike. */
   async compare(spec: CompareSpec): Promise<Figure> {
+    // A wrong token or URL would otherwise be measured at full speed as a fast 401 or 404.
+    await preflight('candidate', spec.candidate);
+    await preflight('baseline', spec.baseline);
+    return this.compareRuns({
+      ...spec,
+      candidate: (window) => measure({ ...spec.candidate, ...window }),
+      baseline: (window) => measure({ ...spec.baseline, ...window }),
+    });
+  }
+
+  /**
+   * The same interleaved comparison for sides that are not both HTTP targets: each side is a
+   * closed loop of its own, run for the window given (e.g. the service through HTTP against the
+   * same SQL transaction sent straight through `pg`, see transfers.bench.ts).
+   */
+  async compareRuns(spec: RunsSpec): Promise<Figure> {
     const rounds = OVERRIDES.rounds ?? spec.rounds ?? DEFAULTS.rounds;
     const connections = spec.connections ?? DEFAULTS.connections;
     const durationMs = OVERRIDES.durationMs ?? spec.durationMs ?? DEFAULTS.durationMs;
     const warmupMs = OVERRIDES.warmupMs ?? spec.warmupMs ?? DEFAULTS.warmupMs;
 
-    // A wrong token or URL would otherwise be measured at full speed as a fast 401 or 404.
-    await preflight('candidate', spec.candidate);
-    await preflight('baseline', spec.baseline);
-
     const results = { candidate: [] as LoadResult[], baseline: [] as LoadResult[] };
     for (let round = 1; round <= rounds; round++) {
       for (const side of ['candidate', 'baseline'] as const) {
-        const result = await measure({ ...spec[side], connections, durationMs, warmupMs });
+        const result = await spec[side]({ connections, durationMs, warmupMs });
         results[side].push(result);
         process.stderr.write(`  ${spec.name}: round ${round}/${rounds} ${side} ${fmt(result.rps)} rps\n`);
       }

@@ -1,6 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
+import { passwordProblem } from '../domain/identity/password-policy';
+import { ALL_QUEUES, type QueueName } from '../jobs/queues';
+import { compileTrust } from '../platform/client-address';
+import type { RedisTarget } from '../platform/redis';
 
 /**
  * Configuration comes only from environment variables (decisions, section 1) and is
@@ -25,6 +29,14 @@ const integerText = (min: number, max: number) =>
         .max(max, { message: `must be at most ${max}` }),
     );
 
+function protocolOf(url: string): string {
+  try {
+    return new URL(url).protocol;
+  } catch {
+    return '';
+  }
+}
+
 const urlText = (protocols: string[]) =>
   z.string().refine(
     (v) => {
@@ -41,7 +53,15 @@ const EnvSchema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   ROLE: z.enum(['all', 'api', 'worker'], { message: 'must be all, api or worker' }).default('all'),
   DATABASE_URL: urlText(['postgres:', 'postgresql:']).default('postgres://postgres@127.0.0.1:5432/trading'),
-  REDIS_URL: urlText(['redis:', 'rediss:']).default('redis://127.0.0.1:6379'),
+  DATABASE_MIGRATION_URL: urlText(['postgres:', 'postgresql:']).optional(),
+  // One URL, or for a cluster (REDIS_CLUSTER) its seed nodes, comma-separated.
+  REDIS_URL: z
+    .string()
+    .refine((v) => v.split(',').every((u) => ['redis:', 'rediss:'].includes(protocolOf(u.trim()))), {
+      message: 'must be a URL starting with redis:// or rediss:// (comma-separated seed nodes with REDIS_CLUSTER)',
+    })
+    .default('redis://127.0.0.1:6379'),
+  REDIS_CLUSTER: booleanText.default(false),
   PORT: integerText(0, 65535).default(8000),
   SMTP_URL: urlText(['smtp:', 'smtps:']).optional(),
   MAIL_FROM: z.string().min(3).default('Trading Back Office <no-reply@broker.invalid>'),
@@ -50,24 +70,59 @@ const EnvSchema = z.object({
   JWT_ISSUER: z.string().min(1).default('trading-api'),
   JWT_AUDIENCE: z.string().min(1).default('trading-api'),
   ACCESS_TOKEN_TTL_SECONDS: integerText(60, 86400).default(900),
+  // In a Redis Cluster the prefix must be a hash tag, `{trading}`: all keys then share one slot.
   QUEUE_PREFIX: z
     .string()
-    .regex(/^[A-Za-z0-9_-]{1,64}$/, { message: 'must be 1 to 64 letters, digits, _ or -' })
+    .regex(/^(\{[A-Za-z0-9_-]{1,62}\}|[A-Za-z0-9_-]{1,64})$/, {
+      message: 'must be 1 to 64 letters, digits, _ or -, or such a name in braces ({trading}) for a Redis Cluster',
+    })
     .default('trading'),
   BOOTSTRAP_ADMIN_EMAIL: z.email({ message: 'must be an email address' }).optional(),
   BOOTSTRAP_ADMIN_PASSWORD: z.string().min(12, { message: 'must be at least 12 characters' }).optional(),
   WEBHOOKS_ALLOW_PRIVATE_URLS: booleanText.default(false),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   WORKER_CONCURRENCY: integerText(1, 256).default(8),
+  WORKER_QUEUES: z.string().max(1000).optional(),
   SHUTDOWN_GRACE_MS: integerText(0, 600000).default(25000),
   WORKER_LOCK_MS: integerText(1000, 600000).default(30000),
   BULK_CLOSE_WAIT_MS: integerText(0, 600000).default(30000),
+  OUTBOX_RELAY_INTERVAL_MS: integerText(100, 60000).default(1000),
+  OUTBOX_RELAY_BATCH_SIZE: integerText(1, 10000).default(500),
+  MAIL_REQUEUE_AFTER_SECONDS: integerText(1, 86400).default(60),
   BODY_LIMIT_BYTES: integerText(1024, 50 * 1024 * 1024).default(1024 * 1024),
-  TRUST_PROXY: z.string().min(1).max(500).default('loopback'),
+  TRUST_PROXY: z
+    .string()
+    .min(1)
+    .max(500)
+    .refine(
+      (v) => {
+        try {
+          compileTrust(v);
+          return true;
+        } catch {
+          return false;
+        }
+      },
+      {
+        message:
+          'must be none, a hop count, or a comma-separated list of addresses, CIDR ranges, loopback, linklocal or uniquelocal',
+      },
+    )
+    .default('loopback'),
 });
 
+/** Every environment variable the service reads: the README's configuration table lists exactly these (a test checks). */
+export const CONFIG_VARIABLES: readonly string[] = Object.keys(EnvSchema.shape);
+
 /** Variables whose values must never be echoed back, not even in an error message. */
-const SECRET_VARIABLES = new Set(['JWT_SECRET', 'BOOTSTRAP_ADMIN_PASSWORD', 'DATABASE_URL', 'REDIS_URL', 'SMTP_URL']);
+const SECRET_VARIABLES = new Set([
+  'JWT_SECRET',
+  'BOOTSTRAP_ADMIN_PASSWORD',
+  'DATABASE_URL',
+  'DATABASE_MIGRATION_URL',
+  'REDIS_URL',
+  'SMTP_URL',
+]);
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -80,7 +135,9 @@ export interface Config {
   env: 'development' | 'test' | 'production';
   role: 'all' | 'api' | 'worker';
   databaseUrl: string;
-  redisUrl: string;
+  /** Where migrations run: a direct (session) connection when DATABASE_URL goes through PgBouncer in transaction mode. */
+  migrationDatabaseUrl: string;
+  redis: RedisTarget;
   port: number;
   smtpUrl: string | undefined;
   mailFrom: string;
@@ -91,13 +148,19 @@ export interface Config {
   webhooksAllowPrivateUrls: boolean;
   logLevel: string;
   workerConcurrency: number;
+  /** The queues a worker process serves (WORKER_QUEUES; all by default), each with its concurrency. */
+  workerQueues: ReadonlyArray<{ queue: QueueName; concurrency: number }>;
   shutdownGraceMs: number;
   /** How long a worker holds a job before another may take it over (stalled-job recovery). */
   workerLockMs: number;
   /** How long POST /orders/bulk-close waits for its result before answering 202. */
   bulkCloseWaitMs: number;
+  /** How often the outbox relay runs, and how many events one of its transactions hands over. */
+  outboxRelay: { intervalMs: number; batchSize: number };
+  /** A mail still queued this long after its last touch has its send job re-added by the relay. */
+  mailRequeueAfterSeconds: number;
   bodyLimitBytes: number;
-  /** express 'trust proxy': which hops may set X-Forwarded-For (the client address throttling sees). */
+  /** Which hops may set X-Forwarded-For (the client address sessions and the login throttle see); see compileTrust. */
   trustProxy: string;
 }
 
@@ -133,17 +196,27 @@ export function loadConfig(env: Env = process.env): Config {
   if (ephemeral && e.NODE_ENV === 'production') {
     problems.push('JWT_SECRET: required in production (or JWT_SECRET_FILE)');
   }
+  if (e.BOOTSTRAP_ADMIN_EMAIL && e.BOOTSTRAP_ADMIN_PASSWORD) {
+    const weak = passwordProblem(e.BOOTSTRAP_ADMIN_PASSWORD, { email: e.BOOTSTRAP_ADMIN_EMAIL });
+    if (weak) problems.push(`BOOTSTRAP_ADMIN_PASSWORD: ${weak}`);
+  }
   if (Boolean(e.BOOTSTRAP_ADMIN_EMAIL) !== Boolean(e.BOOTSTRAP_ADMIN_PASSWORD)) {
     const missing = e.BOOTSTRAP_ADMIN_EMAIL ? 'BOOTSTRAP_ADMIN_PASSWORD' : 'BOOTSTRAP_ADMIN_EMAIL';
     problems.push(`${missing}: BOOTSTRAP_ADMIN_EMAIL and BOOTSTRAP_ADMIN_PASSWORD go together`);
   }
+  const workerQueues = parseWorkerPools(present, e.WORKER_QUEUES, e.WORKER_CONCURRENCY, problems);
+  if (e.REDIS_CLUSTER && !e.QUEUE_PREFIX.startsWith('{'))
+    problems.push(
+      'QUEUE_PREFIX: with REDIS_CLUSTER it must be a hash tag such as {trading}, so each script finds its keys in one slot',
+    );
   if (problems.length > 0) throw new ConfigError(problems);
 
   return Object.freeze({
     env: e.NODE_ENV,
     role: e.ROLE,
     databaseUrl: e.DATABASE_URL,
-    redisUrl: e.REDIS_URL,
+    migrationDatabaseUrl: e.DATABASE_MIGRATION_URL ?? e.DATABASE_URL,
+    redis: { url: e.REDIS_URL, cluster: e.REDIS_CLUSTER },
     port: e.PORT,
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM,
@@ -158,10 +231,59 @@ export function loadConfig(env: Env = process.env): Config {
     webhooksAllowPrivateUrls: e.WEBHOOKS_ALLOW_PRIVATE_URLS,
     logLevel: e.LOG_LEVEL,
     workerConcurrency: e.WORKER_CONCURRENCY,
+    workerQueues,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     workerLockMs: e.WORKER_LOCK_MS,
     bulkCloseWaitMs: e.BULK_CLOSE_WAIT_MS,
+    outboxRelay: { intervalMs: e.OUTBOX_RELAY_INTERVAL_MS, batchSize: e.OUTBOX_RELAY_BATCH_SIZE },
+    mailRequeueAfterSeconds: e.MAIL_REQUEUE_AFTER_SECONDS,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     trustProxy: e.TRUST_PROXY,
   });
+}
+
+/** `WORKER_CONCURRENCY_<QUEUE>`: the queue's name in capitals, `-` written `_` (bulk-close: WORKER_CONCURRENCY_BULK_CLOSE). */
+export function concurrencyVariable(queue: string): string {
+  return `WORKER_CONCURRENCY_${queue.toUpperCase().replace(/-/g, '_')}`;
+}
+
+/**
+ * Worker pools (decisions, section 11): WORKER_QUEUES picks the queues a worker process
+ * serves (comma-separated, all by default) and WORKER_CONCURRENCY_<QUEUE> overrides
+ * WORKER_CONCURRENCY for one queue. An unknown queue name, in either, stops start-up naming
+ * it: a typo would otherwise leave a queue without workers, silently.
+ */
+function parseWorkerPools(
+  env: Record<string, string | undefined>,
+  list: string | undefined,
+  fallback: number,
+  problems: string[],
+): Array<{ queue: QueueName; concurrency: number }> {
+  const known = new Set<string>(ALL_QUEUES);
+  const wanted =
+    list === undefined
+      ? [...ALL_QUEUES]
+      : list
+          .split(',')
+          .map((q) => q.trim())
+          .filter(Boolean);
+  for (const q of wanted)
+    if (!known.has(q)) problems.push(`WORKER_QUEUES: unknown queue "${q}" (the queues are ${ALL_QUEUES.join(', ')})`);
+  if (list !== undefined && wanted.length === 0) problems.push('WORKER_QUEUES: names no queue');
+  const variables = new Map(ALL_QUEUES.map((q) => [concurrencyVariable(q), q]));
+  for (const name of Object.keys(env).filter((k) => k.startsWith('WORKER_CONCURRENCY_'))) {
+    if (!variables.has(name)) {
+      problems.push(`${name}: no queue by that name (the queues are ${ALL_QUEUES.join(', ')})`);
+      continue;
+    }
+    const value = env[name]!;
+    if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 256)
+      problems.push(`${name}: must be a whole number from 1 to 256 (got ${JSON.stringify(value)})`);
+  }
+  return [...new Set(wanted)]
+    .filter((q): q is QueueName => known.has(q))
+    .map((queue) => {
+      const own = env[concurrencyVariable(queue)];
+      return { queue, concurrency: own !== undefined && /^\d+$/.test(own) ? Number(own) : fallback };
+    });
 }

@@ -62,6 +62,16 @@ export async function runMigrations(url: string, logger?: Logger): Promise<strin
   }
 }
 
-export async function openOrm(url: string): Promise<MikroORM> {
-  return MikroORM.init(ormConfig(url));
+/**
+ * The ORM of a running process. knex (under MikroORM) reports pool events such as a dropped
+ * connection with console.log; they go to the structured log instead.
+ */
+export async function openOrm(url: string, logger?: Logger): Promise<MikroORM> {
+  const log = (level: 'warn' | 'error') => (message: unknown) =>
+    logger?.[level]({ source: 'knex', detail: String(message instanceof Error ? message.message : message) }, 'database driver');
+  return MikroORM.init(
+    ormConfig(url, {
+      driverOptions: { log: { warn: log('warn'), error: log('error'), deprecate: () => undefined, debug: () => undefined } },
+    }),
+  );
 }

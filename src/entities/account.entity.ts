@@ -1,6 +1,6 @@
-import { Entity, Enum, Index, ManyToOne, Property, Unique, type Ref } from '@mikro-orm/core';
+import { Check, Entity, Enum, Index, ManyToOne, Property, Unique, type Ref } from '@mikro-orm/core';
 import { BaseEntity } from './base.entity';
-import { bigintText, decimalText } from './column-types';
+import { bigintText, decimalText, MONEY_COLUMN } from './column-types';
 import { Customer } from './customer.entity';
 import { Group } from './group.entity';
 
@@ -10,9 +10,15 @@ export type AccountKind = (typeof ACCOUNT_KINDS)[number];
 /**
  * Where a customer's money lives. `login` is the integer traders know, drawn from the
  * `account_login_seq` sequence. Invariant: balance = the sum of the account's ledger rows;
- * `reserved` is what pending withdrawals hold back and is not withdrawable.
+ * `reserved` is what pending withdrawals hold back and is not withdrawable. The database
+ * refuses a wallet whose reserve exceeds its balance: the last line of defence against an
+ * overdraft (the wallet never trades, so nothing but its own debits can lower its balance).
  */
 @Entity({ tableName: 'accounts' })
+@Check({
+  name: 'accounts_reserved_within_balance',
+  expression: `reserved >= 0 and (kind <> 'wallet' or reserved <= balance)`,
+})
 @Index({ properties: ['customer', 'kind'] })
 @Index({ properties: ['group'] })
 @Index({
@@ -41,9 +47,9 @@ export class Account extends BaseEntity<'login' | 'reserved' | 'balance' | 'leve
   @Property({ type: 'integer', nullable: true })
   leverage?: number | null = null;
 
-  @Property({ type: decimalText(), columnType: 'numeric(20,2)' })
+  @Property({ type: decimalText(), columnType: MONEY_COLUMN })
   balance: string = '0';
 
-  @Property({ type: decimalText(), columnType: 'numeric(20,2)' })
+  @Property({ type: decimalText(), columnType: MONEY_COLUMN })
   reserved: string = '0';
 }

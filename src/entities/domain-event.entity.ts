@@ -1,14 +1,29 @@
-import { Entity, Index, Property } from '@mikro-orm/core';
+import { Entity, Index, Property, Unique } from '@mikro-orm/core';
 import { BaseEntity } from './base.entity';
+import { bigintText } from './column-types';
 
 /**
  * The outbox: every state change that others may want to hear about (webhooks,
- * notifications) writes one row here in its own transaction. Publishers read unpublished
- * rows in order and mark them; nothing is lost between a commit and a send.
+ * notifications) writes one row here in its own transaction. The outbox relay
+ * (domain/events/relay.ts) hands each row to the consumers that want it, writing their
+ * `event_inbox` rows and `published_at` in one transaction; nothing is lost between a
+ * commit and a send.
  */
 @Entity({ tableName: 'domain_events' })
-@Index({ properties: ['publishedAt', 'createdAt'] })
-export class DomainEvent extends BaseEntity<'publishedAt' | 'customerId'> {
+@Index({
+  name: 'domain_events_unpublished_seq_index',
+  expression: 'create index "domain_events_unpublished_seq_index" on "domain_events" ("seq") where "published_at" is null',
+})
+export class DomainEvent extends BaseEntity<'seq' | 'publishedAt' | 'customerId'> {
+  /**
+   * Write order: drawn from a sequence when the row is inserted, so events written under one
+   * lock (an account's, an order's) are numbered in the order they were written. created_at
+   * cannot say it: the rows of one transaction share it. Consumers order by this.
+   */
+  @Property({ type: bigintText(), columnType: 'bigint', defaultRaw: "nextval('domain_event_seq')" })
+  @Unique()
+  seq!: string;
+
   /** `order.opened`, `order.closed`, `pending_order.modified`, `deposit.completed`, ... */
   @Property({ type: 'string', length: 64 })
   type!: string;
@@ -26,6 +41,7 @@ export class DomainEvent extends BaseEntity<'publishedAt' | 'customerId'> {
   @Property({ type: 'json' })
   data!: Record<string, unknown>;
 
+  /** Set by the relay in the transaction that wrote the event's inbox rows. */
   @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
   publishedAt?: Date | null = null;
 }

@@ -5,6 +5,7 @@ import { BackupCode } from './backup-code.entity';
 import { BaseEntity } from './base.entity';
 import { BulkCloseItem, BulkCloseRun } from './bulk-close.entity';
 import { DomainEvent } from './domain-event.entity';
+import { EventInboxEntry } from './event-inbox-entry.entity';
 import { IdempotencyRecord } from './idempotency-record.entity';
 import { LedgerEntry } from './ledger-entry.entity';
 import { Order } from './order.entity';
@@ -20,6 +21,8 @@ import { RefreshToken } from './refresh-token.entity';
 import { Role } from './role.entity';
 import { Session } from './session.entity';
 import { StaffUser } from './staff-user.entity';
+import { Transfer } from './transfer.entity';
+import { Withdrawal } from './withdrawal.entity';
 
 /** Every entity the ORM knows. Listed explicitly: no folder scanning at start-up. */
 export const ENTITIES = [
@@ -43,21 +46,10 @@ export const ENTITIES = [
   Order,
   PendingOrder,
   DomainEvent,
+  EventInboxEntry,
   BulkCloseRun,
   BulkCloseItem,
   IdempotencyRecord,
+  Transfer,
+  Withdrawal,
 ];
-
-export {
-  ApiToken,
-  AuditEntry,
-  BackupCode,
-  BaseEntity,
-  BrokerSettings,
-  Customer,
-  MailMessage,
-  Role,
-  RefreshToken,
-  Session,
-  StaffUser,
-};

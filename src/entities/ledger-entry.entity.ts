@@ -1,7 +1,7 @@
-import { Entity, Index, ManyToOne, Property, type Ref } from '@mikro-orm/core';
+import { Entity, Index, ManyToOne, Property, Unique, type Ref } from '@mikro-orm/core';
 import { Account } from './account.entity';
 import { BaseEntity } from './base.entity';
-import { decimalText } from './column-types';
+import { bigintText, decimalText, MONEY_COLUMN } from './column-types';
 
 export const LEDGER_KINDS = [
   'deposit',
@@ -20,9 +20,18 @@ export type LedgerKind = (typeof LEDGER_KINDS)[number];
  * same transaction as the balance it changes: an account's balance is the sum of its rows.
  */
 @Entity({ tableName: 'ledger_entries' })
-@Index({ properties: ['account', 'createdAt'] })
+@Index({ properties: ['account', 'seq'] })
 @Index({ properties: ['referenceType', 'referenceId'] })
-export class LedgerEntry extends BaseEntity<'comment' | 'referenceType' | 'referenceId'> {
+export class LedgerEntry extends BaseEntity<'seq' | 'comment' | 'referenceType' | 'referenceId'> {
+  /**
+   * Booking order: drawn from a sequence while the account row is locked, so an account's
+   * rows are numbered in the order they were booked, and balance_after chains from row to
+   * row in that order (created_at cannot: rows of one transaction share it).
+   */
+  @Property({ type: bigintText(), columnType: 'bigint', defaultRaw: "nextval('ledger_booking_seq')" })
+  @Unique()
+  seq!: string;
+
   @ManyToOne({ entity: () => Account, ref: true, deleteRule: 'restrict' })
   account!: Ref<Account>;
 
@@ -30,10 +39,10 @@ export class LedgerEntry extends BaseEntity<'comment' | 'referenceType' | 'refer
   kind!: LedgerKind;
 
   /** Signed, in the account's currency, 2 decimals. */
-  @Property({ type: decimalText(), columnType: 'numeric(20,2)' })
+  @Property({ type: decimalText(), columnType: MONEY_COLUMN })
   amount!: string;
 
-  @Property({ type: decimalText(), columnType: 'numeric(20,2)' })
+  @Property({ type: decimalText(), columnType: MONEY_COLUMN })
   balanceAfter!: string;
 
   /** What caused it: an order ticket, a deposit id, a transfer... */

@@ -5,40 +5,56 @@ export type MailStatus = 'queued' | 'sent' | 'logged' | 'failed';
 
 /**
  * Every mail the service sends is first a row here (the outbox): the send-mail job carries
- * only this id, and the row records what happened. Without SMTP_URL a mail is "logged":
- * kept here and written to the log, never sent.
+ * only this id, and the worker renders the mail from the template key, locale and data at
+ * send time. No body is ever stored. Secret values (a reset link) travel sealed in
+ * `secretData` (AES-256-GCM, see domain/mail/mail-outbox.ts) and are erased once the mail
+ * is sent or has failed for good. Without SMTP_URL a mail is "logged": recorded here and
+ * written to the log (address and subject only), never sent.
  */
 @Entity({ tableName: 'mail_messages' })
-@Index({ properties: ['status', 'createdAt'] })
-export class MailMessage extends BaseEntity<'status' | 'attempts'> {
-  /** What the mail is for (password_reset, withdrawal_requested, ...): for operators and tests. */
+@Index({
+  name: 'mail_messages_queued_index',
+  expression: `create index "mail_messages_queued_index" on "mail_messages" ("updated_at") where "status" = 'queued'`,
+})
+export class MailMessage extends BaseEntity<
+  'status' | 'attempts' | 'secretData' | 'subject' | 'providerMessageId' | 'lastError' | 'sentAt'
+> {
+  /** The template key (password_reset, ...): what the mail is for. */
   @Property({ type: 'string', length: 64 })
-  kind!: string;
+  template!: string;
+
+  /** The locale asked for (BCP 47, `de-AT`); the renderer falls back from it. */
+  @Property({ type: 'string', length: 35 })
+  locale!: string;
 
   @Property({ type: 'string', length: 320 })
   toAddress!: string;
 
-  @Property({ type: 'string', length: 998 })
-  subject!: string;
+  /** What the template needs to render, without secrets. */
+  @Property({ type: 'json' })
+  data!: Record<string, unknown>;
 
-  @Property({ type: 'text' })
-  textBody!: string;
-
+  /** Secret template values, sealed (`v1.<iv>.<ciphertext>.<tag>`); null once the mail is final. */
   @Property({ type: 'text', nullable: true })
-  htmlBody?: string | null;
+  secretData?: string | null = null;
+
+  /** The subject as rendered at send time, kept for operators only when it carries no secret value. */
+  @Property({ type: 'string', length: 998, nullable: true })
+  subject?: string | null = null;
 
   @Enum({ items: ['queued', 'sent', 'logged', 'failed'], type: 'string' })
   status: MailStatus = 'queued';
 
+  /** Send attempts over the row's whole life, counted before each try (a crash mid-send counts). */
   @Property({ type: 'integer' })
   attempts = 0;
 
   @Property({ type: 'string', length: 998, nullable: true })
-  providerMessageId?: string | null;
+  providerMessageId?: string | null = null;
 
   @Property({ type: 'text', nullable: true })
-  lastError?: string | null;
+  lastError?: string | null = null;
 
   @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
-  sentAt?: Date | null;
+  sentAt?: Date | null = null;
 }

@@ -1,7 +1,7 @@
 import { Entity, Enum, Index, ManyToOne, Property, Unique, type Ref } from '@mikro-orm/core';
 import { Account } from './account.entity';
 import { BaseEntity } from './base.entity';
-import { bigintText, decimalText } from './column-types';
+import { bigintText, decimalText, MONEY_COLUMN } from './column-types';
 
 export type OrderStatus = 'open' | 'closed';
 
@@ -58,7 +58,7 @@ export class Order extends BaseEntity<
   @Property({ type: decimalText(), columnType: 'numeric(24,10)', nullable: true })
   closePrice?: string | null = null;
 
-  @Property({ type: decimalText(), columnType: 'numeric(20,2)', nullable: true })
+  @Property({ type: decimalText(), columnType: MONEY_COLUMN, nullable: true })
   profit?: string | null = null;
 
   @Property({ type: 'string', length: 32, nullable: true })

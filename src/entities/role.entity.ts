@@ -1,11 +1,11 @@
-import { ArrayType, Entity, Property, Unique } from '@mikro-orm/core';
+import { ArrayType, Entity, Index, Property } from '@mikro-orm/core';
 import { BaseEntity } from './base.entity';
 
-/** A named set of permissions. */
+/** A named set of permissions. Names are unique ignoring case (`ADMIN` cannot sit beside `admin`). */
 @Entity({ tableName: 'roles' })
+@Index({ name: 'roles_name_ci_unique', expression: 'create unique index "roles_name_ci_unique" on "roles" (lower("name"))' })
 export class Role extends BaseEntity<'builtIn'> {
   @Property({ type: 'string', length: 64 })
-  @Unique()
   name!: string;
 
   @Property({ type: ArrayType, columnType: 'text[]' })

@@ -1,5 +1,6 @@
 import type { JobsOptions } from 'bullmq';
 import type { z } from 'zod';
+import type { Config } from '../config/config';
 import type { QueueName } from './queues';
 
 /**
@@ -16,7 +17,7 @@ export interface JobDefinition<N extends string = string, S extends z.ZodType = 
   /** BullMQ job ids may not contain ':' . */
   jobId?: (payload: z.output<S>) => string;
   /** A housekeeping job the worker tier keeps scheduled (with an empty payload) while it runs. */
-  schedule?: { id: string; everyMs: number };
+  schedule?: { id: string; everyMs: number | ((config: Config) => number) };
 }
 
 export type PayloadOf<D extends JobDefinition> = z.output<D['schema']>;

@@ -1,5 +1,5 @@
 import { FlowProducer, Queue, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../platform/redis';
 import type { z } from 'zod';
 import { AppError, errors } from '../platform/errors';
 import { withTimeout as timeout } from '../platform/with-timeout';
@@ -18,7 +18,7 @@ export class JobProducer {
   private flows?: FlowProducer;
 
   constructor(
-    private readonly connection: Redis,
+    private readonly connection: RedisClient,
     private readonly prefix: string,
   ) {}
 
@@ -44,6 +44,24 @@ export class JobProducer {
     if (this.connection.status !== 'ready') throw errors.queueUnavailable();
     const jobId = def.jobId?.(data);
     return withTimeout(this.queue(def.queue).add(def.name, data, { ...def.options, ...opts, jobId }), ENQUEUE_TIMEOUT_MS);
+  }
+
+  /**
+   * Makes sure a job with the payload's id is queued: adds it unless one is waiting, delayed
+   * or running. A finished one, kept for dashboards, is removed first (its id would make the
+   * add a no-op). For jobs with a `jobId` rule only.
+   */
+  async ensureQueued<S extends JobDefinition>(def: S, payload: PayloadInput<S>): Promise<'added' | 'replaced' | 'present'> {
+    const data = def.schema.parse(payload);
+    if (!def.jobId) throw new Error(`job "${def.name}" has no job id rule`);
+    if (this.connection.status !== 'ready') throw errors.queueUnavailable();
+    const jobId = def.jobId(data);
+    const queue = this.queue(def.queue);
+    const state = await withTimeout(queue.getJobState(jobId), ENQUEUE_TIMEOUT_MS);
+    if (state !== 'unknown' && state !== 'completed' && state !== 'failed') return 'present';
+    if (state !== 'unknown') await withTimeout(queue.remove(jobId), ENQUEUE_TIMEOUT_MS);
+    await withTimeout(queue.add(def.name, data, { ...def.options, jobId }), ENQUEUE_TIMEOUT_MS);
+    return state === 'unknown' ? 'added' : 'replaced';
   }
 
   /**

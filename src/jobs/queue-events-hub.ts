@@ -1,5 +1,5 @@
 import { Job, QueueEvents } from 'bullmq';
-import type { Redis } from 'ioredis';
+import { duplicateForBlocking, type RedisClient } from '../platform/redis';
 import type { QueueName } from './queues';
 
 /**
@@ -10,10 +10,10 @@ import type { QueueName } from './queues';
 export class QueueEventsHub {
   private readonly events = new Map<QueueName, QueueEvents>();
   /** BullMQ does not close a connection it was handed, so the hub closes its own. */
-  private readonly connections: Redis[] = [];
+  private readonly connections: RedisClient[] = [];
 
   constructor(
-    private readonly connection: Redis,
+    private readonly connection: RedisClient,
     private readonly prefix: string,
   ) {}
 
@@ -22,7 +22,7 @@ export class QueueEventsHub {
     let qe = this.events.get(queue);
     if (!qe) {
       // QueueEvents blocks on XREAD, which BullMQ only allows on a connection that retries forever.
-      const connection = this.connection.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true });
+      const connection = duplicateForBlocking(this.connection);
       this.connections.push(connection);
       qe = new QueueEvents(queue, { connection, prefix: this.prefix });
       qe.on('error', () => undefined);
@@ -38,8 +38,9 @@ export class QueueEventsHub {
     return job.waitUntilFinished(qe, timeoutMs);
   }
 
-  get openCount(): number {
-    return this.events.size;
+  /** How many QueueEvents this process has ever opened (one per queue, whatever the number of waits). */
+  get openedCount(): number {
+    return this.connections.length;
   }
 
   async close(): Promise<void> {

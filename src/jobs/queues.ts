@@ -7,6 +7,7 @@ export const QUEUES = {
   simulator: 'simulator',
   bulkClose: 'bulk-close',
   orders: 'orders',
+  events: 'events',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];

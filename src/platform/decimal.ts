@@ -26,3 +26,44 @@ export function num(value: string | null | undefined): number | null {
 export function money(value: number | string | Decimal): Decimal {
   return new D(value).toDecimalPlaces(2, Decimal.ROUND_HALF_EVEN);
 }
+
+/** Wide enough that a product of a few prices and an amount is never rounded (decimal.js rounds results to its precision). */
+const Exact = Decimal.clone({ precision: 1000, rounding: Decimal.ROUND_HALF_EVEN });
+
+/** The exact product of decimals: no rounding at 40 significant digits. */
+export function exactProduct(...factors: Array<number | string | Decimal>): Decimal {
+  return factors.reduce<Decimal>((product, f) => product.times(new Exact(f)), new Exact(1));
+}
+
+/** The decimal as an integer scaled by 10^-exponent: 12.345 is [12345n, 3]. Exact for any finite value. */
+function scaled(value: Decimal): [bigint, number] {
+  const text = value.toFixed();
+  const point = text.indexOf('.');
+  if (point < 0) return [BigInt(text), 0];
+  return [BigInt(text.slice(0, point) + text.slice(point + 1)), text.length - point - 1];
+}
+
+/**
+ * numerator / denominator rounded half-even to the currency's minor unit (2 decimals), exactly:
+ * the division is done on integers, so a quotient that is not a terminating decimal (an amount
+ * divided by an ask) is rounded once, from its exact value, never from a 40-digit
+ * approximation that could sit on the wrong side of a half cent.
+ */
+export function moneyQuotient(numerator: number | string | Decimal, denominator: number | string | Decimal): Decimal {
+  const [n, nExp] = scaled(new D(numerator));
+  const [d, dExp] = scaled(new D(denominator));
+  if (d === 0n) throw new RangeError('division by zero');
+  // n·10^-nExp / (d·10^-dExp) in cents = n·10^(dExp+2) / (d·10^nExp)
+  let num = n * 10n ** BigInt(dExp + 2);
+  let den = d * 10n ** BigInt(nExp);
+  if (den < 0n) {
+    num = -num;
+    den = -den;
+  }
+  const negative = num < 0n;
+  const abs = negative ? -num : num;
+  let cents = abs / den;
+  const twice = 2n * (abs % den);
+  if (twice > den || (twice === den && cents % 2n === 1n)) cents += 1n;
+  return new D((negative ? -cents : cents).toString()).div(100);
+}

@@ -52,3 +52,15 @@ export const errors = {
   queueUnavailable: () =>
     new AppError(503, 'QUEUE_UNAVAILABLE', 'The job queue cannot be reached; nothing was changed, try again'),
 };
+
+/**
+ * A job failure no retry can mend (what it works on does not exist, its input is wrong).
+ * Domain code throws it without knowing the queue library; the worker host turns it into
+ * BullMQ's UnrecoverableError, so the job fails at once instead of being retried.
+ */
+export class PermanentJobFailure extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'PermanentJobFailure';
+  }
+}

@@ -1,6 +1,8 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { JobProducer } from '../jobs/job-producer';
 import { ALL_QUEUES } from '../jobs/queues';
+import type { RedisClient } from './redis';
+import { readTiming, type HistogramSnapshot } from './queue-timings';
 import { withTimeout } from './with-timeout';
 
 /**
@@ -27,7 +29,33 @@ export class Metrics {
    * every worker process did (outcome counts come from BullMQ's per-queue metrics, which
    * the workers record).
    */
-  watchQueues(producer: JobProducer): void {
+  watchQueues(producer: JobProducer, redis: RedisClient, prefix: string): void {
+    new Gauge({
+      name: 'queue_oldest_waiting_seconds',
+      help: 'Age of the oldest job waiting in each queue (0 when none): what to autoscale worker pools on',
+      labelNames: ['queue'] as const,
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        const oldest = await Promise.all(
+          ALL_QUEUES.map((q) => safe(producer.queue(q).getJobs(['waiting', 'prioritized'], 0, 0, true))),
+        );
+        const now = Date.now();
+        oldest.forEach((jobs, i) => {
+          if (!jobs) return;
+          const job = jobs[0];
+          this.set({ queue: ALL_QUEUES[i]! }, job ? Math.max(0, (now - job.timestamp - (job.delay ?? 0)) / 1000) : 0);
+        });
+      },
+    });
+    for (const [kind, help] of [
+      ['wait', 'Seconds from when a job could run to when a worker took it, by queue'],
+      ['duration', 'Seconds a job ran, by queue'],
+    ] as const) {
+      this.registry.registerMetric(
+        redisHistogram(`queue_job_${kind}_seconds`, help, (queue) => readTiming(redis, prefix, kind, queue)) as never,
+      );
+    }
     new Gauge({
       name: 'queue_jobs',
       help: 'Jobs in each queue by state',
@@ -59,9 +87,54 @@ export class Metrics {
       },
     });
   }
+
+  /**
+   * The outbox relay's lag: how long the oldest unpublished domain event has waited, read at
+   * scrape time (`lagSeconds` reads one entry of the partial index of unpublished events).
+   * NaN when Postgres does not answer in time: unknown, not "no lag".
+   */
+  watchOutbox(lagSeconds: () => Promise<number>): void {
+    new Gauge({
+      name: 'outbox_oldest_unpublished_seconds',
+      help: 'Age of the oldest domain event the outbox relay has not handed to its consumers yet (0 when none)',
+      registers: [this.registry],
+      async collect() {
+        const lag = await safe(lagSeconds());
+        this.set(lag ?? Number.NaN);
+      },
+    });
+  }
 }
 
-/** A scrape must not fail because Redis is down: the queue series are then just absent. */
+/** A scrape must not fail because Redis or Postgres is down: the series read from them are then just absent or NaN. */
 function safe<T>(promise: Promise<T>): Promise<T | undefined> {
   return withTimeout(promise, 1000).catch(() => undefined);
+}
+
+/**
+ * A histogram whose counts live in Redis (written by every worker process, see
+ * queue-timings.ts), shaped as prom-client renders a histogram. Queues that Redis cannot
+ * answer for in time are left out of the scrape.
+ */
+function redisHistogram(name: string, help: string, read: (queue: string) => Promise<HistogramSnapshot>) {
+  return {
+    name,
+    help,
+    type: 'histogram',
+    aggregator: 'sum',
+    reset: () => undefined,
+    async get() {
+      const snapshots = await Promise.all(ALL_QUEUES.map((q) => safe(read(q))));
+      const values = snapshots.flatMap((s, i) => {
+        if (!s) return [];
+        const queue = ALL_QUEUES[i]!;
+        return [
+          ...s.buckets.map((b) => ({ metricName: `${name}_bucket`, labels: { queue, le: b.le }, value: b.count })),
+          { metricName: `${name}_sum`, labels: { queue }, value: s.sum },
+          { metricName: `${name}_count`, labels: { queue }, value: s.count },
+        ];
+      });
+      return { name, help, type: 'histogram', aggregator: 'sum', values };
+    },
+  };
 }

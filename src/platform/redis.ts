@@ -1,5 +1,35 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
+
+/**
+ * One Redis or a Redis Cluster (REDIS_CLUSTER=true: REDIS_URL then names one or more seed
+ * nodes, comma-separated). Every key the service writes starts with QUEUE_PREFIX; in a
+ * cluster the prefix must be a hash tag (`{trading}`), so that BullMQ's multi-key scripts
+ * and ours (the login throttle, the auth cache) find all their keys in one slot.
+ */
+export type RedisClient = Redis | Cluster;
+
+export interface RedisTarget {
+  url: string;
+  cluster: boolean;
+}
+
+function seeds(url: string): Array<{ host: string; port: number }> {
+  return url.split(',').map((u) => {
+    const parsed = new URL(u.trim());
+    return { host: parsed.hostname, port: Number(parsed.port || 6379) };
+  });
+}
+
+/** Password and TLS of a cluster come from its first seed URL, and apply to every node. */
+function nodeOptions(url: string): RedisOptions {
+  const first = new URL(url.split(',')[0]!.trim());
+  return {
+    ...(first.password ? { password: decodeURIComponent(first.password) } : {}),
+    ...(first.username ? { username: decodeURIComponent(first.username) } : {}),
+    ...(first.protocol === 'rediss:' ? { tls: {} } : {}),
+  };
+}
 
 /**
  * The two kinds of Redis connection the BullMQ production guide asks for:
@@ -7,16 +37,19 @@ import type { Logger } from 'pino';
  *   API answers 503 instead of hanging;
  * - `worker`: retries forever (`maxRetriesPerRequest: null`), as blocking workers require.
  */
-export function createRedis(url: string, kind: 'producer' | 'worker', logger: Logger): Redis {
+export function createRedis(target: RedisTarget, kind: 'producer' | 'worker', logger: Logger): RedisClient {
   const options: RedisOptions =
     kind === 'producer'
       ? { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2000 }
       : { maxRetriesPerRequest: null, enableReadyCheck: true };
-  const redis = new Redis(url, {
-    ...options,
-    lazyConnect: false,
-    retryStrategy: (times) => Math.min(times * 200, 2000),
-  });
+  const retryStrategy = (times: number) => Math.min(times * 200, 2000);
+  const redis: RedisClient = target.cluster
+    ? new Cluster(seeds(target.url), {
+        redisOptions: { ...nodeOptions(target.url), ...options },
+        enableOfflineQueue: options.enableOfflineQueue ?? true,
+        clusterRetryStrategy: retryStrategy,
+      } satisfies ClusterOptions)
+    : new Redis(target.url, { ...options, lazyConnect: false, retryStrategy });
   let lastLogged = 0;
   redis.on('error', (err: Error) => {
     // ioredis emits an error on every failed reconnect; one line per 10 s is enough.
@@ -29,8 +62,17 @@ export function createRedis(url: string, kind: 'producer' | 'worker', logger: Lo
   return redis;
 }
 
+/** A connection like `client` for blocking reads (QueueEvents): offline queue on, retries forever. */
+export function duplicateForBlocking(client: RedisClient): RedisClient {
+  const blocking = { maxRetriesPerRequest: null, enableOfflineQueue: true };
+  if (client instanceof Cluster) {
+    return client.duplicate([], { enableOfflineQueue: true, redisOptions: { ...client.options.redisOptions, ...blocking } });
+  }
+  return client.duplicate(blocking);
+}
+
 /** Resolves when the connection is ready, or after `ms` (then the caller decides). */
-export function redisReady(redis: Redis, ms: number): Promise<boolean> {
+export function redisReady(redis: RedisClient, ms: number): Promise<boolean> {
   if (redis.status === 'ready') return Promise.resolve(true);
   return new Promise((resolve) => {
     const done = (ok: boolean) => {
@@ -48,7 +90,7 @@ export function redisReady(redis: Redis, ms: number): Promise<boolean> {
  * Closes a connection: gracefully (QUIT) when it is up, at once when it is not; QUIT on a
  * connection that never came up would leave its reconnect timer running forever.
  */
-export async function closeRedis(redis: Redis): Promise<void> {
+export async function closeRedis(redis: RedisClient): Promise<void> {
   if (redis.status === 'ready') await redis.quit();
   else redis.disconnect();
 }

@@ -1,6 +1,7 @@
 import type { Processor } from './processor';
 import { bulkCloseFinishProcessor, bulkCloseTicketProcessor } from './bulk-close.worker';
 import { expirePendingOrdersProcessor } from './expire-pending-orders.worker';
+import { outboxRelayProcessor } from './outbox-relay.worker';
 import { sendMailProcessor } from './send-mail.worker';
 import { simulatorTickProcessor } from './simulator-tick.worker';
 
@@ -11,4 +12,5 @@ export const PROCESSORS: Processor[] = [
   bulkCloseTicketProcessor,
   bulkCloseFinishProcessor,
   expirePendingOrdersProcessor,
+  outboxRelayProcessor,
 ];

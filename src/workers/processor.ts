@@ -2,7 +2,7 @@ import type { Job } from 'bullmq';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { JobDefinition, PayloadOf } from '../jobs/job-definition';
-import type { AppServices } from '../platform/services';
+import type { AppServices } from '../app-services';
 
 export interface JobContext {
   job: Job;

@@ -1,10 +1,13 @@
+import { hostname } from 'node:os';
 import { MetricsTime, UnrecoverableError, Worker, type Job } from 'bullmq';
 import { RequestContext } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../platform/redis';
 import type { JobDefinition } from '../jobs/job-definition';
-import { logContext } from '../platform/logger';
-import type { AppServices } from '../platform/services';
+import { PermanentJobFailure } from '../platform/errors';
+import { recordTiming } from '../platform/queue-timings';
+import { databaseErrorSummary, isDatabaseError, logContext } from '../platform/logger';
+import type { AppServices } from '../app-services';
 import type { Processor } from './processor';
 
 export class ProcessorRegistryError extends Error {}
@@ -35,22 +38,31 @@ export interface WorkerHost {
   close(): Promise<void>;
 }
 
-/** Starts one BullMQ Worker per queue that has jobs, all dispatching by job name. */
+/**
+ * Starts one BullMQ Worker per queue this process serves (WORKER_QUEUES, all by default),
+ * each with its own concurrency, all dispatching by job name. The whole registry is checked
+ * whatever the pool: a pool that serves only mail still refuses a table with a job nobody
+ * processes.
+ */
 export async function startWorkers(
   services: AppServices,
-  connection: Redis,
+  connection: RedisClient,
   definitions: JobDefinition[],
   processors: Processor[],
 ): Promise<WorkerHost> {
   const byName = checkProcessors(definitions, processors);
-  const queues = [...new Set(definitions.map((d) => d.queue))];
   const { logger, config } = services;
+  const withJobs = new Set(definitions.map((d) => d.queue));
+  const pool = config.workerQueues.filter((q) => withJobs.has(q.queue));
+  const served = new Set(pool.map((q) => q.queue));
 
-  const workers = queues.map((queue) => {
+  const workers = pool.map(({ queue, concurrency }) => {
     const worker = new Worker(queue, (job: Job) => runJob(job, byName, services), {
       connection,
       prefix: config.queuePrefix,
-      concurrency: config.workerConcurrency,
+      concurrency,
+      // Shown as the job's processedBy: which process of which pool took it.
+      name: `${hostname()}:${process.pid}`,
       // A killed worker's jobs go back to the queue once their lock lapses.
       lockDuration: config.workerLockMs,
       stalledInterval: Math.min(30_000, config.workerLockMs),
@@ -62,17 +74,26 @@ export async function startWorkers(
     // Without an error listener a Redis hiccup would be an unhandled 'error' event.
     worker.on('error', (err) => logger.error({ err: err.message, queue }, 'worker error'));
     worker.on('failed', (job, err) =>
-      logger.warn({ queue, job_id: job?.id, job_name: job?.name, attempts: job?.attemptsMade, err: err.message }, 'job failed'),
+      logger.warn({ queue, job_id: job?.id, job_name: job?.name, attempts: job?.attemptsMade, err }, 'job failed'),
     );
+    // Wait and run times for /metrics, recorded in Redis because this process serves no HTTP.
+    worker.on('active', (job) => recordTiming(services.redis, config.queuePrefix, 'wait', queue, waitSeconds(job)));
+    const ran = (job: Job | undefined) => {
+      if (job?.processedOn && job.finishedOn)
+        recordTiming(services.redis, config.queuePrefix, 'duration', queue, (job.finishedOn - job.processedOn) / 1000);
+    };
+    worker.on('completed', ran);
+    worker.on('failed', ran);
     return worker;
   });
   for (const w of workers) void w.run();
   await Promise.all(workers.map((w) => w.waitUntilReady()));
-  // Housekeeping schedules: upserting is idempotent, so every worker process may do it.
-  for (const def of definitions.filter((d) => d.schedule)) {
-    await services.jobs.schedule(def, def.schedule!.id, def.schedule!.everyMs, {});
+  // Housekeeping schedules of the queues served here: upserting is idempotent, so every worker process may do it.
+  for (const def of definitions.filter((d) => d.schedule && served.has(d.queue))) {
+    const { id, everyMs } = def.schedule!;
+    await services.jobs.schedule(def, id, typeof everyMs === 'function' ? everyMs(config) : everyMs, {});
   }
-  logger.info({ queues, concurrency: config.workerConcurrency }, 'workers started');
+  logger.info({ queues: pool }, 'workers started');
 
   return {
     workers,
@@ -93,7 +114,21 @@ async function runJob(job: Job, byName: Map<string, Processor>, services: AppSer
   const logger = services.logger.child({ job_id: job.id, job_name: job.name, queue: job.queueName });
   const em = services.orm.em.fork() as EntityManager;
   const isLastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-  return logContext.run({ job_id: job.id, queue: job.queueName }, () =>
-    RequestContext.create(em, () => processor.handle(parsed.data, { job, em, services, logger, isLastAttempt })),
-  );
+  try {
+    return await logContext.run({ job_id: job.id, queue: job.queueName }, () =>
+      RequestContext.create(em, () => processor.handle(parsed.data, { job, em, services, logger, isLastAttempt })),
+    );
+  } catch (err) {
+    // BullMQ keeps a failed job's message in Redis and shows it on dashboards: a database
+    // error's message would carry the values of its statement there.
+    if (isDatabaseError(err)) throw new Error(databaseErrorSummary(err));
+    if (err instanceof PermanentJobFailure) throw new UnrecoverableError(err.message);
+    throw err;
+  }
+}
+
+/** From when the job could run (added, or its delay over) to when a worker took it. */
+function waitSeconds(job: Job): number {
+  const runnableAt = job.timestamp + (job.delay ?? 0);
+  return Math.max(0, ((job.processedOn ?? Date.now()) - runnableAt) / 1000);
 }

@@ -3,7 +3,7 @@ import type { Permission } from '../../src/domain/identity/permissions';
 import type { TestApp } from './test-app';
 
 /** The bootstrap admin every test app starts with (see startTestApp). */
-export const ADMIN = { email: 'admin@broker.test', password: 'admin-password-123' };
+export const ADMIN = { email: 'admin@broker.test', password: 'broker-desk-key-4471' };
 
 export interface LoggedIn {
   id: string;

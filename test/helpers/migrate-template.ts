@@ -1,5 +1,5 @@
 import { ensureDatabase, runMigrations } from '../../src/db/database';
-import { TEMPLATE_DATABASE, databaseUrl, withAdmin } from './test-database';
+import { TEMPLATE_DATABASE, directDatabaseUrl, withAdmin } from './test-database';
 
 /**
  * Creates the template database if this set of migrations has none yet, migrating it with
@@ -10,7 +10,7 @@ async function main(): Promise<void> {
   await withAdmin(async (admin) => {
     await admin.query('SELECT pg_advisory_lock(7406611213)');
     try {
-      const url = databaseUrl(TEMPLATE_DATABASE);
+      const url = directDatabaseUrl(TEMPLATE_DATABASE);
       await ensureDatabase(url);
       await runMigrations(url);
     } finally {

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
+import { directDatabaseUrl } from './test-database';
 
 const ROOT = join(__dirname, '..', '..');
 
@@ -12,11 +13,28 @@ export interface ServiceProcess {
   waitForLog(msg: string, timeoutMs?: number): Promise<Record<string, unknown>>;
 }
 
-/** Runs `src/main.ts` as its own process, as `npm start` would, with only the given environment. */
-export function spawnService(env: Record<string, string>): ServiceProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'main.ts')], {
+/**
+ * What a deployment behind a cluster or a pooler adds (scripts/cluster-check.sh runs tests so):
+ * REDIS_CLUSTER, and a direct DATABASE_MIGRATION_URL beside a DATABASE_URL that goes through PgBouncer.
+ */
+function deploymentEnv(env: Record<string, string>): Record<string, string> {
+  const extra: Record<string, string> = {};
+  if (process.env.TEST_REDIS_CLUSTER === 'true') extra.REDIS_CLUSTER = 'true';
+  if (process.env.TEST_DATABASE_APP_URL && env.DATABASE_URL && !env.DATABASE_MIGRATION_URL) {
+    extra.DATABASE_MIGRATION_URL = directDatabaseUrl(decodeURIComponent(new URL(env.DATABASE_URL).pathname.slice(1)));
+  }
+  return extra;
+}
+
+/**
+ * Runs `src/main.ts` as its own process, as `npm start` would, with only the given
+ * environment; `entry` names a test/helpers script that runs it with test-only options.
+ */
+export function spawnService(env: Record<string, string>, options: { entry?: string } = {}): ServiceProcess {
+  const script = options.entry ? join(ROOT, 'test', 'helpers', `${options.entry}.ts`) : join(ROOT, 'src', 'main.ts');
+  const child = spawn(process.execPath, ['--import', 'tsx', script], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', NODE_ENV: 'test', LOG_LEVEL: 'info', ...env },
+    env: { PATH: process.env.PATH ?? '', NODE_ENV: 'test', LOG_LEVEL: 'info', ...deploymentEnv(env), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: Array<Record<string, unknown>> = [];

@@ -1,8 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
+import type { RedisClient } from '../../src/platform/redis';
 import type { RouteSpec } from '../../src/api/http/route';
+import type { EventConsumer } from '../../src/domain/events/consumers';
+import type { JobDefinition } from '../../src/jobs/job-definition';
 import { loadConfig, type Config } from '../../src/config/config';
 import { ALL_QUEUES } from '../../src/jobs/queues';
 import { createLogger } from '../../src/platform/logger';
@@ -12,6 +15,24 @@ import { ADMIN } from './identity';
 import { cloneTemplateDatabase, databaseUrl, dropDatabase } from './test-database';
 
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+/** TEST_REDIS_CLUSTER=true: REDIS_URL names a Redis Cluster's seed nodes (scripts/cluster-check.sh). */
+export const REDIS_CLUSTER = process.env.TEST_REDIS_CLUSTER === 'true';
+
+/** A queue prefix of this test's own; a hash tag in a cluster, as the service requires there. */
+export function testQueuePrefix(): string {
+  const name = `test-${randomBytes(6).toString('hex')}`;
+  return REDIS_CLUSTER ? `{${name}}` : name;
+}
+
+/** A plain client of the test Redis (or cluster), for assertions and clean-up. */
+export function testRedis(): RedisClient {
+  return REDIS_CLUSTER
+    ? new Cluster(
+        REDIS_URL.split(',').map((u) => ({ host: new URL(u).hostname, port: Number(new URL(u).port) })),
+        { redisOptions: { maxRetriesPerRequest: null } },
+      )
+    : new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+}
 
 export interface TestResponse<T = any> {
   status: number;
@@ -45,6 +66,9 @@ export interface TestAppOptions {
   env?: Record<string, string>;
   routes?: RouteSpec[];
   processors?: Processor[];
+  /** Event consumers to register beside the shipped ones (see test-consumers.ts). */
+  consumers?: EventConsumer[];
+  extraJobs?: Array<{ definition: JobDefinition; processor: Processor }>;
   /** Reuse another app's database and queue prefix (a second instance of one deployment). */
   shareWith?: TestApp;
 }
@@ -61,7 +85,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     PORT: '0',
     DATABASE_URL: databaseUrl(databaseName),
     REDIS_URL,
-    QUEUE_PREFIX: shared?.config.queuePrefix ?? `test-${randomBytes(6).toString('hex')}`,
+    ...(REDIS_CLUSTER ? { REDIS_CLUSTER: 'true' } : {}),
+    QUEUE_PREFIX: shared?.config.queuePrefix ?? testQueuePrefix(),
     JWT_SECRET: shared?.config.jwt.secret ?? randomBytes(32).toString('base64url'),
     LOG_LEVEL: 'info',
     WORKER_CONCURRENCY: '4',
@@ -86,6 +111,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       defaultMetrics: false,
       routes: options.routes,
       processors: options.processors,
+      consumers: options.consumers,
+      extraJobs: options.extraJobs,
     });
   } catch (err) {
     if (!shared) await dropDatabase(databaseName);
@@ -131,7 +158,7 @@ async function request(baseUrl: string, method: string, path: string, opts: Requ
 
 /** Removes every key of a test's queue prefix, as BullMQ's own tests do. */
 export async function obliterateQueues(prefix: string): Promise<void> {
-  const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+  const connection = testRedis();
   try {
     for (const name of ALL_QUEUES) {
       const queue = new Queue(name, { connection, prefix });

@@ -20,7 +20,21 @@ export function runId(): string {
   return process.env.TEST_RUN_ID ?? 'adhoc';
 }
 
+/**
+ * Where the service under test connects: the server itself, or a connection pooler in front
+ * of it (TEST_DATABASE_APP_URL, e.g. PgBouncer in transaction mode: scripts/cluster-check.sh).
+ * Databases are created and dropped through the server directly either way.
+ */
+const APP_SERVER_URL = process.env.TEST_DATABASE_APP_URL ?? TEST_SERVER_URL;
+
 export function databaseUrl(name: string): string {
+  const url = new URL(APP_SERVER_URL);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/** The same database, reached without a pooler: for migrations and for what needs a session. */
+export function directDatabaseUrl(name: string): string {
   const url = new URL(TEST_SERVER_URL);
   url.pathname = `/${name}`;
   return url.toString();

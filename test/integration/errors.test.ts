@@ -22,6 +22,8 @@ const ProbeBody = z.object({
   nested: z.object({ level: z.int().nonnegative() }).optional(),
 });
 
+const Echo = z.record(z.string(), z.unknown());
+
 const probeRoutes: RouteSpec[] = [
   ...ROUTES,
   defineRoute({
@@ -34,7 +36,7 @@ const probeRoutes: RouteSpec[] = [
     params: z.object({ item_id: z.uuid() }),
     query: z.object({ page: z.coerce.number().int().min(1).default(1) }),
     body: ProbeBody,
-    responses: { 200: { description: 'ok' } },
+    responses: { 200: { description: 'The parsed input', schema: z.object({ body: ProbeBody, query: Echo, params: Echo }) } },
     handler: ({ body, query, params }) => json(200, { body, query, params }),
   }),
   defineRoute({

@@ -1,7 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { Job, Queue } from 'bullmq';
 import { z } from 'zod';
 import { MailMessage } from '../../src/entities/mail-message.entity';
-import { recordMail, dispatchMail } from '../../src/domain/mail/mail-outbox';
+import { dispatchMail } from '../../src/domain/mail/mail-outbox';
 import { JOB_DEFINITIONS } from '../../src/jobs';
 import { defineJob, retryPolicy } from '../../src/jobs/job-definition';
 import { QUEUES } from '../../src/jobs/queues';
@@ -9,6 +10,7 @@ import { SendMailJob } from '../../src/jobs/send-mail.job';
 import { PROCESSORS } from '../../src/workers';
 import { defineProcessor } from '../../src/workers/processor';
 import { ProcessorRegistryError, checkProcessors } from '../../src/workers/worker-host';
+import { queueResetMail } from '../helpers/mail';
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink';
 import { startTestApp, waitFor, type TestApp } from '../helpers/test-app';
 
@@ -51,10 +53,7 @@ describe('jobs end to end', () => {
   });
 
   async function newMail(): Promise<MailMessage> {
-    const em = app.runtime.services.orm.em.fork();
-    const mail = recordMail(em, { kind: 'test', to: 'customer@broker.test', subject: 'Hello', text: 'Body text' });
-    await em.flush();
-    return mail;
+    return (await queueResetMail(app)).mail;
   }
 
   async function mailRow(id: string): Promise<MailMessage> {
@@ -72,7 +71,7 @@ describe('jobs end to end', () => {
     expect(row.sentAt).toBeInstanceOf(Date);
     const received = smtp.received.find((m) => m.raw.includes(mail.id));
     expect(received).toMatchObject({ from: 'ops@broker.test', to: ['customer@broker.test'] });
-    expect(received!.raw).toContain('Subject: Hello');
+    expect(received!.raw).toContain('Subject: Reset your password');
   });
 
   test('when the same mail is dispatched twice, then it is sent once', async () => {
@@ -105,8 +104,13 @@ describe('jobs end to end', () => {
     expect(res.text).toMatch(/^queue_jobs\{queue="mail",state="waiting"\} 0/m);
   });
 
-  test('when waiting for jobs, then the process holds at most one QueueEvents per queue', () => {
-    expect(app.runtime.services.queueEvents.openCount).toBe(1);
+  test('when many waits run at once, then the process has opened one QueueEvents for the queue, not one per wait', async () => {
+    const { jobs, queueEvents } = app.runtime.services;
+    const added = await Promise.all(
+      Array.from({ length: 5 }, () => jobs.queue(QUEUES.mail).add(SendMailJob.name, { mail_id: randomUUID() }, { attempts: 1 })),
+    );
+    await Promise.all(added.map((job) => queueEvents.waitFor(job, 10_000).catch(() => undefined)));
+    expect(queueEvents.openedCount).toBe(1);
   });
 });
 
@@ -118,16 +122,14 @@ describe('mail without SMTP', () => {
   afterAll(() => app?.stop());
 
   test('when SMTP_URL is unset, then the mail is logged and recorded, not sent', async () => {
-    const em = app.runtime.services.orm.em.fork();
-    const mail = recordMail(em, { kind: 'test', to: 'someone@broker.test', subject: 'Reset', text: 'secret link' });
-    await em.flush();
+    const { mail, token } = await queueResetMail(app, { to: 'someone@broker.test' });
     await dispatchMail(app.runtime.services.jobs, mail);
     await waitFor(
       'mail logged',
       async () => (await app.runtime.services.orm.em.fork().findOne(MailMessage, mail.id))?.status === 'logged',
     );
     const line = app.logs.find((l) => l.msg === 'mail not sent: SMTP_URL is not set');
-    expect(line).toMatchObject({ to: 'someone@broker.test', subject: 'Reset' });
-    expect(JSON.stringify(app.logs)).not.toContain('secret link');
+    expect(line).toMatchObject({ to: 'someone@broker.test', subject: 'Reset your password' });
+    expect(JSON.stringify(app.logs)).not.toContain(token);
   });
 });

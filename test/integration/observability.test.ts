@@ -22,7 +22,11 @@ describe('observability and documentation', () => {
     for (const route of ROUTES) {
       expect(res.body.paths[route.path]?.[route.method]).toMatchObject({ operationId: route.operationId });
     }
-    expect(res.body.components.securitySchemes.bearer).toEqual({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
+    expect(res.body.components.securitySchemes.accessToken).toMatchObject({
+      type: 'http',
+      scheme: 'bearer',
+      bearerFormat: 'JWT',
+    });
   });
 
   test('when /docs is asked, then a page rendering the document is served with its assets', async () => {

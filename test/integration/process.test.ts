@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
-import { dispatchMail, recordMail } from '../../src/domain/mail/mail-outbox';
+import { dispatchMail } from '../../src/domain/mail/mail-outbox';
 import { MailMessage } from '../../src/entities/mail-message.entity';
 import { QUEUES } from '../../src/jobs/queues';
+import { queueResetMail } from '../helpers/mail';
 import { spawnService, type ServiceProcess } from '../helpers/service-process';
 import { startSmtpSink } from '../helpers/smtp-sink';
 import { REDIS_URL, obliterateQueues, startTestApp } from '../helpers/test-app';
@@ -61,13 +62,13 @@ describe('the service as a process', () => {
         ROLE: 'worker',
         DATABASE_URL: api.config.databaseUrl,
         QUEUE_PREFIX: api.config.queuePrefix,
+        // One deployment, one key: the worker opens the secrets the API sealed.
+        JWT_SECRET: api.config.jwt.secret,
         SMTP_URL: smtp.url,
       });
       await worker.waitForLog('workers started');
 
-      const em = api.runtime.services.orm.em.fork();
-      const mail = recordMail(em, { kind: 'test', to: 'late@broker.test', subject: 'Drain me', text: 'x' });
-      await em.flush();
+      const { mail } = await queueResetMail(api, { to: 'late@broker.test' });
       await dispatchMail(api.runtime.services.jobs, mail);
 
       await smtp.dataStarted; // the job is now in the middle of its SMTP conversation

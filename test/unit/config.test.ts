@@ -1,4 +1,7 @@
-import { ConfigError, loadConfig } from '../../src/config/config';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CONFIG_VARIABLES, ConfigError, loadConfig } from '../../src/config/config';
+import { ALL_QUEUES } from '../../src/jobs/queues';
 
 function problemsOf(env: Record<string, string>): string[] {
   try {
@@ -14,7 +17,7 @@ describe('configuration', () => {
   test('when nothing is set, then the documented defaults apply', () => {
     const config = loadConfig({});
     expect(config.databaseUrl).toBe('postgres://postgres@127.0.0.1:5432/trading');
-    expect(config.redisUrl).toBe('redis://127.0.0.1:6379');
+    expect(config.redis).toEqual({ url: 'redis://127.0.0.1:6379', cluster: false });
     expect(config.port).toBe(8000);
     expect(config.smtpUrl).toBeUndefined();
     expect(config.accessTokenTtlSeconds).toBe(900);
@@ -92,5 +95,47 @@ describe('configuration', () => {
   test('when several values are wrong, then every one is reported at once', () => {
     const problems = problemsOf({ PORT: 'x', ROLE: 'y' });
     expect(problems).toHaveLength(2);
+  });
+});
+
+describe('the README configuration table', () => {
+  test('when the table and the config schema are compared, then each lists exactly the variables of the other', () => {
+    const readme = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
+    const section = readme.slice(
+      readme.indexOf('## Configuration'),
+      readme.indexOf('\n## ', readme.indexOf('## Configuration') + 1),
+    );
+    const documented = new Set<string>();
+    for (const line of section.split('\n').filter((l) => l.startsWith('| `'))) {
+      const firstCell = line.split('|')[1]!;
+      for (const match of firstCell.matchAll(/`([A-Z][A-Z0-9_]*)`/g)) documented.add(match[1]!);
+    }
+    expect([...documented].sort()).toEqual([...CONFIG_VARIABLES].sort());
+    // The per-queue concurrency variables are one row, named by their pattern.
+    expect(section).toContain('`WORKER_CONCURRENCY_<QUEUE>`');
+  });
+});
+
+describe('worker pools', () => {
+  test('when WORKER_QUEUES and per-queue concurrency are set, then the process serves those queues at those concurrencies', () => {
+    const config = loadConfig({
+      WORKER_QUEUES: 'mail, bulk-close',
+      WORKER_CONCURRENCY: '3',
+      WORKER_CONCURRENCY_BULK_CLOSE: '16',
+    });
+    expect(config.workerQueues).toEqual([
+      { queue: 'mail', concurrency: 3 },
+      { queue: 'bulk-close', concurrency: 16 },
+    ]);
+    expect(loadConfig({}).workerQueues.map((q) => q.queue)).toEqual([...ALL_QUEUES]);
+  });
+
+  test('when a queue name is unknown, in WORKER_QUEUES or a concurrency variable, then start-up stops naming it', () => {
+    expect(problemsOf({ WORKER_QUEUES: 'mail,webhookz' })).toEqual([
+      expect.stringMatching(/^WORKER_QUEUES: unknown queue "webhookz"/),
+    ]);
+    expect(problemsOf({ WORKER_CONCURRENCY_MAILS: '4' })).toEqual([expect.stringMatching(/^WORKER_CONCURRENCY_MAILS: no queue/)]);
+    expect(problemsOf({ WORKER_CONCURRENCY_MAIL: 'lots' })).toEqual([expect.stringMatching(/^WORKER_CONCURRENCY_MAIL: must be/)]);
+    expect(problemsOf({ WORKER_QUEUES: ' , ' })).toEqual([expect.stringMatching(/^WORKER_QUEUES: names no queue/)]);
   });
 });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LoginQuery, MoneyAmount } from '../../src/api/http/amounts';
+import { LoginText, MoneyAmount } from '../../src/api/http/amounts';
 import { zodIssuesToItems } from '../../src/api/validation/zod-issues';
 
 function itemsOf(schema: z.ZodType, input: unknown, where: 'body' | 'query' = 'body') {
@@ -32,10 +32,12 @@ describe('422 types for absent fields', () => {
     expect(itemsOf(body, { kind: null, cmd: 0, amount: 1 })[0]).toMatchObject({ loc: ['body', 'kind'], type: 'literal_error' });
   });
 
-  test('when a coerced integer query parameter is absent, then it is missing; when it is not a number, then int_type', () => {
-    const query = z.object({ login: LoginQuery });
+  test('when an integer query parameter is absent, then it is missing; when it is not digits, then int_parsing', () => {
+    const query = z.object({ login: LoginText });
     expect(itemsOf(query, {}, 'query')).toEqual([{ loc: ['query', 'login'], msg: 'Field required', type: 'missing' }]);
-    expect(itemsOf(query, { login: 'abc' }, 'query')[0]).toMatchObject({ loc: ['query', 'login'], type: 'int_type' });
+    for (const login of ['abc', '0x10', '1e3', ' 7', '-1', ''])
+      expect(itemsOf(query, { login }, 'query')[0]).toMatchObject({ loc: ['query', 'login'], type: 'int_parsing' });
+    expect(itemsOf(query, { login: '0' }, 'query')[0]).toMatchObject({ loc: ['query', 'login'], type: 'greater_than_equal' });
   });
 
   test('when a nested field is absent, then the missing item points at its full path', () => {

@@ -3,7 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { authenticate } from '../../domain/identity/authenticate';
 import type { Caller, CustomerCaller, SessionCaller, StaffCaller } from '../../domain/identity/caller';
 import { errors } from '../../platform/errors';
-import type { AppServices } from '../../platform/services';
+import type { Identity } from '../../domain/identity/identity';
 import type { Access, RouteSpec } from './route';
 
 /**
@@ -54,10 +54,10 @@ export async function authorize(
   access: Access,
   req: Request,
   em: EntityManager,
-  services: AppServices,
+  identity: Identity,
 ): Promise<Caller | undefined> {
   if (access.kind === 'public') return undefined;
-  const caller = await authenticate(em, services.identity, req.get('authorization'));
+  const caller = await authenticate(em, identity, req.get('authorization'));
   if (!caller) throw errors.unauthenticated();
   switch (access.kind) {
     case 'staff':

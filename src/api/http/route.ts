@@ -3,7 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { z } from 'zod';
 import type { Caller } from '../../domain/identity/caller';
 import type { Permission } from '../../domain/identity/permissions';
-import type { AppServices } from '../../platform/services';
+import type { AppServices } from '../../app-services';
 
 /**
  * Who may call a route. Every route states it explicitly, so a route added without a

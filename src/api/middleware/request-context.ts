@@ -10,6 +10,8 @@ declare module 'express-serve-static-core' {
     requestId: string;
     /** The route template (`/groups/{group_id}`) once matched: metrics and logs group by it. */
     routeTemplate?: string;
+    /** The client's IP address as TRUST_PROXY allows it to be known (see client-address.ts). */
+    clientIp: string | null;
   }
 }
 
@@ -23,4 +25,12 @@ export function requestId(req: Request, res: Response, next: NextFunction): void
   req.requestId = id;
   res.setHeader('X-Request-Id', id);
   logContext.run({ request_id: id }, next);
+}
+
+/** Resolves the client's address once per request, for sessions and the login throttle. */
+export function clientAddress(resolve: (req: Request) => string | null) {
+  return (req: Request, _res: Response, next: NextFunction): void => {
+    req.clientIp = resolve(req);
+    next();
+  };
 }

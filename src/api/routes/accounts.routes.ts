@@ -1,63 +1,20 @@
 import { z } from 'zod';
 import { accessibleAccount, openTradingAccount } from '../../domain/accounts/accounts';
 import { recordAudit } from '../../domain/audit/audit';
-import { depositFunds } from '../../domain/money/deposits';
-import { loadMetrics } from '../../domain/orders/market-orders';
-import type { QuoteStore } from '../../domain/prices/quote-store';
-import type { EntityManager } from '@mikro-orm/postgresql';
+import { AccountSchema, accountView } from '../../domain/accounts/account-view';
+import { LedgerSchema, ledgerView } from '../../domain/ledger/ledger';
+import { DepositSchema, depositFunds } from '../../domain/money/deposits';
+import { CurrencyCode } from '../../domain/money/money-text';
 import { Account } from '../../entities/account.entity';
 import { Customer } from '../../entities/customer.entity';
 import { LedgerEntry } from '../../entities/ledger-entry.entity';
 import { errors } from '../../platform/errors';
 import { asCustomer, asStaff } from '../http/access';
-import { LoginQuery, MoneyAmount } from '../http/amounts';
+import { LoginText, MoneyAmount } from '../http/amounts';
 import { findPage, pageQuery, pageSchema } from '../http/paging';
 import { defineRoute, json, type RouteSpec } from '../http/route';
 
-export const AccountSchema = z.object({
-  login: z.int(),
-  kind: z.enum(['wallet', 'live', 'demo', 'prop']),
-  currency: z.string(),
-  balance: z.string().describe('Decimal text'),
-  equity: z.string().describe('Balance plus floating profit at current quotes'),
-  margin: z.string(),
-  free_margin: z.string(),
-  group_id: z.uuid().nullable(),
-  leverage: z.int().nullable(),
-  customer_id: z.uuid(),
-  created_at: z.iso.datetime(),
-});
-
-const LedgerSchema = z.object({
-  id: z.uuid(),
-  kind: z.string(),
-  amount: z.string(),
-  balance_after: z.string(),
-  reference_type: z.string().nullable(),
-  reference_id: z.string().nullable(),
-  comment: z.string().nullable(),
-  created_at: z.iso.datetime(),
-});
-
-/** An account with balance, equity, margin and free margin from its open orders at current quotes. */
-export async function accountView(em: EntityManager, quotes: QuoteStore, account: Account) {
-  const m = await loadMetrics(em, quotes, account);
-  return {
-    login: Number(account.login),
-    kind: account.kind,
-    currency: account.currency,
-    balance: m.balance.toFixed(2),
-    equity: m.equity.toFixed(2),
-    margin: m.margin.toFixed(2),
-    free_margin: m.free_margin.toFixed(2),
-    group_id: account.group?.id ?? null,
-    leverage: account.leverage ?? account.group?.getEntity().defaultLeverage ?? null,
-    customer_id: account.customer.id,
-    created_at: account.createdAt.toISOString(),
-  };
-}
-
-const LoginParam = z.object({ login: LoginQuery });
+const LoginParam = z.object({ login: LoginText });
 
 export const accountRoutes: RouteSpec[] = [
   defineRoute({
@@ -66,24 +23,23 @@ export const accountRoutes: RouteSpec[] = [
     operationId: 'openAccount',
     summary: 'Open a trading account (live, demo or prop) in a group',
     description:
-      'The login comes from a database sequence. Currency defaults to the group currency, leverage to the group default.',
+      'The login comes from a database sequence. Currency defaults to the group currency, leverage to the group default. ' +
+      'A currency other than USD needs a quoted symbol joining it to USD (for example EURUSD or USDJPY), the path transfers ' +
+      'to and from the USD wallet convert through: without one it is 422 at `currency`.',
     tags: ['accounts'],
     access: { kind: 'staff', permission: 'manage_accounts' },
     params: z.object({ customer_id: z.uuid() }),
     body: z.object({
       kind: z.enum(['live', 'demo', 'prop']),
       group_id: z.uuid(),
-      currency: z
-        .string()
-        .regex(/^[A-Z]{3}$/)
-        .optional(),
+      currency: CurrencyCode.optional(),
       leverage: z.int().min(1).max(1000).optional(),
     }),
     responses: { 201: { description: 'Opened', schema: AccountSchema }, 404: { description: 'No such customer' } },
     handler: async ({ params, body, em, services, caller }) => {
       const customer = await em.findOne(Customer, params.customer_id);
       if (!customer) throw errors.notFound('Customer');
-      const account = await openTradingAccount(em, customer, body);
+      const account = await openTradingAccount(em, services.quotes, customer, body);
       const view = await accountView(em, services.quotes, account);
       recordAudit(em, asStaff(caller), {
         action: 'account.opened',
@@ -129,7 +85,7 @@ export const accountRoutes: RouteSpec[] = [
   defineRoute({
     method: 'get',
     path: '/customers/me/accounts',
-    operationId: 'myAccounts',
+    operationId: 'listMyAccounts',
     summary: "The calling customer's accounts",
     tags: ['accounts'],
     access: { kind: 'customer' },
@@ -146,7 +102,7 @@ export const accountRoutes: RouteSpec[] = [
   defineRoute({
     method: 'post',
     path: '/api/backoffice/accounts/{login}/deposits',
-    operationId: 'deposit',
+    operationId: 'createDeposit',
     summary: 'Credit an account',
     description:
       'Accepts an Idempotency-Key header: the same key and body within 24 hours replays the first answer; another body is 422; while the first is in flight, 409.',
@@ -156,18 +112,7 @@ export const accountRoutes: RouteSpec[] = [
     params: LoginParam,
     body: z.object({ amount: MoneyAmount, comment: z.string().max(500).optional() }),
     responses: {
-      201: {
-        description: 'Deposited',
-        schema: z.object({
-          id: z.uuid(),
-          login: z.int(),
-          amount: z.string(),
-          currency: z.string(),
-          balance: z.string(),
-          comment: z.string().nullable(),
-          created_at: z.iso.datetime(),
-        }),
-      },
+      201: { description: 'Deposited', schema: DepositSchema },
       404: { description: 'No such account' },
     },
     handler: async ({ params, body, em, caller }) => {
@@ -178,8 +123,8 @@ export const accountRoutes: RouteSpec[] = [
   defineRoute({
     method: 'get',
     path: '/api/backoffice/accounts/{login}/ledger',
-    operationId: 'accountLedger',
-    summary: "An account's ledger, newest first",
+    operationId: 'listAccountLedger',
+    summary: "An account's ledger, latest booking first (by seq)",
     tags: ['money'],
     access: { kind: 'staff', permission: 'view_customers' },
     params: LoginParam,
@@ -187,19 +132,7 @@ export const accountRoutes: RouteSpec[] = [
     responses: { 200: { description: 'A page of ledger rows', schema: pageSchema(LedgerSchema) } },
     handler: async ({ params, query, em }) => {
       const account = await accessibleAccount(em, params.login, undefined);
-      return json(
-        200,
-        await findPage(em, LedgerEntry, { account: account.id }, query, { orderBy: { createdAt: 'desc', id: 'desc' } }, (r) => ({
-          id: r.id,
-          kind: r.kind,
-          amount: r.amount,
-          balance_after: r.balanceAfter,
-          reference_type: r.referenceType ?? null,
-          reference_id: r.referenceId ?? null,
-          comment: r.comment ?? null,
-          created_at: r.createdAt.toISOString(),
-        })),
-      );
+      return json(200, await findPage(em, LedgerEntry, { account: account.id }, query, { orderBy: { seq: 'desc' } }, ledgerView));
     },
   }),
 ];

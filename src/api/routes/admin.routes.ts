@@ -1,50 +1,22 @@
 import { z } from 'zod';
-import { auditView } from '../../domain/audit/audit';
-import { recordAudit } from '../../domain/audit/audit';
-import { loadBrokerSettings, settingsView } from '../../domain/identity/broker-settings';
-import { PERMISSIONS } from '../../domain/identity/permissions';
-import { createRole, createStaffUser, roleView, staffUserView } from '../../domain/identity/staff';
+import { AuditSchema, auditView, recordAudit } from '../../domain/audit/audit';
+import { loadBrokerSettings, SettingsSchema, settingsView } from '../../domain/identity/broker-settings';
+import { PERMISSIONS, PermissionSchema } from '../../domain/identity/permissions';
+import { createRole, createStaffUser, RoleSchema, roleView, StaffUserSchema, staffUserView } from '../../domain/identity/staff';
 import { AuditEntry } from '../../entities/audit-entry.entity';
 import { Role } from '../../entities/role.entity';
 import { StaffUser } from '../../entities/staff-user.entity';
-import { fieldError } from '../../platform/errors';
+import { errors, fieldError } from '../../platform/errors';
+import { deleteRole, updateRole, updateStaffUser } from '../../domain/identity/staff-admin';
 import { asStaff } from '../http/access';
 import { findPage, pageQuery, pageSchema } from '../http/paging';
 import { defineRoute, json, type RouteSpec } from '../http/route';
+import { isoInstant } from '../http/timestamps';
 
-const PermissionSchema = z.enum(PERMISSIONS);
-const RoleSchema = z.object({
-  id: z.uuid(),
-  name: z.string(),
-  permissions: z.array(PermissionSchema),
-  built_in: z.boolean(),
-  created_at: z.iso.datetime(),
-  updated_at: z.iso.datetime(),
-});
-const StaffUserSchema = z.object({
-  id: z.uuid(),
-  email: z.string(),
-  full_name: z.string(),
-  is_active: z.boolean(),
-  totp_enabled: z.boolean(),
-  role_ids: z.array(z.uuid()),
-  created_at: z.iso.datetime(),
-  updated_at: z.iso.datetime(),
-});
-const SettingsSchema = z.object({ access_token_ttl_seconds: z.int(), updated_at: z.iso.datetime() });
-const AuditSchema = z.object({
-  id: z.uuid(),
-  actor_type: z.enum(['user', 'api_token', 'system']),
-  actor_id: z.uuid().nullable(),
-  api_token_id: z.uuid().nullable(),
-  action: z.string(),
-  entity_type: z.string(),
-  entity_id: z.string().nullable(),
-  before: z.record(z.string(), z.unknown()).nullable(),
-  after: z.record(z.string(), z.unknown()).nullable(),
-  request_id: z.string().nullable(),
-  created_at: z.iso.datetime(),
-});
+const RoleName = z.string().trim().min(1).max(64);
+const RolePermissions = z.array(PermissionSchema).max(PERMISSIONS.length * 2);
+const RoleId = z.object({ role_id: z.uuid() });
+const UserId = z.object({ user_id: z.uuid() });
 
 export const adminRoutes: RouteSpec[] = [
   defineRoute({
@@ -54,10 +26,7 @@ export const adminRoutes: RouteSpec[] = [
     summary: 'Create a role (a named set of permissions)',
     tags: ['staff administration'],
     access: { kind: 'staff', permission: 'manage_users' },
-    body: z.object({
-      name: z.string().trim().min(1).max(64),
-      permissions: z.array(PermissionSchema).max(PERMISSIONS.length * 2),
-    }),
+    body: z.object({ name: RoleName, permissions: RolePermissions }),
     responses: { 201: { description: 'Created', schema: RoleSchema }, 409: { description: 'NAME_TAKEN' } },
     handler: async ({ body, em, caller }) => json(201, roleView(await createRole(em, asStaff(caller), body))),
   }),
@@ -68,8 +37,57 @@ export const adminRoutes: RouteSpec[] = [
     summary: 'List roles',
     tags: ['staff administration'],
     access: { kind: 'staff', permission: 'manage_users' },
-    responses: { 200: { description: 'All roles by name', schema: z.object({ items: z.array(RoleSchema) }) } },
-    handler: async ({ em }) => json(200, { items: (await em.find(Role, {}, { orderBy: { name: 'asc' } })).map(roleView) }),
+    query: z.object(pageQuery()),
+    responses: { 200: { description: 'A page of roles by name', schema: pageSchema(RoleSchema) } },
+    handler: async ({ query, em }) =>
+      json(200, await findPage(em, Role, {}, query, { orderBy: { name: 'asc', id: 'asc' } }, roleView)),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/admin/roles/{role_id}',
+    operationId: 'getRole',
+    summary: 'One role',
+    tags: ['staff administration'],
+    access: { kind: 'staff', permission: 'manage_users' },
+    params: RoleId,
+    responses: { 200: { description: 'The role', schema: RoleSchema } },
+    handler: async ({ params, em }) => {
+      const role = await em.findOne(Role, params.role_id);
+      if (!role) throw errors.notFound('Role');
+      return json(200, roleView(role));
+    },
+  }),
+  defineRoute({
+    method: 'patch',
+    path: '/api/admin/roles/{role_id}',
+    operationId: 'updateRole',
+    summary: "Rename a role or change its permissions, for its holders' very next request",
+    description:
+      "Only the fields sent change. Permissions you add must be ones you hold (403). The built-in admin role cannot change (409 ROLE_BUILT_IN); no change may leave no active user with manage_users (409 LAST_USER_MANAGER). Holders' live sessions and API tokens carry the new permissions from their next request.",
+    tags: ['staff administration'],
+    access: { kind: 'staff', permission: 'manage_users' },
+    params: RoleId,
+    body: z.object({ name: RoleName.optional(), permissions: RolePermissions.optional() }),
+    responses: {
+      200: { description: 'The role after the change', schema: RoleSchema },
+      409: { description: 'NAME_TAKEN, ROLE_BUILT_IN or LAST_USER_MANAGER' },
+    },
+    handler: async ({ params, body, em, services, caller }) =>
+      json(200, roleView(await updateRole(em, services.identity, asStaff(caller), params.role_id, body))),
+  }),
+  defineRoute({
+    method: 'delete',
+    path: '/api/admin/roles/{role_id}',
+    operationId: 'deleteRole',
+    summary: 'Delete a role nobody holds',
+    tags: ['staff administration'],
+    access: { kind: 'staff', permission: 'manage_users' },
+    params: RoleId,
+    responses: { 204: { description: 'Deleted' }, 409: { description: 'ROLE_IN_USE or ROLE_BUILT_IN' } },
+    handler: async ({ params, em, caller }) => {
+      await deleteRole(em, asStaff(caller), params.role_id);
+      return { status: 204 };
+    },
   }),
   defineRoute({
     method: 'post',
@@ -102,6 +120,43 @@ export const adminRoutes: RouteSpec[] = [
         await findPage(em, StaffUser, {}, query, { orderBy: { email: 'asc' }, populate: ['roles'] }, staffUserView),
       );
     },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/admin/users/{user_id}',
+    operationId: 'getStaffUser',
+    summary: 'One staff user',
+    tags: ['staff administration'],
+    access: { kind: 'staff', permission: 'manage_users' },
+    params: UserId,
+    responses: { 200: { description: 'The staff user', schema: StaffUserSchema } },
+    handler: async ({ params, em }) => {
+      const user = await em.findOne(StaffUser, params.user_id, { populate: ['roles'] });
+      if (!user) throw errors.notFound('Staff user');
+      return json(200, staffUserView(user));
+    },
+  }),
+  defineRoute({
+    method: 'patch',
+    path: '/api/admin/users/{user_id}',
+    operationId: 'updateStaffUser',
+    summary: "Change a staff user's name, roles or active state, from its very next request",
+    description:
+      'Only the fields sent change. Roles you add must hold only permissions you hold, and only an admin assigns or removes the admin role (403). Deactivating revokes every session and API token of the user at once. No change may leave no active user with manage_users (409 LAST_USER_MANAGER).',
+    tags: ['staff administration'],
+    access: { kind: 'staff', permission: 'manage_users' },
+    params: UserId,
+    body: z.object({
+      full_name: z.string().trim().min(1).max(200).optional(),
+      role_ids: z.array(z.uuid()).max(50).optional(),
+      is_active: z.boolean().optional(),
+    }),
+    responses: {
+      200: { description: 'The staff user after the change', schema: StaffUserSchema },
+      409: { description: 'LAST_USER_MANAGER' },
+    },
+    handler: async ({ params, body, em, services, caller }) =>
+      json(200, staffUserView(await updateStaffUser(em, services.identity, asStaff(caller), params.user_id, body))),
   }),
   defineRoute({
     method: 'get',
@@ -152,8 +207,8 @@ export const adminRoutes: RouteSpec[] = [
       action: z.string().max(64).optional(),
       entity_type: z.string().max(64).optional(),
       entity_id: z.string().max(64).optional(),
-      since: z.iso.datetime({ offset: true }).optional().describe('Inclusive lower bound of created_at'),
-      until: z.iso.datetime({ offset: true }).optional().describe('Exclusive upper bound of created_at'),
+      since: isoInstant().optional().describe('Inclusive lower bound of created_at'),
+      until: isoInstant().optional().describe('Exclusive upper bound of created_at'),
       ...pageQuery(200, 50),
     }),
     responses: { 200: { description: 'A page of audit entries', schema: pageSchema(AuditSchema) } },

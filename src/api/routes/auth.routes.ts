@@ -1,10 +1,17 @@
 import type { Request } from 'express';
 import { z } from 'zod';
-import { login } from '../../domain/identity/login';
+import { login, TOTP_REQUIRED, TotpRequiredSchema } from '../../domain/identity/login';
 import type { PrincipalType } from '../../entities/session.entity';
 import { findPrincipal } from '../../domain/identity/principals';
-import { listSessions, refreshSession, revokeOwnSession, type ClientInfo } from '../../domain/identity/sessions';
-import { disableTotp, enableTotp, setupTotp } from '../../domain/identity/totp';
+import {
+  listSessions,
+  refreshSession,
+  revokeOwnSession,
+  SessionSchema,
+  TokenPairSchema,
+  type ClientInfo,
+} from '../../domain/identity/sessions';
+import { BackupCodesSchema, disableTotp, enableTotp, setupTotp, TotpSetupSchema } from '../../domain/identity/totp';
 import { errors } from '../../platform/errors';
 import { asSession } from '../http/access';
 import { defineRoute, json, type RouteSpec } from '../http/route';
@@ -15,36 +22,19 @@ const LoginBody = z.object({
   totp_code: z.string().min(1).max(64).optional().describe('A 6-digit TOTP code or a backup code; needed when TOTP is enabled'),
 });
 
-export const TokenPairSchema = z.object({
-  access_token: z.string().describe('JWT (HS256), sent as Authorization: Bearer'),
-  refresh_token: z.string().describe('Opaque, single use'),
-  token_type: z.literal('bearer'),
-  expires_in: z.int().describe('Seconds until the access token expires'),
-});
-
-const TotpRequired = z.object({ code: z.literal('TOTP_REQUIRED'), detail: z.string() });
 const CodeBody = z.object({ code: z.string().min(6).max(64) });
-const SessionSchema = z.object({
-  id: z.uuid(),
-  created_at: z.iso.datetime(),
-  last_used_at: z.iso.datetime(),
-  ip: z.string().nullable(),
-  user_agent: z.string().nullable(),
-  current: z.boolean(),
-});
-
 /** Token answers must not be cached by any intermediary (RFC 6749, section 5.1). */
 const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
 
 function clientOf(req: Request): ClientInfo {
-  return { ip: req.ip ?? null, userAgent: req.get('user-agent') ?? null };
+  return { ip: req.clientIp, userAgent: req.get('user-agent') ?? null };
 }
 
 function loginRoute(path: string, type: PrincipalType, who: string): RouteSpec {
   return defineRoute({
     method: 'post',
     path,
-    operationId: `${type}Login`,
+    operationId: type === 'user' ? 'staffLogin' : 'customerLogin',
     summary: `${who} login`,
     description:
       'Answers an unknown email exactly as a wrong password (401 INVALID_CREDENTIALS, same cost). Failed logins are throttled per account and address (429 with Retry-After). With TOTP enabled and no totp_code: 202 TOTP_REQUIRED and no token.',
@@ -53,14 +43,13 @@ function loginRoute(path: string, type: PrincipalType, who: string): RouteSpec {
     body: LoginBody,
     responses: {
       200: { description: 'Token pair', schema: TokenPairSchema },
-      202: { description: 'TOTP code required', schema: TotpRequired },
+      202: { description: 'TOTP code required', schema: TotpRequiredSchema },
       401: { description: 'Invalid credentials or code' },
       429: { description: 'Too many failed logins' },
     },
     handler: async ({ body, em, services, req }) => {
       const result = await login(em, services.identity, type, body, clientOf(req));
-      if (result.kind === 'totp_required')
-        return json(202, { code: 'TOTP_REQUIRED', detail: 'Send totp_code with the password' });
+      if (result.kind === 'totp_required') return json(202, TOTP_REQUIRED);
       return json(200, result.pair, NO_STORE);
     },
   });
@@ -81,7 +70,7 @@ export const authRoutes: RouteSpec[] = [
   defineRoute({
     method: 'post',
     path: '/auth/refresh',
-    operationId: 'refresh',
+    operationId: 'refreshTokens',
     summary: 'Exchange a refresh token for a new pair',
     description:
       'Each refresh token works once. Presenting one that was already used revokes its whole session (reuse detection).',
@@ -127,12 +116,12 @@ export const authRoutes: RouteSpec[] = [
   defineRoute({
     method: 'post',
     path: '/auth/totp/setup',
-    operationId: 'totpSetup',
+    operationId: 'setUpTotp',
     summary: 'Start TOTP enrolment',
     tags: ['auth'],
     access: { kind: 'session' },
     responses: {
-      200: { description: 'Secret and otpauth URL', schema: z.object({ secret: z.string(), otpauth_url: z.string() }) },
+      200: { description: 'Secret and otpauth URL', schema: TotpSetupSchema },
     },
     handler: async (ctx) => {
       const { principal } = await principalOf(ctx);
@@ -142,12 +131,12 @@ export const authRoutes: RouteSpec[] = [
   defineRoute({
     method: 'post',
     path: '/auth/totp/enable',
-    operationId: 'totpEnable',
+    operationId: 'enableTotp',
     summary: 'Turn TOTP on with a code; returns ten backup codes once',
     tags: ['auth'],
     access: { kind: 'session' },
     body: CodeBody,
-    responses: { 200: { description: 'Backup codes, shown once', schema: z.object({ backup_codes: z.array(z.string()) }) } },
+    responses: { 200: { description: 'Backup codes, shown once', schema: BackupCodesSchema } },
     handler: async (ctx) => {
       const { type, principal } = await principalOf(ctx);
       return json(200, await enableTotp(ctx.em, ctx.services.identity, type, principal, ctx.body.code));
@@ -156,7 +145,7 @@ export const authRoutes: RouteSpec[] = [
   defineRoute({
     method: 'post',
     path: '/auth/totp/disable',
-    operationId: 'totpDisable',
+    operationId: 'disableTotp',
     summary: 'Turn TOTP off with a current code or a backup code',
     tags: ['auth'],
     access: { kind: 'session' },

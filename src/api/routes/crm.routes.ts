@@ -1,7 +1,14 @@
 import { z } from 'zod';
 import { recordAudit } from '../../domain/audit/audit';
-import { createCustomer, customerView } from '../../domain/customers/customers';
-import { apiTokenView, issueApiToken, revokeApiToken } from '../../domain/identity/api-tokens';
+import { createCustomer, CustomerSchema, customerView } from '../../domain/customers/customers';
+import {
+  ApiTokenSchema,
+  apiTokenView,
+  IssuedApiTokenSchema,
+  issuedApiTokenView,
+  issueApiToken,
+  revokeApiToken,
+} from '../../domain/identity/api-tokens';
 import { PERMISSIONS } from '../../domain/identity/permissions';
 import { ApiToken } from '../../entities/api-token.entity';
 import { Customer } from '../../entities/customer.entity';
@@ -9,31 +16,6 @@ import { errors } from '../../platform/errors';
 import { asCustomer, asStaff } from '../http/access';
 import { findPage, pageQuery, pageSchema } from '../http/paging';
 import { defineRoute, json, type RouteSpec } from '../http/route';
-
-export const CustomerSchema = z.object({
-  id: z.uuid(),
-  email: z.string(),
-  first_name: z.string(),
-  last_name: z.string(),
-  locale: z.string(),
-  country: z.string().nullable(),
-  is_active: z.boolean(),
-  totp_enabled: z.boolean(),
-  created_at: z.iso.datetime(),
-  updated_at: z.iso.datetime(),
-});
-
-const ApiTokenSchema = z.object({
-  id: z.uuid(),
-  name: z.string(),
-  token_prefix: z.string().describe('The first characters of the token, to tell tokens apart'),
-  scopes: z.array(z.enum(PERMISSIONS)),
-  issued_by: z.uuid(),
-  created_at: z.iso.datetime(),
-  expires_at: z.iso.datetime().nullable(),
-  revoked_at: z.iso.datetime().nullable(),
-  last_used_at: z.iso.datetime().nullable(),
-});
 
 export const crmRoutes: RouteSpec[] = [
   defineRoute({
@@ -94,7 +76,7 @@ export const crmRoutes: RouteSpec[] = [
   defineRoute({
     method: 'get',
     path: '/api/customer/me',
-    operationId: 'customerMe',
+    operationId: 'getMyProfile',
     summary: "The calling customer's profile",
     tags: ['customers'],
     access: { kind: 'customer' },
@@ -115,7 +97,7 @@ export const crmRoutes: RouteSpec[] = [
       scopes: z.array(z.enum(PERMISSIONS)).min(1).max(PERMISSIONS.length),
       expires_in_days: z.int().min(1).max(3650).optional().describe('Without it the token does not expire'),
     }),
-    responses: { 201: { description: 'Issued', schema: ApiTokenSchema.extend({ token: z.string().describe('Shown once') }) } },
+    responses: { 201: { description: 'Issued', schema: IssuedApiTokenSchema } },
     handler: async ({ body, em, caller }) => {
       const staff = asStaff(caller);
       const { token, text } = await issueApiToken(em, staff.userId, staff.permissions, body);
@@ -126,7 +108,7 @@ export const crmRoutes: RouteSpec[] = [
         after: apiTokenView(token),
       });
       await em.flush();
-      return json(201, { ...apiTokenView(token), token: text });
+      return json(201, issuedApiTokenView(token, text));
     },
   }),
   defineRoute({

@@ -1,99 +1,20 @@
 import { z } from 'zod';
 import { countAccountsInGroup } from '../../domain/accounts/account-usage';
-import { cloneGroup, createGroup, deleteGroup, findGroup, groupView, updateGroup } from '../../domain/groups/groups';
-import { deleteGroupInstrument, listGroupInstruments, putGroupInstrument } from '../../domain/instruments/instruments';
-import { COMMISSION_TYPES, Group } from '../../entities/group.entity';
+import { cloneGroup, createGroup, deleteGroup, findGroup, updateGroup } from '../../domain/groups/groups';
+import { GroupCreateSchema, GroupPatchSchema, GroupSchema, groupView } from '../../domain/groups/group-terms';
+import {
+  deleteGroupInstrument,
+  GroupInstrumentSchema,
+  listGroupInstruments,
+  putGroupInstrument,
+} from '../../domain/instruments/instruments';
+import { Group } from '../../entities/group.entity';
 import { asStaff } from '../http/access';
 import { findPage, pageQuery, pageSchema } from '../http/paging';
 import { queryBool } from '../http/query';
-import { withPlaces } from '../http/amounts';
+import { withPlaces } from '../../platform/decimal-places';
+import { SPREAD_POINTS_MAX } from '../../domain/money/bounds';
 import { defineRoute, json, type RouteSpec } from '../http/route';
-
-/** The bounds of the spec's Group table, shared by creation (with defaults) and PATCH (without). */
-const groupFields = {
-  name: z.string().min(1).max(64),
-  description: z.string().max(10_000).nullable(),
-  currency: z
-    .string()
-    .regex(/^[A-Z]{3}$/)
-    .describe('ISO 4217 code, three capital letters'),
-  default_leverage: z.int().min(1).max(1000),
-  margin_call_level: withPlaces(z.number().min(20).max(500), 4),
-  stopout_level: withPlaces(z.number().min(5).max(80), 4),
-  commission_type: z.enum(COMMISSION_TYPES),
-  commission_value: withPlaces(z.number().min(0).max(50), 4),
-  swap_enabled: z.boolean(),
-  swap_multiplier: withPlaces(z.number().min(0.01).max(10), 4),
-  swap_free: z.boolean(),
-  swap_free_days: z.int().min(0).max(365),
-  is_islamic: z.boolean(),
-  max_exposure: withPlaces(z.number().min(0).max(1e15), 2).nullable(),
-  net_max_exposure: z.boolean(),
-};
-
-/** Unknown fields (is_default, is_active, max_open_positions among them) are dropped, never applied. */
-export const GroupCreateSchema = z.object({
-  name: groupFields.name,
-  description: groupFields.description.optional(),
-  currency: groupFields.currency.default('USD'),
-  default_leverage: groupFields.default_leverage.default(100),
-  margin_call_level: groupFields.margin_call_level.default(100),
-  stopout_level: groupFields.stopout_level.default(20),
-  commission_type: groupFields.commission_type.default('none'),
-  commission_value: groupFields.commission_value.default(0),
-  swap_enabled: groupFields.swap_enabled.default(true),
-  swap_multiplier: groupFields.swap_multiplier.default(1),
-  swap_free: groupFields.swap_free.default(false),
-  swap_free_days: groupFields.swap_free_days.default(0),
-  is_islamic: groupFields.is_islamic.default(false),
-  max_exposure: groupFields.max_exposure.optional(),
-  net_max_exposure: groupFields.net_max_exposure.default(false),
-});
-
-const GroupPatchSchema = z
-  .object(groupFields)
-  .partial()
-  .extend({
-    is_active: z.boolean().optional().describe('Activate a cloned group, or retire one'),
-    is_default: z.boolean().optional().describe('At most one group is the default; setting it clears the others'),
-    max_open_positions: z.int().min(0).max(100_000).nullable().optional(),
-  });
-
-export const GroupSchema = z.object({
-  id: z.uuid(),
-  name: z.string(),
-  description: z.string().nullable(),
-  currency: z.string(),
-  default_leverage: z.int(),
-  margin_call_level: z.number(),
-  stopout_level: z.number(),
-  commission_type: z.enum(COMMISSION_TYPES),
-  commission_value: z.number(),
-  swap_enabled: z.boolean(),
-  swap_multiplier: z.number(),
-  swap_free: z.boolean(),
-  swap_free_days: z.int(),
-  is_islamic: z.boolean(),
-  max_exposure: z.number().nullable(),
-  net_max_exposure: z.boolean(),
-  max_open_positions: z.int().nullable(),
-  is_default: z.boolean(),
-  is_active: z.boolean(),
-  created_at: z.iso.datetime(),
-  updated_at: z.iso.datetime(),
-});
-
-const GroupInstrumentSchema = z.object({
-  group_id: z.uuid(),
-  symbol: z.string(),
-  enabled: z.boolean(),
-  spread: z.number(),
-  commission_value: z.number().nullable(),
-  swap_long: z.number(),
-  swap_short: z.number(),
-  created_at: z.iso.datetime(),
-  updated_at: z.iso.datetime(),
-});
 
 const GroupId = z.object({ group_id: z.uuid() });
 const GroupSymbol = z.object({ group_id: z.uuid(), symbol: z.string().min(1).max(32) });
@@ -187,7 +108,7 @@ export const groupRoutes: RouteSpec[] = [
     params: GroupSymbol,
     body: z.object({
       enabled: z.boolean(),
-      spread: withPlaces(z.number().min(0).max(100_000), 2).describe('Points added to the quote spread'),
+      spread: withPlaces(z.number().min(0).max(SPREAD_POINTS_MAX), 2).describe('Points added to the quote spread'),
       commission_value: withPlaces(z.number().min(0).max(50), 4)
         .nullable()
         .optional()

@@ -5,7 +5,9 @@ import { authRoutes } from './auth.routes';
 import { crmRoutes } from './crm.routes';
 import { groupRoutes } from './groups.routes';
 import { instrumentRoutes } from './instruments.routes';
+import { moneyRoutes } from './money.routes';
 import { orderRoutes } from './orders.routes';
+import { queueRoutes } from './queues.routes';
 import { simulatorRoutes } from './simulator.routes';
 import { systemRoutes } from './system.routes';
 
@@ -19,5 +21,7 @@ export const ROUTES: RouteSpec[] = [
   ...instrumentRoutes,
   ...simulatorRoutes,
   ...accountRoutes,
+  ...moneyRoutes,
   ...orderRoutes,
+  ...queueRoutes,
 ];

@@ -1,23 +1,11 @@
 import { z } from 'zod';
-import { createInstrument, instrumentView } from '../../domain/instruments/instruments';
+import { createInstrument, InstrumentSchema, instrumentView } from '../../domain/instruments/instruments';
 import { Instrument } from '../../entities/instrument.entity';
 import { asStaff } from '../http/access';
 import { defineRoute, json, type RouteSpec } from '../http/route';
-import { withPlaces } from '../http/amounts';
-
-const Currency = z.string().regex(/^[A-Z]{3}$/);
-
-export const InstrumentSchema = z.object({
-  id: z.uuid(),
-  symbol: z.string(),
-  description: z.string().nullable(),
-  digits: z.int(),
-  contract_size: z.number(),
-  base_currency: z.string(),
-  quote_currency: z.string(),
-  created_at: z.iso.datetime(),
-  updated_at: z.iso.datetime(),
-});
+import { withPlaces } from '../../platform/decimal-places';
+import { CONTRACT_SIZE_MAX } from '../../domain/money/bounds';
+import { CurrencyCode } from '../../domain/money/money-text';
 
 export const instrumentRoutes: RouteSpec[] = [
   defineRoute({
@@ -34,9 +22,9 @@ export const instrumentRoutes: RouteSpec[] = [
         .describe('Capital letters, digits, dot, dash or underscore; up to 32'),
       description: z.string().max(500).nullable().optional(),
       digits: z.int().min(0).max(10),
-      contract_size: withPlaces(z.number().gt(0).max(1e12), 4),
-      base_currency: Currency,
-      quote_currency: Currency,
+      contract_size: withPlaces(z.number().gt(0).max(CONTRACT_SIZE_MAX), 4).describe('Units per lot, up to 1,000,000'),
+      base_currency: CurrencyCode,
+      quote_currency: CurrencyCode,
     }),
     responses: { 201: { description: 'Created', schema: InstrumentSchema }, 409: { description: 'SYMBOL_TAKEN' } },
     handler: async ({ body, em, caller }) => json(201, instrumentView(await createInstrument(em, asStaff(caller), body))),

@@ -2,70 +2,30 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { accessibleAccount } from '../../domain/accounts/accounts';
 import type { Caller } from '../../domain/identity/caller';
-import { bulkCloseResult, startBulkClose } from '../../domain/orders/bulk-close';
-import { closeMarketOrder, openMarketOrder, orderView } from '../../domain/orders/market-orders';
+import {
+  BulkCloseAcceptedSchema,
+  bulkCloseAccepted,
+  bulkCloseResult,
+  BulkCloseResultSchema,
+  startBulkClose,
+} from '../../domain/orders/bulk-close';
+import { closeMarketOrder, openMarketOrder, OrderSchema, orderView } from '../../domain/orders/market-orders';
 import {
   cancelPendingOrder,
   createPendingOrder,
   listPendingOrders,
   modifyPendingOrder,
+  PendingOrderSchema,
   pendingOrderView,
 } from '../../domain/orders/pending-orders';
 import { Order } from '../../entities/order.entity';
 import { PENDING_STATUSES } from '../../entities/pending-order.entity';
 import { errors } from '../../platform/errors';
 import { asStaff } from '../http/access';
-import { Login, LoginQuery, Price, Volume } from '../http/amounts';
+import { integerText, Login, LoginText, Price, TicketParam, TrailingStop, Volume } from '../http/amounts';
 import { defineRoute, json, type RouteSpec } from '../http/route';
-
-const OrderSchema = z.object({
-  order: z.int().describe('Ticket'),
-  login: z.int(),
-  symbol: z.string(),
-  cmd: z.int().describe('0 buy, 1 sell'),
-  volume: z.number(),
-  open_price: z.number(),
-  sl: z.number().nullable(),
-  tp: z.number().nullable(),
-  comment: z.string().nullable(),
-  status: z.enum(['open', 'closed']),
-  opened_at: z.iso.datetime(),
-  closed_at: z.iso.datetime().nullable(),
-  close_price: z.number().nullable(),
-  profit: z.string().nullable().describe('Booked profit in the account currency, decimal text'),
-  close_reason: z.string().nullable(),
-});
-
-const PendingOrderSchema = z.object({
-  order: z.int(),
-  request_id: z.string(),
-  login: z.int(),
-  symbol: z.string(),
-  cmd: z.int().describe('2 buy limit, 3 sell limit, 4 buy stop, 5 sell stop, 6 buy stop limit, 7 sell stop limit'),
-  volume: z.number(),
-  trigger_price: z.number(),
-  sl: z.number().nullable(),
-  tp: z.number().nullable(),
-  expiry_at: z.iso.datetime().nullable(),
-  comment: z.string().nullable(),
-  status: z.enum(PENDING_STATUSES),
-  created_at: z.iso.datetime(),
-  triggered_at: z.iso.datetime().nullable(),
-  filled_order: z.int().nullable(),
-  limit_price: z.number().nullable(),
-  trailing_stop: z.number().nullable(),
-});
-
-const BulkCloseResultSchema = z.object({
-  id: z.uuid(),
-  status: z.enum(['running', 'completed']),
-  login: z.int(),
-  comment: z.string().nullable(),
-  closed: z.array(z.int()),
-  failed: z.array(z.object({ ticket: z.int(), reason: z.string() })),
-  created_at: z.iso.datetime(),
-  completed_at: z.iso.datetime().nullable(),
-});
+import { runAndReply } from '../http/run-reply';
+import { isoInstant } from '../http/timestamps';
 
 /** Staff act on any account; a customer only on its own (another's is 404, as if absent). */
 function customerScope(caller: Caller | undefined): string | undefined {
@@ -79,8 +39,8 @@ async function orderForCaller(em: EntityManager, caller: Caller | undefined, tic
   return order;
 }
 
-const LoginOnly = z.object({ login: LoginQuery.describe('The trading account login') });
-const OrderIdParam = z.object({ order_id: z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER) });
+const LoginOnly = z.object({ login: LoginText });
+const OrderIdParam = z.object({ order_id: integerText('A pending order id') });
 
 export const orderRoutes: RouteSpec[] = [
   defineRoute({
@@ -113,7 +73,7 @@ export const orderRoutes: RouteSpec[] = [
     summary: "An account's market orders, newest first",
     tags: ['orders'],
     access: { kind: 'staff_or_customer', permission: 'view_orders' },
-    query: z.object({ login: LoginQuery, status: z.enum(['open', 'closed']).optional() }),
+    query: z.object({ login: LoginText, status: z.enum(['open', 'closed']).optional() }),
     responses: { 200: { description: 'Orders', schema: z.object({ items: z.array(OrderSchema) }) } },
     handler: async ({ query, em, caller }) => {
       const account = await accessibleAccount(em, query.login, customerScope(caller));
@@ -132,7 +92,7 @@ export const orderRoutes: RouteSpec[] = [
     summary: 'Close one market order at the current quote and book its profit',
     tags: ['orders'],
     access: { kind: 'staff_or_customer', permission: 'close_position' },
-    params: z.object({ ticket: z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER) }),
+    params: z.object({ ticket: TicketParam }),
     responses: {
       200: { description: 'Closed', schema: OrderSchema },
       409: { description: 'ORDER_NOT_OPEN, or PRICE_UNAVAILABLE when the symbol has no quote' },
@@ -160,8 +120,8 @@ export const orderRoutes: RouteSpec[] = [
       limit_price: Price.nullable().optional().describe('Stop-limit orders only (cmd 6 and 7), where it is required'),
       sl: Price.nullable().optional(),
       tp: Price.nullable().optional(),
-      trailing_stop: z.number().gt(0).max(1e12).nullable().optional(),
-      expiry_at: z.iso.datetime({ offset: true }).nullable().optional(),
+      trailing_stop: TrailingStop.nullable().optional(),
+      expiry_at: isoInstant().nullable().optional(),
       comment: z.string().max(255).optional(),
     }),
     responses: { 201: { description: 'Placed', schema: PendingOrderSchema } },
@@ -177,7 +137,7 @@ export const orderRoutes: RouteSpec[] = [
     summary: "An account's pending orders, newest first",
     tags: ['pending orders'],
     access: { kind: 'staff_or_customer', permission: 'view_orders' },
-    query: z.object({ login: LoginQuery, status: z.enum(PENDING_STATUSES).optional() }),
+    query: z.object({ login: LoginText, status: z.enum(PENDING_STATUSES).optional() }),
     responses: { 200: { description: 'Pending orders', schema: z.object({ items: z.array(PendingOrderSchema) }) } },
     handler: async ({ query, em, caller }) => {
       const account = await accessibleAccount(em, query.login, customerScope(caller));
@@ -198,7 +158,7 @@ export const orderRoutes: RouteSpec[] = [
     body: z.object({
       sl: Price.nullable().optional(),
       tp: Price.nullable().optional(),
-      trailing_stop: z.number().gt(0).max(1e12).nullable().optional(),
+      trailing_stop: TrailingStop.nullable().optional(),
       trigger_price: Price.optional(),
       limit_price: Price.optional(),
     }),
@@ -229,7 +189,7 @@ export const orderRoutes: RouteSpec[] = [
   defineRoute({
     method: 'post',
     path: '/orders/bulk-close',
-    operationId: 'bulkClose',
+    operationId: 'bulkCloseOrders',
     summary: 'Close every open order of an account',
     description:
       'Each ticket closes in its own transaction (one queued job per ticket); a ticket that cannot close is listed in failed with a reason, an already closed one counts as closed. Answers when all are done; after BULK_CLOSE_WAIT_MS (30 s) it answers 202 with the run id and GET /orders/bulk-close/{id} gives the result.',
@@ -238,26 +198,25 @@ export const orderRoutes: RouteSpec[] = [
     body: z.object({ login: Login, comment: z.string().max(255).optional() }),
     responses: {
       200: { description: 'Every ticket decided', schema: BulkCloseResultSchema },
-      202: { description: 'Still running', schema: z.object({ id: z.uuid(), status_url: z.string() }) },
+      202: { description: 'Still running', schema: BulkCloseAcceptedSchema },
       404: { description: 'No such account' },
     },
-    handler: async ({ body, em, services, caller }) => {
-      const staff = asStaff(caller);
-      const { runId, parent } = await startBulkClose(em, services.jobs, {
-        login: body.login,
-        comment: body.comment,
-        requestedBy: staff.userId,
-      });
-      if (parent) await services.queueEvents.waitFor(parent, services.config.bulkCloseWaitMs).catch(() => undefined);
-      const result = await bulkCloseResult(em, runId);
-      if (result.status !== 'completed') return json(202, { id: runId, status_url: `/orders/bulk-close/${runId}` });
-      return json(200, result);
-    },
+    handler: ({ body, em, services, caller }) =>
+      runAndReply(
+        startBulkClose(em, services.jobs, { login: body.login, comment: body.comment, requestedBy: asStaff(caller).userId }),
+        {
+          queueEvents: services.queueEvents,
+          waitMs: services.config.bulkCloseWaitMs,
+          read: (runId) => bulkCloseResult(em, runId),
+          isDone: (run) => run.status === 'completed',
+          accepted: bulkCloseAccepted,
+        },
+      ),
   }),
   defineRoute({
     method: 'get',
     path: '/orders/bulk-close/{run_id}',
-    operationId: 'getBulkClose',
+    operationId: 'getBulkCloseRun',
     summary: 'The result of a bulk close, as far as it has got',
     tags: ['orders'],
     access: { kind: 'staff', permission: 'close_position' },

@@ -2,24 +2,14 @@ import { z } from 'zod';
 import { recordAudit } from '../../domain/audit/audit';
 import { findInstrument } from '../../domain/instruments/instruments';
 import { SimulatorTickJob, RANDOM_WALK_SCHEDULER_ID } from '../../jobs/simulator-tick.job';
-import { dec, decText, num } from '../../platform/decimal';
+import { dec, decText } from '../../platform/decimal';
 import { errors, fieldError } from '../../platform/errors';
-import type { Quote } from '../../domain/prices/quote-store';
+import { QuoteSchema, quoteView } from '../../domain/prices/quote-store';
+import { RandomWalkSchema, randomWalkView } from '../../domain/prices/random-walk';
 import { Instrument } from '../../entities/instrument.entity';
 import { asStaff } from '../http/access';
+import { Price } from '../http/amounts';
 import { defineRoute, json, type RouteSpec } from '../http/route';
-
-const QuoteSchema = z.object({ symbol: z.string(), bid: z.number(), ask: z.number(), updated_at: z.iso.datetime() });
-const RandomWalkSchema = z.object({
-  enabled: z.boolean(),
-  symbols: z.array(z.string()),
-  interval_ms: z.int().nullable(),
-  volatility_bps: z.number().nullable(),
-});
-
-function quoteView(q: Quote) {
-  return { symbol: q.symbol, bid: num(q.bid)!, ask: num(q.ask)!, updated_at: q.updated_at };
-}
 
 export const simulatorRoutes: RouteSpec[] = [
   defineRoute({
@@ -30,7 +20,7 @@ export const simulatorRoutes: RouteSpec[] = [
     description: 'The order engine prices from these. Both positive, ask above bid, at most the instrument’s digits.',
     tags: ['simulator'],
     access: { kind: 'staff', permission: 'manage_simulator' },
-    body: z.object({ symbol: z.string().min(1).max(32), bid: z.number().gt(0).max(1e12), ask: z.number().gt(0).max(1e12) }),
+    body: z.object({ symbol: z.string().min(1).max(32), bid: Price, ask: Price }),
     responses: { 200: { description: 'The quote now in force', schema: QuoteSchema } },
     handler: async ({ body, em, services, caller }) => {
       const instrument = await em.findOne(Instrument, { symbol: body.symbol });
@@ -89,12 +79,10 @@ export const simulatorRoutes: RouteSpec[] = [
     handler: async ({ services }) => {
       const found = await services.jobs.scheduled(SimulatorTickJob, RANDOM_WALK_SCHEDULER_ID);
       const payload = found?.payload as { symbols: string[]; volatility_bps: number } | undefined;
-      return json(200, {
-        enabled: Boolean(found),
-        symbols: payload?.symbols ?? [],
-        interval_ms: found?.everyMs ?? null,
-        volatility_bps: payload?.volatility_bps ?? null,
-      });
+      const schedule = found
+        ? { symbols: payload?.symbols ?? [], interval_ms: found.everyMs ?? null, volatility_bps: payload?.volatility_bps ?? null }
+        : undefined;
+      return json(200, randomWalkView(schedule));
     },
   }),
   defineRoute({
@@ -128,9 +116,9 @@ export const simulatorRoutes: RouteSpec[] = [
       } else {
         await services.jobs.unschedule(SimulatorTickJob, RANDOM_WALK_SCHEDULER_ID);
       }
-      const view = body.enabled
-        ? { enabled: true, symbols: body.symbols!, interval_ms: body.interval_ms, volatility_bps: body.volatility_bps }
-        : { enabled: false, symbols: [], interval_ms: null, volatility_bps: null };
+      const view = randomWalkView(
+        body.enabled ? { symbols: body.symbols!, interval_ms: body.interval_ms, volatility_bps: body.volatility_bps } : undefined,
+      );
       recordAudit(em, asStaff(caller), {
         action: 'random_walk.updated',
         entityType: 'simulator',

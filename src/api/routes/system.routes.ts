@@ -14,7 +14,7 @@ export const systemRoutes: RouteSpec[] = [
   defineRoute({
     method: 'get',
     path: '/health',
-    operationId: 'health',
+    operationId: 'getHealth',
     summary: 'Liveness: the process is up',
     tags: ['observability'],
     access: { kind: 'public' },
@@ -24,7 +24,7 @@ export const systemRoutes: RouteSpec[] = [
   defineRoute({
     method: 'get',
     path: '/ready',
-    operationId: 'ready',
+    operationId: 'getReadiness',
     summary: 'Readiness: Postgres and Redis answer',
     description: 'Answers 503 while either cannot be reached, so a load balancer stops sending traffic.',
     tags: ['observability'],
@@ -48,9 +48,10 @@ export const systemRoutes: RouteSpec[] = [
   defineRoute({
     method: 'get',
     path: '/metrics',
-    operationId: 'metrics',
+    operationId: 'getMetrics',
     summary: 'Prometheus metrics',
-    description: 'HTTP latency histogram by route, queue depth by state and job outcomes per queue, process metrics.',
+    description:
+      'HTTP latency histogram by route, queue depth by state and job outcomes per queue, the outbox relay lag (outbox_oldest_unpublished_seconds), process metrics.',
     tags: ['observability'],
     access: { kind: 'public' },
     raw: true,

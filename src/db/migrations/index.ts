@@ -6,6 +6,10 @@ import { Migration20261122192311_Identity } from './Migration20261122192311_Iden
 import { Migration20261122193400_Trading } from './Migration20261122193400_Trading';
 import { Migration20261122194044_Idempotency } from './Migration20261122194044_Idempotency';
 import { Migration20261122195900_LedgerNoTruncate } from './Migration20261122195900_LedgerNoTruncate';
+import { Migration20261123143034_Hardening } from './Migration20261123143034_Hardening';
+import { Migration20261123145431_OutboxRelay } from './Migration20261123145431_OutboxRelay';
+import { Migration20261123150838_MailTemplates } from './Migration20261123150838_MailTemplates';
+import { Migration20261123155625_Money } from './Migration20261123155625_Money';
 
 export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122185420', class: Migration20261122185420 },
@@ -14,4 +18,8 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122193400_Trading', class: Migration20261122193400_Trading },
   { name: 'Migration20261122194044_Idempotency', class: Migration20261122194044_Idempotency },
   { name: 'Migration20261122195900_LedgerNoTruncate', class: Migration20261122195900_LedgerNoTruncate },
+  { name: 'Migration20261123143034_Hardening', class: Migration20261123143034_Hardening },
+  { name: 'Migration20261123145431_OutboxRelay', class: Migration20261123145431_OutboxRelay },
+  { name: 'Migration20261123150838_MailTemplates', class: Migration20261123150838_MailTemplates },
+  { name: 'Migration20261123155625_Money', class: Migration20261123155625_Money },
 ];

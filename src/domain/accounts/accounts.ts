@@ -4,6 +4,8 @@ import { Account, type AccountKind } from '../../entities/account.entity';
 import type { Customer } from '../../entities/customer.entity';
 import { Group } from '../../entities/group.entity';
 import { errors, fieldError } from '../../platform/errors';
+import { CurrencyConverter } from '../prices/conversion';
+import type { QuoteStore } from '../prices/quote-store';
 
 export const WALLET_CURRENCY = 'USD';
 
@@ -12,19 +14,46 @@ export function openWallet(em: EntityManager, customer: Customer): Account {
   return em.create(Account, { customer, kind: 'wallet', currency: WALLET_CURRENCY });
 }
 
+/**
+ * Money in an account must be able to reach the wallet (USD) and back: an account currency
+ * needs a quoted symbol joining it to USD, either way round (EURUSD or USDJPY), the path every
+ * transfer and profit conversion into or out of it takes. Checked at the current quotes, the
+ * rule transfers apply; a quote that disappears later makes transfers wait for it (422), it
+ * never strands a balance the account already holds.
+ */
+export async function assertQuotePathToUsd(
+  em: EntityManager,
+  quotes: QuoteStore,
+  currency: string,
+  given: boolean,
+): Promise<void> {
+  if (currency === WALLET_CURRENCY) return;
+  const converter = await CurrencyConverter.priced(await CurrencyConverter.joiningInstruments(em, [currency]), quotes);
+  // One symbol serves both directions (x bid one way, / ask the other).
+  if (converter.dealerRate(currency, WALLET_CURRENCY)) return;
+  throw fieldError(
+    'body',
+    ['currency'],
+    `${given ? 'The currency' : "The group's currency"} ${currency} has no quoted symbol joining it to USD (${currency}USD or USD${currency}), so money could not be converted into or out of the account`,
+  );
+}
+
 export async function openTradingAccount(
   em: EntityManager,
+  quotes: QuoteStore,
   customer: Customer,
   input: { kind: Exclude<AccountKind, 'wallet'>; group_id: string; currency?: string | undefined; leverage?: number | undefined },
 ): Promise<Account> {
   const group = await em.findOne(Group, input.group_id);
   if (!group) throw fieldError('body', ['group_id'], 'No such group');
   if (!group.isActive) throw fieldError('body', ['group_id'], 'The group is not active');
+  const currency = input.currency ?? group.currency;
+  await assertQuotePathToUsd(em, quotes, currency, input.currency !== undefined);
   const account = em.create(Account, {
     customer,
     kind: input.kind,
     group,
-    currency: input.currency ?? group.currency,
+    currency,
     leverage: input.leverage ?? null,
   });
   await em.flush();

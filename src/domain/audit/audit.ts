@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
 import { AuditEntry } from '../../entities/audit-entry.entity';
 import type { StaffCaller } from '../identity/caller';
 import { logContext } from '../../platform/logger';
@@ -34,7 +35,22 @@ export function auditFields(actor: StaffCaller | 'system', change: AuditChange) 
   };
 }
 
-export function auditView(a: AuditEntry) {
+export const AuditSchema = z.object({
+  id: z.uuid(),
+  actor_type: z.enum(['user', 'api_token', 'system']),
+  actor_id: z.uuid().nullable(),
+  api_token_id: z.uuid().nullable(),
+  action: z.string(),
+  entity_type: z.string(),
+  entity_id: z.string().nullable(),
+  before: z.record(z.string(), z.unknown()).nullable(),
+  after: z.record(z.string(), z.unknown()).nullable(),
+  request_id: z.string().nullable(),
+  created_at: z.iso.datetime(),
+});
+export type AuditView = z.output<typeof AuditSchema>;
+
+export function auditView(a: AuditEntry): AuditView {
   return {
     id: a.id,
     actor_type: a.actorType,

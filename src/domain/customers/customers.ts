@@ -1,9 +1,11 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import { z } from 'zod';
 import { Customer } from '../../entities/customer.entity';
 import { errors } from '../../platform/errors';
 import { recordAudit } from '../audit/audit';
 import type { StaffCaller } from '../identity/caller';
+import { assertPasswordPolicy } from '../identity/password-policy';
 import { hashPassword } from '../identity/passwords';
 import { normalizeEmail } from '../identity/principals';
 import { openWallet } from '../accounts/accounts';
@@ -18,7 +20,21 @@ export interface NewCustomer {
   country?: string | undefined;
 }
 
-export function customerView(c: Customer) {
+export const CustomerSchema = z.object({
+  id: z.uuid(),
+  email: z.string(),
+  first_name: z.string(),
+  last_name: z.string(),
+  locale: z.string(),
+  country: z.string().nullable(),
+  is_active: z.boolean(),
+  totp_enabled: z.boolean(),
+  created_at: z.iso.datetime(),
+  updated_at: z.iso.datetime(),
+});
+export type CustomerView = z.output<typeof CustomerSchema>;
+
+export function customerView(c: Customer): CustomerView {
   return {
     id: c.id,
     email: c.email,
@@ -34,6 +50,7 @@ export function customerView(c: Customer) {
 }
 
 export async function createCustomer(em: EntityManager, actor: StaffCaller, input: NewCustomer): Promise<Customer> {
+  assertPasswordPolicy(input.password, { email: input.email, names: [input.first_name, input.last_name] });
   const customer = em.create(Customer, {
     email: normalizeEmail(input.email),
     passwordHash: await hashPassword(input.password),

@@ -1,5 +1,6 @@
 import { createSecretKey, randomUUID, type KeyObject } from 'node:crypto';
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
+import { z } from 'zod';
 import type { PrincipalType } from '../../entities/session.entity';
 
 export interface AccessClaims {
@@ -12,6 +13,19 @@ export interface AccessClaims {
 }
 
 const ALGORITHM = 'HS256';
+
+/**
+ * A signature proves who minted a token, not that its claims are well formed: ids must be
+ * UUIDs before they reach a query (a `sid` of "x" would otherwise fail in Postgres as a 500).
+ */
+const ClaimsSchema = z.object({
+  sub: z.uuid(),
+  type: z.enum(['user', 'customer']),
+  sid: z.uuid(),
+  jti: z.string().min(1).max(64),
+  iat: z.number(),
+  exp: z.number(),
+});
 
 /**
  * Signs and verifies access tokens. The algorithm, issuer and audience are pinned on
@@ -51,9 +65,8 @@ export class AccessTokens {
         requiredClaims: ['sub', 'sid', 'jti', 'iat', 'exp'],
         typ: 'JWT',
       });
-      if (payload.type !== 'user' && payload.type !== 'customer') return undefined;
-      if (typeof payload.sid !== 'string') return undefined;
-      return payload as unknown as AccessClaims;
+      const claims = ClaimsSchema.safeParse(payload);
+      return claims.success ? claims.data : undefined;
     } catch (err) {
       if (err instanceof joseErrors.JOSEError || err instanceof TypeError) return undefined;
       throw err;

@@ -1,9 +1,11 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
 import { ApiToken } from '../../entities/api-token.entity';
 import { StaffUser } from '../../entities/staff-user.entity';
 import { randomToken, sha256Hex } from '../../platform/crypto';
 import { errors, ValidationFailure } from '../../platform/errors';
 import type { ApiTokenFacts, Identity } from './identity';
+import { PermissionSchema, type Permission } from './permissions';
 import { permissionsOf } from './principals';
 
 /** Every API token starts with this, so it is recognisable (and so secret scanners can find leaked ones). */
@@ -13,18 +15,39 @@ export function looksLikeApiToken(token: string): boolean {
   return token.startsWith(API_TOKEN_PREFIX);
 }
 
-export function apiTokenView(t: ApiToken) {
+export const ApiTokenSchema = z.object({
+  id: z.uuid(),
+  name: z.string(),
+  token_prefix: z.string().describe('The first characters of the token, to tell tokens apart'),
+  scopes: z.array(PermissionSchema),
+  issued_by: z.uuid(),
+  created_at: z.iso.datetime(),
+  expires_at: z.iso.datetime().nullable(),
+  revoked_at: z.iso.datetime().nullable(),
+  last_used_at: z.iso.datetime().nullable(),
+});
+export type ApiTokenView = z.output<typeof ApiTokenSchema>;
+
+/** The answer to issuing a token: the only time its text is shown. */
+export const IssuedApiTokenSchema = ApiTokenSchema.extend({ token: z.string().describe('Shown once') });
+
+export function apiTokenView(t: ApiToken): ApiTokenView {
   return {
     id: t.id,
     name: t.name,
     token_prefix: t.tokenPrefix,
-    scopes: t.scopes,
+    // Stored only through PermissionSchema (issueApiToken).
+    scopes: t.scopes as Permission[],
     issued_by: t.issuedById,
     created_at: t.createdAt.toISOString(),
     expires_at: t.expiresAt?.toISOString() ?? null,
     revoked_at: t.revokedAt?.toISOString() ?? null,
     last_used_at: t.lastUsedAt?.toISOString() ?? null,
   };
+}
+
+export function issuedApiTokenView(t: ApiToken, text: string): z.output<typeof IssuedApiTokenSchema> {
+  return { ...apiTokenView(t), token: text };
 }
 
 /** Adds to the unit of work a token whose scopes are a subset of the issuer's own permissions; the text is returned once. */
@@ -53,14 +76,25 @@ export async function issueApiToken(
   return { token, text };
 }
 
-/** Resolves a presented token from the cache, or Postgres on a miss; undefined when not usable. */
+/** last_used_at is written at most once a minute per token, whatever the request rate. */
+const LAST_USED_EVERY_SECONDS = 60;
+
+/**
+ * Resolves a presented token from the cache, or Postgres on a miss; undefined when not
+ * usable. The cache read also tells whether this is the token's first use this minute, in
+ * the same round trip, and only then is last_used_at written.
+ */
 export async function resolveApiToken(em: EntityManager, identity: Identity, text: string): Promise<ApiTokenFacts | undefined> {
   const hash = sha256Hex(text);
   let cached;
+  let redisUp = true;
   try {
-    cached = await identity.apiTokens.get(hash);
+    const { value, firstUse } = await identity.apiTokens.getMarkingUse(hash, LAST_USED_EVERY_SECONDS);
+    cached = value;
+    if (value?.state === 'active' && firstUse) await recordUse(em, value.tokenId);
   } catch {
     cached = undefined; // Redis unreachable: Postgres decides below.
+    redisUp = false;
   }
   if (cached) return cached.state === 'active' ? cached : undefined;
 
@@ -69,11 +103,22 @@ export async function resolveApiToken(em: EntityManager, identity: Identity, tex
   const expired = token?.expiresAt ? token.expiresAt.getTime() <= Date.now() : false;
   if (!token || token.revokedAt || expired || !issuer?.isActive) return undefined;
   // A token never grants more than its issuer still holds.
-  const held = new Set(await permissionsOf(em, 'user', issuer.id));
-  const facts: ApiTokenFacts = { tokenId: token.id, userId: issuer.id, permissions: token.scopes.filter((s) => held.has(s)) };
+  const facts = apiTokenFacts(token, new Set(await permissionsOf(em, 'user', issuer.id)));
   const ttl = token.expiresAt ? Math.floor((token.expiresAt.getTime() - Date.now()) / 1000) : undefined;
-  await identity.apiTokens.fill(hash, { state: 'active', ...facts }, ttl).catch(() => undefined);
+  if (redisUp) {
+    await identity.apiTokens.fill(hash, { state: 'active', ...facts }, ttl).catch(() => undefined);
+    if (await identity.apiTokens.markUse(hash, LAST_USED_EVERY_SECONDS).catch(() => false)) await recordUse(em, token.id);
+  }
   return facts;
+}
+
+function recordUse(em: EntityManager, tokenId: string): Promise<unknown> {
+  return em.nativeUpdate(ApiToken, { id: tokenId }, { lastUsedAt: new Date() });
+}
+
+/** The facts an API token carries: its scopes that its issuer still holds. */
+export function apiTokenFacts(token: ApiToken, issuerPermissions: ReadonlySet<string>): ApiTokenFacts {
+  return { tokenId: token.id, userId: token.issuedById, permissions: token.scopes.filter((s) => issuerPermissions.has(s)) };
 }
 
 /** Revokes at once: the cache tombstone is written now; the caller's flush records it in Postgres. */

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
 import { BrokerSettings } from '../../entities/broker-settings.entity';
 
 /** The settings row (id 1), created on first read with the defaults. */
@@ -12,6 +13,9 @@ export async function loadBrokerSettings(em: EntityManager, defaultAccessTokenTt
   return em.findOneOrFail(BrokerSettings, 1);
 }
 
-export function settingsView(settings: BrokerSettings) {
+export const SettingsSchema = z.object({ access_token_ttl_seconds: z.int(), updated_at: z.iso.datetime() });
+export type SettingsView = z.output<typeof SettingsSchema>;
+
+export function settingsView(settings: BrokerSettings): SettingsView {
   return { access_token_ttl_seconds: settings.accessTokenTtlSeconds, updated_at: settings.updatedAt.toISOString() };
 }

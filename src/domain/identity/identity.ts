@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../platform/redis';
 import type { Config } from '../../config/config';
 import type { PrincipalType } from '../../entities/session.entity';
 import { SecretBox } from '../../platform/crypto';
@@ -31,7 +31,7 @@ export interface Identity {
   defaultAccessTokenTtl: number;
 }
 
-export function createIdentity(config: Config, redis: Redis): Identity {
+export function createIdentity(config: Config, redis: RedisClient): Identity {
   return {
     accessTokens: new AccessTokens(config.jwt.secret, config.jwt.issuer, config.jwt.audience),
     sessions: new AuthCache<SessionFacts>(redis, config.queuePrefix, 'session'),

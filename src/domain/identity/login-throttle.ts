@@ -1,15 +1,18 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../platform/redis';
 import { errors } from '../../platform/errors';
 
 /**
  * Failed-login throttling, in Redis fixed windows of 15 minutes:
  * - per account and client address: 5 failures, then that address waits out the window;
  * - per client address: 30 failures across all accounts (credential stuffing);
- * - per account from everywhere: 100 failures, a backstop against distributed guessing,
- *   which does not apply to addresses the account has logged in from before (kept 90 days).
- * A stranger can therefore block only their own address, and never locks the owner out of
- * the places the owner uses; a new address of the owner's waits at most 15 minutes during
- * a distributed attack. A successful login clears the account-and-address counter.
+ * - per account from everywhere: 100 failures, a backstop against distributed guessing.
+ * The last two do not apply to an account at an address it has logged in from in the last
+ * 90 days. What holds: a stranger elsewhere can never lock the owner out of the owner's
+ * known addresses; only 5 failures for this very account from that very address can (a
+ * stranger behind the owner's own NAT), for the rest of the 15-minute window. A new address
+ * of the owner's waits at most 15 minutes during a distributed attack. A successful login
+ * clears the account-and-address counter. The address is the socket's, or X-Forwarded-For
+ * only through proxies TRUST_PROXY names (client-address.ts), so it cannot be forged.
  *
  * An attempt is counted as a failure before the password is checked and given back when it
  * turns out not to be one. Counting only after the check let parallel guesses all pass the
@@ -22,15 +25,17 @@ const LIMITS = { pair: 5, address: 30, account: 100 } as const;
 /**
  * KEYS: the pair, address and account counters, then the account's known addresses;
  * ARGV: the three limits, the window, the address. Refuses with the longest wait when any
- * counter is spent (counting nothing), else counts the attempt in all three. The account
- * counter does not refuse an address the account has logged in from before.
+ * counter is spent (counting nothing), else counts the attempt in all three. At an address
+ * the account has logged in from before, only the pair counter can refuse: neither strangers
+ * failing on other accounts from the owner's address (a shared NAT) nor a distributed attack
+ * on the account from elsewhere locks the owner out there.
  */
 const TAKE_ATTEMPT = `
 local window = tonumber(ARGV[4])
 local known = redis.call('SISMEMBER', KEYS[4], ARGV[5]) == 1
 local wait = 0
 for i = 1, 3 do
-  if not (i == 3 and known) and tonumber(redis.call('GET', KEYS[i]) or '0') >= tonumber(ARGV[i]) then
+  if not (i > 1 and known) and tonumber(redis.call('GET', KEYS[i]) or '0') >= tonumber(ARGV[i]) then
     local ttl = redis.call('TTL', KEYS[i])
     if ttl <= 0 then ttl = window end
     if ttl > wait then wait = ttl end
@@ -52,7 +57,7 @@ return 0`;
 
 export class LoginThrottle {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
   ) {}
 

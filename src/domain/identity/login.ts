@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
 import type { PrincipalType } from '../../entities/session.entity';
 import { AppError } from '../../platform/errors';
 import type { Identity } from './identity';
@@ -15,6 +16,14 @@ export interface LoginInput {
 
 export type LoginResult = { kind: 'tokens'; pair: TokenPair } | { kind: 'totp_required' };
 
+/** The 202 answer of a login that needs a TOTP code: a status, not a failure, and no token. */
+export const TotpRequiredSchema = z.object({ code: z.literal('TOTP_REQUIRED'), detail: z.string() });
+
+export const TOTP_REQUIRED: z.output<typeof TotpRequiredSchema> = {
+  code: 'TOTP_REQUIRED',
+  detail: 'Send totp_code with the password',
+};
+
 /** One answer for an unknown email, a wrong password and a disabled account: no enumeration. */
 const invalidCredentials = () => new AppError(401, 'INVALID_CREDENTIALS', 'Invalid email or password');
 
@@ -29,6 +38,7 @@ export async function login(
   type: PrincipalType,
   input: LoginInput,
   client: ClientInfo,
+  options: { accessTtlSeconds?: number } = {},
 ): Promise<LoginResult> {
   const email = normalizeEmail(input.email);
   const address = client.ip ?? 'unknown';
@@ -48,5 +58,5 @@ export async function login(
     }
   }
   await identity.throttle.succeed(type, email, address);
-  return { kind: 'tokens', pair: await openSession(em, identity, type, principal.id, client) };
+  return { kind: 'tokens', pair: await openSession(em, identity, type, principal.id, client, options.accessTtlSeconds) };
 }

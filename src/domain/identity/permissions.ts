@@ -1,3 +1,5 @@
+import { z } from 'zod';
+
 /**
  * Every permission a role or an API token scope can hold (decisions, section 3): snake_case
  * verb_object names. A staff route declares the one it needs.
@@ -22,10 +24,14 @@ export const PERMISSIONS = [
   'manage_settings',
   'view_audit',
   'view_queues',
+  'manage_queues',
+  'manage_risk_rules',
   'manage_simulator',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];
+
+export const PermissionSchema = z.enum(PERMISSIONS);
 
 /** The built-in role the bootstrap admin gets: every permission, kept complete at start-up. */
 export const ADMIN_ROLE = 'admin';

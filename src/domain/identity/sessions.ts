@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
 import { RefreshToken } from '../../entities/refresh-token.entity';
 import { Session, type PrincipalType } from '../../entities/session.entity';
 import { randomToken, sha256Hex } from '../../platform/crypto';
@@ -10,11 +11,35 @@ import { findPrincipal, permissionsOf } from './principals';
 /** How long a session lives without a refresh; every refresh starts the period again. */
 export const REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 3600;
 
-export interface TokenPair {
-  access_token: string;
-  refresh_token: string;
-  token_type: 'bearer';
-  expires_in: number;
+/** What a login or a refresh answers (the spec's Token pair). */
+export const TokenPairSchema = z.object({
+  access_token: z.string().describe('JWT (HS256), sent as Authorization: Bearer'),
+  refresh_token: z.string().describe('Opaque, single use'),
+  token_type: z.literal('bearer'),
+  expires_in: z.int().describe('Seconds until the access token expires'),
+});
+export type TokenPair = z.output<typeof TokenPairSchema>;
+
+/** One live session of the caller (decisions, section 3). */
+export const SessionSchema = z.object({
+  id: z.uuid(),
+  created_at: z.iso.datetime(),
+  last_used_at: z.iso.datetime(),
+  ip: z.string().nullable(),
+  user_agent: z.string().nullable(),
+  current: z.boolean(),
+});
+export type SessionView = z.output<typeof SessionSchema>;
+
+export function sessionView(s: Session, currentId: string | undefined): SessionView {
+  return {
+    id: s.id,
+    created_at: s.createdAt.toISOString(),
+    last_used_at: s.lastUsedAt.toISOString(),
+    ip: s.ip ?? null,
+    user_agent: s.userAgent ?? null,
+    current: s.id === currentId,
+  };
 }
 
 export interface ClientInfo {
@@ -32,9 +57,15 @@ function newRefreshToken(em: EntityManager, sessionId: string): string {
   return token;
 }
 
-async function pairFor(em: EntityManager, identity: Identity, session: Session, refreshToken: string): Promise<TokenPair> {
+async function pairFor(
+  em: EntityManager,
+  identity: Identity,
+  session: Session,
+  refreshToken: string,
+  accessTtlSeconds?: number,
+): Promise<TokenPair> {
   // The lifetime is read at issue time, so a change of the broker setting applies to the next login or refresh.
-  const ttl = (await loadBrokerSettings(em, identity.defaultAccessTokenTtl)).accessTokenTtlSeconds;
+  const ttl = accessTtlSeconds ?? (await loadBrokerSettings(em, identity.defaultAccessTokenTtl)).accessTokenTtlSeconds;
   const accessToken = await identity.accessTokens.sign({
     sub: session.principalId,
     type: session.principalType,
@@ -51,6 +82,8 @@ export async function openSession(
   type: PrincipalType,
   principalId: string,
   client: ClientInfo,
+  /** The queue dashboard's cookie carries one token for its whole sign-in (see admin-dashboard). */
+  accessTtlSeconds?: number,
 ): Promise<TokenPair> {
   const session = em.create(Session, {
     principalType: type,
@@ -67,7 +100,7 @@ export async function openSession(
     principalType: type,
     permissions: await permissionsOf(em, type, principalId),
   });
-  return pairFor(em, identity, session, refreshToken);
+  return pairFor(em, identity, session, refreshToken, accessTtlSeconds);
 }
 
 /**
@@ -109,22 +142,18 @@ export async function revokeSessions(em: EntityManager, identity: Identity, sess
   await em.nativeUpdate(Session, { id: { $in: sessionIds }, revokedAt: null }, { revokedAt: new Date(), revokedReason: reason });
 }
 
-export async function listSessions(em: EntityManager, type: PrincipalType, principalId: string, currentId: string | undefined) {
+export async function listSessions(
+  em: EntityManager,
+  type: PrincipalType,
+  principalId: string,
+  currentId: string | undefined,
+): Promise<{ items: SessionView[] }> {
   const sessions = await em.find(
     Session,
     { principalType: type, principalId, revokedAt: null, expiresAt: { $gt: new Date() } },
     { orderBy: { createdAt: 'desc' } },
   );
-  return {
-    items: sessions.map((s) => ({
-      id: s.id,
-      created_at: s.createdAt.toISOString(),
-      last_used_at: s.lastUsedAt.toISOString(),
-      ip: s.ip ?? null,
-      user_agent: s.userAgent ?? null,
-      current: s.id === currentId,
-    })),
-  };
+  return { items: sessions.map((s) => sessionView(s, currentId)) };
 }
 
 /** Revokes one of the caller's own sessions; another principal's session is 404, as if absent. */

@@ -1,26 +1,52 @@
+import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import { z } from 'zod';
 import { Role } from '../../entities/role.entity';
 import { StaffUser } from '../../entities/staff-user.entity';
 import { errors, ValidationFailure } from '../../platform/errors';
 import { recordAudit } from '../audit/audit';
 import type { StaffCaller } from './caller';
+import { assertPasswordPolicy } from './password-policy';
 import { hashPassword } from './passwords';
-import { ADMIN_ROLE, PERMISSIONS } from './permissions';
+import { ADMIN_ROLE, PERMISSIONS, PermissionSchema, type Permission } from './permissions';
 import { normalizeEmail } from './principals';
 
-export function roleView(r: Role) {
+export const RoleSchema = z.object({
+  id: z.uuid(),
+  name: z.string(),
+  permissions: z.array(PermissionSchema),
+  built_in: z.boolean(),
+  created_at: z.iso.datetime(),
+  updated_at: z.iso.datetime(),
+});
+export type RoleView = z.output<typeof RoleSchema>;
+
+export function roleView(r: Role): RoleView {
   return {
     id: r.id,
     name: r.name,
-    permissions: [...r.permissions].sort(),
+    // Stored only through PermissionSchema (role creation, the admin role's upkeep).
+    permissions: [...(r.permissions as Permission[])].sort(),
     built_in: r.builtIn,
     created_at: r.createdAt.toISOString(),
     updated_at: r.updatedAt.toISOString(),
   };
 }
 
-export function staffUserView(u: StaffUser) {
+export const StaffUserSchema = z.object({
+  id: z.uuid(),
+  email: z.string(),
+  full_name: z.string(),
+  is_active: z.boolean(),
+  totp_enabled: z.boolean(),
+  role_ids: z.array(z.uuid()),
+  created_at: z.iso.datetime(),
+  updated_at: z.iso.datetime(),
+});
+export type StaffUserView = z.output<typeof StaffUserSchema>;
+
+export function staffUserView(u: StaffUser): StaffUserView {
   return {
     id: u.id,
     email: u.email,
@@ -33,14 +59,32 @@ export function staffUserView(u: StaffUser) {
   };
 }
 
+/**
+ * No escalation through roles: a staff caller grants only permissions it holds itself (an
+ * API token: its scopes, which never exceed its issuer's), whether in a role it writes or
+ * to a user it creates.
+ */
+export function assertGrantable(actor: StaffCaller, permissions: Iterable<string>): void {
+  const missing = [...new Set(permissions)].filter((p) => !actor.permissions.has(p)).sort();
+  if (missing.length)
+    throw errors.forbidden(`You can only grant permissions you hold yourself; you do not hold ${missing.join(', ')}`);
+}
+
+/** Whether the caller holds the built-in admin role. An API token never counts as an admin. */
+export async function isAdmin(em: EntityManager, actor: StaffCaller): Promise<boolean> {
+  if (actor.kind !== 'user') return false;
+  return (await em.count(StaffUser, { id: actor.userId, isActive: true, roles: { builtIn: true } })) > 0;
+}
+
 export async function createRole(em: EntityManager, actor: StaffCaller, input: { name: string; permissions: string[] }) {
+  assertGrantable(actor, input.permissions);
   const role = em.create(Role, { name: input.name, permissions: [...new Set(input.permissions)].sort() });
   recordAudit(em, actor, { action: 'role.created', entityType: 'role', entityId: role.id, after: roleView(role) });
   try {
     await em.flush();
   } catch (err) {
     if (err instanceof UniqueConstraintViolationException)
-      throw errors.conflict('NAME_TAKEN', `A role named "${input.name}" exists`);
+      throw errors.conflict('NAME_TAKEN', `A role named "${input.name}" exists (names are compared ignoring case)`);
     throw err;
   }
   return role;
@@ -51,11 +95,20 @@ export async function createStaffUser(
   actor: StaffCaller | 'system',
   input: { email: string; password: string; full_name: string; role_ids: string[] },
 ) {
+  assertPasswordPolicy(input.password, { email: input.email, names: [input.full_name] });
   const roles = input.role_ids.length ? await em.find(Role, { id: { $in: input.role_ids } }) : [];
   const unknown = input.role_ids.map((id, i) => [id, i] as const).filter(([id]) => !roles.some((r) => r.id === id));
   if (unknown.length) {
     throw new ValidationFailure(
       unknown.map(([, i]) => ({ loc: ['body', 'role_ids', i], msg: 'No such role', type: 'value_error' })),
+    );
+  }
+  if (actor !== 'system') {
+    if (roles.some((r) => r.builtIn) && !(await isAdmin(em, actor)))
+      throw errors.forbidden(`Only an ${ADMIN_ROLE} may assign the built-in ${ADMIN_ROLE} role`);
+    assertGrantable(
+      actor,
+      roles.flatMap((r) => r.permissions),
     );
   }
   const user = em.create(StaffUser, {
@@ -80,18 +133,33 @@ export async function createStaffUser(
   return user;
 }
 
+/** The first admin a development start creates when none is configured: its password is shown once. */
+export const GENERATED_ADMIN_EMAIL = 'admin@trading.localhost';
+
 /**
  * At start-up: the built-in `admin` role holds every permission (new permissions are added
- * to it), and if no staff user exists yet, the bootstrap admin of the configuration is created.
+ * to it), and if no staff user exists yet, the bootstrap admin of the configuration is
+ * created; without one, and outside production, an admin with a generated password, which
+ * is returned (once, to be shown to the person starting the service, never logged).
  * Serialised by an advisory lock, so several processes starting at once do it once.
  */
-export async function bootstrapStaff(em: EntityManager, admin: { email: string; password: string } | undefined): Promise<void> {
-  await em.transactional(async (tx) => {
+export async function bootstrapStaff(
+  em: EntityManager,
+  configured: { email: string; password: string } | undefined,
+  options: { generateWhenMissing: boolean } = { generateWhenMissing: false },
+): Promise<{ email: string; password: string } | undefined> {
+  return em.transactional(async (tx) => {
     await tx.execute('select pg_advisory_xact_lock(7406611212)');
     let role = await tx.findOne(Role, { name: ADMIN_ROLE });
     if (!role) role = tx.create(Role, { name: ADMIN_ROLE, permissions: [...PERMISSIONS], builtIn: true });
     else role.permissions = [...new Set([...role.permissions, ...PERMISSIONS])].sort();
-    if (admin && (await tx.count(StaffUser, {})) === 0) {
+    if ((await tx.count(StaffUser, {})) > 0) return undefined;
+    const generated =
+      !configured && options.generateWhenMissing
+        ? { email: GENERATED_ADMIN_EMAIL, password: randomBytes(18).toString('base64url') }
+        : undefined;
+    const admin = configured ?? generated;
+    if (admin) {
       const user = tx.create(StaffUser, {
         email: normalizeEmail(admin.email),
         passwordHash: await hashPassword(admin.password),
@@ -102,8 +170,9 @@ export async function bootstrapStaff(em: EntityManager, admin: { email: string; 
         action: 'staff_user.bootstrapped',
         entityType: 'staff_user',
         entityId: user.id,
-        after: { email: user.email },
+        after: { email: user.email, generated: Boolean(generated) },
       });
     }
+    return generated;
   });
 }

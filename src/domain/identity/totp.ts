@@ -1,5 +1,6 @@
 import { authenticator } from 'otplib';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
 import { BackupCode } from '../../entities/backup-code.entity';
 import type { PrincipalType } from '../../entities/session.entity';
 import { randomInt } from 'node:crypto';
@@ -16,8 +17,15 @@ const ISSUER = 'Trading Back Office';
 
 const TABLE: Record<PrincipalType, string> = { user: 'staff_users', customer: 'customers' };
 
+export const TotpSetupSchema = z.object({ secret: z.string(), otpauth_url: z.string() });
+export const BackupCodesSchema = z.object({ backup_codes: z.array(z.string()) });
+
 /** Starts enrolment: a new secret, kept pending (sealed) until a code proves the app has it. */
-export async function setupTotp(em: EntityManager, identity: Identity, principal: Principal) {
+export async function setupTotp(
+  em: EntityManager,
+  identity: Identity,
+  principal: Principal,
+): Promise<z.output<typeof TotpSetupSchema>> {
   if (principal.totpEnabled) throw errors.conflict('TOTP_ALREADY_ENABLED', 'Two-factor authentication is already enabled');
   const secret = totp.generateSecret(20);
   principal.totpPendingSecret = identity.totpBox.seal(secret);
@@ -26,7 +34,13 @@ export async function setupTotp(em: EntityManager, identity: Identity, principal
 }
 
 /** Turns TOTP on with a code from the pending secret and returns the ten backup codes, once. */
-export async function enableTotp(em: EntityManager, identity: Identity, type: PrincipalType, principal: Principal, code: string) {
+export async function enableTotp(
+  em: EntityManager,
+  identity: Identity,
+  type: PrincipalType,
+  principal: Principal,
+  code: string,
+): Promise<z.output<typeof BackupCodesSchema>> {
   if (principal.totpEnabled) throw errors.conflict('TOTP_ALREADY_ENABLED', 'Two-factor authentication is already enabled');
   if (!principal.totpPendingSecret) throw errors.conflict('TOTP_NOT_SET_UP', 'Call /auth/totp/setup first');
   const secret = identity.totpBox.open(principal.totpPendingSecret);

@@ -1,5 +1,6 @@
 import { LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
 import { Group } from '../../entities/group.entity';
 import { GroupInstrument } from '../../entities/group-instrument.entity';
 import { Instrument } from '../../entities/instrument.entity';
@@ -7,6 +8,7 @@ import { decText, num } from '../../platform/decimal';
 import { errors } from '../../platform/errors';
 import { recordAudit } from '../audit/audit';
 import type { StaffCaller } from '../identity/caller';
+import { CurrencyCode } from '../money/money-text';
 
 export interface NewInstrument {
   symbol: string;
@@ -25,7 +27,20 @@ export interface GroupInstrumentTerms {
   swap_short: number;
 }
 
-export function instrumentView(i: Instrument) {
+export const InstrumentSchema = z.object({
+  id: z.uuid(),
+  symbol: z.string(),
+  description: z.string().nullable(),
+  digits: z.int(),
+  contract_size: z.number(),
+  base_currency: CurrencyCode,
+  quote_currency: CurrencyCode,
+  created_at: z.iso.datetime(),
+  updated_at: z.iso.datetime(),
+});
+export type InstrumentView = z.output<typeof InstrumentSchema>;
+
+export function instrumentView(i: Instrument): InstrumentView {
   return {
     id: i.id,
     symbol: i.symbol,
@@ -39,7 +54,21 @@ export function instrumentView(i: Instrument) {
   };
 }
 
-export function groupInstrumentView(row: GroupInstrument, symbol: string) {
+/** How a group trades one instrument. */
+export const GroupInstrumentSchema = z.object({
+  group_id: z.uuid(),
+  symbol: z.string(),
+  enabled: z.boolean(),
+  spread: z.number(),
+  commission_value: z.number().nullable(),
+  swap_long: z.number(),
+  swap_short: z.number(),
+  created_at: z.iso.datetime(),
+  updated_at: z.iso.datetime(),
+});
+export type GroupInstrumentView = z.output<typeof GroupInstrumentSchema>;
+
+export function groupInstrumentView(row: GroupInstrument, symbol: string): GroupInstrumentView {
   return {
     group_id: row.group.id,
     symbol,

@@ -1,7 +1,36 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
 import type { Account } from '../../entities/account.entity';
-import { LedgerEntry, type LedgerKind } from '../../entities/ledger-entry.entity';
+import { LEDGER_KINDS, LedgerEntry, type LedgerKind } from '../../entities/ledger-entry.entity';
 import { money, type Dec } from '../../platform/decimal';
+import { MoneyText } from '../money/money-text';
+
+export const LedgerSchema = z.object({
+  id: z.uuid(),
+  seq: z.int().describe('Booking order: rows are numbered as they are booked, and balance_after chains in this order'),
+  kind: z.enum(LEDGER_KINDS),
+  amount: MoneyText,
+  balance_after: MoneyText,
+  reference_type: z.string().nullable(),
+  reference_id: z.string().nullable(),
+  comment: z.string().nullable(),
+  created_at: z.iso.datetime(),
+});
+export type LedgerView = z.output<typeof LedgerSchema>;
+
+export function ledgerView(r: LedgerEntry): LedgerView {
+  return {
+    id: r.id,
+    seq: Number(r.seq),
+    kind: r.kind,
+    amount: r.amount,
+    balance_after: r.balanceAfter,
+    reference_type: r.referenceType ?? null,
+    reference_id: r.referenceId ?? null,
+    comment: r.comment ?? null,
+    created_at: r.createdAt.toISOString(),
+  };
+}
 
 /**
  * Changes a balance and appends its ledger row in the caller's transaction. The caller

@@ -1,33 +1,92 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
 import { MailMessage } from '../../entities/mail-message.entity';
 import type { JobProducer } from '../../jobs/job-producer';
 import { SendMailJob } from '../../jobs/send-mail.job';
+import { AppError } from '../../platform/errors';
+import type { SecretBox } from '../../platform/crypto';
 
-export interface MailRequest {
-  kind: string;
-  to: string;
-  subject: string;
-  text: string;
-  html?: string | null;
-}
+export const QueueMailSchema = z.object({
+  template: z.string().regex(/^[a-z][a-z0-9_.-]{0,63}$/),
+  /** BCP 47, `en`, `de-AT`. */
+  locale: z
+    .string()
+    .max(35)
+    .regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$/)
+    .default('en'),
+  to: z.email().max(320),
+  /** Template values kept readable in `mail_messages.data`: no secrets. */
+  data: z.record(z.string(), z.unknown()).default({}),
+  /** Template values for the body only, sealed at rest and erased once the mail is final (a reset link). */
+  secretData: z.record(z.string(), z.string().min(1)).optional(),
+});
+
+export type QueueMailRequest = z.input<typeof QueueMailSchema>;
 
 /**
- * Records a mail in the caller's unit of work. The row is the outbox: call `dispatchMail`
- * only after the transaction that wrote it has committed.
+ * Records a mail in the caller's unit of work, so it commits with the change that causes it
+ * (the mail row is the outbox): template key, locale, recipient and data, with `secretData`
+ * sealed (AES-256-GCM, key from JWT_SECRET by HKDF under its own label). After the commit,
+ * `dispatchMail` adds its send job; if that never happens (a crash, Redis down), the outbox
+ * relay re-adds it after MAIL_REQUEUE_AFTER_SECONDS. Nothing rendered is stored here: the
+ * send-mail worker renders at send time.
  */
-export function recordMail(em: EntityManager, request: MailRequest): MailMessage {
+export function queueMail(em: EntityManager, secrets: SecretBox, request: QueueMailRequest): MailMessage {
+  const r = QueueMailSchema.parse(request);
+  const secretValues = Object.entries(r.secretData ?? {});
+  const dataText = JSON.stringify(r.data);
+  for (const [key, value] of secretValues) {
+    // A programming error, caught before anything is stored: a secret must not leak into the readable data.
+    if (key in r.data) throw new Error(`mail secret "${key}" is also a data key`);
+    if (dataText.includes(value)) throw new Error(`the value of mail secret "${key}" appears in the mail data`);
+  }
   const mail = em.create(MailMessage, {
-    kind: request.kind,
-    toAddress: request.to,
-    subject: request.subject,
-    textBody: request.text,
-    htmlBody: request.html ?? null,
+    template: r.template,
+    locale: r.locale,
+    toAddress: r.to,
+    data: r.data,
+    secretData: secretValues.length ? secrets.seal(JSON.stringify(r.secretData)) : null,
   });
   em.persist(mail);
   return mail;
 }
 
-/** Hands a committed mail row to the send-mail job (the job id makes a second call harmless). */
-export async function dispatchMail(jobs: JobProducer, mail: MailMessage): Promise<void> {
-  await jobs.enqueue(SendMailJob, { mail_id: mail.id });
+/**
+ * After the transaction that wrote the row has committed: adds its send job (the job id
+ * makes a second call harmless). Never fails for the queue's sake, since the row is already
+ * committed: when Redis cannot take the job, it answers false and the relay re-adds it.
+ */
+export async function dispatchMail(jobs: JobProducer, mail: MailMessage): Promise<boolean> {
+  try {
+    await jobs.enqueue(SendMailJob, { mail_id: mail.id });
+    return true;
+  } catch (err) {
+    if (err instanceof AppError) return false;
+    throw err;
+  }
+}
+
+/**
+ * The relay's safety net for mail: rows still `queued` and untouched for `afterSeconds`
+ * (committed but never enqueued, or whose job was lost or finished without settling the row)
+ * get their send job again. Claimed with SKIP LOCKED and touched in the same statement, so
+ * racing relays take different rows and a row is looked at once per `afterSeconds`. A job
+ * still waiting, delayed or running is left alone; a finished one is replaced. The send
+ * worker skips a row that is not `queued`, so a job too many sends nothing.
+ */
+export async function requeueStaleMail(
+  em: EntityManager,
+  jobs: JobProducer,
+  options: { afterSeconds: number; limit: number },
+): Promise<{ checked: number; requeued: number }> {
+  const rows = await em.execute<Array<{ id: string }>>(
+    `update mail_messages set updated_at = now()
+      where id in (select id from mail_messages
+                    where status = 'queued' and updated_at < now() - ? * interval '1 second'
+                    order by updated_at limit ? for update skip locked)
+      returning id`,
+    [options.afterSeconds, options.limit],
+  );
+  const outcomes = await Promise.all(rows.map((r) => jobs.ensureQueued(SendMailJob, { mail_id: r.id })));
+  return { checked: rows.length, requeued: outcomes.filter((o) => o !== 'present').length };
 }

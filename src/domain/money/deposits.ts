@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
 import type { Account } from '../../entities/account.entity';
 import { dec } from '../../platform/decimal';
 import { lockAccounts } from '../accounts/accounts';
@@ -7,6 +8,19 @@ import { recordAudit } from '../audit/audit';
 import type { StaffCaller } from '../identity/caller';
 import { recordEvent } from '../events/outbox';
 import { postToLedger } from '../ledger/ledger';
+import { assertCreditFits } from './bounds';
+import { CurrencyCode, MoneyText } from './money-text';
+
+export const DepositSchema = z.object({
+  id: z.uuid(),
+  login: z.int(),
+  amount: MoneyText,
+  currency: CurrencyCode,
+  balance: MoneyText.describe('The balance after the deposit'),
+  comment: z.string().nullable(),
+  created_at: z.iso.datetime(),
+});
+export type DepositView = z.output<typeof DepositSchema>;
 
 /** Credits an account: balance, ledger row, audit row and deposit event in one transaction. */
 export async function depositFunds(
@@ -15,13 +29,14 @@ export async function depositFunds(
   account: Account,
   amount: number,
   comment: string | null | undefined,
-) {
+): Promise<DepositView> {
   return em.transactional(async (tx) => {
     const locked = (await lockAccounts(tx, [account.id])).get(account.id)!;
     const before = locked.balance;
+    assertCreditFits(locked.balance, dec(amount));
     const depositId = randomUUID();
     const entry = postToLedger(tx, locked, dec(amount), 'deposit', { type: 'deposit', id: depositId }, comment);
-    const view = {
+    const view: DepositView = {
       id: depositId,
       login: Number(locked.login),
       amount: entry.amount,

@@ -1,23 +1,33 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
 import { BulkCloseItem, BulkCloseRun } from '../../entities/bulk-close.entity';
 import { Order } from '../../entities/order.entity';
 import type { JobProducer } from '../../jobs/job-producer';
 import { BulkCloseFinishJob, BulkCloseTicketJob } from '../../jobs/bulk-close.job';
-import { errors } from '../../platform/errors';
+import { errors, PermanentJobFailure } from '../../platform/errors';
 import type { QuoteStore } from '../prices/quote-store';
 import { findAccountByLogin } from '../accounts/accounts';
 import { closeOrder, loadPricingTerms, type PricingSource } from './market-orders';
 
-export interface BulkCloseResult {
-  id: string;
-  status: 'running' | 'completed';
-  login: number;
-  comment: string | null;
-  closed: number[];
-  failed: Array<{ ticket: number; reason: string }>;
-  created_at: string;
-  completed_at: string | null;
+/** The spec's Bulk close result, with the run's id, status and times. */
+export const BulkCloseResultSchema = z.object({
+  id: z.uuid(),
+  status: z.enum(['running', 'completed']),
+  login: z.int(),
+  comment: z.string().nullable(),
+  closed: z.array(z.int()),
+  failed: z.array(z.object({ ticket: z.int(), reason: z.string() })),
+  created_at: z.iso.datetime(),
+  completed_at: z.iso.datetime().nullable(),
+});
+export type BulkCloseResult = z.output<typeof BulkCloseResultSchema>;
+
+/** What a bulk close answers (202) when its tickets take longer than the wait. */
+export const BulkCloseAcceptedSchema = z.object({ id: z.uuid(), status_url: z.string() });
+
+export function bulkCloseAccepted(runId: string): z.output<typeof BulkCloseAcceptedSchema> {
+  return { id: runId, status_url: `/orders/bulk-close/${runId}` };
 }
 
 /** The run as recorded by the workers: the API answers from the entities, never from job results. */
@@ -44,7 +54,7 @@ export async function bulkCloseResult(em: EntityManager, runId: string): Promise
  */
 export async function startBulkClose(
   em: EntityManager,
-  jobs: JobProducer,
+  jobs: Pick<JobProducer, 'enqueueFlow'>,
   input: { login: number; comment?: string | null | undefined; requestedBy: string | null },
 ) {
   const account = await findAccountByLogin(em, input.login);
@@ -69,7 +79,7 @@ export async function startBulkClose(
       );
     return { run, tickets: open.map((o) => o.ticket) };
   });
-  if (tickets.length === 0) return { runId: run.id, parent: undefined };
+  if (tickets.length === 0) return { runId: run.id, job: undefined };
   try {
     const parent = await jobs.enqueueFlow(
       BulkCloseFinishJob,
@@ -77,7 +87,7 @@ export async function startBulkClose(
       BulkCloseTicketJob,
       tickets.map((ticket) => ({ run_id: run.id, ticket })),
     );
-    return { runId: run.id, parent };
+    return { runId: run.id, job: parent };
   } catch (err) {
     // Nothing will close these tickets: record that, so the run does not look stuck.
     await finishRun(em, run.id, 'The job queue was unavailable; nothing was closed');
@@ -98,7 +108,8 @@ export async function closeRunTicket(
   termsOf: PricingSource = loadPricingTerms,
 ): Promise<string> {
   const item = await em.findOne(BulkCloseItem, { runId, ticket }, { refresh: true });
-  if (!item) throw new Error(`bulk close run ${runId} has no ticket ${ticket}`);
+  // A job for a ticket its run never had cannot succeed on any retry.
+  if (!item) throw new PermanentJobFailure(`bulk close run ${runId} has no ticket ${ticket}`);
   if (item.status !== 'pending') return item.status;
   const outcome = await closeOrder(em, quotes, ticket, 'bulk_close', runId, termsOf);
   if (outcome.kind === 'closed' && outcome.booked) return 'closed';

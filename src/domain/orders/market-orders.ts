@@ -1,11 +1,16 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
 import { Account } from '../../entities/account.entity';
 import { Order } from '../../entities/order.entity';
 import { D, dec, money, num, type Dec } from '../../platform/decimal';
 import { errors, fieldError } from '../../platform/errors';
+import { namedStatement, type Statement } from '../../platform/named-sql';
 import type { QuoteStore } from '../prices/quote-store';
 import { assertTradingAccount, lockAccounts } from '../accounts/accounts';
 import { recordEvent } from '../events/outbox';
+import { assertCanOpen } from '../money/bounds';
+import { MoneyText } from '../money/money-text';
+import { countWaitingPendingOrders } from './positions';
 import { PricingContext, PricingError, type PricingTerms } from './pricing-context';
 import { BUY, closingPrice, marginInQuoteCurrency, openingPrice, profitInQuoteCurrency } from './trading-math';
 
@@ -19,7 +24,27 @@ export interface NewMarketOrder {
   comment?: string | null | undefined;
 }
 
-export function orderView(o: Order) {
+/** A market order (a position), open or closed. */
+export const OrderSchema = z.object({
+  order: z.int().describe('Ticket'),
+  login: z.int(),
+  symbol: z.string(),
+  cmd: z.int().describe('0 buy, 1 sell'),
+  volume: z.number(),
+  open_price: z.number(),
+  sl: z.number().nullable(),
+  tp: z.number().nullable(),
+  comment: z.string().nullable(),
+  status: z.enum(['open', 'closed']),
+  opened_at: z.iso.datetime(),
+  closed_at: z.iso.datetime().nullable(),
+  close_price: z.number().nullable(),
+  profit: MoneyText.nullable().describe('Booked profit in the account currency, decimal text'),
+  close_reason: z.string().nullable(),
+});
+export type OrderView = z.output<typeof OrderSchema>;
+
+export function orderView(o: Order): OrderView {
   return {
     order: Number(o.ticket),
     login: Number(o.login),
@@ -136,6 +161,7 @@ export async function openMarketOrder(
   return em.transactional(async (tx) => {
     const locked = (await lockAccounts(tx, [account.id])).get(account.id)!;
     const open = await tx.find(Order, { account: locked.id, status: 'open' });
+    assertCanOpen(locked.balance, open.length + (await countWaitingPendingOrders(tx, locked.id)));
     const pricing = await PricingContext.load(tx, quotes, locked, [...open.map((o) => o.symbol), input.symbol]);
     let quote;
     try {
@@ -193,8 +219,6 @@ export async function openMarketOrder(
     return order;
   });
 }
-
-export type OrderView = ReturnType<typeof orderView>;
 
 /** Where a close gets the account (with its group) and pricing terms for a symbol. */
 export type PricingSource = (
@@ -254,23 +278,16 @@ export async function closeOrder(
     profit: profit.toFixed(2),
     close_reason: reason,
   };
-  const amount = profit.toFixed(2);
-  const item = bulkCloseRunId !== null;
-  const rows = await em.execute<Array<{ booked: number }>>(item ? CLOSE_WITH_ITEM_SQL : CLOSE_SQL, [
-    closedAt,
-    price.toFixed(),
-    amount,
+  const { sql, values } = closeStatement({
+    ticket,
+    closed_at: closedAt,
+    close_price: price.toFixed(),
+    profit: profit.toFixed(2),
     reason,
-    bulkCloseRunId,
-    ticket,
-    amount,
-    amount,
-    ticket,
-    `Close of order ${ticket}`,
-    ticket,
-    JSON.stringify(view),
-    ...(item ? [bulkCloseRunId, ticket] : []),
-  ]);
+    event: JSON.stringify(view),
+    bulk_close_run_id: bulkCloseRunId,
+  });
+  const rows = await em.execute<Array<{ booked: number }>>(sql, values);
   const booked = Number(rows[0]?.booked ?? 0) === 1;
   return {
     kind: 'closed',
@@ -279,34 +296,63 @@ export async function closeOrder(
   };
 }
 
+/** What the closing statement writes, by name. */
+export interface CloseParams {
+  ticket: string;
+  closed_at: Date;
+  /** Decimal text. */
+  close_price: string;
+  /** In the account currency, two decimals: added to the balance and booked in the ledger. */
+  profit: string;
+  reason: string;
+  /** The order.closed event's data (the closed order's view), as JSON text. */
+  event: string;
+  /** The bulk close run whose item this close decides, or null for a single close. */
+  bulk_close_run_id: string | null;
+}
+
 const CLOSE_CTES = `
 with o as (
-  update orders set status = 'closed', closed_at = ?, close_price = ?, profit = ?, close_reason = ?, bulk_close_run_id = ?, updated_at = now()
-  where ticket = ? and status = 'open'
+  update orders set status = 'closed', closed_at = :closed_at, close_price = :close_price, profit = :profit,
+    close_reason = :reason, bulk_close_run_id = :bulk_close_run_id, updated_at = now()
+  where ticket = :ticket and status = 'open'
   returning account_id
 ), a as (
-  update accounts set balance = balance + ?, updated_at = now() where id = (select account_id from o)
+  update accounts set balance = balance + :profit, updated_at = now() where id = (select account_id from o)
   returning id, balance, customer_id
 ), l as (
   insert into ledger_entries (id, created_at, updated_at, account_id, kind, amount, balance_after, reference_type, reference_id, comment)
-  select gen_random_uuid(), now(), now(), a.id, 'trade_profit', ?, a.balance, 'order', ?, ? from a
+  select gen_random_uuid(), now(), now(), a.id, 'trade_profit', :profit, a.balance, 'order', :ticket, :comment from a
   returning id
 ), e as (
   insert into domain_events (id, created_at, updated_at, type, aggregate_type, aggregate_id, customer_id, data)
-  select gen_random_uuid(), now(), now(), 'order.closed', 'order', ?, a.customer_id, ?::jsonb from a
+  select gen_random_uuid(), now(), now(), 'order.closed' /* EventType */, 'order', :ticket, a.customer_id, :event::jsonb from a
   returning id
 )`;
 
-const CLOSE_SQL = `${CLOSE_CTES}
-select (select count(*) from l)::int as booked`;
+type CloseBinding = CloseParams & { comment: string };
 
-/** The same, deciding the bulk close run's item in the same statement (bench/bulk-close.bench.ts runs it too). */
-export const CLOSE_WITH_ITEM_SQL = `${CLOSE_CTES}, i as (
+const CLOSE = namedStatement<CloseBinding>(`${CLOSE_CTES}
+select (select count(*) from l)::int as booked`);
+
+/** The same, deciding the bulk close run's item in the same statement. */
+const CLOSE_WITH_ITEM = namedStatement<CloseBinding>(`${CLOSE_CTES}, i as (
   update bulk_close_items set status = 'closed', reason = null, finished_at = now()
-  where run_id = ? and ticket = ? and status = 'pending'
+  where run_id = :bulk_close_run_id and ticket = :ticket and status = 'pending'
   returning 1
 )
-select (select count(*) from l)::int as booked`;
+select (select count(*) from l)::int as booked`);
+
+/**
+ * The one statement that closes an order if it is still open, books the profit to the
+ * balance, appends the ledger row and the order.closed event, and (for a bulk close)
+ * decides the run's item; it answers `booked` 1, or 0 when the order was no longer open.
+ * closeOrder runs it, and so does the bench's plain-`pg` baseline (bench/bulk-close.bench.ts).
+ */
+export function closeStatement(params: CloseParams): Statement {
+  const statement = params.bulk_close_run_id === null ? CLOSE : CLOSE_WITH_ITEM;
+  return statement.bind({ ...params, comment: `Close of order ${params.ticket}` });
+}
 
 /** POST /orders/{ticket}/close: a closed order is 409 ORDER_NOT_OPEN, no price 409 PRICE_UNAVAILABLE. */
 export async function closeMarketOrder(em: EntityManager, quotes: QuoteStore, ticket: string): Promise<OrderView> {

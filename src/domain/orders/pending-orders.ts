@@ -1,13 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
 import type { Account } from '../../entities/account.entity';
-import { PendingOrder, type PendingStatus } from '../../entities/pending-order.entity';
+import { Order } from '../../entities/order.entity';
+import { PENDING_STATUSES, PendingOrder, type PendingStatus } from '../../entities/pending-order.entity';
 import { dec, num, type Dec } from '../../platform/decimal';
 import { errors, fieldError } from '../../platform/errors';
 import type { QuoteStore } from '../prices/quote-store';
-import { assertTradingAccount } from '../accounts/accounts';
+import { assertTradingAccount, lockAccounts } from '../accounts/accounts';
 import { recordEvent } from '../events/outbox';
+import { assertCanOpen } from '../money/bounds';
+import { countWaitingPendingOrders } from './positions';
 import { PricingContext, PricingError } from './pricing-context';
 
 /** cmd of pending orders (decisions, section 5). */
@@ -42,7 +46,28 @@ export interface NewPendingOrder extends PendingPrices {
   comment?: string | null | undefined;
 }
 
-export function pendingOrderView(p: PendingOrder) {
+export const PendingOrderSchema = z.object({
+  order: z.int(),
+  request_id: z.string(),
+  login: z.int(),
+  symbol: z.string(),
+  cmd: z.int().describe('2 buy limit, 3 sell limit, 4 buy stop, 5 sell stop, 6 buy stop limit, 7 sell stop limit'),
+  volume: z.number(),
+  trigger_price: z.number(),
+  sl: z.number().nullable(),
+  tp: z.number().nullable(),
+  expiry_at: z.iso.datetime().nullable(),
+  comment: z.string().nullable(),
+  status: z.enum(PENDING_STATUSES),
+  created_at: z.iso.datetime(),
+  triggered_at: z.iso.datetime().nullable(),
+  filled_order: z.int().nullable(),
+  limit_price: z.number().nullable(),
+  trailing_stop: z.number().nullable(),
+});
+export type PendingOrderView = z.output<typeof PendingOrderSchema>;
+
+export function pendingOrderView(p: PendingOrder): PendingOrderView {
   return {
     order: Number(p.ticket),
     request_id: p.requestId,
@@ -136,6 +161,16 @@ export async function createPendingOrder(
   await checkTriggerSide(em, quotes, account, input.symbol, input.cmd, input.trigger_price);
   if (input.expiry_at && new Date(input.expiry_at).getTime() <= Date.now())
     throw fieldError('body', ['expiry_at'], 'expiry_at must be in the future');
+  // The account row is locked while the position limit is counted, so racing placements take turns.
+  return em.transactional(async (tx) => {
+    const locked = (await lockAccounts(tx, [account.id])).get(account.id)!;
+    const open = await tx.count(Order, { account: locked.id, status: 'open' });
+    assertCanOpen(locked.balance, open + (await countWaitingPendingOrders(tx, locked.id)));
+    return placePendingOrder(tx, locked, input);
+  });
+}
+
+async function placePendingOrder(em: EntityManager, account: Account, input: NewPendingOrder): Promise<PendingOrder> {
   const order = em.create(PendingOrder, {
     requestId: randomUUID(),
     account,
@@ -263,7 +298,11 @@ export async function cancelPendingOrder(em: EntityManager, account: Account, ti
   });
 }
 
-export async function listPendingOrders(em: EntityManager, account: Account, status: PendingStatus | undefined) {
+export async function listPendingOrders(
+  em: EntityManager,
+  account: Account,
+  status: PendingStatus | undefined,
+): Promise<PendingOrderView[]> {
   const orders = await em.find(
     PendingOrder,
     { account: account.id, ...(status ? { status } : {}) },

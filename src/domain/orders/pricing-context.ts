@@ -96,6 +96,7 @@ export class PricingContext {
     const raw = this.quotes.get(symbol);
     if (!raw) throw new PricingError(`No quote for ${symbol}`);
     const priced = withSpread(raw, dec(row?.spread ?? 0), instrument.digits);
+    if (priced.bid.lte(0)) throw new PricingError(`The group's spread leaves ${symbol} without a positive bid`);
     return { instrument, ...priced };
   }
 

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Instrument } from '../../entities/instrument.entity';
-import { D, dec, type Dec } from '../../platform/decimal';
+import { D, dec, exactProduct, moneyQuotient, type Dec } from '../../platform/decimal';
 import type { QuoteStore } from './quote-store';
 
 export interface Rate {
@@ -16,12 +16,45 @@ interface Leg {
 }
 
 /**
+ * The side a dealer quotes a customer converting `from` into `to` (decisions, section 4):
+ * converted = amount x multiplier / divisor, rounded half-even to 2 decimals once, at the end.
+ * Each leg multiplies by the bid of the symbol whose base is the currency given (XY: x bid) or
+ * divides by the ask of the symbol whose base is the currency received (YX: / ask), so the
+ * multiplier is the product of the bids used and the divisor the product of the asks used.
+ * Kept as the two products, not as one rate: amount / ask is rarely a terminating decimal,
+ * and the exact pair is what lets anyone recompute a booked conversion to the cent.
+ */
+export interface DealerRate {
+  multiplier: Dec;
+  divisor: Dec;
+  /** The symbol(s) used, joined by a comma when crossed through USD, or `identity`. */
+  source: string;
+}
+
+interface Book {
+  bid: Dec;
+  ask: Dec;
+  symbol: string;
+}
+
+/** One half-even rounding to 2 decimals, from the exact value of amount x multiplier / divisor. */
+export function convertAtDealerRate(amount: Dec, rate: DealerRate): Dec {
+  return moneyQuotient(exactProduct(amount, rate.multiplier), rate.divisor);
+}
+
+/**
  * Converts between currencies with the latest quotes (decisions, section 4): the symbol
  * joining the two currencies, direct (FROMTO) or inverted (TOFROM), else crossed through
- * USD. Conversions use the mid price. Undefined when no path has a quote.
+ * USD. Two prices: `rate` at mid, what profits and margins convert at; `dealerRate` at the
+ * side a dealer quotes the customer, what transfers convert at. Both take the same path.
+ * Undefined when no path has a quote.
  */
 export class CurrencyConverter {
-  private constructor(private readonly legs: Map<string, Leg>) {}
+  private constructor(
+    private readonly legs: Map<string, Leg>,
+    /** The raw quote of each instrument, by `BASE>QUOTE`. */
+    private readonly books: Map<string, Book> = new Map(),
+  ) {}
 
   /** The instruments that join any two of the currencies (or USD): what conversion may need. */
   static async joiningInstruments(em: EntityManager, currencies: string[]): Promise<Instrument[]> {
@@ -36,15 +69,17 @@ export class CurrencyConverter {
   static async priced(joining: Instrument[], quotes: QuoteStore): Promise<CurrencyConverter> {
     const prices = await quotes.getMany(joining.map((i) => i.symbol));
     const legs = new Map<string, Leg>();
+    const books = new Map<string, Book>();
     for (const i of joining) {
       const q = prices.get(i.symbol);
       if (!q) continue;
+      books.set(`${i.baseCurrency}>${i.quoteCurrency}`, { bid: dec(q.bid), ask: dec(q.ask), symbol: i.symbol });
       const mid = dec(q.bid).plus(dec(q.ask)).div(2);
       legs.set(`${i.baseCurrency}>${i.quoteCurrency}`, { rate: mid, symbol: i.symbol });
       if (!legs.has(`${i.quoteCurrency}>${i.baseCurrency}`))
         legs.set(`${i.quoteCurrency}>${i.baseCurrency}`, { rate: new D(1).div(mid), symbol: i.symbol });
     }
-    return new CurrencyConverter(legs);
+    return new CurrencyConverter(legs, books);
   }
 
   rate(from: string, to: string): Rate | undefined {
@@ -54,6 +89,32 @@ export class CurrencyConverter {
     const first = this.legs.get(`${from}>USD`);
     const second = this.legs.get(`USD>${to}`);
     if (first && second) return { rate: first.rate.times(second.rate), source: `${first.symbol},${second.symbol}` };
+    return undefined;
+  }
+
+  /**
+   * The dealer side of the same path as `rate`: direct FROMTO at its bid, else inverted
+   * TOFROM at its ask, else FROM into USD and USD into TO, each leg so.
+   */
+  dealerRate(from: string, to: string): DealerRate | undefined {
+    if (from === to) return { multiplier: new D(1), divisor: new D(1), source: 'identity' };
+    const direct = this.dealerLeg(from, to);
+    if (direct) return direct;
+    const first = this.dealerLeg(from, 'USD');
+    const second = this.dealerLeg('USD', to);
+    if (!first || !second) return undefined;
+    return {
+      multiplier: exactProduct(first.multiplier, second.multiplier),
+      divisor: exactProduct(first.divisor, second.divisor),
+      source: `${first.source},${second.source}`,
+    };
+  }
+
+  private dealerLeg(from: string, to: string): DealerRate | undefined {
+    const direct = this.books.get(`${from}>${to}`);
+    if (direct) return { multiplier: direct.bid, divisor: new D(1), source: direct.symbol };
+    const inverted = this.books.get(`${to}>${from}`);
+    if (inverted) return { multiplier: new D(1), divisor: inverted.ask, source: inverted.symbol };
     return undefined;
   }
 }

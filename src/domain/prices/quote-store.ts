@@ -1,4 +1,6 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../platform/redis';
+import { z } from 'zod';
+import { num } from '../../platform/decimal';
 
 export interface Quote {
   symbol: string;
@@ -6,6 +8,14 @@ export interface Quote {
   bid: string;
   ask: string;
   updated_at: string;
+}
+
+/** A quote as the API shows it: prices as JSON numbers. */
+export const QuoteSchema = z.object({ symbol: z.string(), bid: z.number(), ask: z.number(), updated_at: z.iso.datetime() });
+export type QuoteView = z.output<typeof QuoteSchema>;
+
+export function quoteView(q: Quote): QuoteView {
+  return { symbol: q.symbol, bid: num(q.bid)!, ask: num(q.ask)!, updated_at: q.updated_at };
 }
 
 /**
@@ -17,7 +27,7 @@ export class QuoteStore {
   private readonly key: string;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     prefix: string,
   ) {
     this.key = `${prefix}:quotes`;

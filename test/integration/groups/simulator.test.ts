@@ -1,3 +1,4 @@
+import { RANDOM_WALK_SCHEDULER_ID, SimulatorTickJob } from '../../../src/jobs/simulator-tick.job';
 import { D } from '../../../src/platform/decimal';
 import { adminToken } from '../../helpers/identity';
 import { startTestApp, waitFor, type TestApp } from '../../helpers/test-app';
@@ -23,6 +24,19 @@ afterAll(async () => {
   await app?.request('PUT', '/simulator/random-walk', { token, body: { enabled: false } });
   await app?.stop();
 });
+
+/**
+ * The walk is off: no job scheduler exists and no tick is waiting, delayed or running (a tick
+ * taken just before it was turned off may still be finishing, so that is waited for).
+ */
+async function expectNoWalk(): Promise<void> {
+  const { jobs } = app.runtime.services;
+  expect(await jobs.scheduled(SimulatorTickJob, RANDOM_WALK_SCHEDULER_ID)).toBeUndefined();
+  await waitFor('no tick waiting or running', async () => {
+    const counts = await jobs.queue(SimulatorTickJob.queue).getJobCounts('waiting', 'delayed', 'active', 'prioritized');
+    return Object.values(counts).every((n) => n === 0);
+  });
+}
 
 async function createInstrument(prefix: string, digits: number): Promise<string> {
   const symbol = uniqueSymbol(prefix);
@@ -53,6 +67,7 @@ describe('the random walk before anyone turns it on', () => {
     expect(res.body).toEqual({ enabled: false, symbols: [], interval_ms: null, volatility_bps: null });
     const symbol = await createInstrument('OFF', 5);
     expectStatus(await setQuote({ symbol, bid: 1.2, ask: 1.2001 }), 200);
+    await expectNoWalk();
     const before = (await quotes()).get(symbol);
     await sleep(1200);
     expect((await quotes()).get(symbol)).toEqual(before);
@@ -116,10 +131,12 @@ describe('POST /simulator/quotes', () => {
   });
 
   test.each([
-    ['bid', 0, 'greater_than'],
-    ['bid', -1, 'greater_than'],
-    ['ask', 0, 'greater_than'],
-    ['ask', -0.5, 'greater_than'],
+    // Prices are at least 0.000001 (domain/money/bounds.ts), so Pydantic's ge names the bound.
+    ['bid', 0, 'greater_than_equal'],
+    ['bid', -1, 'greater_than_equal'],
+    ['ask', 0, 'greater_than_equal'],
+    ['ask', -0.5, 'greater_than_equal'],
+    ['bid', 10_000_001, 'less_than_equal'],
     ['bid', '1.1', 'float_type'],
     ['ask', null, 'float_type'],
     ['bid', undefined, 'missing'],
@@ -131,12 +148,12 @@ describe('POST /simulator/quotes', () => {
     expectOneValidationError(await setQuote(body), ['body', field], type);
   });
 
-  test('when both prices are 0, then both are reported greater_than', async () => {
+  test('when both prices are 0, then both are reported greater_than_equal', async () => {
     const res = await setQuote({ symbol: FX, bid: 0, ask: 0 });
     expectStatus(res, 422);
     expect(res.body.detail.map((d: any) => [d.loc, d.type])).toEqual([
-      [['body', 'bid'], 'greater_than'],
-      [['body', 'ask'], 'greater_than'],
+      [['body', 'bid'], 'greater_than_equal'],
+      [['body', 'ask'], 'greater_than_equal'],
     ]);
   });
 
@@ -243,8 +260,8 @@ describe('PUT /simulator/random-walk', () => {
     expect(off.body).toEqual({ enabled: false, symbols: [], interval_ms: null, volatility_bps: null });
     expect((await app.request('GET', '/simulator/random-walk', { token })).body).toEqual(off.body);
 
-    // A tick already running may still land; after that nothing moves.
-    await sleep(600);
+    // No schedule is left, and once a tick already taken has finished, nothing moves.
+    await expectNoWalk();
     const stopped = await quotes();
     await sleep(1500);
     const later = await quotes();

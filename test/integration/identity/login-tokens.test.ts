@@ -138,7 +138,7 @@ describe('bootstrap admin', () => {
     await sql(app, `update roles set permissions = '{view_groups}' where name = 'admin'`);
     const second = await startTestApp({
       shareWith: app,
-      env: { BOOTSTRAP_ADMIN_EMAIL: 'other-admin@broker.test', BOOTSTRAP_ADMIN_PASSWORD: 'other-admin-password-1' },
+      env: { BOOTSTRAP_ADMIN_EMAIL: 'other-admin@broker.test', BOOTSTRAP_ADMIN_PASSWORD: 'second-desk-key-2291' },
     });
     try {
       expect((await login(second, 'user', { email: 'other-admin@broker.test', password: 'other-admin-password-1' })).status).toBe(

@@ -25,8 +25,11 @@ test('when a pending order passes its expiry, then it cannot be modified and the
     },
   });
   expect(placed.status).toBe(201);
-  await new Promise((r) => setTimeout(r, 1600));
-  const patch = await app.request('PATCH', `/orders/pending/${placed.body.order}?login=${login}`, { token, body: { tp: 1.2 } });
+  // Past expiry_at the order refuses changes even before the sweep has marked it.
+  const patch = await waitFor('the order to pass its expiry', async () => {
+    const res = await app.request('PATCH', `/orders/pending/${placed.body.order}?login=${login}`, { token, body: { tp: 1.2 } });
+    return res.status === 200 ? undefined : res;
+  });
   expect(patch.status).toBe(409);
   expect(patch.body.code).toBe('ORDER_NOT_PENDING');
 

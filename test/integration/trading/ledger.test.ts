@@ -150,6 +150,25 @@ describe('deposits', () => {
     expect(balances).toEqual(after);
   });
 
+  test('when deposits race, then seq numbers the rows in booking order and balance_after chains from row to row', async () => {
+    const { login } = await newAccount();
+    const amounts = Array.from({ length: 25 }, (_, i) => (100 + i) / 100);
+    for (const a of await Promise.all(amounts.map((amount) => deposit(app, token, login, amount)))) expectOk(a, 201);
+    // The statement, oldest booking first: each row's balance_after is the previous one plus its amount.
+    const page = expectOk(await app.request('GET', `/api/backoffice/accounts/${login}/ledger?page_size=200`, { token }), 200);
+    const rows = [...page.items].reverse() as Array<{ seq: number; amount: string; balance_after: string }>;
+    expect(rows).toHaveLength(25);
+    let balance = 0;
+    let seq = 0;
+    for (const row of rows) {
+      expect(row.seq).toBeGreaterThan(seq);
+      seq = row.seq;
+      balance = Math.round((balance + Number(row.amount)) * 100) / 100;
+      expect(Number(row.balance_after)).toBe(balance);
+    }
+    expect(await balanceOf(login)).toBe(rows.at(-1)!.balance_after);
+  });
+
   test('when deposits to two accounts interleave in parallel, then each balance is the sum of its own rows', async () => {
     const a = await newAccount();
     const b = await newAccount();

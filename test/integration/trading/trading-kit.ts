@@ -3,7 +3,7 @@ import { sql, type TestApp, type TestResponse } from '../../helpers/test-app';
 
 export { sql };
 
-/** The ledger rows of one account, oldest first. */
+/** The ledger rows of one account, in booking order. */
 export async function ledgerOf(
   app: TestApp,
   login: number,
@@ -12,7 +12,7 @@ export async function ledgerOf(
     app,
     `select l.kind, l.amount::text as amount, l.balance_after::text as balance_after, l.reference_type, l.reference_id
        from ledger_entries l join accounts a on a.id = l.account_id
-      where a.login = ? order by l.created_at, l.balance_after`,
+      where a.login = ? order by l.seq`,
     [login],
   );
 }
@@ -37,12 +37,12 @@ export interface EventRow {
   published_at: Date | null;
 }
 
-/** Rows of the domain_events outbox of one type (and aggregate), oldest first. */
+/** Rows of the domain_events outbox of one type (and aggregate), in write order. */
 export async function eventsOf(app: TestApp, type: string, aggregateId?: string | number): Promise<EventRow[]> {
   const rows = await sql<EventRow>(
     app,
     `select id, type, aggregate_type, aggregate_id, customer_id, data, published_at from domain_events
-      where type = ? ${aggregateId === undefined ? '' : 'and aggregate_id = ?'} order by created_at`,
+      where type = ? ${aggregateId === undefined ? '' : 'and aggregate_id = ?'} order by seq`,
     aggregateId === undefined ? [type] : [type, String(aggregateId)],
   );
   return rows.map((r) => ({ ...r, data: typeof r.data === 'string' ? JSON.parse(r.data) : r.data }));

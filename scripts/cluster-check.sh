@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Runs the trading and bulk-close tests against what a larger deployment puts in front of
+# the service: a three-node Redis Cluster (redis-server's own cluster mode, on loopback) and
+# PgBouncer in transaction pooling mode (Debian's package), both started here and stopped at
+# the end. CI runs it after the main suite; run it by hand with `bash scripts/cluster-check.sh`
+# (needs redis-server and pgbouncer on PATH, and Postgres on 127.0.0.1:5432 as for npm test).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+work=$(mktemp -d)
+chmod 755 "$work"
+base=$((20000 + RANDOM % 20000))
+ports=("$base" "$((base + 1))" "$((base + 2))")
+bouncer_port=$((base + 3))
+pids=()
+
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  if [ -f "$work/pgbouncer.pid" ]; then kill "$(cat "$work/pgbouncer.pid")" 2>/dev/null || true; fi
+  sleep 0.5
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+echo "== Redis Cluster on ports ${ports[*]}"
+for port in "${ports[@]}"; do
+  redis-server --port "$port" --bind 127.0.0.1 --cluster-enabled yes --cluster-config-file "$work/nodes-$port.conf" \
+    --cluster-node-timeout 5000 --dir "$work" --save "" --appendonly no --logfile "$work/redis-$port.log" &
+  pids+=("$!")
+done
+for port in "${ports[@]}"; do
+  for _ in $(seq 1 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+done
+redis-cli --cluster create "127.0.0.1:${ports[0]}" "127.0.0.1:${ports[1]}" "127.0.0.1:${ports[2]}" \
+  --cluster-replicas 0 --cluster-yes >/dev/null
+for _ in $(seq 1 100); do
+  redis-cli -p "${ports[0]}" cluster info | grep -q 'cluster_state:ok' && break
+  sleep 0.1
+done
+redis-cli -p "${ports[0]}" cluster info | grep cluster_state
+
+echo "== PgBouncer (transaction pooling) on port $bouncer_port"
+cat >"$work/users.txt" <<EOF
+"postgres" ""
+EOF
+cat >"$work/pgbouncer.ini" <<EOF
+[databases]
+* = host=127.0.0.1 port=5432
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = $bouncer_port
+unix_socket_dir =
+auth_type = trust
+auth_file = $work/users.txt
+pool_mode = transaction
+max_client_conn = 1000
+default_pool_size = 20
+max_db_connections = 40
+ignore_startup_parameters = extra_float_digits,options
+logfile = $work/pgbouncer.log
+pidfile = $work/pgbouncer.pid
+EOF
+chmod 644 "$work/pgbouncer.ini" "$work/users.txt"
+# PgBouncer refuses to run as root: -u drops to the postgres user, which must write its log there.
+if [ "$(id -u)" = "0" ]; then
+  chown postgres "$work"
+  pgbouncer -d -u postgres "$work/pgbouncer.ini"
+else
+  pgbouncer -d "$work/pgbouncer.ini"
+fi
+for _ in $(seq 1 50); do
+  psql -h 127.0.0.1 -p "$bouncer_port" -U postgres -d postgres -Atc 'select 1' >/dev/null 2>&1 && break
+  sleep 0.1
+done
+psql -h 127.0.0.1 -p "$bouncer_port" -U postgres -d postgres -Atc "select 'pgbouncer answers'"
+
+echo "== trading and bulk-close tests through both"
+TEST_REDIS_URL="redis://127.0.0.1:${ports[0]},redis://127.0.0.1:${ports[1]},redis://127.0.0.1:${ports[2]}" \
+TEST_REDIS_CLUSTER=true \
+TEST_DATABASE_APP_URL="postgres://postgres@127.0.0.1:$bouncer_port/postgres" \
+  npx jest test/integration/trading "$@"

@@ -1,0 +1,238 @@
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { ExpressAdapter } from '@bull-board/express';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import helmet from 'helmet';
+import type { AppServices } from '../../app-services';
+import { recordAudit } from '../../domain/audit/audit';
+import { authenticate } from '../../domain/identity/authenticate';
+import type { StaffCaller } from '../../domain/identity/caller';
+import { login } from '../../domain/identity/login';
+import { revokeSessions } from '../../domain/identity/sessions';
+import { ALL_QUEUES } from '../../jobs/queues';
+import { AppError } from '../../platform/errors';
+import { loginPage } from './login-page';
+
+/**
+ * The queue dashboard (decisions, section 11): bull-board at /admin/queues, every queue of
+ * src/jobs registered from the same table the workers use. A browser cannot send a Bearer
+ * header, so staff sign in on /admin/login and get a cookie holding an access token of a
+ * real login session (revocable like any: sign-out, DELETE /auth/sessions/{id}, or the user's
+ * deactivation end it at once). Looking needs view_queues; anything that changes a queue
+ * needs manage_queues, is checked by the server (a viewer's attempt is refused, not only
+ * hidden), must come from this origin (CSRF), and is audited.
+ */
+export const DASHBOARD_PATH = '/admin/queues';
+const LOGIN_PATH = '/admin/login';
+const COOKIE = 'admin_session';
+/** One sign-in lasts a working day; the session can be revoked at any time before. */
+const SESSION_SECONDS = 8 * 3600;
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    dashboardCaller?: StaffCaller;
+  }
+}
+
+/**
+ * The dashboard pages' own headers: a CSP for their assets, and a Referrer-Policy that lets
+ * the browser name this origin on same-origin requests (helmet's no-referrer makes it send
+ * `Origin: null` on a form post, and the CSRF check would refuse every sign-in).
+ */
+const pageCsp = (scripts: boolean) => [
+  helmet.referrerPolicy({ policy: 'same-origin' }),
+  helmet.contentSecurityPolicy({
+    useDefaults: false,
+    directives: {
+      defaultSrc: ["'self'"],
+      scriptSrc: scripts ? ["'self'"] : ["'none'"],
+      // bull-board and the login page style elements inline; no inline script anywhere.
+      styleSrc: ["'self'", "'unsafe-inline'"],
+      imgSrc: ["'self'", 'data:'],
+      fontSrc: ["'self'", 'data:'],
+      connectSrc: ["'self'"],
+      objectSrc: ["'none'"],
+      baseUri: ["'self'"],
+      formAction: ["'self'"],
+      frameAncestors: ["'none'"],
+    },
+  }),
+];
+
+function readCookie(req: Request, name: string): string | undefined {
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const [key, ...value] = part.trim().split('=');
+    if (key === name) return decodeURIComponent(value.join('='));
+  }
+  return undefined;
+}
+
+function setSessionCookie(res: Response, token: string | null, secure: boolean): void {
+  const attributes = ['HttpOnly', 'SameSite=Strict', 'Path=/admin', `Max-Age=${token ? SESSION_SECONDS : 0}`];
+  if (secure) attributes.push('Secure');
+  res.append('Set-Cookie', `${COOKIE}=${token ? encodeURIComponent(token) : ''}; ${attributes.join('; ')}`);
+}
+
+/** A state change must come from a page of this origin: SameSite=Strict already keeps other sites' cookies out; this is the second lock. */
+function sameOrigin(req: Request): boolean {
+  const origin = req.get('origin') ?? req.get('referer');
+  if (!origin) return false;
+  try {
+    return new URL(origin).host === req.get('host');
+  } catch {
+    return false;
+  }
+}
+
+const AUDITED_ACTIONS: Array<[RegExp, string]> = [
+  [/\/retry(\/|$)/, 'queue.jobs.retried'],
+  [/\/promote(\/|$)/, 'queue.jobs.promoted'],
+  [/\/clean\//, 'queue.cleaned'],
+  [/\/pause$/, 'queue.paused'],
+  [/\/resume$/, 'queue.resumed'],
+  [/\/add$/, 'queue.job.added'],
+  [/\/(remove|empty|obliterate)/, 'queue.jobs.removed'],
+];
+
+function auditAction(method: string, path: string): string {
+  if (method === 'DELETE') return 'queue.jobs.removed';
+  return AUDITED_ACTIONS.find(([re]) => re.test(path))?.[1] ?? 'queue.changed';
+}
+
+export function mountQueueDashboard(app: Express, services: AppServices): void {
+  const secure = services.config.env !== 'development';
+
+  const board = new ExpressAdapter();
+  board.setBasePath(DASHBOARD_PATH);
+  createBullBoard({
+    queues: ALL_QUEUES.map((name) => new BullMQAdapter(services.jobs.queue(name))),
+    serverAdapter: board,
+    options: { uiConfig: { boardTitle: 'Trading queues', miscLinks: [{ text: 'Sign out', url: '/admin/logout' }] } },
+  });
+
+  const form = express.urlencoded({ extended: false, limit: '8kb' });
+
+  app.get(LOGIN_PATH, ...pageCsp(false), (req, res) => {
+    req.routeTemplate = LOGIN_PATH;
+    res.set('Cache-Control', 'no-store').type('html').send(loginPage({}));
+  });
+
+  app.post(LOGIN_PATH, ...pageCsp(false), form, async (req, res, next) => {
+    req.routeTemplate = LOGIN_PATH;
+    res.set('Cache-Control', 'no-store');
+    if (!sameOrigin(req)) {
+      res
+        .status(403)
+        .type('html')
+        .send(loginPage({ error: 'This sign-in did not come from this site.' }));
+      return;
+    }
+    const email = typeof req.body?.email === 'string' ? req.body.email.slice(0, 320) : '';
+    const password = typeof req.body?.password === 'string' ? req.body.password.slice(0, 1024) : '';
+    const totp = typeof req.body?.totp_code === 'string' && req.body.totp_code ? req.body.totp_code.slice(0, 64) : undefined;
+    try {
+      const em = services.orm.em.fork() as EntityManager;
+      const result = await login(
+        em,
+        services.identity,
+        'user',
+        { email, password, totp_code: totp },
+        { ip: req.clientIp, userAgent: req.get('user-agent') ?? null },
+        { accessTtlSeconds: SESSION_SECONDS },
+      );
+      if (result.kind === 'totp_required') {
+        res
+          .status(401)
+          .type('html')
+          .send(loginPage({ email, error: 'Enter the code from your authenticator app too.', askTotp: true }));
+        return;
+      }
+      setSessionCookie(res, result.pair.access_token, secure);
+      res.redirect(303, DASHBOARD_PATH);
+    } catch (err) {
+      if (err instanceof AppError && (err.status === 401 || err.status === 429)) {
+        if (err.headers['Retry-After']) res.set('Retry-After', err.headers['Retry-After']);
+        const message =
+          err.status === 429 ? 'Too many attempts. Wait a few minutes and try again.' : 'Invalid email, password or code.';
+        res
+          .status(err.status)
+          .type('html')
+          .send(loginPage({ email, error: message }));
+        return;
+      }
+      next(err);
+    }
+  });
+
+  app.get('/admin/logout', async (req, res, next) => {
+    req.routeTemplate = '/admin/logout';
+    try {
+      const caller = await cookieCaller(req, services);
+      if (caller?.kind === 'user')
+        await revokeSessions(services.orm.em.fork() as EntityManager, services.identity, [caller.sessionId], 'signed_out');
+      setSessionCookie(res, null, secure);
+      res.redirect(303, LOGIN_PATH);
+    } catch (err) {
+      next(err);
+    }
+  });
+
+  app.use(DASHBOARD_PATH, ...pageCsp(true), async (req: Request, res: Response, next: NextFunction) => {
+    req.routeTemplate = DASHBOARD_PATH;
+    res.set('Cache-Control', 'no-store');
+    try {
+      const caller = await cookieCaller(req, services);
+      const isApi = req.path.startsWith('/api/');
+      if (!caller || caller.kind !== 'user') {
+        if (isApi) res.status(401).json({ detail: 'Sign in at /admin/login', code: 'UNAUTHENTICATED' });
+        else res.redirect(303, LOGIN_PATH);
+        return;
+      }
+      if (!caller.permissions.has('view_queues')) {
+        res.status(403).json({ detail: 'Missing permission view_queues', code: 'FORBIDDEN' });
+        return;
+      }
+      const changes = !['GET', 'HEAD', 'OPTIONS'].includes(req.method);
+      if (changes) {
+        if (!caller.permissions.has('manage_queues')) {
+          res.status(403).json({ detail: 'Missing permission manage_queues', code: 'FORBIDDEN' });
+          return;
+        }
+        if (!sameOrigin(req)) {
+          res.status(403).json({ detail: 'A change must come from this site', code: 'FORBIDDEN' });
+          return;
+        }
+        const path = req.path;
+        res.on('finish', () => {
+          if (res.statusCode >= 400) return;
+          const em = services.orm.em.fork() as EntityManager;
+          recordAudit(em, caller, {
+            action: auditAction(req.method, path),
+            entityType: 'queue',
+            entityId: /\/api\/queues\/([^/]+)/.exec(path)?.[1] ?? null,
+            after: { method: req.method, path: `${DASHBOARD_PATH}${path}` },
+          });
+          em.flush().catch((err: unknown) => services.logger.error({ err }, 'could not audit a queue dashboard action'));
+        });
+      }
+      req.dashboardCaller = caller;
+      next();
+    } catch (err) {
+      next(err);
+    }
+  });
+  app.use(DASHBOARD_PATH, board.getRouter());
+}
+
+/** The staff caller of the dashboard cookie, checked exactly as a Bearer token is (signature, session, revocation). */
+async function cookieCaller(req: Request, services: AppServices) {
+  const token = readCookie(req, COOKIE);
+  if (!token) return undefined;
+  try {
+    return await authenticate(services.orm.em.fork() as EntityManager, services.identity, `Bearer ${token}`);
+  } catch (err) {
+    if (err instanceof AppError && err.status === 401) return undefined;
+    throw err;
+  }
+}

@@ -1,0 +1,40 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
+import { ACCOUNT_KINDS, type Account } from '../../entities/account.entity';
+import { CurrencyCode, MoneyText } from '../money/money-text';
+import { loadMetrics } from '../orders/market-orders';
+import type { QuoteStore } from '../prices/quote-store';
+
+/** An account as staff and its customer see it (decisions, section 4). */
+export const AccountSchema = z.object({
+  login: z.int(),
+  kind: z.enum(ACCOUNT_KINDS),
+  currency: CurrencyCode,
+  balance: MoneyText,
+  equity: MoneyText.describe('Balance plus floating profit at current quotes'),
+  margin: MoneyText,
+  free_margin: MoneyText,
+  group_id: z.uuid().nullable(),
+  leverage: z.int().nullable(),
+  customer_id: z.uuid(),
+  created_at: z.iso.datetime(),
+});
+export type AccountView = z.output<typeof AccountSchema>;
+
+/** An account with balance, equity, margin and free margin from its open orders at current quotes. */
+export async function accountView(em: EntityManager, quotes: QuoteStore, account: Account): Promise<AccountView> {
+  const m = await loadMetrics(em, quotes, account);
+  return {
+    login: Number(account.login),
+    kind: account.kind,
+    currency: account.currency,
+    balance: m.balance.toFixed(2),
+    equity: m.equity.toFixed(2),
+    margin: m.margin.toFixed(2),
+    free_margin: m.free_margin.toFixed(2),
+    group_id: account.group?.id ?? null,
+    leverage: account.leverage ?? account.group?.getEntity().defaultLeverage ?? null,
+    customer_id: account.customer.id,
+    created_at: account.createdAt.toISOString(),
+  };
+}

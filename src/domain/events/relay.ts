@@ -1,0 +1,117 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { EVENT_COLUMNS, toOutboxEvent, type EventConsumer, type OutboxEvent } from './consumers';
+
+/** Any fixed key: the transaction-level advisory lock that lets one relay batch run at a time. */
+const RELAY_LOCK = 0x6f7574626f78;
+
+export interface RelayOptions {
+  /** Events claimed per transaction. */
+  batchSize: number;
+  /** Stop starting new batches after this long; the next scheduled run carries on. */
+  budgetMs: number;
+  /** Called after each commit that wrote rows, with the consumers that got some (to kick their workers). */
+  afterCommit?: (consumers: EventConsumer[]) => Promise<void>;
+}
+
+export interface RelayResult {
+  /** Events marked published by this run. */
+  published: number;
+  /** Inbox rows written, by consumer name. */
+  handed: Record<string, number>;
+  batches: number;
+  /** Another relay held the lock: this run did nothing. */
+  busy: boolean;
+}
+
+type BatchOutcome = 'busy' | { claimed: number; handed: Map<EventConsumer, number> };
+
+/**
+ * The outbox relay: hands every unpublished domain event to the consumers that want it, in
+ * batches, each batch one transaction that claims the events (`FOR UPDATE SKIP LOCKED`, in
+ * `seq` order), writes one `event_inbox` row per wanting consumer and marks the events
+ * published. A crash anywhere before the commit leaves the batch unpublished and unhanded for
+ * the next run; after it, the batch is done. The inbox key (event, consumer) and ON CONFLICT
+ * DO NOTHING make a re-published event harmless. So every event reaches each consumer that
+ * wants it exactly once.
+ *
+ * Batches run one at a time across all relays (a transaction-level advisory lock, tried, not
+ * waited for): two batches committing in parallel could make an account's later event
+ * visible to a consumer before its earlier one, and webhook delivery (issue 12) needs them
+ * in write order. A batch is a few statements, so one relay at a time hands over thousands
+ * of events a second; a second worker's run finds the lock taken and returns at once.
+ */
+export async function relayEvents(
+  em: EntityManager,
+  consumers: readonly EventConsumer[],
+  options: RelayOptions,
+): Promise<RelayResult> {
+  const result: RelayResult = { published: 0, handed: {}, batches: 0, busy: false };
+  const started = Date.now();
+  for (;;) {
+    const outcome = await relayBatch(em, consumers, options.batchSize);
+    if (outcome === 'busy') {
+      result.busy = result.batches === 0;
+      return result;
+    }
+    if (outcome.claimed === 0) return result;
+    result.batches += 1;
+    result.published += outcome.claimed;
+    for (const [consumer, n] of outcome.handed) result.handed[consumer.name] = (result.handed[consumer.name] ?? 0) + n;
+    if (outcome.handed.size && options.afterCommit) await options.afterCommit([...outcome.handed.keys()]);
+    if (outcome.claimed < options.batchSize || Date.now() - started >= options.budgetMs) return result;
+  }
+}
+
+async function relayBatch(em: EntityManager, consumers: readonly EventConsumer[], batchSize: number): Promise<BatchOutcome> {
+  return em.transactional(async (tx) => {
+    const [lock] = await tx.execute<Array<{ locked: boolean }>>('select pg_try_advisory_xact_lock(?) as locked', [RELAY_LOCK]);
+    if (!lock?.locked) return 'busy' as const;
+    const rows = await tx.execute<Parameters<typeof toOutboxEvent>[0][]>(
+      `select ${EVENT_COLUMNS} from domain_events e where e.published_at is null order by e.seq limit ? for update skip locked`,
+      [batchSize],
+    );
+    if (rows.length === 0) return { claimed: 0, handed: new Map() };
+
+    const entries: Array<{ event_id: string; consumer: string; event_seq: string }> = [];
+    for (const event of rows.map(toOutboxEvent)) {
+      for (const consumer of consumers) {
+        if (wants(consumer, event)) entries.push({ event_id: event.id, consumer: consumer.name, event_seq: event.seq });
+      }
+    }
+    // One statement: the inbox rows and the published mark commit together or not at all. It
+    // counts the rows it actually wrote (an event already handed to a consumer gets none).
+    const written = await tx.execute<Array<{ consumer: string; n: number }>>(
+      `with inbox as (
+         insert into event_inbox (event_id, consumer, event_seq, created_at)
+         select event_id, consumer, event_seq, now() from jsonb_to_recordset(?::jsonb) as t(event_id uuid, consumer text, event_seq bigint)
+         on conflict do nothing
+         returning consumer
+       ), published as (
+         update domain_events set published_at = now(), updated_at = now()
+          where id in (select value::uuid from jsonb_array_elements_text(?::jsonb)) and published_at is null
+       )
+       select consumer, count(*)::int as n from inbox group by consumer`,
+      [JSON.stringify(entries), JSON.stringify(rows.map((r) => r.id))],
+    );
+    const byName = new Map(consumers.map((c) => [c.name, c]));
+    const handed = new Map(written.map((w) => [byName.get(w.consumer)!, Number(w.n)]));
+    return { claimed: rows.length, handed };
+  });
+}
+
+function wants(consumer: EventConsumer, event: OutboxEvent): boolean {
+  try {
+    return consumer.wants(event) === true;
+  } catch (err) {
+    // Names the consumer and the event, never the event's data.
+    throw new Error(`consumer "${consumer.name}" failed on event ${event.id} (${event.type}): ${(err as Error).message}`);
+  }
+}
+
+/** Seconds since the oldest unpublished event was written (0 when none): the relay's lag. */
+export async function outboxLagSeconds(em: EntityManager): Promise<number> {
+  const [row] = await em.execute<Array<{ lag: number | string | null }>>(
+    `select extract(epoch from now() - created_at) as lag from domain_events where published_at is null order by seq limit 1`,
+  );
+  return row?.lag === null || row?.lag === undefined ? 0 : Math.max(0, Number(row.lag));
+}

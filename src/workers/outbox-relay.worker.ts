@@ -1,0 +1,37 @@
+import { relayEvents } from '../domain/events/relay';
+import { requeueStaleMail } from '../domain/mail/mail-outbox';
+import { OutboxRelayJob } from '../jobs/outbox-relay.job';
+import { defineProcessor } from './processor';
+
+/** Longest a run keeps starting batches: well inside the job lock, so a run is never taken for stalled. */
+const BUDGET_MS = 5000;
+/** Stale mails looked at per run; a backlog is worked through run by run. */
+const MAIL_REQUEUE_LIMIT = 100;
+
+export const outboxRelayProcessor = defineProcessor(OutboxRelayJob, async (_payload, { em, services, logger }) => {
+  const { config, eventConsumers, jobs } = services;
+  // Events and mail are independent: a failure of one must not starve the other.
+  let failure: unknown;
+  const events = await relayEvents(em, eventConsumers, {
+    batchSize: config.outboxRelay.batchSize,
+    budgetMs: Math.min(BUDGET_MS, config.workerLockMs / 3),
+    // The rows are committed: a kick lost to Redis only delays the consumer until its own schedule.
+    afterCommit: async (consumers) => {
+      for (const c of consumers) {
+        if (!c.kick) continue;
+        await jobs.enqueue(c.kick, {}).catch((err: unknown) => {
+          logger.warn({ consumer: c.name, err: (err as Error).message }, 'could not kick an event consumer');
+        });
+      }
+    },
+  }).catch((err: unknown) => {
+    failure = err;
+    return undefined;
+  });
+  if (events?.published) logger.debug({ published: events.published, handed: events.handed }, 'outbox events relayed');
+
+  const mail = await requeueStaleMail(em, jobs, { afterSeconds: config.mailRequeueAfterSeconds, limit: MAIL_REQUEUE_LIMIT });
+  if (mail.requeued) logger.info({ requeued: mail.requeued }, 'queued mails without a send job re-queued');
+  if (failure) throw failure;
+  return { events, mail };
+});

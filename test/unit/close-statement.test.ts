@@ -1,0 +1,30 @@
+import { closeStatement, type CloseParams } from '../../src/domain/orders/market-orders';
+
+const params: CloseParams = {
+  ticket: '42',
+  closed_at: new Date(0),
+  close_price: '1.1',
+  profit: '-3.50',
+  reason: 'manual',
+  event: '{"order":42}',
+  bulk_close_run_id: null,
+};
+
+describe('the closing statement', () => {
+  test('when a single order closes, then every placeholder has its named value and no run item is touched', () => {
+    const { sql, values } = closeStatement(params);
+    expect(sql.match(/\?/g)).toHaveLength(values.length);
+    expect(sql).not.toContain('bulk_close_items');
+    // profit goes to the order, the balance and the ledger row; the ticket to the order, the ledger row and the event.
+    expect(values.filter((v) => v === '-3.50')).toHaveLength(3);
+    expect(values.filter((v) => v === '42')).toHaveLength(3);
+    expect(values).toContain('Close of order 42');
+  });
+
+  test('when a bulk close run closes it, then the same statement also decides the run item', () => {
+    const { sql, values } = closeStatement({ ...params, bulk_close_run_id: 'run' });
+    expect(sql.match(/\?/g)).toHaveLength(values.length);
+    expect(sql).toContain('update bulk_close_items');
+    expect(values.filter((v) => v === 'run')).toHaveLength(2);
+  });
+});

@@ -1,0 +1,34 @@
+import {
+  CONTRACT_SIZE_MAX,
+  MAX_BALANCE,
+  MAX_POSITIONS,
+  MONEY_COLUMN_LIMIT,
+  PRICE_MAX,
+  PRICE_MIN,
+  SPREAD_POINTS_MAX,
+  VOLUME_MAX,
+} from '../../src/domain/money/bounds';
+import { D } from '../../src/platform/decimal';
+
+/** Recomputes the argument of domain/money/bounds.ts from its constants, so a changed bound cannot break it silently. */
+describe('money bounds', () => {
+  // A group's spread widens a quote by half its points; at digits 0 a point is 1.
+  const widestPrice = new D(PRICE_MAX).plus(new D(SPREAD_POINTS_MAX).div(2));
+  const worstQuoteProfit = widestPrice.times(VOLUME_MAX).times(CONTRACT_SIZE_MAX);
+  // A conversion leg is a mid quote or its inverse; at most two legs (crossed through USD).
+  const worstLeg = D.max(new D(PRICE_MAX), new D(1).div(PRICE_MIN));
+  const worstBooking = worstQuoteProfit.times(worstLeg.pow(2));
+
+  test('when one order books its worst case, then it is below 8 * 10^30 as the comment says', () => {
+    expect(worstQuoteProfit.lte('2e16')).toBe(true);
+    expect(worstLeg.pow(2).lte('4e14')).toBe(true);
+    expect(worstBooking.lte('8e30')).toBe(true);
+  });
+
+  test('when every allowed position of an account books its worst case, then the balance still fits numeric(38,2)', () => {
+    const worstBalance = MAX_BALANCE.plus(worstBooking.times(MAX_POSITIONS));
+    expect(worstBalance.lt(MONEY_COLUMN_LIMIT)).toBe(true);
+    // and with room to spare: two decimals of a 38-digit column leave 36 before the point
+    expect(worstBalance.precision(true) + 2).toBeLessThanOrEqual(38);
+  });
+});

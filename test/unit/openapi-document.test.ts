@@ -1,0 +1,70 @@
+import { buildOpenApiDocument, documentationProblems } from '../../src/api/openapi/openapi-document';
+import { ROUTES } from '../../src/api/routes';
+
+const doc = buildOpenApiDocument(ROUTES) as any;
+const operations = ROUTES.map((route) => ({ route, op: doc.paths[route.path][route.method] }));
+const name = (r: { method: string; path: string }) => `${r.method.toUpperCase()} ${r.path}`;
+
+describe('the OpenAPI document generated from the route table', () => {
+  test('when the table is read, then operation ids are unique camelCase verb phrases and every tag is declared', () => {
+    expect(documentationProblems(ROUTES)).toEqual([]);
+    const declared = new Set(doc.tags.map((t: { name: string }) => t.name));
+    for (const { op } of operations) for (const tag of op.tags) expect(declared).toContain(tag);
+    expect(doc['x-tagGroups'].flatMap((g: { tags: string[] }) => g.tags).sort()).toEqual([...declared].sort());
+  });
+
+  test.each(operations.map((o) => [name(o.route), o] as const))(
+    'when %s is documented, then it lists the errors its access and inputs can give',
+    (_name, { route, op }) => {
+      const statuses = Object.keys(op.responses);
+      expect(statuses).toContain('4XX');
+      expect(statuses).toContain('default');
+      if (route.access.kind === 'public') {
+        expect(op.security).toEqual([]);
+        expect(statuses).not.toContain('403');
+      } else {
+        expect(op.responses['401']).toEqual({ $ref: '#/components/responses/Unauthenticated' });
+        expect(op.responses['403'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
+        expect(op.security.length).toBeGreaterThan(0);
+      }
+      if (route.params) expect(statuses).toContain('404');
+      if (route.body || route.query || route.params) expect(statuses).toContain('422');
+      for (const status of statuses.filter((s) => /^[45]\d\d$/.test(s))) {
+        const response = op.responses[status];
+        expect(response.$ref ?? response.content?.['application/json']?.schema).toBeDefined();
+      }
+    },
+  );
+
+  test('when a route needs a permission, then both the access token and the API token scheme name it', () => {
+    const createGroup = doc.paths['/groups'].post;
+    expect(createGroup.security).toEqual([{ accessToken: ['manage_groups'] }, { apiToken: ['manage_groups'] }]);
+    expect(doc.paths['/customers/me/accounts'].get.security).toEqual([{ accessToken: [] }]);
+  });
+
+  test('when a login is throttled, then its 429 carries Retry-After', () => {
+    const login = doc.paths['/api/admin/users/login'].post;
+    expect(login.responses['429'].$ref).toBe('#/components/responses/RateLimited');
+    expect(doc.components.responses.RateLimited.headers['Retry-After']).toBeDefined();
+  });
+
+  test('when tickets and order ids are path parameters, then they are digits only, so /orders/pending/close is not a ticket', () => {
+    const ticket = doc.paths['/orders/{ticket}/close'].post.parameters.find((p: any) => p.name === 'ticket');
+    expect(ticket.schema).toMatchObject({ type: 'string', pattern: '^[0-9]{1,16}$' });
+    expect(new RegExp(ticket.schema.pattern).test('pending')).toBe(false);
+    expect(new RegExp(ticket.schema.pattern).test('bulk-close')).toBe(false);
+    const orderId = doc.paths['/orders/pending/{order_id}'].patch.parameters.find((p: any) => p.name === 'order_id');
+    expect(orderId.schema.pattern).toBe('^[0-9]{1,16}$');
+  });
+
+  test('when an integrator reads the document, then it has servers, a license and both security schemes', () => {
+    expect(doc.servers).toEqual([expect.objectContaining({ url: '/' })]);
+    expect(doc.info.license.name).toBeTruthy();
+    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['accessToken', 'apiToken']);
+  });
+
+  test('when a route takes an Idempotency-Key, then the header is documented', () => {
+    const deposit = doc.paths['/api/backoffice/accounts/{login}/deposits'].post;
+    expect(deposit.parameters.map((p: any) => `${p.in}:${p.name}`)).toContain('header:Idempotency-Key');
+  });
+});
