@@ -4,6 +4,7 @@ import { ExpirePendingOrdersJob } from './expire-pending-orders.job';
 import { OutboxRelayJob } from './outbox-relay.job';
 import { SendMailJob } from './send-mail.job';
 import { SimulatorTickJob } from './simulator-tick.job';
+import { WebhookDeliverJob, WebhooksDispatchJob } from './webhooks.job';
 
 /** Every job the system runs. The worker tier refuses to start unless each has exactly one processor. */
 export const JOB_DEFINITIONS: JobDefinition[] = [
@@ -13,4 +14,6 @@ export const JOB_DEFINITIONS: JobDefinition[] = [
   BulkCloseFinishJob,
   ExpirePendingOrdersJob,
   OutboxRelayJob,
+  WebhooksDispatchJob,
+  WebhookDeliverJob,
 ];

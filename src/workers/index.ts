@@ -4,6 +4,7 @@ import { expirePendingOrdersProcessor } from './expire-pending-orders.worker';
 import { outboxRelayProcessor } from './outbox-relay.worker';
 import { sendMailProcessor } from './send-mail.worker';
 import { simulatorTickProcessor } from './simulator-tick.worker';
+import { webhookDeliverProcessor, webhooksDispatchProcessor } from './webhooks.worker';
 
 /** Every processor of the worker tier; checked against JOB_DEFINITIONS at start-up. */
 export const PROCESSORS: Processor[] = [
@@ -13,4 +14,6 @@ export const PROCESSORS: Processor[] = [
   bulkCloseFinishProcessor,
   expirePendingOrdersProcessor,
   outboxRelayProcessor,
+  webhooksDispatchProcessor,
+  webhookDeliverProcessor,
 ];

@@ -18,6 +18,8 @@ export const TAGS: Record<string, string> = {
   orders: 'Market orders and bulk close (`/orders`)',
   'pending orders': 'Limit, stop and stop-limit orders (`/orders/pending`)',
   simulator: 'The price source: quotes and the random walk (`/simulator`)',
+  webhooks:
+    'Signed, batched event deliveries to integrators, their attempts and redelivery (`/webhooks`); see the document description for verifying signatures',
   observability: 'Liveness, readiness and metrics',
   queues: 'The job queues, for operators and their scripts (`/api/admin/queues`); the dashboard is at /admin/queues',
 };
@@ -26,5 +28,6 @@ export const TAG_GROUPS: Array<{ name: string; tags: string[] }> = [
   { name: 'Identity and access', tags: ['auth', 'staff administration', 'api tokens', 'broker settings', 'audit'] },
   { name: 'Customers and money', tags: ['customers', 'accounts', 'money', 'withdrawals'] },
   { name: 'Trading', tags: ['groups', 'instruments', 'orders', 'pending orders', 'simulator'] },
+  { name: 'Integrations', tags: ['webhooks'] },
   { name: 'Operations', tags: ['observability', 'queues'] },
 ];

@@ -10,6 +10,7 @@ import { orderRoutes } from './orders.routes';
 import { queueRoutes } from './queues.routes';
 import { simulatorRoutes } from './simulator.routes';
 import { systemRoutes } from './system.routes';
+import { webhookRoutes } from './webhooks.routes';
 
 /** The application's route table: what is mounted, documented and access-checked. */
 export const ROUTES: RouteSpec[] = [
@@ -24,4 +25,5 @@ export const ROUTES: RouteSpec[] = [
   ...moneyRoutes,
   ...orderRoutes,
   ...queueRoutes,
+  ...webhookRoutes,
 ];

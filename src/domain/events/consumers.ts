@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { JobDefinition } from '../../jobs/job-definition';
+import { WebhookConsumer } from '../webhooks/consumer';
 
 /** A domain event as the relay shows it to consumers' predicates and as consumers read it. */
 export interface OutboxEvent {
@@ -51,7 +52,7 @@ export function defineConsumer(consumer: EventConsumer): EventConsumer {
  * add theirs here. A consumer added later is handed the events published after it starts,
  * never the ones published before.
  */
-export const EVENT_CONSUMERS: readonly EventConsumer[] = [];
+export const EVENT_CONSUMERS: readonly EventConsumer[] = [WebhookConsumer];
 
 const CONSUMER_NAME = /^[a-z][a-z0-9._-]{0,63}$/;
 
