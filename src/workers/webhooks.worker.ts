@@ -32,11 +32,19 @@ export const webhooksDispatchProcessor = defineProcessor(WebhooksDispatchJob, as
   return { events, kicked: kicked.size + due.length };
 });
 
-export const webhookDeliverProcessor = defineProcessor(WebhookDeliverJob, async (payload, { em, services }) =>
-  deliverWebhook(em, payload.webhook_id, {
+export const webhookDeliverProcessor = defineProcessor(WebhookDeliverJob, async (payload, { em, services, logger }) => {
+  const result = await deliverWebhook(em, payload.webhook_id, {
     sender: services.webhookSender,
     secrets: services.webhookSecrets,
     timeoutMs: services.config.webhookTimeoutMs,
     budgetMs: BUDGET_MS,
-  }),
-);
+  });
+  if (result.more) {
+    // Behind the other webhooks' jobs, so a busy webhook does not keep a slot; the schedule covers a lost add.
+    const turn = payload.turn === 1 ? 2 : 1;
+    await services.jobs.enqueue(WebhookDeliverJob, { webhook_id: payload.webhook_id, turn }).catch((err: unknown) => {
+      logger.warn({ webhook_id: payload.webhook_id, err: (err as Error).message }, 'could not queue a webhook continuation');
+    });
+  }
+  return result;
+});
