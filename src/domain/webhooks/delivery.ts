@@ -38,109 +38,85 @@ export interface Claim {
   failing: boolean;
 }
 
-const LEASE = "now() + ? * interval '1 millisecond'";
+interface StepRow {
+  delivery_id: string;
+  endpoint_url: string;
+  secret_sealed: string;
+  failing: boolean;
+  attempts: number;
+  n: number;
+  body: string;
+}
 
-/** The request body, built by Postgres from the stored events in write order: {"events": [{id, type, created_at, data}]}. */
-const BODY = `json_build_object('events', coalesce(json_agg(json_build_object(
-    'id', e.id, 'type', e.type,
-    'created_at', to_char(e.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-    'data', e.data) order by b.event_seq), '[]'::json))::text as body, count(*)::int as n`;
+/** A successful attempt to record before claiming (webhook_delivery_step's p_done... parameters). */
+interface Success {
+  claim: Claim;
+  result: SendResult;
+  startedAt: Date;
+}
 
 /**
- * Takes the next attempt of one webhook, if one is due and nobody holds it: the oldest open
- * delivery (ordered by its first event), or else a new delivery of the oldest messages not yet
- * sent, at most batch_size_max of them. Runs in the caller's transaction, under the webhook's
- * row lock, so two workers never build two batches of one webhook or hold one delivery at
- * once; the lease (timeout plus a margin) is what another worker waits out after a crash. A
- * webhook is served strictly one delivery at a time, in event order: an account's events
- * arrive in the order they were written, and a later batch never overtakes one being retried.
+ * One call of `webhook_delivery_step` (migration 20261123173600): records a successful
+ * attempt if given, then, when `claim` is set, takes the webhook's next attempt, if one is due
+ * and nobody holds it: the oldest open delivery (ordered by its first event), or else a new
+ * delivery of the oldest messages not yet sent, at most batch_size_max of them. One statement,
+ * under the webhook's row lock, so two workers never build two batches of one webhook or hold
+ * one delivery at once; the lease (timeout plus a margin) is what another worker waits out
+ * after a crash. A webhook is served strictly one delivery at a time, in event order: an
+ * account's events arrive in the order they were written, and a later batch never overtakes
+ * one being retried.
  */
-export async function claimDelivery(tx: EntityManager, webhookId: string, leaseMs: number): Promise<Claim | null> {
-  const [webhook] = await tx.execute<
-    Array<{
-      endpoint_url: string;
-      secret_sealed: string;
-      batch_size_max: number;
-      is_active: boolean;
-      failing: boolean;
-      open_id: string | null;
-      due: boolean | null;
-      leased: boolean | null;
-      abandoned: boolean | null;
-    }>
-  >(
-    // NO KEY UPDATE: the dispatcher's message inserts (foreign keys to this row) need not wait.
-    `select w.endpoint_url, w.secret_sealed, w.batch_size_max, w.is_active, w.failing_since is not null as failing,
-            d.id as open_id, d.next_attempt_at <= now() as due, coalesce(d.lease_until > now(), false) as leased,
-            d.lease_until is not null as abandoned
-       from webhooks w left join lateral (
-         select id, next_attempt_at, lease_until from webhook_deliveries
-          where webhook_id = w.id and status = 'pending' order by first_event_seq, created_at limit 1) d on true
-      where w.id = ? for no key update of w`,
-    [webhookId],
+async function step(
+  em: EntityManager,
+  webhookId: string,
+  leaseMs: number,
+  claim: boolean,
+  done?: Success,
+): Promise<Claim | null> {
+  const [row] = await em.execute<StepRow[]>(
+    `select * from webhook_delivery_step(?::uuid, ?::int, ?::uuid, ?::boolean, ?::uuid, ?::uuid, ?::timestamptz, ?::int, ?::int, ?::text, ?::boolean)`,
+    [
+      webhookId,
+      leaseMs,
+      randomUUID(),
+      claim,
+      done?.claim.deliveryId ?? null,
+      done ? randomUUID() : null,
+      done?.startedAt ?? null,
+      done?.result.durationMs ?? null,
+      done?.result.statusCode ?? null,
+      done?.result.responseBody ?? null,
+      done?.claim.failing ?? false,
+    ],
   );
-  if (!webhook?.is_active) return null;
-  const claim = (deliveryId: string, attemptsInRound: number, payload: { body: string; n: number }): Claim => ({
-    deliveryId,
+  if (!row) return null;
+  return {
+    deliveryId: row.delivery_id,
     webhookId,
-    url: webhook.endpoint_url,
-    secretSealed: webhook.secret_sealed,
-    attemptsInRound,
-    eventCount: payload.n,
-    body: payload.body,
-    failing: webhook.failing,
-  });
+    url: row.endpoint_url,
+    secretSealed: row.secret_sealed,
+    attemptsInRound: row.attempts,
+    eventCount: row.n,
+    body: row.body,
+    failing: row.failing,
+  };
+}
 
-  if (webhook.open_id) {
-    if (webhook.leased || !webhook.due) return null;
-    if (webhook.abandoned) {
-      // A worker took it and never recorded an outcome (killed mid-attempt): said so in the list.
-      await tx.execute(
-        `insert into webhook_attempts (id, delivery_id, attempt, started_at, duration_ms, status_code, error, response_body)
-         select ?, ?, coalesce(max(attempt), 0) + 1, now(), 0, null, 'no outcome recorded: the worker stopped during the attempt', null
-           from webhook_attempts where delivery_id = ?`,
-        [randomUUID(), webhook.open_id, webhook.open_id],
-      );
-    }
-    const [row] = await tx.execute<Array<{ attempts: number; body: string; n: number }>>(
-      `with d as (
-         update webhook_deliveries set attempts = attempts + 1, lease_until = ${LEASE}, updated_at = now() where id = ? returning attempts
-       ), b as (select event_id, event_seq from webhook_messages where delivery_id = ?)
-       select (select attempts from d), ${BODY} from b join domain_events e on e.id = b.event_id`,
-      [leaseMs, webhook.open_id, webhook.open_id],
-    );
-    return claim(webhook.open_id, row!.attempts, row!);
-  }
-
-  // A new delivery of the next messages, and its body, in one statement.
-  const id = randomUUID();
-  const [made] = await tx.execute<Array<{ body: string; n: number }>>(
-    `with b as (
-       select event_id, event_seq from webhook_messages where webhook_id = ? and delivery_id is null order by event_seq limit ?
-     ), d as (
-       insert into webhook_deliveries (id, webhook_id, created_at, updated_at, status, event_count, first_event_seq, attempts, next_attempt_at, lease_until)
-       select ?, ?, now(), now(), 'pending', count(*), min(event_seq), 1, now(), ${LEASE} from b having count(*) > 0
-       returning id
-     ), m as (
-       update webhook_messages w set delivery_id = d.id from d, b where w.webhook_id = ? and w.event_id = b.event_id returning 1
-     )
-     select ${BODY}, (select count(*) from m) as marked from b join domain_events e on e.id = b.event_id`,
-    [webhookId, webhook.batch_size_max, id, webhookId, leaseMs, webhookId],
-  );
-  if (!made || made.n === 0) return null;
-  return claim(id, 1, made);
+/** The next attempt of one webhook, or null when none is due or another worker holds it. */
+export function claimDelivery(em: EntityManager, webhookId: string, leaseMs: number): Promise<Claim | null> {
+  return step(em, webhookId, leaseMs, true);
 }
 
 export type AttemptOutcome = 'delivered' | 'retry' | 'failed' | 'disabled';
 
-/** Records one attempt and decides what follows it, in the caller's transaction. */
-export async function recordAttempt(
+/** Records a failed attempt and decides what follows it (retry, give up, disable), in the caller's transaction. */
+export async function recordFailure(
   tx: EntityManager,
   claim: Claim,
   result: SendResult,
   startedAt: Date,
   now = new Date(),
-): Promise<AttemptOutcome> {
+): Promise<Exclude<AttemptOutcome, 'delivered'>> {
   const attempt = `insert into webhook_attempts (id, delivery_id, attempt, started_at, duration_ms, status_code, error, response_body)
        select ?, ?, coalesce(max(attempt), 0) + 1, ?, ?, ?, ?, ? from webhook_attempts where delivery_id = ?`;
   const attemptValues = [
@@ -153,16 +129,6 @@ export async function recordAttempt(
     result.responseBody,
     claim.deliveryId,
   ];
-  if (result.ok) {
-    // One statement: the attempt, the delivery done, and the failure streak (if any) over.
-    await tx.execute(
-      `with a as (${attempt}), d as (
-         update webhook_deliveries set status = 'delivered', delivered_at = now(), lease_until = null, updated_at = now() where id = ?
-       ) ${claim.failing ? 'update webhooks set failing_since = null where id = ?' : 'select ?::uuid'}`,
-      [...attemptValues, claim.deliveryId, claim.webhookId],
-    );
-    return 'delivered';
-  }
   await tx.execute(attempt, attemptValues);
   const finish = (status: 'failed' | 'pending', nextAt?: Date) =>
     tx.execute(
@@ -225,7 +191,7 @@ export async function deliverWebhook(em: EntityManager, webhookId: string, optio
   const outcomes: AttemptOutcome[] = [];
   let events = 0;
   let more = false;
-  let claim = await em.transactional((tx) => claimDelivery(tx as EntityManager, webhookId, leaseMs));
+  let claim = await claimDelivery(em, webhookId, leaseMs);
   while (claim) {
     const current: Claim = claim;
     const key = signingKey(options.secrets.open(current.secretSealed));
@@ -235,17 +201,15 @@ export async function deliverWebhook(em: EntityManager, webhookId: string, optio
       { ...signedHeaders(key, current.deliveryId, current.body, at) },
       current.body,
     );
-    claim = await em.transactional(async (tx) => {
-      const outcome = await recordAttempt(tx as EntityManager, current, result, at);
-      outcomes.push(outcome);
-      if (outcome !== 'delivered') return null;
-      events += current.eventCount;
-      if (Date.now() - started >= options.budgetMs) {
-        more = true;
-        return null;
-      }
-      return claimDelivery(tx as EntityManager, webhookId, leaseMs);
-    });
+    if (!result.ok) {
+      outcomes.push(await em.transactional((tx) => recordFailure(tx as EntityManager, current, result, at)));
+      break;
+    }
+    outcomes.push('delivered');
+    events += current.eventCount;
+    more = Date.now() - started >= options.budgetMs;
+    // Recording this success and claiming the next batch: one statement.
+    claim = await step(em, webhookId, leaseMs, !more, { claim: current, result, startedAt: at });
   }
   return { attempts: outcomes.length, events, last: outcomes[outcomes.length - 1] ?? null, more };
 }
