@@ -22,7 +22,7 @@ import { AS_COMPILED, fmt, type Figure, type Harness, type BatchRound } from './
  */
 const BASE_DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/trading_bench';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const SIZES: Record<number, number> = { 1: 1500, 100: 20_000 };
+const SIZES: Record<number, number> = { 1: 3000, 100: 20_000 };
 const STEADY_RATE = 50;
 const STEADY_SECONDS = Number(process.env.BENCH_DURATION_MS ?? 10_000) / 1000;
 
@@ -160,7 +160,7 @@ export async function run(h: Harness): Promise<Figure[]> {
     const delays = [...committed].map(([id, at]) => receiver.arrivals!.get(id)! - at).sort((a, b) => a - b);
     const pct = (p: number) => delays[Math.min(delays.length - 1, Math.floor(p * delays.length))]!;
     process.stderr.write(
-      `  webhooks: commit-to-receipt delay at ${STEADY_RATE} events/s for ${STEADY_SECONDS} s (OUTBOX_RELAY_INTERVAL_MS 1000): ` +
+      `  webhooks: commit-to-receipt delay at ${STEADY_RATE} events/s for ${STEADY_SECONDS} s (OUTBOX_RELAY_INTERVAL_MS ${process.env.OUTBOX_RELAY_INTERVAL_MS ?? 1000}): ` +
         `p50 ${fmt(pct(0.5))} ms, p99 ${fmt(pct(0.99))} ms, max ${fmt(delays[delays.length - 1]!)} ms\n`,
     );
     return figures;
