@@ -111,3 +111,34 @@ describe('webhook retry schedule', () => {
     expect(retryAfter('soon')).toBeUndefined();
   });
 });
+
+describe('webhook sender: the address actually connected to', () => {
+  test('when a name resolves to loopback at send time (rebinding), then undici never connects and the attempt says why', async () => {
+    const { createServer } = await import('node:http');
+    const { WebhookSender } = await import('../../src/domain/webhooks/sender');
+    let hits = 0;
+    const server = createServer((_req, res) => {
+      hits++;
+      res.writeHead(204).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as { port: number }).port;
+    const dns = fakeDns({ 'rebind.test': ['127.0.0.1'], 'meta.test': ['169.254.169.254'] });
+    const strict = new WebhookSender({ timeoutMs: 1000, allowPrivate: false, lookup: dns });
+    const lenient = new WebhookSender({ timeoutMs: 1000, allowPrivate: true, lookup: dns });
+    try {
+      const refused = await strict.send(`https://rebind.test:${port}/hook`, {}, '{}');
+      expect(refused).toMatchObject({ ok: false, statusCode: null });
+      expect(refused.error).toMatch(/refused: rebind.test resolves to a loopback/);
+      const metadata = await lenient.send(`http://meta.test:${port}/hook`, {}, '{}');
+      expect(metadata.error).toMatch(/link-local/);
+      // The same name allowed (private URLs on) connects for real.
+      expect(await lenient.send(`http://rebind.test:${port}/hook`, {}, '{}')).toMatchObject({ ok: true, statusCode: 204 });
+      expect(hits).toBe(1);
+    } finally {
+      await strict.close();
+      await lenient.close();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+});

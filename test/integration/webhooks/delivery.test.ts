@@ -228,3 +228,19 @@ test('when every attempt has failed for 5 days, then the next failure disables t
   expect(row!.failing_since).toBeNull();
   await app.request('PATCH', `/webhooks/${id}`, { token: admin, body: { is_active: false } });
 });
+
+test('when the endpoint answers a redirect, then it is not followed and the attempt fails', async () => {
+  const secret = newSecret();
+  const target = await receiver(secret, () => ({ status: 204 }));
+  const r = await receiver(secret, () => ({ status: 307, headers: { location: target.url } }));
+  const id = await webhook(r.url, secret);
+  await sendTest(id);
+  const list = await waitFor('the attempt recorded', async () => {
+    const l = await deliveries(id);
+    return l.items[0]?.attempts.length ? l : undefined;
+  });
+  expect(list.items[0].attempts[0]).toMatchObject({ status_code: 307, error: expect.stringMatching(/307/) });
+  expect(list.items[0].status).toBe('pending');
+  expect(target.received).toHaveLength(0);
+  await app.request('PATCH', `/webhooks/${id}`, { token: admin, body: { is_active: false } });
+});
