@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { at, call, measure, nextSeq, type LoadOptions, type LoadResult } from './load';
+import { median } from './bench-kit';
 
 export const BENCH_DIR = path.resolve(__dirname, '..');
 const REPO_ROOT = path.dirname(BENCH_DIR);
@@ -365,12 +366,6 @@ function appendFigure(figure: Figure): void {
 function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
 export function fmt(n: number, digits = 0): string {
