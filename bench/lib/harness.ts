@@ -69,7 +69,8 @@ export interface Figure {
   failures: { candidate: number; baseline: number };
   /** Median share of a core the load generator used; near 1 that side's rps is the generator's limit, not the server's. */
   loadCpu: { candidate: number; baseline: number };
-  machine: { cpus: number; node: string };
+  /** Where it was measured: core count, the CPU's model name, Node version. */
+  machine: { cpus: number; model?: string; node: string };
   date: string;
   /**
    * Only on batch figures (Harness.record), where each round is one timed batch of work instead of
@@ -225,7 +226,7 @@ export class Harness {
         candidate: round2(median(results.candidate.map((r) => r.loadCpu))),
         baseline: round2(median(results.baseline.map((r) => r.loadCpu))),
       },
-      machine: { cpus: os.cpus().length, node: process.version },
+      machine: machineOf(),
       date: new Date().toISOString(),
     };
     printFigure(figure);
@@ -260,7 +261,7 @@ export class Harness {
         baseline: spec.baseline.reduce((sum, r) => sum + (r.failures ?? 0), 0),
       },
       loadCpu: { candidate: cpu(spec.candidate), baseline: cpu(spec.baseline) },
-      machine: { cpus: os.cpus().length, node: process.version },
+      machine: machineOf(),
       date: new Date().toISOString(),
       batch: {
         unit: spec.unit,
@@ -445,4 +446,8 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
       process.exit(128 + os.constants.signals[signal]),
     );
   });
+}
+
+function machineOf(): Figure['machine'] {
+  return { cpus: os.cpus().length, model: os.cpus()[0]?.model.trim(), node: process.version };
 }
