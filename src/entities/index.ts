@@ -9,6 +9,7 @@ import { EventInboxEntry } from './event-inbox-entry.entity';
 import { IdempotencyRecord } from './idempotency-record.entity';
 import { LedgerEntry } from './ledger-entry.entity';
 import { Order } from './order.entity';
+import { PasswordResetToken } from './password-reset-token.entity';
 import { PendingOrder } from './pending-order.entity';
 import { BrokerSettings } from './broker-settings.entity';
 import { Customer } from './customer.entity';
@@ -34,6 +35,7 @@ export const ENTITIES = [
   Customer,
   Session,
   RefreshToken,
+  PasswordResetToken,
   BackupCode,
   ApiToken,
   BrokerSettings,

@@ -8,6 +8,7 @@ export const TAGS: Record<string, string> = {
   'broker settings': 'Settings of this broker deployment (`/api/admin/settings`)',
   audit: 'Who changed what, when (`/api/admin/audit`)',
   'api tokens': 'Scoped long-lived tokens for integrations (`/api/crm/settings/api-tokens`)',
+  'password reset': 'A customer who forgot the password gets a mail with a single-use link (`/customers/password-reset/*`)',
   customers: 'Customers and their own profile (`/api/crm/customers`, `/api/customer/me`)',
   accounts: 'Wallets and trading accounts (`/api/crm/.../accounts`, `/customers/me/accounts`)',
   money:
@@ -24,7 +25,7 @@ export const TAGS: Record<string, string> = {
 
 export const TAG_GROUPS: Array<{ name: string; tags: string[] }> = [
   { name: 'Identity and access', tags: ['auth', 'staff administration', 'api tokens', 'broker settings', 'audit'] },
-  { name: 'Customers and money', tags: ['customers', 'accounts', 'money', 'withdrawals'] },
+  { name: 'Customers and money', tags: ['customers', 'password reset', 'accounts', 'money', 'withdrawals'] },
   { name: 'Trading', tags: ['groups', 'instruments', 'orders', 'pending orders', 'simulator'] },
   { name: 'Operations', tags: ['observability', 'queues'] },
 ];

@@ -7,6 +7,7 @@ import { groupRoutes } from './groups.routes';
 import { instrumentRoutes } from './instruments.routes';
 import { moneyRoutes } from './money.routes';
 import { orderRoutes } from './orders.routes';
+import { passwordResetRoutes } from './password-reset.routes';
 import { queueRoutes } from './queues.routes';
 import { simulatorRoutes } from './simulator.routes';
 import { systemRoutes } from './system.routes';
@@ -17,6 +18,7 @@ export const ROUTES: RouteSpec[] = [
   ...authRoutes,
   ...adminRoutes,
   ...crmRoutes,
+  ...passwordResetRoutes,
   ...groupRoutes,
   ...instrumentRoutes,
   ...simulatorRoutes,
