@@ -5,6 +5,7 @@ import { BackupCode } from './backup-code.entity';
 import { BaseEntity } from './base.entity';
 import { BulkCloseItem, BulkCloseRun } from './bulk-close.entity';
 import { DomainEvent } from './domain-event.entity';
+import { EmailTemplate } from './email-template.entity';
 import { EventInboxEntry } from './event-inbox-entry.entity';
 import { IdempotencyRecord } from './idempotency-record.entity';
 import { LedgerEntry } from './ledger-entry.entity';
@@ -30,6 +31,7 @@ export const ENTITIES = [
   BaseEntity,
   PrincipalEntity,
   MailMessage,
+  EmailTemplate,
   Role,
   StaffUser,
   Customer,

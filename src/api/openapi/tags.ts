@@ -19,6 +19,8 @@ export const TAGS: Record<string, string> = {
   orders: 'Market orders and bulk close (`/orders`)',
   'pending orders': 'Limit, stop and stop-limit orders (`/orders/pending`)',
   simulator: 'The price source: quotes and the random walk (`/simulator`)',
+  'email templates':
+    'Mail templates operators edit, with their translations and a preview (`/email-templates`); the service sends its own mails from them',
   observability: 'Liveness, readiness and metrics',
   queues: 'The job queues, for operators and their scripts (`/api/admin/queues`); the dashboard is at /admin/queues',
 };
@@ -27,5 +29,5 @@ export const TAG_GROUPS: Array<{ name: string; tags: string[] }> = [
   { name: 'Identity and access', tags: ['auth', 'staff administration', 'api tokens', 'broker settings', 'audit'] },
   { name: 'Customers and money', tags: ['customers', 'password reset', 'accounts', 'money', 'withdrawals'] },
   { name: 'Trading', tags: ['groups', 'instruments', 'orders', 'pending orders', 'simulator'] },
-  { name: 'Operations', tags: ['observability', 'queues'] },
+  { name: 'Operations', tags: ['email templates', 'observability', 'queues'] },
 ];

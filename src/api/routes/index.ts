@@ -3,6 +3,7 @@ import { accountRoutes } from './accounts.routes';
 import { adminRoutes } from './admin.routes';
 import { authRoutes } from './auth.routes';
 import { crmRoutes } from './crm.routes';
+import { emailTemplateRoutes } from './email-templates.routes';
 import { groupRoutes } from './groups.routes';
 import { instrumentRoutes } from './instruments.routes';
 import { moneyRoutes } from './money.routes';
@@ -19,6 +20,7 @@ export const ROUTES: RouteSpec[] = [
   ...adminRoutes,
   ...crmRoutes,
   ...passwordResetRoutes,
+  ...emailTemplateRoutes,
   ...groupRoutes,
   ...instrumentRoutes,
   ...simulatorRoutes,
