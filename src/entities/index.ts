@@ -9,6 +9,7 @@ import { EmailTemplate } from './email-template.entity';
 import { EventInboxEntry } from './event-inbox-entry.entity';
 import { IdempotencyRecord } from './idempotency-record.entity';
 import { LedgerEntry } from './ledger-entry.entity';
+import { Notification } from './notification.entity';
 import { Order } from './order.entity';
 import { PasswordResetToken } from './password-reset-token.entity';
 import { PendingOrder } from './pending-order.entity';
@@ -56,4 +57,5 @@ export const ENTITIES = [
   IdempotencyRecord,
   Transfer,
   Withdrawal,
+  Notification,
 ];

@@ -7,6 +7,7 @@ import { emailTemplateRoutes } from './email-templates.routes';
 import { groupRoutes } from './groups.routes';
 import { instrumentRoutes } from './instruments.routes';
 import { moneyRoutes } from './money.routes';
+import { notificationRoutes } from './notifications.routes';
 import { orderRoutes } from './orders.routes';
 import { passwordResetRoutes } from './password-reset.routes';
 import { queueRoutes } from './queues.routes';
@@ -26,6 +27,7 @@ export const ROUTES: RouteSpec[] = [
   ...simulatorRoutes,
   ...accountRoutes,
   ...moneyRoutes,
+  ...notificationRoutes,
   ...orderRoutes,
   ...queueRoutes,
 ];

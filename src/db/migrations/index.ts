@@ -12,6 +12,7 @@ import { Migration20261123150838_MailTemplates } from './Migration20261123150838
 import { Migration20261123155625_Money } from './Migration20261123155625_Money';
 import { Migration20261123170348_PasswordReset } from './Migration20261123170348_PasswordReset';
 import { Migration20261123171255_EmailTemplates } from './Migration20261123171255_EmailTemplates';
+import { Migration20261123172003_Notifications } from './Migration20261123172003_Notifications';
 
 export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122185420', class: Migration20261122185420 },
@@ -26,4 +27,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261123155625_Money', class: Migration20261123155625_Money },
   { name: 'Migration20261123170348_PasswordReset', class: Migration20261123170348_PasswordReset },
   { name: 'Migration20261123171255_EmailTemplates', class: Migration20261123171255_EmailTemplates },
+  { name: 'Migration20261123172003_Notifications', class: Migration20261123172003_Notifications },
 ];
