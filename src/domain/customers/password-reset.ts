@@ -8,6 +8,7 @@ import type { JobProducer } from '../../jobs/job-producer';
 import { randomToken, sha256Hex, type SecretBox } from '../../platform/crypto';
 import { fieldError } from '../../platform/errors';
 import type { Identity } from '../identity/identity';
+import { recordAudit } from '../audit/audit';
 import { assertPasswordPolicy } from '../identity/password-policy';
 import { hashPassword } from '../identity/passwords';
 import { normalizeEmail } from '../identity/principals';
@@ -89,8 +90,8 @@ const invalidToken = () => fieldError('body', ['token'], 'The reset token is inv
 /**
  * POST /customers/password-reset/confirm: a live token sets the password (the policy of every
  * other password, 422 at `new_password`, which leaves the token unused), consumes every
- * outstanding reset token of the customer in the same transaction, and then revokes all of its
- * sessions. Of two confirmations racing with one token, one wins: the token is consumed by a
+ * outstanding reset token of the customer in the same transaction (audited as
+ * `customer.password_reset`), and then revokes all of its sessions. Of two confirmations racing with one token, one wins: the token is consumed by a
  * conditional update.
  */
 export async function confirmPasswordReset(
@@ -118,6 +119,13 @@ export async function confirmPasswordReset(
     );
     await tx.nativeUpdate(Customer, { id: customer.id }, { passwordHash, updatedAt: new Date() });
     const sessions = await tx.find(Session, { principalType: 'customer', principalId: customer.id, revokedAt: null });
+    // The customer acted through a mailed token, not a staff login: the trail names no staff actor.
+    recordAudit(tx as EntityManager, 'system', {
+      action: 'customer.password_reset',
+      entityType: 'customer',
+      entityId: customer.id,
+      after: { sessions_revoked: sessions.length },
+    });
     return sessions.map((x) => x.id);
   });
   await revokeSessions(em, identity, sessionIds, 'password_reset');

@@ -82,6 +82,13 @@ test('when a customer asks for a reset, then the mail arrives with a working sin
   expect(old.status).toBe(401);
   await loginCustomer(app, customer.email, NEW_PASSWORD);
 
+  const [audit] = await sql<{ action: string; actor_type: string; after: unknown }>(
+    app,
+    'select action, actor_type, after from audit_entries where entity_id = ? and action = ?',
+    [customer.id, 'customer.password_reset'],
+  );
+  expect(audit).toEqual({ action: 'customer.password_reset', actor_type: 'system', after: { sessions_revoked: 1 } });
+
   // Single use.
   const again = await confirm(token, 'Another-quiet-meadow-58');
   expect(again.status).toBe(422);
