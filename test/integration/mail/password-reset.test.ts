@@ -143,7 +143,7 @@ test('when the email is unknown, then the answer is the same 202, in about the s
   };
   const known: number[] = [];
   const unknown: number[] = [];
-  for (let i = 0; i < 3; i++) {
+  for (let i = 0; i < 5; i++) {
     const k = await timed(customer.email);
     const u = await timed(`nobody-${i}@broker.test`);
     expect(u.res.status).toBe(k.res.status);
@@ -151,14 +151,14 @@ test('when the email is unknown, then the answer is the same 202, in about the s
     known.push(k.ms);
     unknown.push(u.ms);
   }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[1]!;
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[2]!;
   expect(Math.min(...known, ...unknown)).toBeGreaterThanOrEqual(RESET_ANSWER_FLOOR_MS - 5);
   expect(Math.abs(median(known) - median(unknown))).toBeLessThan(50);
   await waitFor(
-    'the three known-email mails',
-    async () => smtp.received.filter((m) => m.to.includes(customer.email)).length >= 3,
+    'the five known-email mails',
+    async () => smtp.received.filter((m) => m.to.includes(customer.email)).length >= 5,
   );
-  expect(await app.runtime.services.orm.em.fork().count(MailMessage, {})).toBe(before + 3);
+  expect(await app.runtime.services.orm.em.fork().count(MailMessage, {})).toBe(before + 5);
 });
 
 test('when one email is asked for too often, then 429 with Retry-After, for a known email exactly as for an unknown one', async () => {
