@@ -67,3 +67,29 @@ test('when the server answers 550, then the mail is failed at once, with the rep
   expect(receivedOf(mail.id)).toHaveLength(0);
   expect((await row(mail.id)).attempts).toBe(1);
 });
+
+test('when the SMTP server refuses the connection, then the row goes back to queued with the error and a retry is scheduled', async () => {
+  // A port nobody listens on: bind one, note it, close it.
+  const closed = await startSmtpSink();
+  const url = closed.url;
+  await closed.close();
+  const other = await startTestApp({ label: 'smtprefused', env: { SMTP_URL: url } });
+  try {
+    const { mail } = await queueResetMail(other, { to: 'nobody-home@broker.test' });
+    await dispatchMail(other.runtime.services.jobs, mail);
+    const retried = await waitFor('the refused send to be recorded', async () => {
+      const m = await other.runtime.services.orm.em.fork().findOneOrFail(MailMessage, mail.id, { refresh: true });
+      return m.lastError ? m : undefined;
+    });
+    expect(retried).toMatchObject({
+      status: 'queued',
+      attempts: 1,
+      lastError: expect.stringMatching(/ECONNREFUSED|ECONNECTION/),
+    });
+    expect(retried.secretData).not.toBeNull();
+    const job = await other.runtime.services.jobs.queue(SendMailJob.queue).getJob(SendMailJob.jobId!({ mail_id: mail.id }));
+    expect(await job!.getState()).toBe('delayed');
+  } finally {
+    await other.stop();
+  }
+});
