@@ -154,10 +154,7 @@ test('when the email is unknown, then the answer is the same 202, in about the s
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[2]!;
   expect(Math.min(...known, ...unknown)).toBeGreaterThanOrEqual(RESET_ANSWER_FLOOR_MS - 5);
   expect(Math.abs(median(known) - median(unknown))).toBeLessThan(50);
-  await waitFor(
-    'the five known-email mails',
-    async () => smtp.received.filter((m) => m.to.includes(customer.email)).length >= 5,
-  );
+  await waitFor('the five known-email mails', async () => smtp.received.filter((m) => m.to.includes(customer.email)).length >= 5);
   expect(await app.runtime.services.orm.em.fork().count(MailMessage, {})).toBe(before + 5);
 });
 
