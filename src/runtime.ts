@@ -15,8 +15,7 @@ import { createMailTransport } from './mail/mail-transport';
 import { checkConsumers, EVENT_CONSUMERS, type EventConsumer } from './domain/events/consumers';
 import { outboxLagSeconds } from './domain/events/relay';
 import { createIdentity } from './domain/identity/identity';
-import { CodeTemplateRenderer } from './domain/mail/renderer';
-import { MAIL_TEMPLATES } from './domain/mail/templates';
+import { EmailTemplateRenderer } from './domain/mail/renderer';
 import { QuoteStore } from './domain/prices/quote-store';
 import { bootstrapStaff } from './domain/identity/staff';
 import { SecretBox } from './platform/crypto';
@@ -100,7 +99,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     mail: createMailTransport(config.smtpUrl, logger),
     // Its own HKDF label: never the JWT key, never the TOTP seeds' key.
     mailSecrets: new SecretBox(config.jwt.secret, 'mail-secret-data'),
-    mailRenderer: new CodeTemplateRenderer(MAIL_TEMPLATES),
+    mailRenderer: new EmailTemplateRenderer(),
     identity: createIdentity(config, redis),
     quotes: new QuoteStore(redis, config.queuePrefix),
     eventConsumers,

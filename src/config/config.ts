@@ -90,6 +90,7 @@ const EnvSchema = z.object({
   OUTBOX_RELAY_INTERVAL_MS: integerText(100, 60000).default(1000),
   OUTBOX_RELAY_BATCH_SIZE: integerText(1, 10000).default(500),
   MAIL_REQUEUE_AFTER_SECONDS: integerText(1, 86400).default(60),
+  PASSWORD_RESET_URL: urlText(['https:', 'http:']).default('https://portal.broker.invalid/reset-password'),
   BODY_LIMIT_BYTES: integerText(1024, 50 * 1024 * 1024).default(1024 * 1024),
   TRUST_PROXY: z
     .string()
@@ -162,6 +163,8 @@ export interface Config {
   outboxRelay: { intervalMs: number; batchSize: number };
   /** A mail still queued this long after its last touch has its send job re-added by the relay. */
   mailRequeueAfterSeconds: number;
+  /** The customer portal page a reset mail links to, with `?token=<token>` appended. */
+  passwordResetUrl: string;
   bodyLimitBytes: number;
   /** Which hops may set X-Forwarded-For (the client address sessions and the login throttle see); see compileTrust. */
   trustProxy: string;
@@ -241,6 +244,7 @@ export function loadConfig(env: Env = process.env): Config {
     bulkCloseWaitMs: e.BULK_CLOSE_WAIT_MS,
     outboxRelay: { intervalMs: e.OUTBOX_RELAY_INTERVAL_MS, batchSize: e.OUTBOX_RELAY_BATCH_SIZE },
     mailRequeueAfterSeconds: e.MAIL_REQUEUE_AFTER_SECONDS,
+    passwordResetUrl: e.PASSWORD_RESET_URL,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     trustProxy: e.TRUST_PROXY,
   });

@@ -1,6 +1,7 @@
 import type { JobDefinition } from './job-definition';
 import { BulkCloseFinishJob, BulkCloseTicketJob } from './bulk-close.job';
 import { ExpirePendingOrdersJob } from './expire-pending-orders.job';
+import { NotifyCustomersJob } from './notify-customers.job';
 import { OutboxRelayJob } from './outbox-relay.job';
 import { SendMailJob } from './send-mail.job';
 import { SimulatorTickJob } from './simulator-tick.job';
@@ -16,4 +17,5 @@ export const JOB_DEFINITIONS: JobDefinition[] = [
   OutboxRelayJob,
   WebhooksDispatchJob,
   WebhookDeliverJob,
+  NotifyCustomersJob,
 ];

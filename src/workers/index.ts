@@ -1,6 +1,7 @@
 import type { Processor } from './processor';
 import { bulkCloseFinishProcessor, bulkCloseTicketProcessor } from './bulk-close.worker';
 import { expirePendingOrdersProcessor } from './expire-pending-orders.worker';
+import { notifyCustomersProcessor } from './notify-customers.worker';
 import { outboxRelayProcessor } from './outbox-relay.worker';
 import { sendMailProcessor } from './send-mail.worker';
 import { simulatorTickProcessor } from './simulator-tick.worker';
@@ -16,4 +17,5 @@ export const PROCESSORS: Processor[] = [
   outboxRelayProcessor,
   webhooksDispatchProcessor,
   webhookDeliverProcessor,
+  notifyCustomersProcessor,
 ];

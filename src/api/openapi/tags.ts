@@ -8,11 +8,13 @@ export const TAGS: Record<string, string> = {
   'broker settings': 'Settings of this broker deployment (`/api/admin/settings`)',
   audit: 'Who changed what, when (`/api/admin/audit`)',
   'api tokens': 'Scoped long-lived tokens for integrations (`/api/crm/settings/api-tokens`)',
+  'password reset': 'A customer who forgot the password gets a mail with a single-use link (`/customers/password-reset/*`)',
   customers: 'Customers and their own profile (`/api/crm/customers`, `/api/customer/me`)',
   accounts: 'Wallets and trading accounts (`/api/crm/.../accounts`, `/customers/me/accounts`)',
   money:
     'Deposits, transfers between your own accounts and the ledger (`/api/backoffice/accounts/...`, `/customers/me/transfer`, `/customers/me/transactions`)',
   withdrawals: 'Withdrawal requests from the wallet and their approval (`/customers/me/withdraw`, `/api/backoffice/withdrawals`)',
+  notifications: 'What happened to your money and positions, newest first (`/customers/me/notifications`)',
   groups: 'Trading groups and how each trades an instrument (`/groups`)',
   instruments: 'Tradable symbols (`/api/platform/instruments`)',
   orders: 'Market orders and bulk close (`/orders`)',
@@ -46,14 +48,16 @@ export const TAGS: Record<string, string> = {
     '`"<webhook-id>.<webhook-timestamp>.<raw body>"`)) must equal the part after `v1,` of one of the space-separated',
     'signatures, compared in constant time.',
   ].join('\n'),
+  'email templates':
+    'Mail templates operators edit, with their translations and a preview (`/email-templates`); the service sends its own mails from them',
   observability: 'Liveness, readiness and metrics',
   queues: 'The job queues, for operators and their scripts (`/api/admin/queues`); the dashboard is at /admin/queues',
 };
 
 export const TAG_GROUPS: Array<{ name: string; tags: string[] }> = [
   { name: 'Identity and access', tags: ['auth', 'staff administration', 'api tokens', 'broker settings', 'audit'] },
-  { name: 'Customers and money', tags: ['customers', 'accounts', 'money', 'withdrawals'] },
+  { name: 'Customers and money', tags: ['customers', 'password reset', 'accounts', 'money', 'withdrawals', 'notifications'] },
   { name: 'Trading', tags: ['groups', 'instruments', 'orders', 'pending orders', 'simulator'] },
   { name: 'Integrations', tags: ['webhooks'] },
-  { name: 'Operations', tags: ['observability', 'queues'] },
+  { name: 'Operations', tags: ['email templates', 'observability', 'queues'] },
 ];

@@ -3,10 +3,13 @@ import { accountRoutes } from './accounts.routes';
 import { adminRoutes } from './admin.routes';
 import { authRoutes } from './auth.routes';
 import { crmRoutes } from './crm.routes';
+import { emailTemplateRoutes } from './email-templates.routes';
 import { groupRoutes } from './groups.routes';
 import { instrumentRoutes } from './instruments.routes';
 import { moneyRoutes } from './money.routes';
+import { notificationRoutes } from './notifications.routes';
 import { orderRoutes } from './orders.routes';
+import { passwordResetRoutes } from './password-reset.routes';
 import { queueRoutes } from './queues.routes';
 import { simulatorRoutes } from './simulator.routes';
 import { systemRoutes } from './system.routes';
@@ -18,11 +21,14 @@ export const ROUTES: RouteSpec[] = [
   ...authRoutes,
   ...adminRoutes,
   ...crmRoutes,
+  ...passwordResetRoutes,
+  ...emailTemplateRoutes,
   ...groupRoutes,
   ...instrumentRoutes,
   ...simulatorRoutes,
   ...accountRoutes,
   ...moneyRoutes,
+  ...notificationRoutes,
   ...orderRoutes,
   ...queueRoutes,
   ...webhookRoutes,
