@@ -80,6 +80,7 @@ const EnvSchema = z.object({
   BOOTSTRAP_ADMIN_EMAIL: z.email({ message: 'must be an email address' }).optional(),
   BOOTSTRAP_ADMIN_PASSWORD: z.string().min(12, { message: 'must be at least 12 characters' }).optional(),
   WEBHOOKS_ALLOW_PRIVATE_URLS: booleanText.default(false),
+  WEBHOOK_TIMEOUT_MS: integerText(500, 60000).default(10000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   WORKER_CONCURRENCY: integerText(1, 256).default(8),
   WORKER_QUEUES: z.string().max(1000).optional(),
@@ -147,6 +148,8 @@ export interface Config {
   queuePrefix: string;
   bootstrapAdmin: { email: string; password: string } | undefined;
   webhooksAllowPrivateUrls: boolean;
+  /** The longest one webhook delivery attempt may take, connect to last byte (connecting alone: at most 5 s of it). */
+  webhookTimeoutMs: number;
   logLevel: string;
   workerConcurrency: number;
   /** The queues a worker process serves (WORKER_QUEUES; all by default), each with its concurrency. */
@@ -232,6 +235,7 @@ export function loadConfig(env: Env = process.env): Config {
         ? { email: e.BOOTSTRAP_ADMIN_EMAIL, password: e.BOOTSTRAP_ADMIN_PASSWORD }
         : undefined,
     webhooksAllowPrivateUrls: e.WEBHOOKS_ALLOW_PRIVATE_URLS,
+    webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
     logLevel: e.LOG_LEVEL,
     workerConcurrency: e.WORKER_CONCURRENCY,
     workerQueues,

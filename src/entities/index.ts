@@ -25,6 +25,7 @@ import { Role } from './role.entity';
 import { Session } from './session.entity';
 import { StaffUser } from './staff-user.entity';
 import { Transfer } from './transfer.entity';
+import { Webhook } from './webhook.entity';
 import { Withdrawal } from './withdrawal.entity';
 
 /** Every entity the ORM knows. Listed explicitly: no folder scanning at start-up. */
@@ -57,5 +58,6 @@ export const ENTITIES = [
   IdempotencyRecord,
   Transfer,
   Withdrawal,
+  Webhook,
   Notification,
 ];

@@ -5,6 +5,7 @@ import { NotifyCustomersJob } from './notify-customers.job';
 import { OutboxRelayJob } from './outbox-relay.job';
 import { SendMailJob } from './send-mail.job';
 import { SimulatorTickJob } from './simulator-tick.job';
+import { WebhookDeliverJob, WebhooksDispatchJob } from './webhooks.job';
 
 /** Every job the system runs. The worker tier refuses to start unless each has exactly one processor. */
 export const JOB_DEFINITIONS: JobDefinition[] = [
@@ -14,5 +15,7 @@ export const JOB_DEFINITIONS: JobDefinition[] = [
   BulkCloseFinishJob,
   ExpirePendingOrdersJob,
   OutboxRelayJob,
+  WebhooksDispatchJob,
+  WebhookDeliverJob,
   NotifyCustomersJob,
 ];

@@ -5,6 +5,7 @@ import { notifyCustomersProcessor } from './notify-customers.worker';
 import { outboxRelayProcessor } from './outbox-relay.worker';
 import { sendMailProcessor } from './send-mail.worker';
 import { simulatorTickProcessor } from './simulator-tick.worker';
+import { webhookDeliverProcessor, webhooksDispatchProcessor } from './webhooks.worker';
 
 /** Every processor of the worker tier; checked against JOB_DEFINITIONS at start-up. */
 export const PROCESSORS: Processor[] = [
@@ -14,5 +15,7 @@ export const PROCESSORS: Processor[] = [
   bulkCloseFinishProcessor,
   expirePendingOrdersProcessor,
   outboxRelayProcessor,
+  webhooksDispatchProcessor,
+  webhookDeliverProcessor,
   notifyCustomersProcessor,
 ];

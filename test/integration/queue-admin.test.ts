@@ -52,6 +52,7 @@ describe('/api/admin/queues', () => {
       'mail',
       'orders',
       'simulator',
+      'webhooks',
     ]);
   });
 

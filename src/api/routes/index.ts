@@ -13,6 +13,7 @@ import { passwordResetRoutes } from './password-reset.routes';
 import { queueRoutes } from './queues.routes';
 import { simulatorRoutes } from './simulator.routes';
 import { systemRoutes } from './system.routes';
+import { webhookRoutes } from './webhooks.routes';
 
 /** The application's route table: what is mounted, documented and access-checked. */
 export const ROUTES: RouteSpec[] = [
@@ -30,4 +31,5 @@ export const ROUTES: RouteSpec[] = [
   ...notificationRoutes,
   ...orderRoutes,
   ...queueRoutes,
+  ...webhookRoutes,
 ];
