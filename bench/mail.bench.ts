@@ -2,11 +2,12 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import nodemailer from 'nodemailer';
-import { Client, Pool } from 'pg';
+import { Pool } from 'pg';
 import { renderMail } from '../src/domain/mail/renderer';
 import { MAIL_TEMPLATES } from '../src/domain/mail/templates';
 import { SendMailJob } from '../src/jobs/send-mail.job';
 import { SMTP_POOL } from '../src/mail/mail-transport';
+import { BASE_DATABASE_URL, dropDatabase, progressOf, withDatabase } from './lib/bench-kit';
 import { AS_COMPILED, type BatchRound, type Figure, type Harness } from './lib/harness';
 
 /**
@@ -23,11 +24,11 @@ import { AS_COMPILED, type BatchRound, type Figure, type Harness } from './lib/h
  * the last row recorded `sent` (polled every 20 ms); on the baseline side from the first send
  * to the last acceptance. A warm-up batch runs on each side first.
  */
+const progress = progressOf('mail');
 const MAILS = positiveInteger('BENCH_MAILS') ?? 1000;
 const CONCURRENCY = 8;
 const ROUNDS = positiveInteger('BENCH_ROUNDS') ?? 3;
 const TEMPLATE = MAIL_TEMPLATES.find((t) => t.key === 'withdrawal_approved')!;
-const BASE_DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/trading_bench';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const FROM = 'Trading Back Office <no-reply@broker.invalid>';
 
@@ -169,27 +170,7 @@ async function straight(transport: nodemailer.Transporter, n: number): Promise<B
 
 const rate = (r: BatchRound) => Math.round(MAILS / (r.ms / 1000));
 
-function progress(message: string): void {
-  process.stderr.write(`  mail: ${message}\n`);
-}
-
 function positiveInteger(name: string): number | undefined {
   const value = Number(process.env[name]);
   return Number.isInteger(value) && value > 0 ? value : undefined;
-}
-
-function withDatabase(url: string, database: string): string {
-  const parsed = new URL(url);
-  parsed.pathname = `/${database}`;
-  return parsed.toString();
-}
-
-async function dropDatabase(database: string): Promise<void> {
-  const client = new Client({ connectionString: withDatabase(BASE_DATABASE_URL, 'postgres') });
-  await client.connect();
-  try {
-    await client.query(`drop database if exists "${database.replace(/"/g, '""')}" with (force)`);
-  } finally {
-    await client.end();
-  }
 }

@@ -1,10 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Client, Pool } from 'pg';
+import { Pool } from 'pg';
 import { request, Agent } from 'undici';
 import { signedHeaders, signingKey } from '../src/domain/webhooks/signature';
 import { SecretBox } from '../src/platform/crypto';
+import { BASE_DATABASE_URL, dropDatabase, withDatabase } from './lib/bench-kit';
 import { AS_COMPILED, fmt, type Figure, type Harness, type BatchRound } from './lib/harness';
 
 /**
@@ -20,7 +21,6 @@ import { AS_COMPILED, fmt, type Figure, type Harness, type BatchRound } from './
  * The worker tier runs as in production (ROLE=worker, compiled, LOG_LEVEL silent), with
  * WEBHOOKS_ALLOW_PRIVATE_URLS on (the receiver is on loopback), on a database of its own.
  */
-const BASE_DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/trading_bench';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SIZES: Record<number, number> = { 1: 3000, 100: 20_000 };
 const STEADY_RATE = 50;
@@ -186,20 +186,4 @@ async function sameBodies(pool: Pool, ids: string[], batch: number): Promise<str
   const bodies: string[] = [];
   for (let i = 0; i < rows.length; i += batch) bodies.push(JSON.stringify({ events: rows.slice(i, i + batch) }));
   return bodies;
-}
-
-function withDatabase(url: string, database: string): string {
-  const parsed = new URL(url);
-  parsed.pathname = `/${database}`;
-  return parsed.toString();
-}
-
-async function dropDatabase(database: string): Promise<void> {
-  const client = new Client({ connectionString: withDatabase(BASE_DATABASE_URL, 'postgres') });
-  await client.connect();
-  try {
-    await client.query(`drop database if exists "${database.replace(/"/g, '""')}" with (force)`);
-  } finally {
-    await client.end();
-  }
 }
