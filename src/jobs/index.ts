@@ -1,5 +1,6 @@
 import type { JobDefinition } from './job-definition';
 import { BulkCloseFinishJob, BulkCloseTicketJob } from './bulk-close.job';
+import { EngineSweepJob, EngineTickJob } from './engine-tick.job';
 import { ExpirePendingOrdersJob } from './expire-pending-orders.job';
 import { OutboxRelayJob } from './outbox-relay.job';
 import { SendMailJob } from './send-mail.job';
@@ -13,4 +14,6 @@ export const JOB_DEFINITIONS: JobDefinition[] = [
   BulkCloseFinishJob,
   ExpirePendingOrdersJob,
   OutboxRelayJob,
+  EngineTickJob,
+  EngineSweepJob,
 ];

@@ -1,5 +1,6 @@
 import type { Processor } from './processor';
 import { bulkCloseFinishProcessor, bulkCloseTicketProcessor } from './bulk-close.worker';
+import { engineSweepProcessor, engineTickProcessor } from './engine-tick.worker';
 import { expirePendingOrdersProcessor } from './expire-pending-orders.worker';
 import { outboxRelayProcessor } from './outbox-relay.worker';
 import { sendMailProcessor } from './send-mail.worker';
@@ -13,4 +14,6 @@ export const PROCESSORS: Processor[] = [
   bulkCloseFinishProcessor,
   expirePendingOrdersProcessor,
   outboxRelayProcessor,
+  engineTickProcessor,
+  engineSweepProcessor,
 ];

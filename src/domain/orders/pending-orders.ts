@@ -15,7 +15,7 @@ import { countWaitingPendingOrders } from './positions';
 import { PricingContext, PricingError } from './pricing-context';
 
 /** cmd of pending orders (decisions, section 5). */
-const CMD = {
+export const CMD = {
   BUY_LIMIT: 2,
   SELL_LIMIT: 3,
   BUY_STOP: 4,
@@ -24,8 +24,8 @@ const CMD = {
   SELL_STOP_LIMIT: 7,
 } as const;
 
-const isBuy = (cmd: number) => cmd === CMD.BUY_LIMIT || cmd === CMD.BUY_STOP || cmd === CMD.BUY_STOP_LIMIT;
-const isStopLimit = (cmd: number) => cmd === CMD.BUY_STOP_LIMIT || cmd === CMD.SELL_STOP_LIMIT;
+export const isBuy = (cmd: number) => cmd === CMD.BUY_LIMIT || cmd === CMD.BUY_STOP || cmd === CMD.BUY_STOP_LIMIT;
+export const isStopLimit = (cmd: number) => cmd === CMD.BUY_STOP_LIMIT || cmd === CMD.SELL_STOP_LIMIT;
 /** Buy limit and sell stop (and sell stop limit) wait below the market; the others above it. */
 const triggersBelowMarket = (cmd: number) => cmd === CMD.BUY_LIMIT || cmd === CMD.SELL_STOP || cmd === CMD.SELL_STOP_LIMIT;
 
@@ -64,6 +64,7 @@ export const PendingOrderSchema = z.object({
   filled_order: z.int().nullable(),
   limit_price: z.number().nullable(),
   trailing_stop: z.number().nullable(),
+  cancel_reason: z.string().nullable().describe('Why the trading engine cancelled it (a fill that failed the margin check)'),
 });
 export type PendingOrderView = z.output<typeof PendingOrderSchema>;
 
@@ -86,6 +87,7 @@ export function pendingOrderView(p: PendingOrder): PendingOrderView {
     filled_order: p.filledOrder === null || p.filledOrder === undefined ? null : Number(p.filledOrder),
     limit_price: num(p.limitPrice),
     trailing_stop: num(p.trailingStop),
+    cancel_reason: p.cancelReason ?? null,
   };
 }
 

@@ -1,0 +1,477 @@
+import { LockMode } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { Account } from '../../entities/account.entity';
+import { Order } from '../../entities/order.entity';
+import { PendingOrder } from '../../entities/pending-order.entity';
+import { D, dec, type Dec } from '../../platform/decimal';
+import { AppError, ValidationFailure } from '../../platform/errors';
+import { lockAccounts } from '../accounts/accounts';
+import { accountView } from '../accounts/account-view';
+import { recordEvent } from '../events/outbox';
+import { closeOrder, metricsOf, openMarketOrder } from '../orders/market-orders';
+import { CMD, isBuy, isStopLimit, pendingOrderView } from '../orders/pending-orders';
+import { PricingContext, PricingError, type TradableQuote } from '../orders/pricing-context';
+import { BUY, closingPrice, profitInQuoteCurrency } from '../orders/trading-math';
+import type { QuoteStore } from '../prices/quote-store';
+
+/** Candidates read per query: a tick that triggers more pages through them by ticket. */
+const PAGE = 500;
+/** Candidates processed at once in one pass (each in its own transaction). */
+const PARALLEL = 4;
+
+export interface TickOutcome {
+  symbol: string;
+  trailed: number;
+  closed: { sl: number; tp: number };
+  triggered: number;
+  filled: number;
+  cancelled: number;
+  marginCalls: number;
+  stoppedOut: number;
+}
+
+/** Why a candidate was or was not acted on. */
+export type PendingStep = 'filled' | 'triggered' | 'cancelled' | 'waiting' | 'gone' | 'unpriced';
+
+type Quote = { bid: Dec; ask: Dec };
+
+/**
+ * Whether a pending order fires at an account's quote (decisions 12): buy limit when
+ * ask <= trigger, sell limit when bid >= trigger, buy stop when ask >= trigger, sell stop
+ * when bid <= trigger; a triggered stop-limit order rests as a limit order at its limit price.
+ */
+export function pendingFires(cmd: number, status: 'pending' | 'triggered', trigger: Dec, limit: Dec | null, q: Quote): boolean {
+  if (status === 'triggered') return isBuy(cmd) ? q.ask.lte(limit!) : q.bid.gte(limit!);
+  switch (cmd) {
+    case CMD.BUY_LIMIT:
+      return q.ask.lte(trigger);
+    case CMD.SELL_LIMIT:
+      return q.bid.gte(trigger);
+    case CMD.BUY_STOP:
+    case CMD.BUY_STOP_LIMIT:
+      return q.ask.gte(trigger);
+    case CMD.SELL_STOP:
+    case CMD.SELL_STOP_LIMIT:
+      return q.bid.lte(trigger);
+    default:
+      return false;
+  }
+}
+
+/** Which of sl and tp an open order hits at its account's quote: buys at bid, sells at ask. */
+export function stopHit(cmd: number, sl: Dec | null, tp: Dec | null, q: Quote): 'sl' | 'tp' | null {
+  const price = closingPrice(cmd, q);
+  if (cmd === BUY) {
+    if (sl && price.lte(sl)) return 'sl';
+    if (tp && price.gte(tp)) return 'tp';
+  } else {
+    if (sl && price.gte(sl)) return 'sl';
+    if (tp && price.lte(tp)) return 'tp';
+  }
+  return null;
+}
+
+/** Where a trailing stop puts sl now, or null when it would not move it forward. */
+export function trailedStop(cmd: number, sl: Dec | null, distance: Dec, q: Quote): Dec | null {
+  if (cmd === BUY) {
+    const next = q.bid.minus(distance);
+    return sl === null || next.gt(sl) ? next : null;
+  }
+  const next = q.ask.plus(distance);
+  return sl === null || next.lt(sl) ? next : null;
+}
+
+/**
+ * How far any account's quote of a symbol can lie from the raw quote: half the widest
+ * group spread (spreads are never negative). The indexed candidate queries widen their
+ * bounds by it, and each candidate is then decided at its own account's quote.
+ */
+async function halfBand(em: EntityManager, symbol: string): Promise<Dec> {
+  const rows = await em.getConnection().execute<Array<{ spread: string | null; digits: number }>>(
+    `select max(gi.spread)::text as spread, i.digits from instruments i
+       left join group_instruments gi on gi.instrument_id = i.id
+      where i.symbol = ? group by i.digits`,
+    [symbol],
+  );
+  const row = rows[0];
+  if (!row?.spread) return new D(0);
+  return dec(row.spread).times(new D(10).pow(-row.digits)).div(2);
+}
+
+/** Runs `work` over `items`, at most `limit` at a time. */
+async function inParallel<T, R>(items: T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await work(items[i]!);
+    }
+  });
+  await Promise.all(lanes);
+  return out;
+}
+
+/**
+ * Pages through the tickets an indexed query names, `PAGE` at a time in ticket order, and
+ * hands each page to `work`. The query takes the last ticket seen as its final parameter.
+ */
+async function forCandidates(
+  em: EntityManager,
+  sql: string,
+  params: unknown[],
+  work: (tickets: string[]) => Promise<void>,
+): Promise<void> {
+  let after = '0';
+  for (;;) {
+    const rows = await em
+      .getConnection()
+      .execute<Array<{ ticket: string }>>(`${sql} and ticket > ? order by ticket limit ${PAGE}`, [...params, after]);
+    if (rows.length === 0) return;
+    await work(rows.map((r) => String(r.ticket)));
+    if (rows.length < PAGE) return;
+    after = String(rows[rows.length - 1]!.ticket);
+  }
+}
+
+/** The account's own quote of the symbol (its group's spread applied), or null when it has none. */
+async function accountQuote(
+  em: EntityManager,
+  quotes: QuoteStore,
+  account: Account,
+  symbol: string,
+): Promise<TradableQuote | null> {
+  const pricing = await PricingContext.load(em, quotes, account, [symbol]);
+  try {
+    return pricing.quote(symbol);
+  } catch (err) {
+    if (err instanceof PricingError) return null;
+    throw err;
+  }
+}
+
+/**
+ * Decides one pending order at the current quote, in one transaction that holds its row
+ * locked: a second worker evaluating the same tick waits, then finds it no longer waiting.
+ * A limit or stop order that fires fills at once as a market order (openMarketOrder, with
+ * its margin check); a stop-limit order that fires becomes `triggered` and rests at its
+ * limit price. A fill refused (margin, position or balance limit, sl or tp on the wrong side
+ * of the fill price after a gap) cancels the order with the reason. Past its expiry an
+ * order is left to the expiry sweep: expiry wins over a later tick.
+ */
+export async function decidePendingOrder(em: EntityManager, quotes: QuoteStore, ticket: string): Promise<PendingStep> {
+  return em.transactional(async (tx) => {
+    const order = await tx.findOne(PendingOrder, { ticket }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+    if (!order || (order.status !== 'pending' && order.status !== 'triggered')) return 'gone';
+    if (order.expiryAt && order.expiryAt.getTime() <= Date.now()) return 'gone';
+    const account = await tx.findOneOrFail(Account, order.account.id, { populate: ['group'] });
+    const q = await accountQuote(tx, quotes, account, order.symbol);
+    if (!q) return 'unpriced';
+    const status = order.status;
+    if (!pendingFires(order.cmd, status, dec(order.triggerPrice), order.limitPrice ? dec(order.limitPrice) : null, q))
+      return 'waiting';
+
+    const now = new Date();
+    const customerId = account.customer.id;
+    if (status === 'pending') {
+      order.triggeredAt = now;
+      if (isStopLimit(order.cmd)) order.status = 'triggered';
+      order.updatedAt = now;
+      recordEvent(tx, {
+        type: 'pending_order.triggered',
+        aggregateType: 'pending_order',
+        aggregateId: order.ticket,
+        customerId,
+        data: pendingOrderView(order),
+      });
+      if (isStopLimit(order.cmd)) return 'triggered';
+    }
+    try {
+      const position = await openMarketOrder(
+        tx,
+        quotes,
+        account,
+        {
+          login: Number(order.login),
+          symbol: order.symbol,
+          cmd: isBuy(order.cmd) ? 0 : 1,
+          volume: Number(order.volume),
+          sl: order.sl === null || order.sl === undefined ? null : Number(order.sl),
+          tp: order.tp === null || order.tp === undefined ? null : Number(order.tp),
+          trailing_stop: order.trailingStop === null || order.trailingStop === undefined ? null : Number(order.trailingStop),
+          comment: order.comment ?? null,
+        },
+        { fillsPendingOrder: true },
+      );
+      order.status = 'filled';
+      order.filledOrder = position.ticket;
+      order.updatedAt = new Date();
+      recordEvent(tx, {
+        type: 'pending_order.filled',
+        aggregateType: 'pending_order',
+        aggregateId: order.ticket,
+        customerId,
+        data: pendingOrderView(order),
+      });
+      return 'filled';
+    } catch (err) {
+      const refused = err instanceof ValidationFailure || (err instanceof AppError && err.status < 500);
+      if (!refused) throw err;
+      order.status = 'cancelled';
+      order.cancelReason =
+        `Not filled: ${err instanceof ValidationFailure ? err.items.map((i) => i.msg).join('; ') : err.message}`.slice(0, 255);
+      order.updatedAt = new Date();
+      recordEvent(tx, {
+        type: 'pending_order.cancelled',
+        aggregateType: 'pending_order',
+        aggregateId: order.ticket,
+        customerId,
+        data: pendingOrderView(order),
+      });
+      return 'cancelled';
+    }
+  });
+}
+
+/**
+ * Closes an open order whose sl or tp its account's quote has reached (reason `sl` or
+ * `tp`), through closeOrder, which books the profit and writes order.closed once however
+ * many workers try. The account is locked first, as the stop-out does, so the two cannot
+ * deadlock over one order.
+ */
+export async function closeIfStopHit(em: EntityManager, quotes: QuoteStore, ticket: string): Promise<'sl' | 'tp' | null> {
+  return em.transactional(async (tx) => {
+    const order = await tx.findOne(Order, { ticket }, { refresh: true });
+    if (!order || order.status !== 'open') return null;
+    await lockAccounts(tx, [order.account.id]);
+    const account = await tx.findOneOrFail(Account, order.account.id, { populate: ['group'] });
+    const q = await accountQuote(tx, quotes, account, order.symbol);
+    if (!q) return null;
+    const hit = stopHit(order.cmd, order.sl ? dec(order.sl) : null, order.tp ? dec(order.tp) : null, q);
+    if (!hit) return null;
+    const outcome = await closeOrder(tx, quotes, ticket, hit);
+    return outcome.kind === 'closed' && outcome.booked ? hit : null;
+  });
+}
+
+/** Moves an open order's sl behind the price by its trailing stop, only ever forward (one conditional UPDATE). */
+export async function trailStop(em: EntityManager, quotes: QuoteStore, ticket: string): Promise<boolean> {
+  const order = await em.findOne(Order, { ticket }, { refresh: true });
+  if (!order || order.status !== 'open' || !order.trailingStop) return false;
+  const account = await em.findOneOrFail(Account, order.account.id, { populate: ['group'] });
+  const q = await accountQuote(em, quotes, account, order.symbol);
+  if (!q) return false;
+  const next = trailedStop(order.cmd, order.sl ? dec(order.sl) : null, dec(order.trailingStop), q);
+  if (!next) return false;
+  const forward = order.cmd === BUY ? 'sl < ?' : 'sl > ?';
+  const moved = await em
+    .getConnection()
+    .execute(
+      `update orders set sl = ?, updated_at = now() where ticket = ? and status = 'open' and (sl is null or ${forward})`,
+      [next.toFixed(), ticket, next.toFixed()],
+      'run',
+    );
+  return Number((moved as { affectedRows?: number }).affectedRows ?? 0) === 1;
+}
+
+export interface MarginOutcome {
+  marginCall: boolean;
+  stoppedOut: string[];
+}
+
+/**
+ * Margin level = equity / margin x 100 (decisions 12), with the account locked. Below the
+ * group's margin_call_level the account gets one `account.margin_call` per crossing (a
+ * flag on the account, cleared when the level is back at or above it); below its
+ * stopout_level its most losing open order is closed (reason `stop_out`), again and again,
+ * until the level is restored or nothing is open, and one `account.stop_out` names them.
+ */
+export async function checkMargin(em: EntityManager, quotes: QuoteStore, accountId: string): Promise<MarginOutcome> {
+  return em.transactional(async (tx) => {
+    const outcome: MarginOutcome = { marginCall: false, stoppedOut: [] };
+    if (!(await lockAccounts(tx, [accountId])).get(accountId)) return outcome;
+    const account = await tx.findOneOrFail(Account, accountId, { populate: ['group'], refresh: true });
+    const group = account.group?.getEntity();
+    if (!group) return outcome;
+    const callLevel = dec(group.marginCallLevel);
+    const stopLevel = dec(group.stopoutLevel);
+    // The level before this pass closed anything, and after (null: nothing left to margin).
+    let firstLevel: Dec | null = null;
+    let level: Dec | null = null;
+    for (let round = 0; round < 10_000; round++) {
+      level = null;
+      const open = await tx.find(Order, { account: accountId, status: 'open' }, { refresh: true });
+      if (open.length === 0) break;
+      await tx.refresh(account);
+      const pricing = await PricingContext.load(
+        tx,
+        quotes,
+        account,
+        open.map((o) => o.symbol),
+      );
+      const m = metricsOf(account, open, pricing);
+      if (m.margin.lte(0)) break;
+      level = m.equity.div(m.margin).times(100);
+      firstLevel ??= level;
+      if (level.gte(stopLevel)) break;
+      const worst = mostLosing(open, pricing);
+      if (!worst) break;
+      const closed = await closeOrder(tx, quotes, worst, 'stop_out');
+      if (closed.kind !== 'closed') break;
+      outcome.stoppedOut.push(worst);
+    }
+    const flagged = await tx
+      .getConnection()
+      .execute<Array<{ margin_call_active: boolean }>>(`select margin_call_active from accounts where id = ?`, [accountId]);
+    const active = flagged[0]?.margin_call_active === true;
+    outcome.marginCall = firstLevel !== null && firstLevel.lt(callLevel) && !active;
+    // The flag stays up while the level is below the call level, and drops once it is back.
+    const nowBelow = level !== null && level.lt(callLevel);
+    if (nowBelow !== active)
+      await tx.getConnection().execute(`update accounts set margin_call_active = ? where id = ?`, [nowBelow, accountId]);
+    if (outcome.marginCall || outcome.stoppedOut.length) {
+      await tx.refresh(account);
+      const view = await accountView(tx, quotes, account);
+      if (outcome.marginCall)
+        recordEvent(tx, {
+          type: 'account.margin_call',
+          aggregateType: 'account',
+          aggregateId: account.login,
+          customerId: account.customer.id,
+          data: { ...view, margin_level: firstLevel!.toFixed(2), margin_call_level: callLevel.toNumber() },
+        });
+      if (outcome.stoppedOut.length)
+        recordEvent(tx, {
+          type: 'account.stop_out',
+          aggregateType: 'account',
+          aggregateId: account.login,
+          customerId: account.customer.id,
+          data: {
+            ...view,
+            margin_level: firstLevel!.toFixed(2),
+            stopout_level: stopLevel.toNumber(),
+            closed_orders: outcome.stoppedOut.map(Number),
+          },
+        });
+    }
+    return outcome;
+  });
+}
+
+/** The open order with the lowest floating profit in the account currency (ties: the oldest ticket). */
+function mostLosing(open: Order[], pricing: PricingContext): string | null {
+  let worst: { ticket: string; profit: Dec } | null = null;
+  for (const o of [...open].sort((a, b) => Number(a.ticket) - Number(b.ticket))) {
+    let profit: Dec;
+    try {
+      const q = pricing.quote(o.symbol);
+      const raw = profitInQuoteCurrency(o.cmd, dec(o.openPrice), closingPrice(o.cmd, q), dec(o.volume), dec(o.contractSize));
+      profit = pricing.toAccountCurrency(raw, q.instrument.quoteCurrency);
+    } catch (err) {
+      if (err instanceof PricingError) continue;
+      throw err;
+    }
+    if (!worst || profit.lt(worst.profit)) worst = { ticket: o.ticket, profit };
+  }
+  return worst?.ticket ?? null;
+}
+
+/**
+ * Evaluates one symbol at its latest quote: trailing stops, then sl and tp, then pending
+ * orders, then the margin of every account holding the symbol. Each lookup is an indexed
+ * range query bounded by the quote (widened by the widest group spread), so its cost
+ * follows the number of orders the tick acts on, not the number resting. `heartbeat` is
+ * called between pages (the caller extends its lease).
+ */
+export async function evaluateSymbol(
+  em: EntityManager,
+  quotes: QuoteStore,
+  symbol: string,
+  heartbeat: () => Promise<void> = async () => undefined,
+): Promise<TickOutcome> {
+  const out: TickOutcome = {
+    symbol,
+    trailed: 0,
+    closed: { sl: 0, tp: 0 },
+    triggered: 0,
+    filled: 0,
+    cancelled: 0,
+    marginCalls: 0,
+    stoppedOut: 0,
+  };
+  const raw = await quotes.get(symbol);
+  if (!raw) return out;
+  const band = await halfBand(em, symbol);
+  const bid = dec(raw.bid).toFixed();
+  const ask = dec(raw.ask).toFixed();
+  const bidLow = dec(raw.bid).minus(band).toFixed();
+  const askHigh = dec(raw.ask).plus(band).toFixed();
+  const fork = () => em.fork() as EntityManager;
+
+  // Trailing stops: a buy's moves once bid - distance > sl, a sell's once ask + distance < sl.
+  const trail = async (tickets: string[]) => {
+    const moved = await inParallel(tickets, PARALLEL, (t) => trailStop(fork(), quotes, t));
+    out.trailed += moved.filter(Boolean).length;
+    await heartbeat();
+  };
+  await forCandidates(
+    em,
+    `select ticket from orders where symbol = ? and status = 'open' and cmd = 0 and trailing_stop is not null and coalesce(sl + trailing_stop, 0) < ?`,
+    [symbol, bid],
+    trail,
+  );
+  await forCandidates(
+    em,
+    `select ticket from orders where symbol = ? and status = 'open' and cmd = 1 and trailing_stop is not null and coalesce(sl - trailing_stop, 1e20) > ?`,
+    [symbol, ask],
+    trail,
+  );
+
+  // Stop-loss and take-profit: buys close at bid (bid <= sl, bid >= tp), sells at ask (ask >= sl, ask <= tp).
+  const stops = async (tickets: string[]) => {
+    for (const hit of await inParallel(tickets, PARALLEL, (t) => closeIfStopHit(fork(), quotes, t))) if (hit) out.closed[hit]++;
+    await heartbeat();
+  };
+  for (const [sql, bound] of [
+    [`select ticket from orders where symbol = ? and status = 'open' and cmd = 0 and sl is not null and sl >= ?`, bidLow],
+    [`select ticket from orders where symbol = ? and status = 'open' and cmd = 0 and tp is not null and tp <= ?`, bid],
+    [`select ticket from orders where symbol = ? and status = 'open' and cmd = 1 and sl is not null and sl <= ?`, askHigh],
+    [`select ticket from orders where symbol = ? and status = 'open' and cmd = 1 and tp is not null and tp >= ?`, ask],
+  ] as const)
+    await forCandidates(em, sql, [symbol, bound], stops);
+
+  // Pending orders, by watch class (see the Engine migration) and watch price.
+  const pending = async (tickets: string[]) => {
+    for (const step of await inParallel(tickets, PARALLEL, (t) => decidePendingOrder(fork(), quotes, t))) {
+      if (step === 'filled') out.filled++;
+      else if (step === 'triggered') out.triggered++;
+      else if (step === 'cancelled') out.cancelled++;
+    }
+    await heartbeat();
+  };
+  const live = `(expiry_at is null or expiry_at > now())`;
+  for (const [watch, cmp, bound] of [
+    [1, '>=', ask], // buy: ask falls to it
+    [2, '<=', askHigh], // buy: ask rises to it
+    [3, '<=', bid], // sell: bid rises to it
+    [4, '>=', bidLow], // sell: bid falls to it
+  ] as const)
+    await forCandidates(
+      em,
+      `select ticket from pending_orders where symbol = ? and watch = ${watch} and watch_price ${cmp} ? and ${live}`,
+      [symbol, bound],
+      pending,
+    );
+
+  // Margin of every account holding the symbol.
+  const accounts = await em
+    .getConnection()
+    .execute<Array<{ account_id: string }>>(`select distinct account_id from orders where symbol = ? and status = 'open'`, [
+      symbol,
+    ]);
+  for (const outcome of await inParallel(accounts, PARALLEL, (a) => checkMargin(fork(), quotes, a.account_id))) {
+    if (outcome.marginCall) out.marginCalls++;
+    out.stoppedOut += outcome.stoppedOut.length;
+  }
+  return out;
+}
