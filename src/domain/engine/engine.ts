@@ -87,7 +87,7 @@ export function trailedStop(cmd: number, sl: Dec | null, distance: Dec, q: Quote
  * bounds by it, and each candidate is then decided at its own account's quote.
  */
 async function halfBand(em: EntityManager, symbol: string): Promise<Dec> {
-  const rows = await em.getConnection().execute<Array<{ spread: string | null; digits: number }>>(
+  const rows = await em.execute<Array<{ spread: string | null; digits: number }>>(
     `select max(gi.spread)::text as spread, i.digits from instruments i
        left join group_instruments gi on gi.instrument_id = i.id
       where i.symbol = ? group by i.digits`,
@@ -124,9 +124,10 @@ async function forCandidates(
 ): Promise<void> {
   let after = '0';
   for (;;) {
-    const rows = await em
-      .getConnection()
-      .execute<Array<{ ticket: string }>>(`${sql} and ticket > ? order by ticket limit ${PAGE}`, [...params, after]);
+    const rows = await em.execute<Array<{ ticket: string }>>(`${sql} and ticket > ? order by ticket limit ${PAGE}`, [
+      ...params,
+      after,
+    ]);
     if (rows.length === 0) return;
     await work(rows.map((r) => String(r.ticket)));
     if (rows.length < PAGE) return;
@@ -264,13 +265,11 @@ export async function trailStop(em: EntityManager, quotes: QuoteStore, ticket: s
   const next = trailedStop(order.cmd, order.sl ? dec(order.sl) : null, dec(order.trailingStop), q);
   if (!next) return false;
   const forward = order.cmd === BUY ? 'sl < ?' : 'sl > ?';
-  const moved = await em
-    .getConnection()
-    .execute(
-      `update orders set sl = ?, updated_at = now() where ticket = ? and status = 'open' and (sl is null or ${forward})`,
-      [next.toFixed(), ticket, next.toFixed()],
-      'run',
-    );
+  const moved = await em.execute(
+    `update orders set sl = ?, updated_at = now() where ticket = ? and status = 'open' and (sl is null or ${forward})`,
+    [next.toFixed(), ticket, next.toFixed()],
+    'run',
+  );
   return Number((moved as { affectedRows?: number }).affectedRows ?? 0) === 1;
 }
 
@@ -320,15 +319,15 @@ export async function checkMargin(em: EntityManager, quotes: QuoteStore, account
       if (closed.kind !== 'closed') break;
       outcome.stoppedOut.push(worst);
     }
-    const flagged = await tx
-      .getConnection()
-      .execute<Array<{ margin_call_active: boolean }>>(`select margin_call_active from accounts where id = ?`, [accountId]);
+    const flagged = await tx.execute<Array<{ margin_call_active: boolean }>>(
+      `select margin_call_active from accounts where id = ?`,
+      [accountId],
+    );
     const active = flagged[0]?.margin_call_active === true;
     outcome.marginCall = firstLevel !== null && firstLevel.lt(callLevel) && !active;
     // The flag stays up while the level is below the call level, and drops once it is back.
     const nowBelow = level !== null && level.lt(callLevel);
-    if (nowBelow !== active)
-      await tx.getConnection().execute(`update accounts set margin_call_active = ? where id = ?`, [nowBelow, accountId]);
+    if (nowBelow !== active) await tx.execute(`update accounts set margin_call_active = ? where id = ?`, [nowBelow, accountId]);
     if (outcome.marginCall || outcome.stoppedOut.length) {
       await tx.refresh(account);
       const view = await accountView(tx, quotes, account);
@@ -464,11 +463,10 @@ export async function evaluateSymbol(
     );
 
   // Margin of every account holding the symbol.
-  const accounts = await em
-    .getConnection()
-    .execute<Array<{ account_id: string }>>(`select distinct account_id from orders where symbol = ? and status = 'open'`, [
-      symbol,
-    ]);
+  const accounts = await em.execute<Array<{ account_id: string }>>(
+    `select distinct account_id from orders where symbol = ? and status = 'open'`,
+    [symbol],
+  );
   for (const outcome of await inParallel(accounts, PARALLEL, (a) => checkMargin(fork(), quotes, a.account_id))) {
     if (outcome.marginCall) out.marginCalls++;
     out.stoppedOut += outcome.stoppedOut.length;
