@@ -3,14 +3,23 @@ import { TickBook } from '../../../src/domain/engine/tick-book';
 import { waitFor, type TestApp } from '../../helpers/test-app';
 import { expectOk } from './trading-kit';
 
-/** An instrument priced in USD (5 digits, 100,000 a lot) with its first quote. */
-export async function usdInstrument(app: TestApp, token: string, symbol: string, bid: number, ask: number): Promise<void> {
+/** An instrument priced in USD (5 digits, 100,000 a lot) with its first quote (evaluated, unless no worker runs). */
+export async function usdInstrument(
+  app: TestApp,
+  token: string,
+  symbol: string,
+  bid: number,
+  ask: number,
+  options: { settle?: boolean } = {},
+): Promise<void> {
   const res = await app.request('POST', '/api/platform/instruments', {
     token,
     body: { symbol, digits: 5, contract_size: 100000, base_currency: symbol.slice(0, 3), quote_currency: 'USD' },
   });
   if (res.status !== 201 && res.status !== 409) throw new Error(`instrument ${symbol}: ${res.status} ${res.text}`);
-  await quote(app, token, symbol, bid, ask);
+  if (options.settle === false)
+    expectOk(await app.request('POST', '/simulator/quotes', { token, body: { symbol, bid, ask } }), 200, `quote ${symbol}`);
+  else await quote(app, token, symbol, bid, ask);
 }
 
 /** Sets a quote through the API (which signals a tick) and waits until the engine has evaluated it. */
