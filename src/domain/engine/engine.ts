@@ -3,12 +3,12 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { Account } from '../../entities/account.entity';
 import { Order } from '../../entities/order.entity';
 import { PendingOrder } from '../../entities/pending-order.entity';
-import { D, dec, type Dec } from '../../platform/decimal';
+import { dec, type Dec } from '../../platform/decimal';
 import { AppError, ValidationFailure } from '../../platform/errors';
 import { lockAccounts } from '../accounts/accounts';
 import { accountView } from '../accounts/account-view';
 import { recordEvent } from '../events/outbox';
-import { closeOrder, metricsOf, openMarketOrder } from '../orders/market-orders';
+import { closeOrder, loadMetrics, metricsOf, openMarketOrder } from '../orders/market-orders';
 import { CMD, isBuy, isStopLimit, pendingOrderView } from '../orders/pending-orders';
 import { PricingContext, PricingError, type TradableQuote } from '../orders/pricing-context';
 import { BUY, closingPrice, profitInQuoteCurrency } from '../orders/trading-math';
@@ -81,22 +81,79 @@ export function trailedStop(cmd: number, sl: Dec | null, distance: Dec, q: Quote
   return sl === null || next.lt(sl) ? next : null;
 }
 
+type Stage = 'trail' | 'stops' | 'pending';
+
 /**
- * How far any account's quote of a symbol can lie from the raw quote: half the widest
- * group spread (spreads are never negative). The indexed candidate queries widen their
- * bounds by it, and each candidate is then decided at its own account's quote.
+ * How far any account's quote of a symbol can lie from the raw quote: half the widest group
+ * spread (spreads are never negative), as `band.h`. The candidate lookups widen their bounds
+ * by it, and each candidate is then decided at its own account's quote. Takes the symbol.
  */
-async function halfBand(em: EntityManager, symbol: string): Promise<Dec> {
-  const rows = await em.execute<Array<{ spread: string | null; digits: number }>>(
-    `select max(gi.spread)::text as spread, i.digits from instruments i
-       left join group_instruments gi on gi.instrument_id = i.id
-      where i.symbol = ? group by i.digits`,
-    [symbol],
-  );
-  const row = rows[0];
-  if (!row?.spread) return new D(0);
-  return dec(row.spread).times(new D(10).pow(-row.digits)).div(2);
-}
+const BAND_CTE = `with band as (select coalesce((select max(gi.spread) * power(10::numeric, -i.digits) / 2
+  from instruments i join group_instruments gi on gi.instrument_id = i.id where i.symbol = ? group by i.digits), 0) as h)`;
+const LOW = `(?::numeric - (select h from band))`;
+const HIGH = `(?::numeric + (select h from band))`;
+const LIVE = `(expiry_at is null or expiry_at > now())`;
+
+/**
+ * The lookups of a pass, each an index range bounded by the raw quote (each takes the symbol
+ * and one side of the quote), in the order the pass acts on them: trailing stops (a buy's
+ * moves once bid - distance > sl, a sell's once ask + distance < sl), then sl and tp (buys
+ * close at bid: bid <= sl, bid >= tp; sells at ask: ask >= sl, ask <= tp), then pending
+ * orders by watch class (see the Engine migration) and watch price.
+ */
+const BRANCHES: Array<{ stage: Stage; from: string; where: string; price: 'bid' | 'ask' }> = [
+  {
+    stage: 'trail',
+    from: 'orders',
+    where: `symbol = ? and status = 'open' and cmd = 0 and trailing_stop is not null and coalesce(sl + trailing_stop, 0) < ?`,
+    price: 'bid',
+  },
+  {
+    stage: 'trail',
+    from: 'orders',
+    where: `symbol = ? and status = 'open' and cmd = 1 and trailing_stop is not null and coalesce(sl - trailing_stop, 1e20) > ?`,
+    price: 'ask',
+  },
+  {
+    stage: 'stops',
+    from: 'orders',
+    where: `symbol = ? and status = 'open' and cmd = 0 and sl is not null and sl >= ${LOW}`,
+    price: 'bid',
+  },
+  {
+    stage: 'stops',
+    from: 'orders',
+    where: `symbol = ? and status = 'open' and cmd = 0 and tp is not null and tp <= ?`,
+    price: 'bid',
+  },
+  {
+    stage: 'stops',
+    from: 'orders',
+    where: `symbol = ? and status = 'open' and cmd = 1 and sl is not null and sl <= ${HIGH}`,
+    price: 'ask',
+  },
+  {
+    stage: 'stops',
+    from: 'orders',
+    where: `symbol = ? and status = 'open' and cmd = 1 and tp is not null and tp >= ?`,
+    price: 'ask',
+  },
+  // 1: a buy the ask falls to; 2: a buy the ask rises to; 3: a sell the bid rises to; 4: a sell the bid falls to.
+  { stage: 'pending', from: 'pending_orders', where: `symbol = ? and watch = 1 and watch_price >= ? and ${LIVE}`, price: 'ask' },
+  {
+    stage: 'pending',
+    from: 'pending_orders',
+    where: `symbol = ? and watch = 2 and watch_price <= ${HIGH} and ${LIVE}`,
+    price: 'ask',
+  },
+  { stage: 'pending', from: 'pending_orders', where: `symbol = ? and watch = 3 and watch_price <= ? and ${LIVE}`, price: 'bid' },
+  {
+    stage: 'pending',
+    from: 'pending_orders',
+    where: `symbol = ? and watch = 4 and watch_price >= ${LOW} and ${LIVE}`,
+    price: 'bid',
+  },
+];
 
 /** Runs `work` over `items`, at most `limit` at a time. */
 async function inParallel<T, R>(items: T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
@@ -357,6 +414,24 @@ export async function checkMargin(em: EntityManager, quotes: QuoteStore, account
   });
 }
 
+/**
+ * Whether checkMargin has anything to do: the level (without locks, at current quotes) is
+ * below the group's margin call level, or the account's call flag is up and may need to drop.
+ */
+export async function marginNeedsCheck(
+  em: EntityManager,
+  quotes: QuoteStore,
+  accountId: string,
+  callFlagUp: boolean,
+): Promise<boolean> {
+  if (callFlagUp) return true;
+  const account = await em.findOne(Account, accountId, { populate: ['group'] });
+  const group = account?.group?.getEntity();
+  if (!account || !group) return false;
+  const m = await loadMetrics(em, quotes, account);
+  return m.margin.gt(0) && m.equity.div(m.margin).times(100).lt(dec(group.marginCallLevel));
+}
+
 /** The open order with the lowest floating profit in the account currency (ties: the oldest ticket). */
 function mostLosing(open: Order[], pricing: PricingContext): string | null {
   let worst: { ticket: string; profit: Dec } | null = null;
@@ -400,74 +475,65 @@ export async function evaluateSymbol(
   };
   const raw = await quotes.get(symbol);
   if (!raw) return out;
-  const band = await halfBand(em, symbol);
   const bid = dec(raw.bid).toFixed();
   const ask = dec(raw.ask).toFixed();
-  const bidLow = dec(raw.bid).minus(band).toFixed();
-  const askHigh = dec(raw.ask).plus(band).toFixed();
   const fork = () => em.fork() as EntityManager;
 
-  // Trailing stops: a buy's moves once bid - distance > sl, a sell's once ask + distance < sl.
-  const trail = async (tickets: string[]) => {
+  // Every lookup of the pass, first pages in one round trip; a branch with more than a page
+  // of candidates is then paged through on its own.
+  const first = await em.execute<Array<{ branch: number; ticket: string }>>(
+    `${BAND_CTE} ${BRANCHES.map(
+      (b, i) =>
+        `(select ${i} as branch, ticket from ${b.from} where ${b.where} and ticket > 0 order by ticket limit ${PAGE + 1})`,
+    ).join(' union all ')}`,
+    [symbol, ...BRANCHES.flatMap((b) => [symbol, b.price === 'bid' ? bid : ask])],
+  );
+  const run = async (stage: Stage, work: (tickets: string[]) => Promise<void>) => {
+    for (const [i, b] of BRANCHES.entries()) {
+      if (b.stage !== stage) continue;
+      const tickets = first.filter((r) => Number(r.branch) === i).map((r) => String(r.ticket));
+      if (tickets.length === 0) continue;
+      if (tickets.length <= PAGE) await work(tickets);
+      else
+        await forCandidates(
+          em,
+          `${BAND_CTE} select ticket from ${b.from} where ${b.where}`,
+          [symbol, symbol, b.price === 'bid' ? bid : ask],
+          work,
+        );
+    }
+  };
+
+  await run('trail', async (tickets) => {
     const moved = await inParallel(tickets, PARALLEL, (t) => trailStop(fork(), quotes, t));
     out.trailed += moved.filter(Boolean).length;
     await heartbeat();
-  };
-  await forCandidates(
-    em,
-    `select ticket from orders where symbol = ? and status = 'open' and cmd = 0 and trailing_stop is not null and coalesce(sl + trailing_stop, 0) < ?`,
-    [symbol, bid],
-    trail,
-  );
-  await forCandidates(
-    em,
-    `select ticket from orders where symbol = ? and status = 'open' and cmd = 1 and trailing_stop is not null and coalesce(sl - trailing_stop, 1e20) > ?`,
-    [symbol, ask],
-    trail,
-  );
-
-  // Stop-loss and take-profit: buys close at bid (bid <= sl, bid >= tp), sells at ask (ask >= sl, ask <= tp).
-  const stops = async (tickets: string[]) => {
+  });
+  await run('stops', async (tickets) => {
     for (const hit of await inParallel(tickets, PARALLEL, (t) => closeIfStopHit(fork(), quotes, t))) if (hit) out.closed[hit]++;
     await heartbeat();
-  };
-  for (const [sql, bound] of [
-    [`select ticket from orders where symbol = ? and status = 'open' and cmd = 0 and sl is not null and sl >= ?`, bidLow],
-    [`select ticket from orders where symbol = ? and status = 'open' and cmd = 0 and tp is not null and tp <= ?`, bid],
-    [`select ticket from orders where symbol = ? and status = 'open' and cmd = 1 and sl is not null and sl <= ?`, askHigh],
-    [`select ticket from orders where symbol = ? and status = 'open' and cmd = 1 and tp is not null and tp >= ?`, ask],
-  ] as const)
-    await forCandidates(em, sql, [symbol, bound], stops);
-
-  // Pending orders, by watch class (see the Engine migration) and watch price.
-  const pending = async (tickets: string[]) => {
+  });
+  await run('pending', async (tickets) => {
     for (const step of await inParallel(tickets, PARALLEL, (t) => decidePendingOrder(fork(), quotes, t))) {
       if (step === 'filled') out.filled++;
       else if (step === 'triggered') out.triggered++;
       else if (step === 'cancelled') out.cancelled++;
     }
     await heartbeat();
-  };
-  const live = `(expiry_at is null or expiry_at > now())`;
-  for (const [watch, cmp, bound] of [
-    [1, '>=', ask], // buy: ask falls to it
-    [2, '<=', askHigh], // buy: ask rises to it
-    [3, '<=', bid], // sell: bid rises to it
-    [4, '>=', bidLow], // sell: bid falls to it
-  ] as const)
-    await forCandidates(
-      em,
-      `select ticket from pending_orders where symbol = ? and watch = ${watch} and watch_price ${cmp} ? and ${live}`,
-      [symbol, bound],
-      pending,
-    );
+  });
 
-  // Margin of every account holding the symbol.
-  const accounts = await em.execute<Array<{ account_id: string }>>(
-    `select distinct account_id from orders where symbol = ? and status = 'open'`,
+  // Margin of every account holding the symbol: read without locks first, locked only when
+  // the level is below the margin call level or the account's call flag is up.
+  const accounts = await em.execute<Array<{ id: string; margin_call_active: boolean }>>(
+    `select a.id, a.margin_call_active from accounts a
+      where a.id in (select distinct account_id from orders where symbol = ? and status = 'open')`,
     [symbol],
   );
-  for (const outcome of await inParallel(accounts, PARALLEL, (a) => checkMargin(fork(), quotes, a.account_id))) {
+  const outcomes = await inParallel(accounts, PARALLEL, async (a) =>
+    (await marginNeedsCheck(fork(), quotes, a.id, a.margin_call_active)) ? checkMargin(fork(), quotes, a.id) : null,
+  );
+  for (const outcome of outcomes) {
+    if (!outcome) continue;
     if (outcome.marginCall) out.marginCalls++;
     out.stoppedOut += outcome.stoppedOut.length;
   }
