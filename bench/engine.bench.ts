@@ -1,34 +1,41 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { Client, Pool } from 'pg';
-import { AS_COMPILED, fmt, type Figure, type Harness, type Server } from './lib/harness';
+import { pino } from 'pino';
+import { passLookup } from '../src/domain/engine/engine';
+import { signalTicks } from '../src/domain/engine/ticks';
+import { QuoteStore } from '../src/domain/prices/quote-store';
+import { JobProducer } from '../src/jobs/job-producer';
+import { pgPlaceholders } from '../src/platform/named-sql';
+import { AS_COMPILED, fmt, type BatchRound, type Figure, type Harness, type Server } from './lib/harness';
 import { call } from './lib/load';
 
 /**
  * The trading engine (decisions 12) with 100,000 resting pending orders across 20 symbols
  * (5,000 buy limits per symbol at distinct triggers below the market, inserted with SQL as
  * createPendingOrder writes them; one account per symbol, so no account reaches the position
- * limit), run as in production: one API child (ROLE=api) and worker children (ROLE=worker),
- * compiled, on a database and queue prefix of this run's own, removed at the end.
+ * limit), run as in production: one API child (ROLE=api) and worker children (ROLE=worker,
+ * WORKER_CONCURRENCY 8), compiled, on a database and queue prefix of this run's own, removed
+ * at the end. With 1, then 2 worker processes:
  *
- * With 1, then 2 worker processes:
- * - a tick that triggers nothing: the time from POST /simulator/quotes answering to the
- *   engine having evaluated the change (the tick book's `done` reaching its `ver`), one
- *   change at a time (median and p99 of SAMPLES);
- * - throughput: BURST quote changes spread over the 20 symbols as fast as the API takes
- *   them, none triggering, until every one is evaluated: quote changes absorbed per second
- *   (a burst for one symbol is coalesced to its latest price, so fewer passes run);
- * - fill latency: the quote moves down one trigger at a time, each change triggering exactly
- *   one order; the time from the quote change answered to the order's row `filled` (median
- *   and p99 of SAMPLES), polled every 2 ms.
- * The baseline of each figure, measured in the same run, is the raw indexed lookup a tick
- * makes for pending orders (the four range queries of one symbol through `pg`): what a tick
- * would cost with no engine around it.
+ * 1. Ticks evaluated per second: 20 lanes, one per symbol, each moving its quote (never to a
+ *    trigger) and waiting until the engine has evaluated the change before the next, so
+ *    nothing is coalesced: every change is one pass (the lookup, then the margin of the
+ *    accounts holding the symbol). Changes are made as the simulator makes them (the quote
+ *    hash, then signalTicks), not through HTTP, so the API is not measured. The baseline, in
+ *    the same rounds, is the pass's lookup statement itself (passLookup, the ten index ranges
+ *    in one round trip) sent through `pg` by 20 lanes: what a tick that triggers nothing
+ *    costs with no engine around it.
+ * 2. The delay of a tick that triggers nothing, one change at a time (p50, p99).
+ * 3. The delay from POST /simulator/quotes to the fill of the one order the change triggers
+ *    (the quote moves down one trigger at a time; the row is polled every 2 ms), p50 and p99.
  */
 const SYMBOLS = 20;
 const PER_SYMBOL = Number(process.env.BENCH_ENGINE_PER_SYMBOL ?? 5000);
 const SAMPLES = Number(process.env.BENCH_ENGINE_SAMPLES ?? 40);
-const BURST = 400;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+/** Ticks per measured round, spread over the 20 symbols. */
+const TICKS = 200;
 const ADMIN = { email: 'bench-admin@bench.test', password: 'bench-desk-key-7719' };
 const BASE_DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/trading_bench';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -46,7 +53,7 @@ export async function run(h: Harness): Promise<Figure[]> {
     BENCH_LOG_LEVEL: 'warn',
   };
   const servers: Server[] = [];
-  const pool = new Pool({ connectionString: env.BENCH_DATABASE_URL, max: 4 });
+  const pool = new Pool({ connectionString: env.BENCH_DATABASE_URL, max: SYMBOLS });
   const redis = new Redis(REDIS_URL, { lazyConnect: true });
   const startWorker = async (n: number) => {
     const w = await h.start({ entry: 'servers/worker.ts', name: `worker${n}`, announces: 'ready', execArgv: AS_COMPILED, env });
@@ -126,12 +133,6 @@ export async function run(h: Harness): Promise<Figure[]> {
         await evaluated([s]);
         idle.push(performance.now() - t0);
       }
-      const t0 = performance.now();
-      const sends: Array<Promise<unknown>> = [];
-      for (let i = 0; i < BURST; i++) sends.push(setQuote(symbols[i % SYMBOLS]!, i % 2 === 0 ? 1.0003 : 1.0002));
-      await Promise.all(sends);
-      await evaluated(symbols);
-      const burstMs = performance.now() - t0;
       const fills: number[] = [];
       for (let i = 0; i < SAMPLES; i++) {
         const s = symbols[i % SYMBOLS]!;
@@ -154,42 +155,71 @@ export async function run(h: Harness): Promise<Figure[]> {
         await setQuote(s, 1.0002);
       }
       await evaluated(symbols);
-      return { workers, idle: stats(idle), fill: stats(fills), burstPerSecond: (BURST / burstMs) * 1000 };
+      return { workers, idle: stats(idle), fill: stats(fills) };
     };
 
-    const baseline = async () => {
-      const times: number[] = [];
-      for (let i = 0; i < SAMPLES; i++) {
-        const s = symbols[i % SYMBOLS]!;
-        const t0 = performance.now();
-        for (const [watch, cmp, bound] of [
-          [1, '>=', 1.0002],
-          [2, '<=', 1.0002],
-          [3, '<=', 1],
-          [4, '>=', 1],
-        ] as const)
-          await pool.query(
-            `select ticket from pending_orders where symbol = $1 and watch = ${watch} and watch_price ${cmp} $2 and (expiry_at is null or expiry_at > now()) and ticket > 0 order by ticket limit 500`,
-            [s, bound],
-          );
-        times.push(performance.now() - t0);
+    // 1. Ticks evaluated per second, against the pass's lookup through pg.
+    const producer = new JobProducer(redis, prefix);
+    const store = new QuoteStore(redis, prefix);
+    const silent = pino({ level: 'silent' });
+    const lanes = async (work: (symbol: string, i: number) => Promise<void>): Promise<BatchRound> => {
+      const t0 = performance.now();
+      await Promise.all(
+        symbols.map(async (symbol) => {
+          for (let i = 0; i < TICKS / SYMBOLS; i++) await work(symbol, i);
+        }),
+      );
+      return { ms: performance.now() - t0 };
+    };
+    const tickRound = () =>
+      lanes(async (symbol, i) => {
+        const ask = i % 2 === 0 ? 1.0003 : 1.0002;
+        await store.set(symbol, String(round4(ask - 2 * POINT)), String(ask));
+        await signalTicks({ redis, prefix, jobs: producer, logger: silent }, [symbol]);
+        await evaluated([symbol]);
+      });
+    const lookupRound = () =>
+      lanes(async (symbol, i) => {
+        const ask = i % 2 === 0 ? 1.0003 : 1.0002;
+        const lookup = passLookup(symbol, String(round4(ask - 2 * POINT)), String(ask));
+        await pool.query(pgPlaceholders(lookup.sql), lookup.params);
+      });
+    const throughput = async (workers: number): Promise<Figure> => {
+      const candidate: BatchRound[] = [];
+      const baseline: BatchRound[] = [];
+      await tickRound(); // warm-up
+      await lookupRound();
+      for (let r = 1; r <= ROUNDS; r++) {
+        candidate.push(await tickRound());
+        baseline.push(await lookupRound());
+        progress(
+          `${workers} worker(s), round ${r}/${ROUNDS}: ${fmt(TICKS / (candidate.at(-1)!.ms / 1000))} ticks/s, lookup ${fmt(TICKS / (baseline.at(-1)!.ms / 1000))}/s`,
+        );
       }
-      return stats(times);
+      return h.record({
+        name: `engine ticks evaluated/s, ${fmt(SYMBOLS * PER_SYMBOL)} resting pending orders over ${SYMBOLS} symbols, ${workers} worker process(es) vs the pass's lookup via pg, ${SYMBOLS} in flight`,
+        unit: 'ticks',
+        size: TICKS,
+        connections: SYMBOLS,
+        candidate,
+        baseline,
+      });
     };
 
     await startWorker(1);
     progress('1 worker process');
     const one = await measureWith(1);
-    const base1 = await baseline();
-    report(one, base1);
+    const oneRate = await throughput(1);
+    report(one);
     await startWorker(2);
     progress('2 worker processes');
     const two = await measureWith(2);
-    const base2 = await baseline();
-    report(two, base2);
+    const twoRate = await throughput(2);
+    report(two);
+    await producer.close();
     const resting = await pool.query<{ n: string }>(`select count(*)::text as n from pending_orders where status = 'pending'`);
     progress(`resting at the end: ${resting.rows[0]!.n}`);
-    return [];
+    return [oneRate, twoRate];
   } finally {
     await Promise.all(servers.map((s) => s.stop()));
     await pool.end();
@@ -198,16 +228,9 @@ export async function run(h: Harness): Promise<Figure[]> {
   }
 }
 
-function report(r: { workers: number; idle: Stats; fill: Stats; burstPerSecond: number }, base: Stats): void {
-  process.stdout.write(
-    `${JSON.stringify({
-      worker_processes: r.workers,
-      resting_pending_orders: SYMBOLS * PER_SYMBOL,
-      idle_tick_ms: r.idle,
-      quote_changes_absorbed_per_second: Math.round(r.burstPerSecond),
-      quote_to_fill_ms: r.fill,
-      baseline_indexed_lookup_ms: base,
-    })}\n`,
+function report(r: { workers: number; idle: Stats; fill: Stats }): void {
+  process.stderr.write(
+    `  engine: ${JSON.stringify({ worker_processes: r.workers, resting_pending_orders: SYMBOLS * PER_SYMBOL, idle_tick_ms: r.idle, quote_to_fill_ms: r.fill })}\n`,
   );
 }
 

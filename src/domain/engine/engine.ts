@@ -155,6 +155,20 @@ const BRANCHES: Array<{ stage: Stage; from: string; where: string; price: 'bid' 
   },
 ];
 
+/**
+ * The one statement that finds a pass's candidates: the first page (PAGE + 1 tickets) of
+ * every lookup, tagged with its branch. The bench's baseline sends it through `pg`.
+ */
+export function passLookup(symbol: string, bid: string, ask: string): { sql: string; params: string[] } {
+  return {
+    sql: `${BAND_CTE} ${BRANCHES.map(
+      (b, i) =>
+        `(select ${i} as branch, ticket from ${b.from} where ${b.where} and ticket > 0 order by ticket limit ${PAGE + 1})`,
+    ).join(' union all ')}`,
+    params: [symbol, ...BRANCHES.flatMap((b) => [symbol, b.price === 'bid' ? bid : ask])],
+  };
+}
+
 /** Runs `work` over `items`, at most `limit` at a time. */
 async function inParallel<T, R>(items: T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
   const out: R[] = new Array(items.length);
@@ -481,13 +495,8 @@ export async function evaluateSymbol(
 
   // Every lookup of the pass, first pages in one round trip; a branch with more than a page
   // of candidates is then paged through on its own.
-  const first = await em.execute<Array<{ branch: number; ticket: string }>>(
-    `${BAND_CTE} ${BRANCHES.map(
-      (b, i) =>
-        `(select ${i} as branch, ticket from ${b.from} where ${b.where} and ticket > 0 order by ticket limit ${PAGE + 1})`,
-    ).join(' union all ')}`,
-    [symbol, ...BRANCHES.flatMap((b) => [symbol, b.price === 'bid' ? bid : ask])],
-  );
+  const lookup = passLookup(symbol, bid, ask);
+  const first = await em.execute<Array<{ branch: number; ticket: string }>>(lookup.sql, lookup.params);
   const run = async (stage: Stage, work: (tickets: string[]) => Promise<void>) => {
     for (const [i, b] of BRANCHES.entries()) {
       if (b.stage !== stage) continue;

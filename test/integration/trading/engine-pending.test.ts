@@ -187,3 +187,45 @@ test('when a group widens the spread, then its accounts trigger at their own quo
   expect((await ordersByTicket(app, token, login)).get(p.filled_order).open_price).toBe(0.701);
   await expectLedgerBalanced(app);
 });
+
+// Each cmd on a symbol of its own at 1.1000 / 1.1002: its trigger 10 points away on its side;
+// the quote moves so that the watched side (ask for buys, bid for sells) sits a point before
+// the trigger, then at it; a twin order placed beside it then sees the side jump a point past.
+const KINDS: Array<[number, string, 'ask' | 'bid', number, number | undefined]> = [
+  [2, 'buy limit', 'ask', 1.0992, undefined],
+  [3, 'sell limit', 'bid', 1.101, undefined],
+  [4, 'buy stop', 'ask', 1.1012, undefined],
+  [5, 'sell stop', 'bid', 1.099, undefined],
+  [6, 'buy stop limit', 'ask', 1.1012, 1.1005],
+  [7, 'sell stop limit', 'bid', 1.099, 1.0995],
+];
+test.each(KINDS)(
+  'when cmd %i (%s, against the %s) reaches its trigger, then it fires at it and past it, never a point before',
+  async (cmd, _name, side, trigger, limit) => {
+    const symbol = `K${'ABCDEFGH'[cmd]}XUSD`;
+    await usdInstrument(app, token, symbol, 1.1, 1.1002);
+    const groupId = await group(app, token);
+    const customer = await createCustomer(app, token);
+    const login = await fundedAccount(app, token, customer.id, groupId, 100_000);
+    const body = { login, symbol, cmd, volume: 0.1, trigger_price: trigger, ...(limit ? { limit_price: limit } : {}) };
+    const first = await placePending(app, token, body);
+    const rising = trigger > 1.1;
+    const at = (price: number) =>
+      side === 'ask' ? [Number((price - 0.0002).toFixed(5)), price] : [price, Number((price + 0.0002).toFixed(5))];
+    const point = rising ? -0.00001 : 0.00001;
+    const [bid1, ask1] = at(Number((trigger + point).toFixed(5)));
+    await quote(app, token, symbol, bid1!, ask1!);
+    expect((await pendingByTicket(app, token, login)).get(first).status).toBe('pending');
+    const fired = limit ? 'triggered' : 'filled';
+    const [bid2, ask2] = at(trigger);
+    await quote(app, token, symbol, bid2!, ask2!);
+    expect((await pendingByTicket(app, token, login)).get(first).status).toBe(fired);
+    // Back where it started, a twin waits; the side then jumps a point past the trigger.
+    await quote(app, token, symbol, 1.1, 1.1002);
+    const twin = await placePending(app, token, body);
+    const [bid3, ask3] = at(Number((trigger - point).toFixed(5)));
+    await quote(app, token, symbol, bid3!, ask3!);
+    expect((await pendingByTicket(app, token, login)).get(twin).status).toBe(fired);
+    await expectLedgerBalanced(app);
+  },
+);
