@@ -58,10 +58,14 @@ export const PendingOrderSchema = z.object({
   tp: z.number().nullable(),
   expiry_at: z.iso.datetime().nullable(),
   comment: z.string().nullable(),
-  status: z.enum(PENDING_STATUSES),
+  status: z
+    .enum(PENDING_STATUSES)
+    .describe(
+      'pending (waiting for its trigger); triggered (a stop-limit order resting at its limit_price); filled (filled_order is the new market order); cancelled (by its owner, or by the trading engine with cancel_reason); expired',
+    ),
   created_at: z.iso.datetime(),
-  triggered_at: z.iso.datetime().nullable(),
-  filled_order: z.int().nullable(),
+  triggered_at: z.iso.datetime().nullable().describe('When the market reached trigger_price'),
+  filled_order: z.int().nullable().describe('Ticket of the market order the fill opened'),
   limit_price: z.number().nullable(),
   trailing_stop: z.number().nullable(),
   cancel_reason: z.string().nullable().describe('Why the trading engine cancelled it (a fill that failed the margin check)'),
