@@ -58,7 +58,13 @@ export async function run(h: Harness): Promise<Figure[]> {
   const pool = new Pool({ connectionString: env.BENCH_DATABASE_URL, max: SYMBOLS });
   const redis = new Redis(REDIS_URL, { lazyConnect: true });
   const startWorker = async (n: number) => {
-    const w = await h.start({ entry: 'servers/worker.ts', name: `worker${n}`, announces: 'ready', execArgv: CHILD_EXEC_ARGV, env });
+    const w = await h.start({
+      entry: 'servers/worker.ts',
+      name: `worker${n}`,
+      announces: 'ready',
+      execArgv: CHILD_EXEC_ARGV,
+      env,
+    });
     servers.push(w);
     return w;
   };
