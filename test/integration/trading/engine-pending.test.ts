@@ -1,5 +1,5 @@
 import { adminToken, createCustomer } from '../../helpers/identity';
-import { startTestApp, type TestApp } from '../../helpers/test-app';
+import { startTestApp, waitFor, type TestApp } from '../../helpers/test-app';
 import { expectLedgerBalanced, fundedAccount } from '../../helpers/trading';
 import { group, ordersByTicket, pendingByTicket, placePending, quote, usdInstrument } from './engine-kit';
 import { eventsOf } from './trading-kit';
@@ -229,3 +229,29 @@ test.each(KINDS)(
     await expectLedgerBalanced(app);
   },
 );
+
+test('when the random walk moves a quote, then its ticks are evaluated too: an order a point from the market fills', async () => {
+  await usdInstrument(app, token, 'SEKUSD', 1.1, 1.1002);
+  const groupId = await group(app, token);
+  const customer = await createCustomer(app, token);
+  const login = await fundedAccount(app, token, customer.id, groupId, 100_000);
+  // A point below the ask and a point above the bid: any step of the walk reaches one of them.
+  const buyLimit = await placePending(app, token, { login, symbol: 'SEKUSD', cmd: 2, volume: 0.1, trigger_price: 1.10019 });
+  const sellLimit = await placePending(app, token, { login, symbol: 'SEKUSD', cmd: 3, volume: 0.1, trigger_price: 1.10001 });
+  const walk = await app.request('PUT', '/simulator/random-walk', {
+    token,
+    body: { enabled: true, symbols: ['SEKUSD'], interval_ms: 250, volatility_bps: 50 },
+  });
+  expect(walk.status).toBe(200);
+  try {
+    const filled = await waitFor('a fill driven by the random walk', async () => {
+      const all = await pendingByTicket(app, token, login);
+      return [buyLimit, sellLimit].map((t) => all.get(t)).find((p) => p.status === 'filled');
+    });
+    const position = (await ordersByTicket(app, token, login)).get(filled.filled_order);
+    expect(position.status === 'open' || position.status === 'closed').toBe(true);
+  } finally {
+    await app.request('PUT', '/simulator/random-walk', { token, body: { enabled: false } });
+  }
+  await expectLedgerBalanced(app);
+});
