@@ -5,7 +5,7 @@ import { adminToken, createCustomer } from '../../helpers/identity';
 import { spawnService, type ServiceProcess } from '../../helpers/service-process';
 import { REDIS_URL, startTestApp, waitFor, type TestApp } from '../../helpers/test-app';
 import { expectLedgerBalanced, fundedAccount } from '../../helpers/trading';
-import { group, placePending, settled, usdInstrument } from './engine-kit';
+import { group, settled, usdInstrument } from './engine-kit';
 import { expectOk } from './trading-kit';
 
 jest.setTimeout(120_000);
@@ -45,19 +45,28 @@ async function count(sql: string, params: unknown[] = []): Promise<number> {
   return Number(rows[0]!.n);
 }
 
-/** `accounts` funded accounts of one customer, each with `each` buy limits at `trigger` on `symbol`. */
+/**
+ * `accounts` funded accounts of one customer, each with `each` buy limits at `trigger` on
+ * `symbol`, inserted as createPendingOrder writes them (placing hundreds through the API
+ * would take most of the test's time).
+ */
 async function restingBuyLimits(symbol: string, trigger: number, accounts: number, each: number): Promise<number[]> {
   const groupId = await group(app, token);
   const customer = await createCustomer(app, token);
   const tickets: number[] = [];
   for (let a = 0; a < accounts; a++) {
     const login = await fundedAccount(app, token, customer.id, groupId, 100_000);
-    const placed = await Promise.all(
-      Array.from({ length: each }, () =>
-        placePending(app, token, { login, symbol, cmd: 2, volume: 0.01, trigger_price: trigger }),
-      ),
-    );
-    tickets.push(...placed);
+    const rows = await app.runtime.services.orm.em
+      .fork()
+      .getConnection()
+      .execute<Array<{ ticket: string }>>(
+        `insert into pending_orders (id, created_at, updated_at, request_id, account_id, login, symbol, cmd, volume, trigger_price)
+         select gen_random_uuid(), now(), now(), gen_random_uuid(), a.id, a.login, ?, 2, 0.01, ?
+           from accounts a, generate_series(1, ?::int) where a.login = ?
+         returning ticket`,
+        [symbol, trigger, each, login],
+      );
+    tickets.push(...rows.map((r) => Number(r.ticket)));
   }
   return tickets;
 }

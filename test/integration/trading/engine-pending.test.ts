@@ -166,6 +166,7 @@ test('when an order has expired, then a later tick that reaches its trigger does
   expect(['pending', 'expired']).toContain(p.status);
   expect(p.filled_order).toBeNull();
   expect((await ordersByTicket(app, token, login)).size).toBe(0);
+  await expectLedgerBalanced(app);
 });
 
 test('when a group widens the spread, then its accounts trigger at their own quote, not the raw one', async () => {
@@ -285,4 +286,5 @@ test('when a burst of quote changes arrives for one symbol, then it is coalesced
   expect(passes).toBeGreaterThan(0);
   // 41 quote changes in all took 4 or 5 passes in the runs seen; never one pass per change.
   expect(passes).toBeLessThanOrEqual(changes / 2);
+  await expectLedgerBalanced(app);
 });
