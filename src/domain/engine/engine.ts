@@ -8,9 +8,9 @@ import { AppError, ValidationFailure } from '../../platform/errors';
 import { lockAccounts } from '../accounts/accounts';
 import { accountView } from '../accounts/account-view';
 import { recordEvent } from '../events/outbox';
-import { closeOrder, loadMetrics, metricsOf, openMarketOrder } from '../orders/market-orders';
+import { closeOrder, metricsOf, openMarketOrder } from '../orders/market-orders';
 import { CMD, isBuy, isStopLimit, pendingOrderView } from '../orders/pending-orders';
-import { PricingContext, PricingError, type TradableQuote } from '../orders/pricing-context';
+import { PricingContext, PricingError, type PricingTerms, type TradableQuote } from '../orders/pricing-context';
 import { BUY, closingPrice, profitInQuoteCurrency } from '../orders/trading-math';
 import type { QuoteStore } from '../prices/quote-store';
 
@@ -428,9 +428,16 @@ export async function checkMargin(em: EntityManager, quotes: QuoteStore, account
   });
 }
 
+/** How long the margin pre-check reuses an account's pricing terms (instruments, group rows, conversions). */
+const PRECHECK_TERMS_TTL_MS = 5_000;
+const precheckTerms = new Map<string, { at: number; terms: Promise<PricingTerms> }>();
+
 /**
  * Whether checkMargin has anything to do: the level (without locks, at current quotes) is
  * below the group's margin call level, or the account's call flag is up and may need to drop.
+ * Balance and open orders are read afresh; the pricing terms, which change only when staff
+ * edit instruments or group rows, are reused for up to PRECHECK_TERMS_TTL_MS per account and
+ * symbols. The locked check itself always reads them afresh.
  */
 export async function marginNeedsCheck(
   em: EntityManager,
@@ -442,7 +449,20 @@ export async function marginNeedsCheck(
   const account = await em.findOne(Account, accountId, { populate: ['group'] });
   const group = account?.group?.getEntity();
   if (!account || !group) return false;
-  const m = await loadMetrics(em, quotes, account);
+  const open = await em.find(Order, { account: accountId, status: 'open' });
+  if (open.length === 0) return false;
+  const symbols = [...new Set(open.map((o) => o.symbol))].sort();
+  const key = `${accountId}:${group.id}:${account.currency}:${symbols.join(',')}`;
+  const now = Date.now();
+  let hit = precheckTerms.get(key);
+  if (!hit || now - hit.at >= PRECHECK_TERMS_TTL_MS) {
+    for (const [k, e] of precheckTerms) if (now - e.at >= PRECHECK_TERMS_TTL_MS) precheckTerms.delete(k);
+    hit = { at: now, terms: PricingContext.loadTerms(em, account, symbols) };
+    hit.terms.catch(() => precheckTerms.delete(key));
+    precheckTerms.set(key, hit);
+  }
+  const pricing = await PricingContext.load(em, quotes, account, symbols, await hit.terms);
+  const m = metricsOf(account, open, pricing);
   return m.margin.gt(0) && m.equity.div(m.margin).times(100).lt(dec(group.marginCallLevel));
 }
 
