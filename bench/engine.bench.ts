@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { Client, Pool } from 'pg';
+import { Pool } from 'pg';
 import { pino } from 'pino';
 import { passLookup } from '../src/domain/engine/engine';
 import { signalTicks } from '../src/domain/engine/ticks';
@@ -8,7 +8,7 @@ import { QuoteStore } from '../src/domain/prices/quote-store';
 import { JobProducer } from '../src/jobs/job-producer';
 import { pgPlaceholders } from '../src/platform/named-sql';
 import { AS_COMPILED, fmt, type BatchRound, type Figure, type Harness, type Server } from './lib/harness';
-import { call } from './lib/load';
+import { BASE_DATABASE_URL, dropDatabase, progressOf, request, withDatabase } from './lib/bench-kit';
 
 /**
  * The trading engine (decisions 12) with 100,000 resting pending orders across 20 symbols
@@ -37,7 +37,6 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 /** Ticks per measured round, spread over the 20 symbols. */
 const TICKS = 200;
 const ADMIN = { email: 'bench-admin@bench.test', password: 'bench-desk-key-7719' };
-const BASE_DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/trading_bench';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const POINT = 0.0001;
 /** Extra node flags for the children, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to see where their time goes. */
@@ -278,43 +277,5 @@ function stats(values: number[]): Stats {
 
 const round2 = (n: number) => Math.round(n * 100) / 100;
 const round4 = (n: number) => Math.round(n * 10_000) / 10_000;
+const progress = progressOf('engine');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function progress(message: string): void {
-  process.stderr.write(`  engine: ${message}\n`);
-}
-
-async function request<T>(
-  api: Server,
-  method: string,
-  path: string,
-  token: string,
-  body: unknown,
-  status: number | number[],
-): Promise<T> {
-  const reply = await call(api.url(path), {
-    method,
-    headers: token ? { authorization: `Bearer ${token}` } : {},
-    body: body === undefined ? undefined : (body as object),
-  });
-  if (!(Array.isArray(status) ? status : [status]).includes(reply.status)) {
-    throw new Error(`${method} ${path} answered ${reply.status}: ${reply.body.slice(0, 300)}`);
-  }
-  return (reply.body ? JSON.parse(reply.body) : undefined) as T;
-}
-
-function withDatabase(url: string, database: string): string {
-  const parsed = new URL(url);
-  parsed.pathname = `/${database}`;
-  return parsed.toString();
-}
-
-async function dropDatabase(database: string): Promise<void> {
-  const client = new Client({ connectionString: withDatabase(BASE_DATABASE_URL, 'postgres') });
-  await client.connect();
-  try {
-    await client.query(`drop database if exists "${database.replace(/"/g, '""')}" with (force)`);
-  } finally {
-    await client.end();
-  }
-}

@@ -2,9 +2,11 @@ import type { JobDefinition } from './job-definition';
 import { BulkCloseFinishJob, BulkCloseTicketJob } from './bulk-close.job';
 import { EngineSweepJob, EngineTickJob } from './engine-tick.job';
 import { ExpirePendingOrdersJob } from './expire-pending-orders.job';
+import { NotifyCustomersJob } from './notify-customers.job';
 import { OutboxRelayJob } from './outbox-relay.job';
 import { SendMailJob } from './send-mail.job';
 import { SimulatorTickJob } from './simulator-tick.job';
+import { WebhookDeliverJob, WebhooksDispatchJob } from './webhooks.job';
 
 /** Every job the system runs. The worker tier refuses to start unless each has exactly one processor. */
 export const JOB_DEFINITIONS: JobDefinition[] = [
@@ -14,6 +16,9 @@ export const JOB_DEFINITIONS: JobDefinition[] = [
   BulkCloseFinishJob,
   ExpirePendingOrdersJob,
   OutboxRelayJob,
+  WebhooksDispatchJob,
+  WebhookDeliverJob,
+  NotifyCustomersJob,
   EngineTickJob,
   EngineSweepJob,
 ];

@@ -2,9 +2,11 @@ import type { Processor } from './processor';
 import { bulkCloseFinishProcessor, bulkCloseTicketProcessor } from './bulk-close.worker';
 import { engineSweepProcessor, engineTickProcessor } from './engine-tick.worker';
 import { expirePendingOrdersProcessor } from './expire-pending-orders.worker';
+import { notifyCustomersProcessor } from './notify-customers.worker';
 import { outboxRelayProcessor } from './outbox-relay.worker';
 import { sendMailProcessor } from './send-mail.worker';
 import { simulatorTickProcessor } from './simulator-tick.worker';
+import { webhookDeliverProcessor, webhooksDispatchProcessor } from './webhooks.worker';
 
 /** Every processor of the worker tier; checked against JOB_DEFINITIONS at start-up. */
 export const PROCESSORS: Processor[] = [
@@ -14,6 +16,9 @@ export const PROCESSORS: Processor[] = [
   bulkCloseFinishProcessor,
   expirePendingOrdersProcessor,
   outboxRelayProcessor,
+  webhooksDispatchProcessor,
+  webhookDeliverProcessor,
+  notifyCustomersProcessor,
   engineTickProcessor,
   engineSweepProcessor,
 ];

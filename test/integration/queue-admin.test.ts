@@ -53,6 +53,7 @@ describe('/api/admin/queues', () => {
       'mail',
       'orders',
       'simulator',
+      'webhooks',
     ]);
   });
 

@@ -24,6 +24,7 @@ export const EVENT_TYPES = [
   'account.margin_call',
   'account.stop_out',
   'webhook.test',
+  'webhook.disabled',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
