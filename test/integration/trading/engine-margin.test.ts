@@ -1,5 +1,5 @@
 import { adminToken, createCustomer } from '../../helpers/identity';
-import { startTestApp, type TestApp } from '../../helpers/test-app';
+import { startTestApp, waitFor, type TestApp } from '../../helpers/test-app';
 import { expectLedgerBalanced, fundedAccount } from '../../helpers/trading';
 import { group, ordersByTicket, quote, usdInstrument } from './engine-kit';
 import { eventsOf, expectOk } from './trading-kit';
@@ -72,5 +72,12 @@ test('when the margin level crosses the margin call level, then one margin_call 
   await quote(app, token, 'AUDUSD', 1.098, 1.0982); // crosses again
   expect(await calls()).toBe(2);
   expect(await eventsOf(app, 'account.stop_out', login)).toHaveLength(0);
+  // The notifications consumer tells the customer, once per margin call.
+  const told = await waitFor('two margin call notifications', async () => {
+    const res = await app.request('GET', '/customers/me/notifications', { token: customer.token });
+    const calls = (res.body.items as Array<{ type: string; body: string }>).filter((n) => n.type === 'account.margin_call');
+    return calls.length === 2 ? calls : undefined;
+  });
+  expect(told[0]!.body).toContain(String(login));
   await expectLedgerBalanced(app);
 });
