@@ -308,14 +308,13 @@ export async function decidePendingOrder(em: EntityManager, quotes: QuoteStore, 
 /**
  * Closes an open order whose sl or tp its account's quote has reached (reason `sl` or
  * `tp`), through closeOrder, which books the profit and writes order.closed once however
- * many workers try. The account is locked first, as the stop-out does, so the two cannot
- * deadlock over one order.
+ * many workers try. Its row is locked first and the account second (closeOrder's statement),
+ * the order every close takes (see LOCK ORDER below).
  */
 export async function closeIfStopHit(em: EntityManager, quotes: QuoteStore, ticket: string): Promise<'sl' | 'tp' | null> {
   return em.transactional(async (tx) => {
-    const order = await tx.findOne(Order, { ticket }, { refresh: true });
+    const order = await tx.findOne(Order, { ticket }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
     if (!order || order.status !== 'open') return null;
-    await lockAccounts(tx, [order.account.id]);
     const account = await tx.findOneOrFail(Account, order.account.id, { populate: ['group'] });
     const q = await accountQuote(tx, quotes, account, order.symbol);
     if (!q) return null;
@@ -350,6 +349,13 @@ export interface MarginOutcome {
 }
 
 /**
+ * LOCK ORDER. Every close locks the order's row before its account's: closeOrder's one
+ * statement updates the order, then the balance (a manual close, a bulk-close ticket, sl and
+ * tp). The stop-out follows it: it locks all the account's open orders, in ticket order,
+ * before the account, so it can never hold the account while waiting for an order a
+ * concurrent close holds (that would be a deadlock). A pending order's fill locks the pending
+ * row, then the account, and only inserts into orders.
+ *
  * Margin level = equity / margin x 100 (decisions 12), with the account locked. Below the
  * group's margin_call_level the account gets one `account.margin_call` per crossing (a
  * flag on the account, cleared when the level is back at or above it); below its
@@ -359,6 +365,7 @@ export interface MarginOutcome {
 export async function checkMargin(em: EntityManager, quotes: QuoteStore, accountId: string): Promise<MarginOutcome> {
   return em.transactional(async (tx) => {
     const outcome: MarginOutcome = { marginCall: false, stoppedOut: [] };
+    await tx.execute(`select 1 from orders where account_id = ? and status = 'open' order by ticket for update`, [accountId]);
     if (!(await lockAccounts(tx, [accountId])).get(accountId)) return outcome;
     const account = await tx.findOneOrFail(Account, accountId, { populate: ['group'], refresh: true });
     const group = account.group?.getEntity();

@@ -2,7 +2,7 @@ import { adminToken, createCustomer } from '../../helpers/identity';
 import { startTestApp, waitFor, type TestApp } from '../../helpers/test-app';
 import { expectLedgerBalanced, fundedAccount } from '../../helpers/trading';
 import { group, ordersByTicket, quote, usdInstrument } from './engine-kit';
-import { eventsOf, expectOk } from './trading-kit';
+import { eventsOf, expectOk, ledgerRowsForTicket } from './trading-kit';
 
 jest.setTimeout(90_000);
 
@@ -79,5 +79,27 @@ test('when the margin level crosses the margin call level, then one margin_call 
     return calls.length === 2 ? calls : undefined;
   });
   expect(told[0]!.body).toContain(String(login));
+  await expectLedgerBalanced(app);
+});
+
+test('when staff close orders by hand while a stop-out closes them, then each is booked once and no request fails', async () => {
+  await usdInstrument(app, token, 'NZDUSD', 1.1, 1.1002);
+  const customer = await createCustomer(app, token);
+  const login = await fundedAccount(app, token, customer.id, groupId, 1000);
+  const tickets: number[] = [];
+  for (let i = 0; i < 6; i++) tickets.push(await open(login, 'NZDUSD', 0, 0.12)); // 792 of margin in all
+  // Far below the stop-out level: the engine closes them all while the manual closes race it.
+  const [, ...answers] = await Promise.all([
+    app.request('POST', '/simulator/quotes', { token, body: { symbol: 'NZDUSD', bid: 1.03, ask: 1.0302 } }),
+    ...tickets.map((t) => app.request('POST', `/orders/${t}/close`, { token })),
+  ]);
+  for (const a of answers) expect(a.status === 200 || (a.status === 409 && a.body.code === 'ORDER_NOT_OPEN')).toBe(true);
+  await quote(app, token, 'NZDUSD', 1.03, 1.0302);
+  const orders = await ordersByTicket(app, token, login);
+  for (const t of tickets) {
+    expect(orders.get(t).status).toBe('closed');
+    expect(await ledgerRowsForTicket(app, t)).toBe(1);
+    expect(await eventsOf(app, 'order.closed', t)).toHaveLength(1);
+  }
   await expectLedgerBalanced(app);
 });
