@@ -12,7 +12,17 @@ export type OrderStatus = 'open' | 'closed';
 @Entity({ tableName: 'orders' })
 @Index({ properties: ['account', 'status'] })
 export class Order extends BaseEntity<
-  'ticket' | 'status' | 'sl' | 'tp' | 'comment' | 'closedAt' | 'closePrice' | 'profit' | 'closeReason' | 'bulkCloseRunId'
+  | 'ticket'
+  | 'status'
+  | 'sl'
+  | 'tp'
+  | 'comment'
+  | 'closedAt'
+  | 'closePrice'
+  | 'profit'
+  | 'closeReason'
+  | 'bulkCloseRunId'
+  | 'trailingStop'
 > {
   @Property({ type: bigintText(), columnType: 'bigint', defaultRaw: "nextval('order_ticket_seq')" })
   @Unique()
@@ -48,6 +58,10 @@ export class Order extends BaseEntity<
 
   @Property({ type: 'string', length: 255, nullable: true })
   comment?: string | null = null;
+
+  /** A distance in price: the trading engine moves `sl` behind a favourable price, never back. */
+  @Property({ type: decimalText(), columnType: 'numeric(24,10)', nullable: true })
+  trailingStop?: string | null = null;
 
   @Enum({ items: ['open', 'closed'], type: 'string' })
   status: OrderStatus = 'open';

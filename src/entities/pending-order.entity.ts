@@ -10,7 +10,17 @@ export type PendingStatus = (typeof PENDING_STATUSES)[number];
 @Entity({ tableName: 'pending_orders' })
 @Index({ properties: ['account', 'status'] })
 export class PendingOrder extends BaseEntity<
-  'ticket' | 'status' | 'sl' | 'tp' | 'comment' | 'limitPrice' | 'trailingStop' | 'expiryAt' | 'triggeredAt' | 'filledOrder'
+  | 'ticket'
+  | 'status'
+  | 'sl'
+  | 'tp'
+  | 'comment'
+  | 'limitPrice'
+  | 'trailingStop'
+  | 'expiryAt'
+  | 'triggeredAt'
+  | 'filledOrder'
+  | 'cancelReason'
 > {
   /** Tickets of market and pending orders come from one sequence, so a number names one order. */
   @Property({ type: bigintText(), columnType: 'bigint', defaultRaw: "nextval('order_ticket_seq')" })
@@ -64,4 +74,8 @@ export class PendingOrder extends BaseEntity<
 
   @Property({ type: bigintText(), columnType: 'bigint', nullable: true })
   filledOrder?: string | null = null;
+
+  /** Why the trading engine cancelled it (a fill that failed the margin check). */
+  @Property({ type: 'string', length: 255, nullable: true })
+  cancelReason?: string | null = null;
 }

@@ -1,5 +1,6 @@
 import type { JobDefinition } from './job-definition';
 import { BulkCloseFinishJob, BulkCloseTicketJob } from './bulk-close.job';
+import { EngineSweepJob, EngineTickJob } from './engine-tick.job';
 import { ExpirePendingOrdersJob } from './expire-pending-orders.job';
 import { NotifyCustomersJob } from './notify-customers.job';
 import { OutboxRelayJob } from './outbox-relay.job';
@@ -18,4 +19,6 @@ export const JOB_DEFINITIONS: JobDefinition[] = [
   WebhooksDispatchJob,
   WebhookDeliverJob,
   NotifyCustomersJob,
+  EngineTickJob,
+  EngineSweepJob,
 ];

@@ -1,5 +1,6 @@
 import type { Processor } from './processor';
 import { bulkCloseFinishProcessor, bulkCloseTicketProcessor } from './bulk-close.worker';
+import { engineSweepProcessor, engineTickProcessor } from './engine-tick.worker';
 import { expirePendingOrdersProcessor } from './expire-pending-orders.worker';
 import { notifyCustomersProcessor } from './notify-customers.worker';
 import { outboxRelayProcessor } from './outbox-relay.worker';
@@ -18,4 +19,6 @@ export const PROCESSORS: Processor[] = [
   webhooksDispatchProcessor,
   webhookDeliverProcessor,
   notifyCustomersProcessor,
+  engineTickProcessor,
+  engineSweepProcessor,
 ];

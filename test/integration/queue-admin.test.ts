@@ -48,6 +48,7 @@ describe('/api/admin/queues', () => {
     expect(simulator.counts.failed).toBeGreaterThanOrEqual(1);
     expect(res.body.items.map((q: { name: string }) => q.name).sort()).toEqual([
       'bulk-close',
+      'engine',
       'events',
       'mail',
       'orders',

@@ -6,6 +6,7 @@ import { dec, decText } from '../../platform/decimal';
 import { errors, fieldError } from '../../platform/errors';
 import { QuoteSchema, quoteView } from '../../domain/prices/quote-store';
 import { RandomWalkSchema, randomWalkView } from '../../domain/prices/random-walk';
+import { signalTicks } from '../../domain/engine/ticks';
 import { Instrument } from '../../entities/instrument.entity';
 import { asStaff } from '../http/access';
 import { Price } from '../http/amounts';
@@ -17,7 +18,8 @@ export const simulatorRoutes: RouteSpec[] = [
     path: '/simulator/quotes',
     operationId: 'setQuote',
     summary: 'Set the latest bid and ask of an instrument',
-    description: 'The order engine prices from these. Both positive, ask above bid, at most the instrument’s digits.',
+    description:
+      'The order engine prices from these. Both positive, ask above bid, at most the instrument’s digits. The change becomes a tick the trading engine evaluates in the workers (pending orders, sl and tp, trailing stops, margin).',
     tags: ['simulator'],
     access: { kind: 'staff', permission: 'manage_simulator' },
     body: z.object({ symbol: z.string().min(1).max(32), bid: Price, ask: Price }),
@@ -39,6 +41,10 @@ export const simulatorRoutes: RouteSpec[] = [
         after: quoteView(quote),
       });
       await em.flush();
+      await signalTicks(
+        { redis: services.redis, prefix: services.config.queuePrefix, jobs: services.jobs, logger: services.logger },
+        [body.symbol],
+      );
       return json(200, quoteView(quote));
     },
   }),

@@ -13,6 +13,7 @@ import { Migration20261123155625_Money } from './Migration20261123155625_Money';
 import { Migration20261123170348_PasswordReset } from './Migration20261123170348_PasswordReset';
 import { Migration20261123170412_Webhooks } from './Migration20261123170412_Webhooks';
 import { Migration20261123171255_EmailTemplates } from './Migration20261123171255_EmailTemplates';
+import { Migration20261123171540_Engine } from './Migration20261123171540_Engine';
 import { Migration20261123172003_Notifications } from './Migration20261123172003_Notifications';
 import { Migration20261123173600_WebhookDeliveryStep } from './Migration20261123173600_WebhookDeliveryStep';
 
@@ -30,6 +31,7 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261123170348_PasswordReset', class: Migration20261123170348_PasswordReset },
   { name: 'Migration20261123170412_Webhooks', class: Migration20261123170412_Webhooks },
   { name: 'Migration20261123171255_EmailTemplates', class: Migration20261123171255_EmailTemplates },
+  { name: 'Migration20261123171540_Engine', class: Migration20261123171540_Engine },
   { name: 'Migration20261123172003_Notifications', class: Migration20261123172003_Notifications },
   { name: 'Migration20261123173600_WebhookDeliveryStep', class: Migration20261123173600_WebhookDeliveryStep },
 ];

@@ -22,6 +22,8 @@ export interface NewMarketOrder {
   sl?: number | null | undefined;
   tp?: number | null | undefined;
   comment?: string | null | undefined;
+  /** Only a filled pending order carries one (decisions 12). */
+  trailing_stop?: number | null | undefined;
 }
 
 /** A market order (a position), open or closed. */
@@ -40,7 +42,8 @@ export const OrderSchema = z.object({
   closed_at: z.iso.datetime().nullable(),
   close_price: z.number().nullable(),
   profit: MoneyText.nullable().describe('Booked profit in the account currency, decimal text'),
-  close_reason: z.string().nullable(),
+  close_reason: z.string().nullable().describe('manual, bulk_close, sl, tp or stop_out'),
+  trailing_stop: z.number().nullable().describe('Distance in price the engine keeps sl behind a favourable price'),
 });
 export type OrderView = z.output<typeof OrderSchema>;
 
@@ -61,6 +64,7 @@ export function orderView(o: Order): OrderView {
     close_price: num(o.closePrice),
     profit: o.profit ?? null,
     close_reason: o.closeReason ?? null,
+    trailing_stop: num(o.trailingStop),
   };
 }
 
@@ -156,12 +160,15 @@ export async function openMarketOrder(
   quotes: QuoteStore,
   account: Account,
   input: NewMarketOrder,
+  opts: { fillsPendingOrder?: boolean } = {},
 ): Promise<Order> {
   assertTradingAccount(account);
   return em.transactional(async (tx) => {
     const locked = (await lockAccounts(tx, [account.id])).get(account.id)!;
     const open = await tx.find(Order, { account: locked.id, status: 'open' });
-    assertCanOpen(locked.balance, open.length + (await countWaitingPendingOrders(tx, locked.id)));
+    // A filling pending order was already counted while it waited; it becomes this position.
+    const waiting = (await countWaitingPendingOrders(tx, locked.id)) - (opts.fillsPendingOrder ? 1 : 0);
+    assertCanOpen(locked.balance, open.length + waiting);
     const pricing = await PricingContext.load(tx, quotes, locked, [...open.map((o) => o.symbol), input.symbol]);
     let quote;
     try {
@@ -206,6 +213,7 @@ export async function openMarketOrder(
       sl: input.sl === undefined || input.sl === null ? null : dec(input.sl).toFixed(),
       tp: input.tp === undefined || input.tp === null ? null : dec(input.tp).toFixed(),
       comment: input.comment ?? null,
+      trailingStop: input.trailing_stop === undefined || input.trailing_stop === null ? null : dec(input.trailing_stop).toFixed(),
     });
     await tx.flush();
     await tx.refresh(order);

@@ -15,7 +15,7 @@ import { countWaitingPendingOrders } from './positions';
 import { PricingContext, PricingError } from './pricing-context';
 
 /** cmd of pending orders (decisions, section 5). */
-const CMD = {
+export const CMD = {
   BUY_LIMIT: 2,
   SELL_LIMIT: 3,
   BUY_STOP: 4,
@@ -24,8 +24,8 @@ const CMD = {
   SELL_STOP_LIMIT: 7,
 } as const;
 
-const isBuy = (cmd: number) => cmd === CMD.BUY_LIMIT || cmd === CMD.BUY_STOP || cmd === CMD.BUY_STOP_LIMIT;
-const isStopLimit = (cmd: number) => cmd === CMD.BUY_STOP_LIMIT || cmd === CMD.SELL_STOP_LIMIT;
+export const isBuy = (cmd: number) => cmd === CMD.BUY_LIMIT || cmd === CMD.BUY_STOP || cmd === CMD.BUY_STOP_LIMIT;
+export const isStopLimit = (cmd: number) => cmd === CMD.BUY_STOP_LIMIT || cmd === CMD.SELL_STOP_LIMIT;
 /** Buy limit and sell stop (and sell stop limit) wait below the market; the others above it. */
 const triggersBelowMarket = (cmd: number) => cmd === CMD.BUY_LIMIT || cmd === CMD.SELL_STOP || cmd === CMD.SELL_STOP_LIMIT;
 
@@ -58,12 +58,17 @@ export const PendingOrderSchema = z.object({
   tp: z.number().nullable(),
   expiry_at: z.iso.datetime().nullable(),
   comment: z.string().nullable(),
-  status: z.enum(PENDING_STATUSES),
+  status: z
+    .enum(PENDING_STATUSES)
+    .describe(
+      'pending (waiting for its trigger); triggered (a stop-limit order resting at its limit_price); filled (filled_order is the new market order); cancelled (by its owner, or by the trading engine with cancel_reason); expired',
+    ),
   created_at: z.iso.datetime(),
-  triggered_at: z.iso.datetime().nullable(),
-  filled_order: z.int().nullable(),
+  triggered_at: z.iso.datetime().nullable().describe('When the market reached trigger_price'),
+  filled_order: z.int().nullable().describe('Ticket of the market order the fill opened'),
   limit_price: z.number().nullable(),
   trailing_stop: z.number().nullable(),
+  cancel_reason: z.string().nullable().describe('Why the trading engine cancelled it (a fill that failed the margin check)'),
 });
 export type PendingOrderView = z.output<typeof PendingOrderSchema>;
 
@@ -86,6 +91,7 @@ export function pendingOrderView(p: PendingOrder): PendingOrderView {
     filled_order: p.filledOrder === null || p.filledOrder === undefined ? null : Number(p.filledOrder),
     limit_price: num(p.limitPrice),
     trailing_stop: num(p.trailingStop),
+    cancel_reason: p.cancelReason ?? null,
   };
 }
 

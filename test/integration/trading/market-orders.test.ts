@@ -63,6 +63,7 @@ describe('opening', () => {
       close_price: null,
       profit: null,
       close_reason: null,
+      trailing_stop: null,
     });
     expect(Number.isSafeInteger(body.order)).toBe(true);
   });

@@ -1,0 +1,73 @@
+import type { RedisClient } from '../../platform/redis';
+
+const UNLOCK = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
+const EXTEND = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end`;
+
+/**
+ * Which quote changes of each symbol the trading engine has evaluated, and who is
+ * evaluating a symbol now (decisions 12). In Redis, under the queue prefix:
+ * - `engine:ver` (hash): per symbol, a counter bumped after every quote change;
+ * - `engine:done` (hash): per symbol, the counter value the last finished evaluation began from;
+ * - `engine:lock:<symbol>`: held by the one worker evaluating the symbol, with a lease.
+ *
+ * A tick job takes the lock or, when another worker holds it, returns at once: the holder
+ * sees `ver` ahead of `done` when its pass ends and evaluates again, from the latest quote.
+ * So ticks of one symbol are evaluated one at a time, in order, and a burst is coalesced to
+ * the latest price. A worker killed mid-pass never wrote `done`: the next tick, the killed
+ * job's retry or the sweep evaluates again. The database, not this book, guards against
+ * double fills; the book only saves work.
+ */
+export class TickBook {
+  private readonly ver: string;
+  private readonly done: string;
+
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly prefix: string,
+  ) {
+    this.ver = `${prefix}:engine:ver`;
+    this.done = `${prefix}:engine:done`;
+  }
+
+  private lockKey(symbol: string): string {
+    return `${this.prefix}:engine:lock:${symbol}`;
+  }
+
+  /** Records quote changes; call after the quote is stored, before adding the tick jobs. */
+  async bump(symbols: string[]): Promise<void> {
+    if (symbols.length === 0) return;
+    const pipeline = this.redis.pipeline();
+    for (const s of symbols) pipeline.hincrby(this.ver, s, 1);
+    await pipeline.exec();
+  }
+
+  /** The latest change of the symbol and the last one evaluated (0 when none). */
+  async state(symbol: string): Promise<{ ver: number; done: number }> {
+    const [ver, done] = await Promise.all([this.redis.hget(this.ver, symbol), this.redis.hget(this.done, symbol)]);
+    return { ver: Number(ver ?? 0), done: Number(done ?? 0) };
+  }
+
+  /** Symbols with a change not yet evaluated. */
+  async behind(): Promise<string[]> {
+    const [ver, done] = await Promise.all([this.redis.hgetall(this.ver), this.redis.hgetall(this.done)]);
+    return Object.entries(ver)
+      .filter(([symbol, v]) => Number(v) > Number(done[symbol] ?? 0))
+      .map(([symbol]) => symbol);
+  }
+
+  async markDone(symbol: string, ver: number): Promise<void> {
+    await this.redis.hset(this.done, symbol, String(ver));
+  }
+
+  async tryLock(symbol: string, token: string, leaseMs: number): Promise<boolean> {
+    return (await this.redis.set(this.lockKey(symbol), token, 'PX', leaseMs, 'NX')) === 'OK';
+  }
+
+  async extend(symbol: string, token: string, leaseMs: number): Promise<boolean> {
+    return Number(await this.redis.eval(EXTEND, 1, this.lockKey(symbol), token, String(leaseMs))) === 1;
+  }
+
+  async unlock(symbol: string, token: string): Promise<void> {
+    await this.redis.eval(UNLOCK, 1, this.lockKey(symbol), token);
+  }
+}

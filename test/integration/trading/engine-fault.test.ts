@@ -1,0 +1,130 @@
+import { randomBytes } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { evaluateSymbol } from '../../../src/domain/engine/engine';
+import { adminToken, createCustomer } from '../../helpers/identity';
+import { spawnService, type ServiceProcess } from '../../helpers/service-process';
+import { REDIS_URL, startTestApp, waitFor, type TestApp } from '../../helpers/test-app';
+import { expectLedgerBalanced, fundedAccount } from '../../helpers/trading';
+import { group, settled, usdInstrument } from './engine-kit';
+import { expectOk } from './trading-kit';
+
+jest.setTimeout(120_000);
+
+let app: TestApp;
+let token: string;
+const workers: ServiceProcess[] = [];
+
+beforeAll(async () => {
+  // The API in-process; the worker tier as separate processes the test can kill.
+  app = await startTestApp({ label: 'engine-fault', env: { ROLE: 'api' } });
+  token = await adminToken(app);
+});
+afterAll(async () => {
+  for (const w of workers) w.child.kill('SIGKILL');
+  await app?.stop();
+});
+
+function startWorker(): ServiceProcess {
+  const worker = spawnService({
+    ROLE: 'worker',
+    WORKER_QUEUES: 'engine',
+    DATABASE_URL: app.config.databaseUrl,
+    REDIS_URL,
+    QUEUE_PREFIX: app.config.queuePrefix,
+    JWT_SECRET: randomBytes(32).toString('hex'),
+    WORKER_CONCURRENCY: '4',
+    // A killed worker's tick (and its lease) is taken over once its lock lapses: keep it short.
+    WORKER_LOCK_MS: '2000',
+  });
+  workers.push(worker);
+  return worker;
+}
+
+async function count(sql: string, params: unknown[] = []): Promise<number> {
+  const rows = await app.runtime.services.orm.em.fork().getConnection().execute<Array<{ n: string }>>(sql, params);
+  return Number(rows[0]!.n);
+}
+
+/**
+ * `accounts` funded accounts of one customer, each with `each` buy limits at `trigger` on
+ * `symbol`, inserted as createPendingOrder writes them (placing hundreds through the API
+ * would take most of the test's time).
+ */
+async function restingBuyLimits(symbol: string, trigger: number, accounts: number, each: number): Promise<number[]> {
+  const groupId = await group(app, token);
+  const customer = await createCustomer(app, token);
+  const tickets: number[] = [];
+  for (let a = 0; a < accounts; a++) {
+    const login = await fundedAccount(app, token, customer.id, groupId, 100_000);
+    const rows = await app.runtime.services.orm.em
+      .fork()
+      .getConnection()
+      .execute<Array<{ ticket: string }>>(
+        `insert into pending_orders (id, created_at, updated_at, request_id, account_id, login, symbol, cmd, volume, trigger_price)
+         select gen_random_uuid(), now(), now(), gen_random_uuid(), a.id, a.login, ?, 2, 0.01, ?
+           from accounts a, generate_series(1, ?::int) where a.login = ?
+         returning ticket`,
+        [symbol, trigger, each, login],
+      );
+    tickets.push(...rows.map((r) => Number(r.ticket)));
+  }
+  return tickets;
+}
+
+/** Every ticket filled once: one market order each, one filled event each, no stray order. */
+async function expectEachFilledOnce(tickets: number[]): Promise<void> {
+  const list = tickets.map(String);
+  expect(await count(`select count(*) as n from pending_orders where ticket in (?) and status = 'filled'`, [list])).toBe(
+    tickets.length,
+  );
+  expect(
+    await count(`select count(distinct filled_order) as n from pending_orders where ticket in (?) and filled_order is not null`, [
+      list,
+    ]),
+  ).toBe(tickets.length);
+  expect(
+    await count(`select count(*) as n from domain_events where type = 'pending_order.filled' and aggregate_id in (?)`, [list]),
+  ).toBe(tickets.length);
+  expect(
+    await count(
+      `select count(*) as n from orders o join accounts a on a.id = o.account_id where a.login in (select login from pending_orders where ticket in (?))`,
+      [list],
+    ),
+  ).toBe(tickets.length);
+}
+
+test('when two evaluations of the same tick race (no lease between them), then every triggered order fills exactly once', async () => {
+  await usdInstrument(app, token, 'GBPUSD', 1.1, 1.1002, { settle: false });
+  const tickets = await restingBuyLimits('GBPUSD', 1.099, 4, 25);
+  // Set the quote behind the engine's back and evaluate it twice at once, as two workers would.
+  await app.runtime.services.quotes.set('GBPUSD', '1.0988', '1.099');
+  const orm = app.runtime.services.orm;
+  const [first, second] = await Promise.all([
+    evaluateSymbol(orm.em.fork() as EntityManager, app.runtime.services.quotes, 'GBPUSD'),
+    evaluateSymbol(orm.em.fork() as EntityManager, app.runtime.services.quotes, 'GBPUSD'),
+  ]);
+  expect(first.filled + second.filled).toBe(tickets.length);
+  await expectEachFilledOnce(tickets);
+  await expectLedgerBalanced(app);
+});
+
+test('when the worker is SIGKILLed in the middle of a tick, then two new workers finish it: no fill lost, none doubled', async () => {
+  await usdInstrument(app, token, 'AUDUSD', 0.7, 0.7002, { settle: false });
+  const tickets = await restingBuyLimits('AUDUSD', 0.699, 6, 40);
+  const first = startWorker();
+  await first.waitForLog('workers started');
+  expectOk(await app.request('POST', '/simulator/quotes', { token, body: { symbol: 'AUDUSD', bid: 0.6988, ask: 0.699 } }), 200);
+  const filled = () =>
+    count(`select count(*) as n from pending_orders where ticket in (?) and status = 'filled'`, [tickets.map(String)]);
+  await waitFor('some fills', async () => (await filled()) >= 20, 30_000);
+  first.child.kill('SIGKILL');
+  await first.exited;
+  expect(await filled()).toBeLessThan(tickets.length);
+
+  const others = [startWorker(), startWorker()];
+  await Promise.all(others.map((w) => w.waitForLog('workers started')));
+  await waitFor('every order filled', async () => (await filled()) === tickets.length, 60_000);
+  await settled(app, 'AUDUSD', 30_000);
+  await expectEachFilledOnce(tickets);
+  await expectLedgerBalanced(app);
+});

@@ -1,0 +1,71 @@
+import { randomBytes } from 'node:crypto';
+import { TickBook } from '../../../src/domain/engine/tick-book';
+import { waitFor, type TestApp } from '../../helpers/test-app';
+import { expectOk } from './trading-kit';
+
+/** An instrument priced in USD (5 digits, 100,000 a lot) with its first quote (evaluated, unless no worker runs). */
+export async function usdInstrument(
+  app: TestApp,
+  token: string,
+  symbol: string,
+  bid: number,
+  ask: number,
+  options: { settle?: boolean } = {},
+): Promise<void> {
+  const res = await app.request('POST', '/api/platform/instruments', {
+    token,
+    body: { symbol, digits: 5, contract_size: 100000, base_currency: symbol.slice(0, 3), quote_currency: 'USD' },
+  });
+  if (res.status !== 201 && res.status !== 409) throw new Error(`instrument ${symbol}: ${res.status} ${res.text}`);
+  if (options.settle === false)
+    expectOk(await app.request('POST', '/simulator/quotes', { token, body: { symbol, bid, ask } }), 200, `quote ${symbol}`);
+  else await quote(app, token, symbol, bid, ask);
+}
+
+/** Sets a quote through the API (which signals a tick) and waits until the engine has evaluated it. */
+export async function quote(app: TestApp, token: string, symbol: string, bid: number, ask: number): Promise<void> {
+  expectOk(await app.request('POST', '/simulator/quotes', { token, body: { symbol, bid, ask } }), 200, `quote ${symbol}`);
+  await settled(app, symbol);
+}
+
+/** Waits until every recorded quote change of `symbol` has been evaluated. */
+export async function settled(app: TestApp, symbol: string, timeoutMs = 15_000): Promise<void> {
+  const book = new TickBook(app.runtime.services.redis, app.config.queuePrefix);
+  await waitFor(
+    `the engine to evaluate ${symbol}`,
+    async () => {
+      const s = await book.state(symbol);
+      return s.ver > 0 && s.ver <= s.done;
+    },
+    timeoutMs,
+  );
+}
+
+export async function group(app: TestApp, token: string, terms: Record<string, unknown> = {}): Promise<string> {
+  const g = expectOk(
+    await app.request('POST', '/groups', {
+      token,
+      body: { name: `E-${randomBytes(4).toString('hex')}`, default_leverage: 100, ...terms },
+    }),
+    201,
+    'group',
+  );
+  return g.id as string;
+}
+
+export async function placePending(app: TestApp, token: string, body: Record<string, unknown>): Promise<number> {
+  const placed = expectOk(await app.request('POST', '/orders/pending', { token, body }), 201, `pending ${JSON.stringify(body)}`);
+  return placed.order as number;
+}
+
+/** Pending orders of an account by ticket. */
+export async function pendingByTicket(app: TestApp, token: string, login: number): Promise<Map<number, any>> {
+  const res = expectOk(await app.request('GET', `/orders/pending?login=${login}`, { token }), 200, 'list pending');
+  return new Map((res.items as any[]).map((p) => [p.order as number, p]));
+}
+
+/** Market orders of an account by ticket. */
+export async function ordersByTicket(app: TestApp, token: string, login: number): Promise<Map<number, any>> {
+  const res = expectOk(await app.request('GET', `/orders?login=${login}`, { token }), 200, 'list orders');
+  return new Map((res.items as any[]).map((o) => [o.order as number, o]));
+}
