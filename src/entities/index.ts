@@ -10,6 +10,7 @@ import { IdempotencyRecord } from './idempotency-record.entity';
 import { LedgerEntry } from './ledger-entry.entity';
 import { Order } from './order.entity';
 import { PendingOrder } from './pending-order.entity';
+import { Payout } from './payout.entity';
 import { BrokerSettings } from './broker-settings.entity';
 import { Customer } from './customer.entity';
 import { Group } from './group.entity';
@@ -52,4 +53,5 @@ export const ENTITIES = [
   IdempotencyRecord,
   Transfer,
   Withdrawal,
+  Payout,
 ];

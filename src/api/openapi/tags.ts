@@ -13,6 +13,7 @@ export const TAGS: Record<string, string> = {
   money:
     'Deposits, transfers between your own accounts and the ledger (`/api/backoffice/accounts/...`, `/customers/me/transfer`, `/customers/me/transactions`)',
   withdrawals: 'Withdrawal requests from the wallet and their approval (`/customers/me/withdraw`, `/api/backoffice/withdrawals`)',
+  payouts: "Payouts of prop accounts' profit to the customer's wallet (`/prop/payouts`)",
   groups: 'Trading groups and how each trades an instrument (`/groups`)',
   instruments: 'Tradable symbols (`/api/platform/instruments`)',
   orders: 'Market orders and bulk close (`/orders`)',
@@ -24,7 +25,7 @@ export const TAGS: Record<string, string> = {
 
 export const TAG_GROUPS: Array<{ name: string; tags: string[] }> = [
   { name: 'Identity and access', tags: ['auth', 'staff administration', 'api tokens', 'broker settings', 'audit'] },
-  { name: 'Customers and money', tags: ['customers', 'accounts', 'money', 'withdrawals'] },
+  { name: 'Customers and money', tags: ['customers', 'accounts', 'money', 'withdrawals', 'payouts'] },
   { name: 'Trading', tags: ['groups', 'instruments', 'orders', 'pending orders', 'simulator'] },
   { name: 'Operations', tags: ['observability', 'queues'] },
 ];

@@ -7,6 +7,7 @@ import { groupRoutes } from './groups.routes';
 import { instrumentRoutes } from './instruments.routes';
 import { moneyRoutes } from './money.routes';
 import { orderRoutes } from './orders.routes';
+import { propRoutes } from './prop.routes';
 import { queueRoutes } from './queues.routes';
 import { simulatorRoutes } from './simulator.routes';
 import { systemRoutes } from './system.routes';
@@ -23,5 +24,6 @@ export const ROUTES: RouteSpec[] = [
   ...accountRoutes,
   ...moneyRoutes,
   ...orderRoutes,
+  ...propRoutes,
   ...queueRoutes,
 ];

@@ -10,6 +10,7 @@ import { Migration20261123143034_Hardening } from './Migration20261123143034_Har
 import { Migration20261123145431_OutboxRelay } from './Migration20261123145431_OutboxRelay';
 import { Migration20261123150838_MailTemplates } from './Migration20261123150838_MailTemplates';
 import { Migration20261123155625_Money } from './Migration20261123155625_Money';
+import { Migration20261123170334_Payouts } from './Migration20261123170334_Payouts';
 
 export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122185420', class: Migration20261122185420 },
@@ -22,4 +23,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261123145431_OutboxRelay', class: Migration20261123145431_OutboxRelay },
   { name: 'Migration20261123150838_MailTemplates', class: Migration20261123150838_MailTemplates },
   { name: 'Migration20261123155625_Money', class: Migration20261123155625_Money },
+  { name: 'Migration20261123170334_Payouts', class: Migration20261123170334_Payouts },
 ];
