@@ -11,6 +11,7 @@ import { LedgerEntry } from './ledger-entry.entity';
 import { Order } from './order.entity';
 import { PendingOrder } from './pending-order.entity';
 import { Payout } from './payout.entity';
+import { RiskRun } from './risk-run.entity';
 import { BrokerSettings } from './broker-settings.entity';
 import { Customer } from './customer.entity';
 import { Group } from './group.entity';
@@ -54,4 +55,5 @@ export const ENTITIES = [
   Transfer,
   Withdrawal,
   Payout,
+  RiskRun,
 ];

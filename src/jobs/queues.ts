@@ -8,6 +8,7 @@ export const QUEUES = {
   bulkClose: 'bulk-close',
   orders: 'orders',
   events: 'events',
+  risk: 'risk',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];

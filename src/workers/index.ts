@@ -2,6 +2,7 @@ import type { Processor } from './processor';
 import { bulkCloseFinishProcessor, bulkCloseTicketProcessor } from './bulk-close.worker';
 import { expirePendingOrdersProcessor } from './expire-pending-orders.worker';
 import { outboxRelayProcessor } from './outbox-relay.worker';
+import { riskPreviewProcessor } from './risk.worker';
 import { sendMailProcessor } from './send-mail.worker';
 import { simulatorTickProcessor } from './simulator-tick.worker';
 
@@ -13,4 +14,5 @@ export const PROCESSORS: Processor[] = [
   bulkCloseFinishProcessor,
   expirePendingOrdersProcessor,
   outboxRelayProcessor,
+  riskPreviewProcessor,
 ];

@@ -18,6 +18,7 @@ export const TAGS: Record<string, string> = {
   instruments: 'Tradable symbols (`/api/platform/instruments`)',
   orders: 'Market orders and bulk close (`/orders`)',
   'pending orders': 'Limit, stop and stop-limit orders (`/orders/pending`)',
+  risk: 'Risk rules: classifying trading accounts by their closed orders, previews and saved rules (`/risk`)',
   simulator: 'The price source: quotes and the random walk (`/simulator`)',
   observability: 'Liveness, readiness and metrics',
   queues: 'The job queues, for operators and their scripts (`/api/admin/queues`); the dashboard is at /admin/queues',
@@ -26,6 +27,6 @@ export const TAGS: Record<string, string> = {
 export const TAG_GROUPS: Array<{ name: string; tags: string[] }> = [
   { name: 'Identity and access', tags: ['auth', 'staff administration', 'api tokens', 'broker settings', 'audit'] },
   { name: 'Customers and money', tags: ['customers', 'accounts', 'money', 'withdrawals', 'payouts'] },
-  { name: 'Trading', tags: ['groups', 'instruments', 'orders', 'pending orders', 'simulator'] },
+  { name: 'Trading', tags: ['groups', 'instruments', 'orders', 'pending orders', 'risk', 'simulator'] },
   { name: 'Operations', tags: ['observability', 'queues'] },
 ];

@@ -9,6 +9,7 @@ import { moneyRoutes } from './money.routes';
 import { orderRoutes } from './orders.routes';
 import { propRoutes } from './prop.routes';
 import { queueRoutes } from './queues.routes';
+import { riskRoutes } from './risk.routes';
 import { simulatorRoutes } from './simulator.routes';
 import { systemRoutes } from './system.routes';
 
@@ -25,5 +26,6 @@ export const ROUTES: RouteSpec[] = [
   ...moneyRoutes,
   ...orderRoutes,
   ...propRoutes,
+  ...riskRoutes,
   ...queueRoutes,
 ];

@@ -11,6 +11,7 @@ import { Migration20261123145431_OutboxRelay } from './Migration20261123145431_O
 import { Migration20261123150838_MailTemplates } from './Migration20261123150838_MailTemplates';
 import { Migration20261123155625_Money } from './Migration20261123155625_Money';
 import { Migration20261123170334_Payouts } from './Migration20261123170334_Payouts';
+import { Migration20261123170854_RiskRuns } from './Migration20261123170854_RiskRuns';
 
 export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122185420', class: Migration20261122185420 },
@@ -24,4 +25,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261123150838_MailTemplates', class: Migration20261123150838_MailTemplates },
   { name: 'Migration20261123155625_Money', class: Migration20261123155625_Money },
   { name: 'Migration20261123170334_Payouts', class: Migration20261123170334_Payouts },
+  { name: 'Migration20261123170854_RiskRuns', class: Migration20261123170854_RiskRuns },
 ];
