@@ -12,6 +12,8 @@ import { Order } from './order.entity';
 import { PendingOrder } from './pending-order.entity';
 import { Payout } from './payout.entity';
 import { RiskRun } from './risk-run.entity';
+import { RiskRule } from './risk-rule.entity';
+import { RiskRunItem } from './risk-run-item.entity';
 import { BrokerSettings } from './broker-settings.entity';
 import { Customer } from './customer.entity';
 import { Group } from './group.entity';
@@ -56,4 +58,6 @@ export const ENTITIES = [
   Withdrawal,
   Payout,
   RiskRun,
+  RiskRule,
+  RiskRunItem,
 ];

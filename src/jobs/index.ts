@@ -2,7 +2,7 @@ import type { JobDefinition } from './job-definition';
 import { BulkCloseFinishJob, BulkCloseTicketJob } from './bulk-close.job';
 import { ExpirePendingOrdersJob } from './expire-pending-orders.job';
 import { OutboxRelayJob } from './outbox-relay.job';
-import { RiskPreviewJob } from './risk.job';
+import { RiskApplyJob, RiskPreviewJob } from './risk.job';
 import { SendMailJob } from './send-mail.job';
 import { SimulatorTickJob } from './simulator-tick.job';
 
@@ -15,4 +15,5 @@ export const JOB_DEFINITIONS: JobDefinition[] = [
   ExpirePendingOrdersJob,
   OutboxRelayJob,
   RiskPreviewJob,
+  RiskApplyJob,
 ];

@@ -15,3 +15,12 @@ export const RiskPreviewJob = defineJob({
   options: retryPolicy(3, 500),
   jobId: (p) => `rp-${p.run_id}`,
 });
+
+/** Applies a saved risk rule: classifies like the preview, then executes the actions per class, each once per account. */
+export const RiskApplyJob = defineJob({
+  name: 'risk-apply',
+  queue: QUEUES.risk,
+  schema: z.object({ run_id: z.uuid() }),
+  options: retryPolicy(5, 1000),
+  jobId: (p) => `ra-${p.run_id}`,
+});

@@ -2,7 +2,7 @@ import type { Processor } from './processor';
 import { bulkCloseFinishProcessor, bulkCloseTicketProcessor } from './bulk-close.worker';
 import { expirePendingOrdersProcessor } from './expire-pending-orders.worker';
 import { outboxRelayProcessor } from './outbox-relay.worker';
-import { riskPreviewProcessor } from './risk.worker';
+import { riskApplyProcessor, riskPreviewProcessor } from './risk.worker';
 import { sendMailProcessor } from './send-mail.worker';
 import { simulatorTickProcessor } from './simulator-tick.worker';
 
@@ -15,4 +15,5 @@ export const PROCESSORS: Processor[] = [
   expirePendingOrdersProcessor,
   outboxRelayProcessor,
   riskPreviewProcessor,
+  riskApplyProcessor,
 ];

@@ -12,6 +12,7 @@ import { Migration20261123150838_MailTemplates } from './Migration20261123150838
 import { Migration20261123155625_Money } from './Migration20261123155625_Money';
 import { Migration20261123170334_Payouts } from './Migration20261123170334_Payouts';
 import { Migration20261123170854_RiskRuns } from './Migration20261123170854_RiskRuns';
+import { Migration20261123171943_RiskRules } from './Migration20261123171943_RiskRules';
 
 export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122185420', class: Migration20261122185420 },
@@ -26,4 +27,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261123155625_Money', class: Migration20261123155625_Money },
   { name: 'Migration20261123170334_Payouts', class: Migration20261123170334_Payouts },
   { name: 'Migration20261123170854_RiskRuns', class: Migration20261123170854_RiskRuns },
+  { name: 'Migration20261123171943_RiskRules', class: Migration20261123171943_RiskRules },
 ];
