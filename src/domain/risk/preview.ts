@@ -128,13 +128,28 @@ export async function runRiskPreview(em: EntityManager, runId: string): Promise<
   if (run.status !== 'running') return run.counts ?? null;
   const { input, window } = runInput(run);
   const query = classCountsQuery(input, window);
-  const { counts, evaluated } = countsOf(await em.execute(query.sql, query.values));
+  const { counts, evaluated } = countsOf(await withAggregateMemory(em, (tx) => tx.execute(query.sql, query.values)));
   await em.nativeUpdate(
     RiskRun,
     { id: runId, status: 'running' },
     { status: 'completed', counts, accountsEvaluated: evaluated, completedAt: new Date() },
   );
   return counts;
+}
+
+/**
+ * The per-account hash aggregate needs a few tens of MiB for tens of thousands of accounts;
+ * Postgres's default work_mem (4 MiB) spills it to disk in batches. A risk worker runs one
+ * classification at a time per job slot, so it raises work_mem for its own statement only
+ * (SET LOCAL, inside the statement's transaction).
+ */
+export const AGGREGATE_WORK_MEM = '32MB';
+
+export async function withAggregateMemory<T>(em: EntityManager, work: (tx: EntityManager) => Promise<T>): Promise<T> {
+  return em.transactional(async (tx) => {
+    await tx.execute(`set local work_mem = '${AGGREGATE_WORK_MEM}'`);
+    return work(tx);
+  });
 }
 
 /** After the last attempt failed: the run is recorded failed, so nobody waits for it. */

@@ -11,7 +11,7 @@ import { errors, PermanentJobFailure } from '../../platform/errors';
 import { recordAudit } from '../audit/audit';
 import type { StaffCaller } from '../identity/caller';
 import { classedStatement } from './classify';
-import { assertActionGroups, countsOf, RiskPreviewResultSchema, runInput, windowEndingAt } from './preview';
+import { assertActionGroups, countsOf, RiskPreviewResultSchema, runInput, windowEndingAt, withAggregateMemory } from './preview';
 import {
   ActionsSchema,
   ConditionsSchema,
@@ -278,7 +278,7 @@ export async function runRiskApply(em: EntityManager, runId: string): Promise<vo
          select ${p.add(runId)}::uuid, account_id, login, customer_id, risk_class, trades, false, false from classed
          on conflict do nothing`,
     );
-    await em.execute(insert.sql, insert.values);
+    await withAggregateMemory(em, (tx) => tx.execute(insert.sql, insert.values));
   }
 
   for (const cls of RISK_CLASSES) {
