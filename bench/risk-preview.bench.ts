@@ -128,22 +128,24 @@ export async function run(h: Harness): Promise<Figure[]> {
 async function rounds(api: Server, token: string, pool: Pool, body: Record<string, unknown>, worker: Server) {
   const sides: { candidate: BatchRound[]; baseline: BatchRound[] } = { candidate: [], baseline: [] };
   // One of each first, unmeasured: JIT, plans and the buffer cache.
-  await candidate(api, token, body);
+  await candidate(api, token, body, pool);
   await baseline(pool, body);
   for (let round = 1; round <= ROUNDS; round++) {
-    const c = await candidate(api, token, body);
+    const c = await candidate(api, token, body, pool);
     const b = await baseline(pool, body);
     sides.candidate.push(c);
     sides.baseline.push(b);
     progress(
-      `round ${round}/${ROUNDS}: answer ${fmt(c.ms)} ms (${JSON.stringify(c.detail?.counts)}), aggregate ${fmt(b.ms)} ms ` +
+      `round ${round}/${ROUNDS}: answer ${fmt(c.ms)} ms (${JSON.stringify(c.detail?.counts)}; ${JSON.stringify(c.detail?.phases_ms)}), ` +
+        `aggregate ${fmt(b.ms)} ms ` +
         `(${b.detail?.rows} rows); worker RSS ${fmt(currentRss(worker.pid) / 1024)} MiB`,
     );
   }
   return sides;
 }
 
-async function candidate(api: Server, token: string, body: Record<string, unknown>): Promise<BatchRound> {
+async function candidate(api: Server, token: string, body: Record<string, unknown>, pool: Pool): Promise<BatchRound> {
+  const sent = Date.now();
   const t0 = performance.now();
   const reply = await call(api.url('/risk/rules/preview'), {
     method: 'POST',
@@ -151,9 +153,29 @@ async function candidate(api: Server, token: string, body: Record<string, unknow
     body,
   });
   const ms = performance.now() - t0;
+  const answered = Date.now();
   if (reply.status !== 200) throw new Error(`POST /risk/rules/preview answered ${reply.status}: ${reply.body.slice(0, 300)}`);
-  const run = JSON.parse(reply.body) as { counts: Record<string, number>; accounts_evaluated: number };
-  return { ms, failures: 0, detail: { counts: run.counts, accounts_evaluated: run.accounts_evaluated } };
+  const run = JSON.parse(reply.body) as { id: string; counts: Record<string, number>; accounts_evaluated: number };
+  // Where the time went, from the run's own timestamps (one machine, one clock).
+  const { rows } = await pool.query<{ created_at: Date; completed_at: Date }>(
+    'select created_at, completed_at from risk_runs where id = $1',
+    [run.id],
+  );
+  const recorded = rows[0]!.created_at.getTime();
+  const completed = rows[0]!.completed_at.getTime();
+  return {
+    ms,
+    failures: 0,
+    detail: {
+      counts: run.counts,
+      accounts_evaluated: run.accounts_evaluated,
+      phases_ms: {
+        request_to_run_recorded: recorded - sent,
+        run_recorded_to_classified: completed - recorded,
+        classified_to_answer: answered - completed,
+      },
+    },
+  };
 }
 
 async function baseline(pool: Pool, body: Record<string, unknown>): Promise<BatchRound> {
