@@ -51,6 +51,7 @@ describe('/api/admin/queues', () => {
       'events',
       'mail',
       'orders',
+      'risk',
       'simulator',
     ]);
   });
