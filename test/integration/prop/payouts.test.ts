@@ -141,6 +141,15 @@ describe('requesting a payout', () => {
     expect422(await app.request('POST', '/prop/payouts', { token: manager.token, body }), loc);
   });
 
+  test('when 20 requests of a tenth of the profit race, then exactly 10 are reserved and the rest are 422', async () => {
+    const { customer, prop, profit } = await propWithProfit();
+    const tenth = Math.floor((Number(profit) / 10) * 100) / 100;
+    const answers = await Promise.all(Array.from({ length: 20 }, () => requestPayout(customer.token, prop, tenth)));
+    expect(answers.filter((r) => r.status === 201)).toHaveLength(10);
+    for (const r of answers.filter((a) => a.status !== 201)) expect422(r, ['body', 'amount']);
+    expect((await accountState(app, prop)).reserved).toBe((tenth * 10).toFixed(2));
+  });
+
   test('when staff with manage_payouts ask for a customer, then it is recorded as theirs and audited; staff without are 403', async () => {
     const { prop } = await propWithProfit();
     const nobody = await createStaff(app, ['view_orders'], admin);
