@@ -234,6 +234,19 @@ describe('applying a rule', () => {
     expect(again).toMatchObject({ status: 'completed', counts: run.counts });
   });
 
+  test('when the group to move into was deactivated since the rule was saved, then the run fails saying why', async () => {
+    const group = await newGroup(app, admin);
+    const target = await newGroup(app, admin);
+    const account = await tradingAccount(app, admin, customer, group);
+    await seedClosedOrders(app, account, trades(10, 10, 30));
+    const rule = await createRule(ruleBody(group, { actions: { toxic: { move_to_group_id: target } } }));
+    expectOk(await app.request('PATCH', `/groups/${target}`, { token: admin, body: { is_active: false } }), 200);
+    const run = await applyAndWait(rule.id);
+    expect(run).toMatchObject({ status: 'failed', error: expect.stringContaining(target) });
+    const [row] = await sql<{ group_id: string }>(app, 'select group_id from accounts where id = ?', [account.id]);
+    expect(row!.group_id).toBe(group);
+  });
+
   test('when the run or rule is unknown, then 404', async () => {
     const rule = await createRule(ruleBody(await newGroup(app, admin)));
     const none = '00000000-0000-4000-8000-000000000000';
