@@ -1,5 +1,5 @@
 import type { Figure, Harness } from './lib/harness';
-import { call } from './lib/load';
+import { call, measure } from './lib/load';
 
 const ADMIN = { email: 'bench-admin@bench.test', password: 'bench-desk-key-7719' };
 /** The public clone of GET /api/admin/settings that servers/service-open-route.ts adds. */
@@ -64,6 +64,29 @@ export async function run(h: Harness): Promise<Figure[]> {
       },
       baseline: { url: hasher.url('/hash'), method: 'POST', body: {} },
       connections: LOGIN_CONNECTIONS,
+    }),
+  );
+  // argon2 hashes on libuv's thread pool, not the event loop: an authenticated read served
+  // while logins hash should keep its latency. The candidate side reads while a login burst
+  // runs beside it for the same window; the baseline reads alone. Compare the p99s.
+  const settings = { url: service.url('/api/admin/settings'), headers: { authorization: `Bearer ${pair.access_token}` } };
+  const loginBurst = {
+    url: service.url('/api/admin/users/login'),
+    method: 'POST',
+    body: (seq: number) => LOGIN_ACCOUNTS[seq % LOGIN_ACCOUNTS.length]!,
+  };
+  figures.push(
+    await h.compareRuns({
+      name: `GET /api/admin/settings rps with Bearer auth, during a login burst (${LOGIN_CONNECTIONS} in flight) vs alone, 4 in flight`,
+      candidate: async (window) => {
+        const [reads] = await Promise.all([
+          measure({ ...settings, ...window }),
+          measure({ ...loginBurst, ...window, connections: LOGIN_CONNECTIONS }),
+        ]);
+        return reads;
+      },
+      baseline: (window) => measure({ ...settings, ...window }),
+      connections: 4,
     }),
   );
   return figures;

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import os from 'node:os';
 import { Redis } from 'ioredis';
-import { Client, Pool, type PoolClient } from 'pg';
+import { Pool, type PoolClient } from 'pg';
 
 /** A pool or a checked-out client: both run a statement. */
 type Queryable = Pick<Pool, 'query'>;
@@ -12,6 +12,7 @@ import { D, dec, money, type Dec } from '../src/platform/decimal';
 import { pgPlaceholders } from '../src/platform/named-sql';
 import { cpuSecondsByName, machineCpu, processCpuSeconds, type MachineCpu } from './lib/cpu';
 import { AS_COMPILED, fmt, type BatchRound, type Figure, type Harness, type Server } from './lib/harness';
+import { BASE_DATABASE_URL, dropDatabase, median, progressOf, request, withDatabase } from './lib/bench-kit';
 import { call } from './lib/load';
 
 /**
@@ -44,6 +45,7 @@ import { call } from './lib/load';
  * machine used) and, for the candidate, the phases of the run from the timestamps the service
  * writes. A machine busy with other work makes the rates meaningless: the bench says so.
  */
+const progress = progressOf('bulk-close');
 const TICKETS = 1000;
 const SMALL = 100;
 /** Tickets a freshly started worker process closes before its first measured batch (JIT, pools, caches). */
@@ -57,7 +59,6 @@ const VOLUME = '0.01';
 const CONTRACT_SIZE = 100000;
 /** Far longer than a batch takes; a 202 (still running) fails the bench instead of being timed. */
 const BULK_CLOSE_WAIT_MS = 120_000;
-const BASE_DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/trading_bench';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 /** Extra node flags for the children, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to see where their time goes. */
 const CHILD_FLAGS = (process.env.BENCH_CHILD_FLAGS ?? '').split(' ').filter(Boolean);
@@ -670,13 +671,6 @@ function explain(candidate: ReturnType<typeof cpuPerTicket>, baseline: ReturnTyp
 // ---------------------------------------------------------------------------------------------
 // Odds and ends
 
-function median(values: number[]): number {
-  const sorted = values.filter((v) => !Number.isNaN(v)).sort((a, b) => a - b);
-  if (sorted.length === 0) return NaN;
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
-
 /** After all batches: every balance equals the sum of its ledger rows, and nothing is left open. */
 async function checkBooks(ctx: Ctx): Promise<void> {
   const mismatches = await ctx.pool.query(
@@ -688,41 +682,6 @@ async function checkBooks(ctx: Ctx): Promise<void> {
   if (open.rows[0].n !== '0') throw new Error(`${open.rows[0].n} orders are still open`);
 }
 
-async function request<T>(
-  api: Server,
-  method: string,
-  path: string,
-  token: string,
-  body: unknown,
-  status: number | number[],
-): Promise<T> {
-  const reply = await call(api.url(path), {
-    method,
-    headers: token ? { authorization: `Bearer ${token}` } : {},
-    body: body === undefined ? undefined : (body as object),
-  });
-  if (!(Array.isArray(status) ? status : [status]).includes(reply.status)) {
-    throw new Error(`${method} ${path} answered ${reply.status}: ${reply.body.slice(0, 300)}`);
-  }
-  return (reply.body ? JSON.parse(reply.body) : undefined) as T;
-}
-
-function withDatabase(url: string, database: string): string {
-  const parsed = new URL(url);
-  parsed.pathname = `/${database}`;
-  return parsed.toString();
-}
-
-async function dropDatabase(database: string): Promise<void> {
-  const client = new Client({ connectionString: withDatabase(BASE_DATABASE_URL, 'postgres') });
-  await client.connect();
-  try {
-    await client.query(`drop database if exists "${database.replace(/"/g, '""')}" with (force)`);
-  } finally {
-    await client.end();
-  }
-}
-
 async function removeKeys(redis: Redis, prefix: string): Promise<void> {
   if (redis.status !== 'ready') return;
   let cursor = '0';
@@ -731,10 +690,6 @@ async function removeKeys(redis: Redis, prefix: string): Promise<void> {
     if (keys.length) await redis.del(...keys);
     cursor = nextCursor;
   } while (cursor !== '0');
-}
-
-function progress(message: string): void {
-  process.stderr.write(`  bulk-close: ${message}\n`);
 }
 
 function mapValues<T, U>(record: Record<string, T>, f: (value: T) => U): Record<string, U> {

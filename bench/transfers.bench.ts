@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
-import { Client, Pool } from 'pg';
+import { Pool } from 'pg';
 import { transferBooking, transferStatements } from '../src/domain/money/transfers';
 import { D, money } from '../src/platform/decimal';
 import { pgPlaceholders } from '../src/platform/named-sql';
 import { cpuSecondsByName, machineCpu, processCpuSeconds } from './lib/cpu';
 import { AS_COMPILED, fmt, type Figure, type Harness, type RunWindow, type Server } from './lib/harness';
+import { BASE_DATABASE_URL, dropDatabase, median, progressOf, request, withDatabase } from './lib/bench-kit';
 import { call, measure, nextSeq, type LoadResult } from './lib/load';
 
 /**
@@ -24,11 +25,11 @@ import { call, measure, nextSeq, type LoadResult } from './lib/load';
  * in production (ROLE=api, compiled, LOG_LEVEL silent) on a database of this run's own, dropped
  * at the end. The figure also gives the p99 latency of a transfer on each side under that load.
  */
+const progress = progressOf('transfers');
 const CUSTOMERS = 16;
 const CONNECTIONS = 16;
 const POOL_SIZE = 10;
 const ADMIN = { email: 'bench-admin@bench.test', password: 'bench-desk-key-7719' };
-const BASE_DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/trading_bench';
 /** Extra node flags for the service, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to see where its time goes. */
 const CHILD_FLAGS = (process.env.BENCH_CHILD_FLAGS ?? '').split(' ').filter(Boolean);
 
@@ -131,12 +132,6 @@ async function withCpu(into: CpuShare[], window: RunWindow, pid: number, side: (
     othersShare: Math.max(0, machine - client - pg - (pid === process.pid ? 0 : result.loadCpu * seconds)) / (cores * seconds),
   });
   return result;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 /**
@@ -289,34 +284,4 @@ async function checkBooks(pool: Pool): Promise<void> {
   if (mismatches.rowCount || Number(legs) !== 2 * Number(n))
     throw new Error(`books do not balance: ${mismatches.rowCount} accounts off their ledger, ${n} transfers with ${legs} legs`);
   progress(`books balance: ${fmt(Number(n))} transfers, ${fmt(Number(legs))} legs`);
-}
-
-async function request<T>(api: Server, method: string, path: string, token: string, body: unknown, status: number): Promise<T> {
-  const reply = await call(api.url(path), {
-    method,
-    headers: token ? { authorization: `Bearer ${token}` } : {},
-    body: body === undefined ? undefined : (body as object),
-  });
-  if (reply.status !== status) throw new Error(`${method} ${path} answered ${reply.status}: ${reply.body.slice(0, 300)}`);
-  return (reply.body ? JSON.parse(reply.body) : undefined) as T;
-}
-
-function withDatabase(url: string, database: string): string {
-  const parsed = new URL(url);
-  parsed.pathname = `/${database}`;
-  return parsed.toString();
-}
-
-async function dropDatabase(database: string): Promise<void> {
-  const client = new Client({ connectionString: withDatabase(BASE_DATABASE_URL, 'postgres') });
-  await client.connect();
-  try {
-    await client.query(`drop database if exists "${database.replace(/"/g, '""')}" with (force)`);
-  } finally {
-    await client.end();
-  }
-}
-
-function progress(message: string): void {
-  process.stderr.write(`  transfers: ${message}\n`);
 }

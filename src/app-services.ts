@@ -10,6 +10,7 @@ import type { JobProducer } from './jobs/job-producer';
 import type { QueueEventsHub } from './jobs/queue-events-hub';
 import type { MailTransport } from './mail/mail-transport';
 import type { SecretBox } from './platform/crypto';
+import type { WebhookSender } from './domain/webhooks/sender';
 import type { Metrics } from './platform/metrics';
 
 /**
@@ -36,4 +37,8 @@ export interface AppServices {
   quotes: QuoteStore;
   /** Who the outbox relay hands domain events to (checked at start-up). */
   eventConsumers: readonly EventConsumer[];
+  /** Seals webhook signing secrets at rest; the workers open them to sign. */
+  webhookSecrets: SecretBox;
+  /** The HTTP client of webhook deliveries (one keep-alive pool per process). */
+  webhookSender: WebhookSender;
 }

@@ -15,11 +15,11 @@ import { createMailTransport } from './mail/mail-transport';
 import { checkConsumers, EVENT_CONSUMERS, type EventConsumer } from './domain/events/consumers';
 import { outboxLagSeconds } from './domain/events/relay';
 import { createIdentity } from './domain/identity/identity';
-import { CodeTemplateRenderer } from './domain/mail/renderer';
-import { MAIL_TEMPLATES } from './domain/mail/templates';
+import { EmailTemplateRenderer } from './domain/mail/renderer';
 import { QuoteStore } from './domain/prices/quote-store';
 import { bootstrapStaff } from './domain/identity/staff';
 import { SecretBox } from './platform/crypto';
+import { WebhookSender } from './domain/webhooks/sender';
 import { createLogger } from './platform/logger';
 import { Metrics } from './platform/metrics';
 import { closeRedis, createRedis, redisReady } from './platform/redis';
@@ -66,6 +66,11 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       'JWT_SECRET is not set: using a random key, tokens and the secrets of queued mail will not survive a restart or reach another process',
     );
 
+  if (config.webhooksAllowPrivateUrls)
+    logger.warn(
+      'WEBHOOKS_ALLOW_PRIVATE_URLS is on: webhooks may reach loopback and private networks over plain http (development and tests only)',
+    );
+
   if (!options.skipMigrations) {
     // Migrations hold a session-level advisory lock: behind PgBouncer in transaction mode they need the direct URL.
     await ensureDatabase(config.migrationDatabaseUrl, logger);
@@ -94,10 +99,13 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     mail: createMailTransport(config.smtpUrl, logger),
     // Its own HKDF label: never the JWT key, never the TOTP seeds' key.
     mailSecrets: new SecretBox(config.jwt.secret, 'mail-secret-data'),
-    mailRenderer: new CodeTemplateRenderer(MAIL_TEMPLATES),
+    mailRenderer: new EmailTemplateRenderer(),
     identity: createIdentity(config, redis),
     quotes: new QuoteStore(redis, config.queuePrefix),
     eventConsumers,
+    // Its own HKDF label, like the mail secrets.
+    webhookSecrets: new SecretBox(config.jwt.secret, 'webhook-secret'),
+    webhookSender: new WebhookSender({ timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhooksAllowPrivateUrls }),
   };
 
   let workerRedis: RedisClient | undefined;
@@ -165,6 +173,7 @@ async function closeServices(services: AppServices): Promise<void> {
     () => services.jobs.close(),
     () => closeRedis(services.redis),
     () => services.mail.close(),
+    () => services.webhookSender.close(),
     () => services.orm.close(true),
   ]);
 }

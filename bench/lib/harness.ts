@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { at, call, measure, nextSeq, type LoadOptions, type LoadResult } from './load';
+import { median } from './bench-kit';
 
 export const BENCH_DIR = path.resolve(__dirname, '..');
 const REPO_ROOT = path.dirname(BENCH_DIR);
@@ -68,7 +69,8 @@ export interface Figure {
   failures: { candidate: number; baseline: number };
   /** Median share of a core the load generator used; near 1 that side's rps is the generator's limit, not the server's. */
   loadCpu: { candidate: number; baseline: number };
-  machine: { cpus: number; node: string };
+  /** Where it was measured: core count, the CPU's model name, Node version. */
+  machine: { cpus: number; model?: string; node: string };
   date: string;
   /**
    * Only on batch figures (Harness.record), where each round is one timed batch of work instead of
@@ -224,7 +226,7 @@ export class Harness {
         candidate: round2(median(results.candidate.map((r) => r.loadCpu))),
         baseline: round2(median(results.baseline.map((r) => r.loadCpu))),
       },
-      machine: { cpus: os.cpus().length, node: process.version },
+      machine: machineOf(),
       date: new Date().toISOString(),
     };
     printFigure(figure);
@@ -259,7 +261,7 @@ export class Harness {
         baseline: spec.baseline.reduce((sum, r) => sum + (r.failures ?? 0), 0),
       },
       loadCpu: { candidate: cpu(spec.candidate), baseline: cpu(spec.baseline) },
-      machine: { cpus: os.cpus().length, node: process.version },
+      machine: machineOf(),
       date: new Date().toISOString(),
       batch: {
         unit: spec.unit,
@@ -367,12 +369,6 @@ function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}
-
 export function fmt(n: number, digits = 0): string {
   return n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 }
@@ -450,4 +446,8 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
       process.exit(128 + os.constants.signals[signal]),
     );
   });
+}
+
+function machineOf(): Figure['machine'] {
+  return { cpus: os.cpus().length, model: os.cpus()[0]?.model.trim(), node: process.version };
 }

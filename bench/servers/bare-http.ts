@@ -1,24 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import { listenAndAnnounce } from './announce';
+import { HEALTH_BODY, HEALTH_ETAG, SECURITY_HEADERS } from './health-bytes';
 
 /**
  * The floor for GET /health: no framework, but the same status line, headers and body
  * as the service, so both put the same bytes on the wire.
  */
-const BODY = Buffer.from(JSON.stringify({ status: 'ok' }));
-// Express sends a weak ETag of the body; the body never changes, so neither does the tag.
-const ETAG = 'W/"f-VaSQ4oDUiZblZNAEkkN+sX+q3Sg"';
-
 const server = createServer((req, res) => {
   if (req.method === 'GET' && req.url === '/health') {
     res.writeHead(200, {
       'X-Request-Id': randomUUID(),
+      ...SECURITY_HEADERS,
       'Content-Type': 'application/json; charset=utf-8',
-      'Content-Length': BODY.length,
-      ETag: ETAG,
+      'Content-Length': HEALTH_BODY.length,
+      ETag: HEALTH_ETAG,
     });
-    res.end(BODY);
+    res.end(HEALTH_BODY);
   } else {
     res.writeHead(404).end();
   }

@@ -80,6 +80,7 @@ const EnvSchema = z.object({
   BOOTSTRAP_ADMIN_EMAIL: z.email({ message: 'must be an email address' }).optional(),
   BOOTSTRAP_ADMIN_PASSWORD: z.string().min(12, { message: 'must be at least 12 characters' }).optional(),
   WEBHOOKS_ALLOW_PRIVATE_URLS: booleanText.default(false),
+  WEBHOOK_TIMEOUT_MS: integerText(500, 60000).default(10000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   WORKER_CONCURRENCY: integerText(1, 256).default(8),
   WORKER_QUEUES: z.string().max(1000).optional(),
@@ -90,6 +91,7 @@ const EnvSchema = z.object({
   OUTBOX_RELAY_INTERVAL_MS: integerText(100, 60000).default(1000),
   OUTBOX_RELAY_BATCH_SIZE: integerText(1, 10000).default(500),
   MAIL_REQUEUE_AFTER_SECONDS: integerText(1, 86400).default(60),
+  PASSWORD_RESET_URL: urlText(['https:', 'http:']).default('https://portal.broker.invalid/reset-password'),
   BODY_LIMIT_BYTES: integerText(1024, 50 * 1024 * 1024).default(1024 * 1024),
   TRUST_PROXY: z
     .string()
@@ -147,6 +149,8 @@ export interface Config {
   queuePrefix: string;
   bootstrapAdmin: { email: string; password: string } | undefined;
   webhooksAllowPrivateUrls: boolean;
+  /** The longest one webhook delivery attempt may take, connect to last byte (connecting alone: at most 5 s of it). */
+  webhookTimeoutMs: number;
   logLevel: string;
   workerConcurrency: number;
   /** The queues a worker process serves (WORKER_QUEUES; all by default), each with its concurrency. */
@@ -161,6 +165,8 @@ export interface Config {
   outboxRelay: { intervalMs: number; batchSize: number };
   /** A mail still queued this long after its last touch has its send job re-added by the relay. */
   mailRequeueAfterSeconds: number;
+  /** The customer portal page a reset mail links to, with `?token=<token>` appended. */
+  passwordResetUrl: string;
   bodyLimitBytes: number;
   /** Which hops may set X-Forwarded-For (the client address sessions and the login throttle see); see compileTrust. */
   trustProxy: string;
@@ -231,6 +237,7 @@ export function loadConfig(env: Env = process.env): Config {
         ? { email: e.BOOTSTRAP_ADMIN_EMAIL, password: e.BOOTSTRAP_ADMIN_PASSWORD }
         : undefined,
     webhooksAllowPrivateUrls: e.WEBHOOKS_ALLOW_PRIVATE_URLS,
+    webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
     logLevel: e.LOG_LEVEL,
     workerConcurrency: e.WORKER_CONCURRENCY,
     workerQueues,
@@ -240,6 +247,7 @@ export function loadConfig(env: Env = process.env): Config {
     riskPreviewWaitMs: e.RISK_PREVIEW_WAIT_MS,
     outboxRelay: { intervalMs: e.OUTBOX_RELAY_INTERVAL_MS, batchSize: e.OUTBOX_RELAY_BATCH_SIZE },
     mailRequeueAfterSeconds: e.MAIL_REQUEUE_AFTER_SECONDS,
+    passwordResetUrl: e.PASSWORD_RESET_URL,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     trustProxy: e.TRUST_PROXY,
   });

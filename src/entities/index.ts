@@ -5,10 +5,13 @@ import { BackupCode } from './backup-code.entity';
 import { BaseEntity } from './base.entity';
 import { BulkCloseItem, BulkCloseRun } from './bulk-close.entity';
 import { DomainEvent } from './domain-event.entity';
+import { EmailTemplate } from './email-template.entity';
 import { EventInboxEntry } from './event-inbox-entry.entity';
 import { IdempotencyRecord } from './idempotency-record.entity';
 import { LedgerEntry } from './ledger-entry.entity';
+import { Notification } from './notification.entity';
 import { Order } from './order.entity';
+import { PasswordResetToken } from './password-reset-token.entity';
 import { PendingOrder } from './pending-order.entity';
 import { Payout } from './payout.entity';
 import { RiskRun } from './risk-run.entity';
@@ -26,6 +29,7 @@ import { Role } from './role.entity';
 import { Session } from './session.entity';
 import { StaffUser } from './staff-user.entity';
 import { Transfer } from './transfer.entity';
+import { Webhook } from './webhook.entity';
 import { Withdrawal } from './withdrawal.entity';
 
 /** Every entity the ORM knows. Listed explicitly: no folder scanning at start-up. */
@@ -33,11 +37,13 @@ export const ENTITIES = [
   BaseEntity,
   PrincipalEntity,
   MailMessage,
+  EmailTemplate,
   Role,
   StaffUser,
   Customer,
   Session,
   RefreshToken,
+  PasswordResetToken,
   BackupCode,
   ApiToken,
   BrokerSettings,
@@ -60,4 +66,6 @@ export const ENTITIES = [
   RiskRun,
   RiskRule,
   RiskRunItem,
+  Webhook,
+  Notification,
 ];

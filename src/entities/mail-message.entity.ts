@@ -1,7 +1,14 @@
 import { Entity, Enum, Index, Property } from '@mikro-orm/core';
 import { BaseEntity } from './base.entity';
 
-export type MailStatus = 'queued' | 'sent' | 'logged' | 'failed';
+/**
+ * `queued` waits for a send; `sending` is committed just before the SMTP hand-off and left only
+ * by recording the outcome; `unknown` is a row found still `sending` after its worker died (the
+ * server may or may not have the mail, so it is never sent again); `sent`, `logged`, `failed`
+ * and `unknown` are final.
+ */
+export const MAIL_STATUSES = ['queued', 'sending', 'sent', 'logged', 'failed', 'unknown'] as const;
+export type MailStatus = (typeof MAIL_STATUSES)[number];
 
 /**
  * Every mail the service sends is first a row here (the outbox): the send-mail job carries
@@ -15,6 +22,10 @@ export type MailStatus = 'queued' | 'sent' | 'logged' | 'failed';
 @Index({
   name: 'mail_messages_queued_index',
   expression: `create index "mail_messages_queued_index" on "mail_messages" ("updated_at") where "status" = 'queued'`,
+})
+@Index({
+  name: 'mail_messages_sending_index',
+  expression: `create index "mail_messages_sending_index" on "mail_messages" ("updated_at") where "status" = 'sending'`,
 })
 export class MailMessage extends BaseEntity<
   'status' | 'attempts' | 'secretData' | 'subject' | 'providerMessageId' | 'lastError' | 'sentAt'
@@ -42,7 +53,7 @@ export class MailMessage extends BaseEntity<
   @Property({ type: 'string', length: 998, nullable: true })
   subject?: string | null = null;
 
-  @Enum({ items: ['queued', 'sent', 'logged', 'failed'], type: 'string' })
+  @Enum({ items: [...MAIL_STATUSES], type: 'string' })
   status: MailStatus = 'queued';
 
   /** Send attempts over the row's whole life, counted before each try (a crash mid-send counts). */

@@ -1,10 +1,12 @@
 import type { JobDefinition } from './job-definition';
 import { BulkCloseFinishJob, BulkCloseTicketJob } from './bulk-close.job';
 import { ExpirePendingOrdersJob } from './expire-pending-orders.job';
+import { NotifyCustomersJob } from './notify-customers.job';
 import { OutboxRelayJob } from './outbox-relay.job';
 import { RiskApplyJob, RiskPreviewJob } from './risk.job';
 import { SendMailJob } from './send-mail.job';
 import { SimulatorTickJob } from './simulator-tick.job';
+import { WebhookDeliverJob, WebhooksDispatchJob } from './webhooks.job';
 
 /** Every job the system runs. The worker tier refuses to start unless each has exactly one processor. */
 export const JOB_DEFINITIONS: JobDefinition[] = [
@@ -16,4 +18,7 @@ export const JOB_DEFINITIONS: JobDefinition[] = [
   OutboxRelayJob,
   RiskPreviewJob,
   RiskApplyJob,
+  WebhooksDispatchJob,
+  WebhookDeliverJob,
+  NotifyCustomersJob,
 ];

@@ -9,6 +9,7 @@ export const QUEUES = {
   orders: 'orders',
   events: 'events',
   risk: 'risk',
+  webhooks: 'webhooks',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];

@@ -1,10 +1,12 @@
 import type { Processor } from './processor';
 import { bulkCloseFinishProcessor, bulkCloseTicketProcessor } from './bulk-close.worker';
 import { expirePendingOrdersProcessor } from './expire-pending-orders.worker';
+import { notifyCustomersProcessor } from './notify-customers.worker';
 import { outboxRelayProcessor } from './outbox-relay.worker';
 import { riskApplyProcessor, riskPreviewProcessor } from './risk.worker';
 import { sendMailProcessor } from './send-mail.worker';
 import { simulatorTickProcessor } from './simulator-tick.worker';
+import { webhookDeliverProcessor, webhooksDispatchProcessor } from './webhooks.worker';
 
 /** Every processor of the worker tier; checked against JOB_DEFINITIONS at start-up. */
 export const PROCESSORS: Processor[] = [
@@ -16,4 +18,7 @@ export const PROCESSORS: Processor[] = [
   outboxRelayProcessor,
   riskPreviewProcessor,
   riskApplyProcessor,
+  webhooksDispatchProcessor,
+  webhookDeliverProcessor,
+  notifyCustomersProcessor,
 ];

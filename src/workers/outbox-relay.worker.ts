@@ -32,6 +32,7 @@ export const outboxRelayProcessor = defineProcessor(OutboxRelayJob, async (_payl
 
   const mail = await requeueStaleMail(em, jobs, { afterSeconds: config.mailRequeueAfterSeconds, limit: MAIL_REQUEUE_LIMIT });
   if (mail.requeued) logger.info({ requeued: mail.requeued }, 'queued mails without a send job re-queued');
+  if (mail.orphaned) logger.warn({ orphaned: mail.orphaned }, 'mails left sending by a dead worker marked unknown');
   if (failure) throw failure;
   return { events, mail };
 });

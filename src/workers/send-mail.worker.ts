@@ -3,30 +3,46 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { MailMessage } from '../entities/mail-message.entity';
 import { MailTemplateError, type RenderedMail } from '../domain/mail/renderer';
 import { SendMailJob } from '../jobs/send-mail.job';
+import { MailSendError } from '../mail/mail-transport';
 import type { SecretBox } from '../platform/crypto';
 import { defineProcessor } from './processor';
 
-/** Tries over a row's whole life, across jobs the relay re-adds: a mail that keeps failing (or killing its worker) ends. */
+/** Tries over a row's whole life, across jobs the relay re-adds: a mail that keeps failing ends. */
 const MAX_ATTEMPTS = SendMailJob.options.attempts;
+
+export const UNKNOWN_OUTCOME =
+  'the worker stopped while sending: the server may have the mail, so it is not sent again (at most once)';
 
 /**
  * Renders one mail row from its template, locale, data and sealed secrets, sends it, and
- * records the outcome. Idempotent: a row that is not `queued` is left alone, so a job that
- * runs twice (at-least-once delivery, a re-added job) does not mail twice. The narrow window
- * of an SMTP success followed by a crash before the row is updated can still repeat a mail;
- * the fixed Message-ID lets mail servers and clients drop such a duplicate. Once the mail is
- * sent, logged or failed for good, its secrets are erased; the subject is kept only when no
- * secret value appears in it.
+ * records the outcome. The guarantee: a mail is handed to the SMTP server at most once.
+ * - A row that is not `queued` is never sent: a job that runs twice (at-least-once delivery,
+ *   a re-added job) does not mail twice.
+ * - Just before the hand-off the row is claimed (`queued` to `sending`, attempts + 1) by a
+ *   conditional update that commits on its own; only recording the outcome leaves `sending`.
+ *   A worker that dies between sending and recording leaves the row `sending`; the job's retry
+ *   after the stall (or the relay's sweep, for a job lost with it) marks it `unknown` and sends
+ *   nothing, because the server may already have the mail.
+ * - A temporary failure (4xx, refused connection, timeout) puts the row back to `queued` and
+ *   the job retries with exponential backoff; a permanent one (5xx) is recorded `failed` at
+ *   once and never retried; a template that cannot render, or secrets sealed under another
+ *   key, fail at once too. After MAX_ATTEMPTS the row is `failed`.
+ * Once the mail is final its secrets are erased; the subject is kept only when no secret value
+ * appears in it.
  */
 export const sendMailProcessor = defineProcessor(SendMailJob, async ({ mail_id }, { em, services, isLastAttempt }) => {
   const mail = await em.findOne(MailMessage, mail_id);
   if (!mail) throw new UnrecoverableError(`mail ${mail_id} does not exist`);
+  if (mail.status === 'sending') {
+    // Our own earlier run died mid-send (this is its retry after the stall).
+    mail.status = 'unknown';
+    mail.lastError = UNKNOWN_OUTCOME;
+    mail.secretData = null;
+    await em.flush();
+    return { status: mail.status };
+  }
   if (mail.status !== 'queued') return { status: mail.status, skipped: true };
-
-  // Counted before trying, so a crash in the middle counts too.
-  mail.attempts += 1;
-  await em.flush();
-  if (mail.attempts > MAX_ATTEMPTS) return giveUp(em, mail, `gave up after ${MAX_ATTEMPTS} attempts`);
+  if (mail.attempts >= MAX_ATTEMPTS) return giveUp(em, mail, `gave up after ${MAX_ATTEMPTS} attempts`);
 
   let secrets: Record<string, string>;
   let rendered: RenderedMail;
@@ -35,9 +51,21 @@ export const sendMailProcessor = defineProcessor(SendMailJob, async ({ mail_id }
     rendered = await services.mailRenderer.render(em, { template: mail.template, locale: mail.locale, data: mail.data, secrets });
   } catch (err) {
     // Retrying cannot make a template appear or a sealed value open under another key.
-    if (err instanceof MailTemplateError || err instanceof SealedSecretsError) return giveUp(em, mail, err.message);
+    if (err instanceof MailTemplateError || err instanceof SealedSecretsError) {
+      mail.attempts += 1;
+      return giveUp(em, mail, err.message);
+    }
     throw err;
   }
+
+  // The claim commits before the hand-off: from here on a crash leaves the row `sending`.
+  const claimed = await em.execute<Array<{ attempts: number }>>(
+    `update mail_messages set status = 'sending', attempts = attempts + 1, updated_at = now()
+      where id = ? and status = 'queued' returning attempts`,
+    [mail.id],
+  );
+  if (claimed.length === 0) return { skipped: true };
+  await em.refresh(mail);
 
   try {
     const result = await services.mail.send({
@@ -55,8 +83,12 @@ export const sendMailProcessor = defineProcessor(SendMailJob, async ({ mail_id }
     mail.secretData = null;
     mail.subject = Object.values(secrets).some((v) => rendered.subject.includes(v)) ? null : rendered.subject;
   } catch (err) {
-    mail.lastError = err instanceof Error ? err.message : String(err);
-    if (isLastAttempt || mail.attempts >= MAX_ATTEMPTS) return giveUp(em, mail, mail.lastError);
+    const message = err instanceof Error ? err.message : String(err);
+    if (err instanceof MailSendError && err.permanent) return giveUp(em, mail, message);
+    if (isLastAttempt || mail.attempts >= MAX_ATTEMPTS) return giveUp(em, mail, message);
+    // Not handed over: the row may be tried again.
+    mail.status = 'queued';
+    mail.lastError = message;
     await em.flush();
     throw err;
   }

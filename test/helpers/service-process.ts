@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
+import type { Config } from '../../src/config/config';
 import { directDatabaseUrl } from './test-database';
 
 const ROOT = join(__dirname, '..', '..');
@@ -80,4 +81,30 @@ export function spawnService(env: Record<string, string>, options: { entry?: str
       });
     },
   };
+}
+
+/** The deployment an in-process test app belongs to: its database, Redis, queue prefix and key. */
+type Deployment = { config: Pick<Config, 'databaseUrl' | 'queuePrefix' | 'jwt' | 'redis'> };
+
+/**
+ * A worker-tier process of the same deployment as `app` (same database, Redis, queue prefix
+ * and key, so it opens what the API sealed), for tests that kill or signal the worker tier.
+ * `env` adds to or overrides that (WORKER_QUEUES, WORKER_LOCK_MS, ...).
+ */
+export function spawnWorkerOf(
+  app: Deployment,
+  env: Record<string, string> = {},
+  options: { entry?: string } = {},
+): ServiceProcess {
+  return spawnService(
+    {
+      ROLE: 'worker',
+      DATABASE_URL: app.config.databaseUrl,
+      REDIS_URL: app.config.redis.url,
+      QUEUE_PREFIX: app.config.queuePrefix,
+      JWT_SECRET: app.config.jwt.secret,
+      ...env,
+    },
+    options,
+  );
 }

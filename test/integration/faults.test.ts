@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { adminToken, createCustomer } from '../helpers/identity';
 import { startPrivateRedis, type PrivateRedis } from '../helpers/redis-server';
-import { spawnService, type ServiceProcess } from '../helpers/service-process';
-import { REDIS_URL, sql, startTestApp, waitFor, type TestApp } from '../helpers/test-app';
+import { spawnWorkerOf, type ServiceProcess } from '../helpers/service-process';
+import { sql, startTestApp, waitFor, type TestApp } from '../helpers/test-app';
 import { withAdmin } from '../helpers/test-database';
 import { expectLedgerBalanced, fundedAccount, openOrder, setUpMarket } from '../helpers/trading';
 
@@ -166,15 +166,7 @@ describe('SIGTERM during a bulk close', () => {
   });
 
   function startWorker(): ServiceProcess {
-    const worker = spawnService({
-      ROLE: 'worker',
-      DATABASE_URL: app.config.databaseUrl,
-      REDIS_URL,
-      QUEUE_PREFIX: app.config.queuePrefix,
-      JWT_SECRET: app.config.jwt.secret,
-      WORKER_CONCURRENCY: '2',
-      WORKER_LOCK_MS: '2000',
-    });
+    const worker = spawnWorkerOf(app, { WORKER_CONCURRENCY: '2', WORKER_LOCK_MS: '2000' });
     workers.push(worker);
     return worker;
   }

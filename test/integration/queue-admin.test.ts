@@ -53,6 +53,7 @@ describe('/api/admin/queues', () => {
       'orders',
       'risk',
       'simulator',
+      'webhooks',
     ]);
   });
 

@@ -3,8 +3,8 @@ import { Job } from 'bullmq';
 import { ExpirePendingOrdersJob } from '../../src/jobs/expire-pending-orders.job';
 import { QUEUES } from '../../src/jobs/queues';
 import { SimulatorTickJob } from '../../src/jobs/simulator-tick.job';
-import { spawnService, type ServiceProcess } from '../helpers/service-process';
-import { REDIS_URL, startTestApp, waitFor, type TestApp } from '../helpers/test-app';
+import { spawnWorkerOf, type ServiceProcess } from '../helpers/service-process';
+import { startTestApp, waitFor, type TestApp } from '../helpers/test-app';
 
 jest.setTimeout(90_000);
 
@@ -17,14 +17,7 @@ let api: TestApp;
 const workers: ServiceProcess[] = [];
 
 function worker(queues: string): ServiceProcess {
-  const p = spawnService({
-    ROLE: 'worker',
-    WORKER_QUEUES: queues,
-    DATABASE_URL: api.config.databaseUrl,
-    REDIS_URL,
-    QUEUE_PREFIX: api.config.queuePrefix,
-    JWT_SECRET: api.config.jwt.secret,
-  });
+  const p = spawnWorkerOf(api, { WORKER_QUEUES: queues });
   workers.push(p);
   return p;
 }

@@ -3,15 +3,19 @@ import { accountRoutes } from './accounts.routes';
 import { adminRoutes } from './admin.routes';
 import { authRoutes } from './auth.routes';
 import { crmRoutes } from './crm.routes';
+import { emailTemplateRoutes } from './email-templates.routes';
 import { groupRoutes } from './groups.routes';
 import { instrumentRoutes } from './instruments.routes';
 import { moneyRoutes } from './money.routes';
+import { notificationRoutes } from './notifications.routes';
 import { orderRoutes } from './orders.routes';
 import { propRoutes } from './prop.routes';
+import { passwordResetRoutes } from './password-reset.routes';
 import { queueRoutes } from './queues.routes';
 import { riskRoutes } from './risk.routes';
 import { simulatorRoutes } from './simulator.routes';
 import { systemRoutes } from './system.routes';
+import { webhookRoutes } from './webhooks.routes';
 
 /** The application's route table: what is mounted, documented and access-checked. */
 export const ROUTES: RouteSpec[] = [
@@ -19,13 +23,17 @@ export const ROUTES: RouteSpec[] = [
   ...authRoutes,
   ...adminRoutes,
   ...crmRoutes,
+  ...passwordResetRoutes,
+  ...emailTemplateRoutes,
   ...groupRoutes,
   ...instrumentRoutes,
   ...simulatorRoutes,
   ...accountRoutes,
   ...moneyRoutes,
+  ...notificationRoutes,
   ...orderRoutes,
   ...propRoutes,
   ...riskRoutes,
   ...queueRoutes,
+  ...webhookRoutes,
 ];

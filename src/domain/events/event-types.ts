@@ -25,6 +25,7 @@ export const EVENT_TYPES = [
   'account.stop_out',
   'account.risk_classified',
   'webhook.test',
+  'webhook.disabled',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

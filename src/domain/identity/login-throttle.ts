@@ -101,8 +101,16 @@ export class LoginThrottle {
    */
   async succeed(kind: string, email: string, ip: string): Promise<void> {
     const keys = this.keys(kind, email, ip);
-    await this.redis.multi().del(keys.pair).sadd(keys.known, ip).expire(keys.known, KNOWN_ADDRESS_SECONDS).exec();
-    await this.redis.eval(GIVE_BACK, 2, keys.address, keys.account);
+    // One round trip (login is a hot path); every key carries the prefix, so one slot in a cluster.
+    const replies = await this.redis
+      .multi()
+      .del(keys.pair)
+      .sadd(keys.known, ip)
+      .expire(keys.known, KNOWN_ADDRESS_SECONDS)
+      .eval(GIVE_BACK, 2, keys.address, keys.account)
+      .exec();
+    const failed = replies?.find(([err]) => err);
+    if (failed) throw failed[0];
   }
 
   /** The attempt was not a failure (a right password still waiting for its second factor). */

@@ -67,18 +67,35 @@ export async function dispatchMail(jobs: JobProducer, mail: MailMessage): Promis
 }
 
 /**
+ * A row still `sending` this long after its claim has lost its worker and its job with it (a
+ * job that survives is retried after the stall and settles the row itself): every timeout of
+ * a send is far shorter.
+ */
+export const SENDING_ORPHAN_SECONDS = 600;
+
+/**
  * The relay's safety net for mail: rows still `queued` and untouched for `afterSeconds`
  * (committed but never enqueued, or whose job was lost or finished without settling the row)
  * get their send job again. Claimed with SKIP LOCKED and touched in the same statement, so
  * racing relays take different rows and a row is looked at once per `afterSeconds`. A job
  * still waiting, delayed or running is left alone; a finished one is replaced. The send
- * worker skips a row that is not `queued`, so a job too many sends nothing.
+ * worker skips a row that is not `queued`, so a job too many sends nothing. Rows left
+ * `sending` for SENDING_ORPHAN_SECONDS become `unknown` (never sent again: at most once).
  */
 export async function requeueStaleMail(
   em: EntityManager,
   jobs: JobProducer,
   options: { afterSeconds: number; limit: number },
-): Promise<{ checked: number; requeued: number }> {
+): Promise<{ checked: number; requeued: number; orphaned: number }> {
+  const orphans = await em.execute<Array<{ id: string }>>(
+    `update mail_messages set status = 'unknown', secret_data = null, updated_at = now(),
+            last_error = 'the worker stopped while sending: the server may have the mail, so it is not sent again (at most once)'
+      where id in (select id from mail_messages
+                    where status = 'sending' and updated_at < now() - ? * interval '1 second'
+                    order by updated_at limit ? for update skip locked)
+      returning id`,
+    [SENDING_ORPHAN_SECONDS, options.limit],
+  );
   const rows = await em.execute<Array<{ id: string }>>(
     `update mail_messages set updated_at = now()
       where id in (select id from mail_messages
@@ -88,5 +105,5 @@ export async function requeueStaleMail(
     [options.afterSeconds, options.limit],
   );
   const outcomes = await Promise.all(rows.map((r) => jobs.ensureQueued(SendMailJob, { mail_id: r.id })));
-  return { checked: rows.length, requeued: outcomes.filter((o) => o !== 'present').length };
+  return { checked: rows.length, requeued: outcomes.filter((o) => o !== 'present').length, orphaned: orphans.length };
 }

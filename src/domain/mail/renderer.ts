@@ -1,4 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { EmailTemplate } from '../../entities/email-template.entity';
+import { MailTemplateError, renderTemplate } from './template-engine';
+
+export { MailTemplateError } from './template-engine';
 
 export interface MailRenderRequest {
   template: string;
@@ -20,17 +24,12 @@ export interface RenderedMail {
 
 /**
  * Turns a template key, locale and data into a mail. The send-mail worker renders at send
- * time, so nothing rendered is stored. Templates live in code for now
- * (CodeTemplateRenderer); issue 11 replaces this with templates operators edit in the
- * `email_templates` table, hence the EntityManager.
+ * time, so nothing rendered is stored, and an operator's edit applies to every mail not yet
+ * sent. The service uses EmailTemplateRenderer (the `email_templates` table);
+ * CodeTemplateRenderer renders templates given in code (tests, tools).
  */
 export interface MailRenderer {
   render(em: EntityManager, request: MailRenderRequest): Promise<RenderedMail>;
-}
-
-/** A mail that cannot be rendered: unknown template, a placeholder without a value. Retrying cannot help. */
-export class MailTemplateError extends Error {
-  override readonly name = 'MailTemplateError';
 }
 
 export interface MailTranslation {
@@ -45,7 +44,20 @@ export interface MailTemplate {
   translations: Record<string, MailTranslation>;
 }
 
-/** Renders the templates it was given, with the placeholder rules of decisions section 6. */
+/** Renders one template with the placeholder rules of decisions section 6 (template-engine.ts). */
+export function renderMail(template: MailTemplate, request: Omit<MailRenderRequest, 'template'>): RenderedMail {
+  const locale = pickLocale(template, request.locale);
+  const t = template.translations[locale]!;
+  const body = { ...request.data, ...request.secrets };
+  return {
+    subject: renderTemplate(t.subject, request.data, false),
+    text: renderTemplate(t.text, body, false),
+    html: t.html === undefined || t.html === '' ? null : renderTemplate(t.html, body, true),
+    locale,
+  };
+}
+
+/** Renders the templates it was given. */
 export class CodeTemplateRenderer implements MailRenderer {
   private readonly templates: Map<string, MailTemplate>;
 
@@ -56,47 +68,30 @@ export class CodeTemplateRenderer implements MailRenderer {
   async render(_em: EntityManager, request: MailRenderRequest): Promise<RenderedMail> {
     const template = this.templates.get(request.template);
     if (!template) throw new MailTemplateError(`no mail template "${request.template}"`);
-    const locale = pickLocale(template, request.locale);
-    const t = template.translations[locale]!;
-    const body = { ...request.data, ...request.secrets };
-    return {
-      subject: fillPlaceholders(t.subject, request.data, false),
-      text: fillPlaceholders(t.text, body, false),
-      html: t.html === undefined ? null : fillPlaceholders(t.html, body, true),
-      locale,
-    };
+    return renderMail(template, request);
+  }
+}
+
+/** Renders the operator-edited templates of the `email_templates` table, read at send time. */
+export class EmailTemplateRenderer implements MailRenderer {
+  async render(em: EntityManager, request: MailRenderRequest): Promise<RenderedMail> {
+    const row = await em.findOne(EmailTemplate, { key: request.template }, { refresh: true });
+    if (!row) throw new MailTemplateError(`no mail template "${request.template}"`);
+    return renderMail({ key: row.key, defaultLocale: row.defaultLocale, translations: row.translations }, request);
   }
 }
 
 /** The translation for `de-AT`, else `de`, else the template's default (decisions section 6). */
-export function pickLocale(template: MailTemplate, wanted: string): string {
+export function pickLocale(template: Pick<MailTemplate, 'defaultLocale' | 'translations'>, wanted: string): string {
   const available = Object.keys(template.translations);
   const find = (l: string) => available.find((a) => a.toLowerCase() === l.toLowerCase());
   return find(wanted) ?? find(wanted.split('-')[0]!) ?? template.defaultLocale;
 }
 
-const PLACEHOLDER = /\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s*\}\}/g;
-
 /**
- * Replaces `{{name}}` and `{{path.to.value}}` with text, numbers or booleans from `values`,
- * HTML-escaped when `html`. A placeholder without such a value is an error, never an empty
- * string: a mail with a hole in it is worse than none.
+ * Fills `{{name}}` and `{{path.to.value}}` with text, numbers or booleans from `values`,
+ * HTML-escaped when `html` (Handlebars in strict mode, restricted to placeholders).
  */
 export function fillPlaceholders(source: string, values: Record<string, unknown>, html: boolean): string {
-  return source.replace(PLACEHOLDER, (_match, path: string) => {
-    let value: unknown = values;
-    for (const part of path.split('.')) {
-      value =
-        value !== null && typeof value === 'object' && Object.prototype.hasOwnProperty.call(value, part)
-          ? (value as Record<string, unknown>)[part]
-          : undefined;
-    }
-    if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean')
-      throw new MailTemplateError(`no value for the placeholder {{${path}}}`);
-    return html ? escapeHtml(String(value)) : String(value);
-  });
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  return renderTemplate(source, values, html);
 }

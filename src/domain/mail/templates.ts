@@ -1,13 +1,24 @@
 import type { MailTemplate } from './renderer';
 
+export interface DefaultMailTemplate extends MailTemplate {
+  name: string;
+  /** The values each mail of this template is queued with (secrets marked): the contract with its sender. */
+  placeholders: string[];
+}
+
+const wrap = (paragraphs: string[]) => paragraphs.map((p) => `<p>${p}</p>`).join('');
+
 /**
- * The mails the service sends itself, in code until issue 11 moves them into the
- * `email_templates` table (shipped there as defaults by a migration). Secret values (the
- * reset link) are body placeholders passed as `secretData`; a subject never names one.
+ * The mails the service sends itself. A migration writes them into `email_templates` as
+ * built-in templates (operators may edit their texts, not delete them); these definitions are
+ * the reference for that migration and for tests. Secret values (the reset link) are body
+ * placeholders passed as `secretData`; a subject never names one.
  */
-export const MAIL_TEMPLATES: readonly MailTemplate[] = [
+export const MAIL_TEMPLATES: readonly DefaultMailTemplate[] = [
   {
     key: 'password_reset',
+    name: 'Password reset',
+    placeholders: ['first_name', 'reset_url (secret)'],
     defaultLocale: 'en',
     translations: {
       en: {
@@ -30,6 +41,152 @@ export const MAIL_TEMPLATES: readonly MailTemplate[] = [
           '<p>Hallo {{first_name}},</p><p>jemand möchte das Passwort Ihres Kontos zurücksetzen. Öffnen Sie innerhalb ' +
           'einer Stunde diesen Link, um ein neues zu wählen:</p><p><a href="{{reset_url}}">Neues Passwort wählen</a></p>' +
           '<p>Waren Sie es nicht, ignorieren Sie diese Mail: Ihr Passwort bleibt unverändert.</p>',
+      },
+    },
+  },
+  {
+    key: 'withdrawal_requested',
+    name: 'Withdrawal requested',
+    placeholders: ['first_name', 'amount', 'currency', 'login'],
+    defaultLocale: 'en',
+    translations: {
+      en: {
+        subject: 'Your withdrawal of {{amount}} {{currency}} is being reviewed',
+        text: 'Hello {{first_name}},\n\nwe received your request to withdraw {{amount}} {{currency}} from your wallet {{login}}. We will let you know once it is decided.\n',
+        html: wrap([
+          'Hello {{first_name}},',
+          'we received your request to withdraw <strong>{{amount}} {{currency}}</strong> from your wallet {{login}}. We will let you know once it is decided.',
+        ]),
+      },
+      de: {
+        subject: 'Ihre Auszahlung über {{amount}} {{currency}} wird geprüft',
+        text: 'Hallo {{first_name}},\n\nwir haben Ihren Auftrag erhalten, {{amount}} {{currency}} aus Ihrer Wallet {{login}} auszuzahlen. Wir melden uns, sobald er entschieden ist.\n',
+        html: wrap([
+          'Hallo {{first_name}},',
+          'wir haben Ihren Auftrag erhalten, <strong>{{amount}} {{currency}}</strong> aus Ihrer Wallet {{login}} auszuzahlen. Wir melden uns, sobald er entschieden ist.',
+        ]),
+      },
+    },
+  },
+  {
+    key: 'withdrawal_approved',
+    name: 'Withdrawal approved',
+    placeholders: ['first_name', 'amount', 'currency', 'login'],
+    defaultLocale: 'en',
+    translations: {
+      en: {
+        subject: 'Your withdrawal of {{amount}} {{currency}} is approved',
+        text: 'Hello {{first_name}},\n\nyour withdrawal of {{amount}} {{currency}} from your wallet {{login}} is approved and on its way.\n',
+        html: wrap([
+          'Hello {{first_name}},',
+          'your withdrawal of <strong>{{amount}} {{currency}}</strong> from your wallet {{login}} is approved and on its way.',
+        ]),
+      },
+      de: {
+        subject: 'Ihre Auszahlung über {{amount}} {{currency}} ist genehmigt',
+        text: 'Hallo {{first_name}},\n\nIhre Auszahlung über {{amount}} {{currency}} aus Ihrer Wallet {{login}} ist genehmigt und unterwegs.\n',
+        html: wrap([
+          'Hallo {{first_name}},',
+          'Ihre Auszahlung über <strong>{{amount}} {{currency}}</strong> aus Ihrer Wallet {{login}} ist genehmigt und unterwegs.',
+        ]),
+      },
+    },
+  },
+  {
+    key: 'withdrawal_rejected',
+    name: 'Withdrawal rejected',
+    placeholders: ['first_name', 'amount', 'currency', 'login', 'reason'],
+    defaultLocale: 'en',
+    translations: {
+      en: {
+        subject: 'Your withdrawal of {{amount}} {{currency}} was rejected',
+        text: 'Hello {{first_name}},\n\nyour withdrawal of {{amount}} {{currency}} from your wallet {{login}} was rejected: {{reason}}\nThe amount is available in your wallet again.\n',
+        html: wrap([
+          'Hello {{first_name}},',
+          'your withdrawal of <strong>{{amount}} {{currency}}</strong> from your wallet {{login}} was rejected: {{reason}}',
+          'The amount is available in your wallet again.',
+        ]),
+      },
+      de: {
+        subject: 'Ihre Auszahlung über {{amount}} {{currency}} wurde abgelehnt',
+        text: 'Hallo {{first_name}},\n\nIhre Auszahlung über {{amount}} {{currency}} aus Ihrer Wallet {{login}} wurde abgelehnt: {{reason}}\nDer Betrag steht in Ihrer Wallet wieder zur Verfügung.\n',
+        html: wrap([
+          'Hallo {{first_name}},',
+          'Ihre Auszahlung über <strong>{{amount}} {{currency}}</strong> aus Ihrer Wallet {{login}} wurde abgelehnt: {{reason}}',
+          'Der Betrag steht in Ihrer Wallet wieder zur Verfügung.',
+        ]),
+      },
+    },
+  },
+  {
+    key: 'payout_approved',
+    name: 'Payout approved',
+    placeholders: ['first_name', 'amount', 'currency', 'login'],
+    defaultLocale: 'en',
+    translations: {
+      en: {
+        subject: 'Your payout of {{amount}} {{currency}} is approved',
+        text: 'Hello {{first_name}},\n\nthe payout of {{amount}} {{currency}} from your account {{login}} is approved.\n',
+        html: wrap([
+          'Hello {{first_name}},',
+          'the payout of <strong>{{amount}} {{currency}}</strong> from your account {{login}} is approved.',
+        ]),
+      },
+      de: {
+        subject: 'Ihre Auszahlung über {{amount}} {{currency}} ist genehmigt',
+        text: 'Hallo {{first_name}},\n\ndie Auszahlung über {{amount}} {{currency}} aus Ihrem Konto {{login}} ist genehmigt.\n',
+        html: wrap([
+          'Hallo {{first_name}},',
+          'die Auszahlung über <strong>{{amount}} {{currency}}</strong> aus Ihrem Konto {{login}} ist genehmigt.',
+        ]),
+      },
+    },
+  },
+  {
+    key: 'payout_rejected',
+    name: 'Payout rejected',
+    placeholders: ['first_name', 'amount', 'currency', 'login', 'reason'],
+    defaultLocale: 'en',
+    translations: {
+      en: {
+        subject: 'Your payout of {{amount}} {{currency}} was rejected',
+        text: 'Hello {{first_name}},\n\nthe payout of {{amount}} {{currency}} from your account {{login}} was rejected: {{reason}}\n',
+        html: wrap([
+          'Hello {{first_name}},',
+          'the payout of <strong>{{amount}} {{currency}}</strong> from your account {{login}} was rejected: {{reason}}',
+        ]),
+      },
+      de: {
+        subject: 'Ihre Auszahlung über {{amount}} {{currency}} wurde abgelehnt',
+        text: 'Hallo {{first_name}},\n\ndie Auszahlung über {{amount}} {{currency}} aus Ihrem Konto {{login}} wurde abgelehnt: {{reason}}\n',
+        html: wrap([
+          'Hallo {{first_name}},',
+          'die Auszahlung über <strong>{{amount}} {{currency}}</strong> aus Ihrem Konto {{login}} wurde abgelehnt: {{reason}}',
+        ]),
+      },
+    },
+  },
+  {
+    key: 'margin_call',
+    name: 'Margin call',
+    placeholders: ['first_name', 'login', 'margin_level'],
+    defaultLocale: 'en',
+    translations: {
+      en: {
+        subject: 'Margin call on your account {{login}}',
+        text: 'Hello {{first_name}},\n\nthe margin level of your account {{login}} fell to {{margin_level}} %. Add funds or close positions, or they may be closed at the stop-out level.\n',
+        html: wrap([
+          'Hello {{first_name}},',
+          'the margin level of your account {{login}} fell to <strong>{{margin_level}} %</strong>. Add funds or close positions, or they may be closed at the stop-out level.',
+        ]),
+      },
+      de: {
+        subject: 'Margin Call für Ihr Konto {{login}}',
+        text: 'Hallo {{first_name}},\n\ndas Margin-Level Ihres Kontos {{login}} ist auf {{margin_level}} % gefallen. Zahlen Sie ein oder schließen Sie Positionen, sonst können sie beim Stop-out-Level geschlossen werden.\n',
+        html: wrap([
+          'Hallo {{first_name}},',
+          'das Margin-Level Ihres Kontos {{login}} ist auf <strong>{{margin_level}} %</strong> gefallen. Zahlen Sie ein oder schließen Sie Positionen, sonst können sie beim Stop-out-Level geschlossen werden.',
+        ]),
       },
     },
   },

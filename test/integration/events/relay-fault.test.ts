@@ -1,5 +1,5 @@
-import { spawnService, type ServiceProcess } from '../../helpers/service-process';
-import { REDIS_URL, sql, startTestApp, waitFor, type TestApp } from '../../helpers/test-app';
+import { spawnWorkerOf, type ServiceProcess } from '../../helpers/service-process';
+import { sql, startTestApp, waitFor, type TestApp } from '../../helpers/test-app';
 import { CustomerTimeline, TEST_CONSUMERS } from '../../helpers/test-consumers';
 import { countOf, expectHandedExactlyOnce, insertEvents, unpublishedCount } from './events-kit';
 
@@ -20,13 +20,9 @@ afterAll(async () => {
 });
 
 function startWorker(): ServiceProcess {
-  const worker = spawnService(
+  const worker = spawnWorkerOf(
+    app,
     {
-      ROLE: 'worker',
-      DATABASE_URL: app.config.databaseUrl,
-      REDIS_URL,
-      QUEUE_PREFIX: app.config.queuePrefix,
-      JWT_SECRET: app.config.jwt.secret,
       OUTBOX_RELAY_BATCH_SIZE: String(BATCH),
       OUTBOX_RELAY_INTERVAL_MS: '200',
       WORKER_CONCURRENCY: '2',

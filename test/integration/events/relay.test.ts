@@ -37,7 +37,7 @@ describe('the outbox relay in one deployment', () => {
 
     const handed = await sql<{ type: string; consumer: string | null }>(
       app,
-      `select e.type, i.consumer from domain_events e left join event_inbox i on i.event_id = e.id
+      `select e.type, i.consumer from domain_events e left join event_inbox i on i.event_id = e.id and i.consumer like 'test.%'
         where e.customer_id = ? or e.customer_id is null order by e.seq, i.consumer`,
       [customer.id],
     );

@@ -37,7 +37,7 @@ const jobIdOf = (id: string) => SendMailJob.jobId!({ mail_id: id });
 async function settled(id: string): Promise<MailMessage> {
   return waitFor(`mail ${id} to settle`, async () => {
     const m = await row(id);
-    return m.status === 'queued' ? undefined : m;
+    return m.status === 'queued' || m.status === 'sending' ? undefined : m;
   });
 }
 

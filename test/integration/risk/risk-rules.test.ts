@@ -186,6 +186,14 @@ describe('applying a rule', () => {
     );
     expect(notified[0]).toMatchObject({ customer_id: customer.id, data: { rule_id: rule.id, run_id: run.id } });
 
+    // The notify action reaches the customer through the notifications consumer, never naming the class.
+    const told = await waitFor('the risk notifications', async () => {
+      const res = expectOk(await app.request('GET', '/customers/me/notifications?page_size=50', { token: customer.token }), 200);
+      const mine = res.items.filter((n: { type: string }) => n.type === 'account.risk_classified');
+      return mine.some((n: { body: string }) => n.body.includes(String(scalper.login))) ? mine : undefined;
+    });
+    for (const n of told) expect(n.body).not.toMatch(/toxic|watchlist/i);
+
     // TRADING_DISABLED on new orders, market and pending; the normal account still trades.
     const order = { symbol: 'EURUSD', cmd: 0, volume: 0.01 };
     expectError(

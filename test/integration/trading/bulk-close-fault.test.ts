@@ -1,7 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import { adminToken, createCustomer } from '../../helpers/identity';
-import { spawnService, type ServiceProcess } from '../../helpers/service-process';
-import { REDIS_URL, startTestApp, waitFor, type TestApp } from '../../helpers/test-app';
+import { spawnWorkerOf, type ServiceProcess } from '../../helpers/service-process';
+import { startTestApp, waitFor, type TestApp } from '../../helpers/test-app';
 import { expectLedgerBalanced, fundedAccount, openOrder, setUpMarket } from '../../helpers/trading';
 
 jest.setTimeout(120_000);
@@ -20,12 +19,7 @@ afterAll(async () => {
 });
 
 function startWorker(): ServiceProcess {
-  const worker = spawnService({
-    ROLE: 'worker',
-    DATABASE_URL: app.config.databaseUrl,
-    REDIS_URL,
-    QUEUE_PREFIX: app.config.queuePrefix,
-    JWT_SECRET: randomBytes(32).toString('hex'),
+  const worker = spawnWorkerOf(app, {
     WORKER_CONCURRENCY: '4',
     // A killed worker's jobs are taken over once their lock lapses: keep that short here.
     WORKER_LOCK_MS: '2000',

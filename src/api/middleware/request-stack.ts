@@ -1,0 +1,54 @@
+import express, { type RequestHandler } from 'express';
+import helmet from 'helmet';
+import type { Logger } from 'pino';
+import type { Metrics } from '../../platform/metrics';
+import { accessLog } from './access-log';
+import { clientAddress, requestId } from './request-context';
+
+/**
+ * What every request passes through before its route, in order, each piece named so the
+ * HTTP benchmark can measure it alone (bench/servers/express-layers.ts) against the same
+ * middleware the service mounts.
+ */
+export interface RequestStackParts {
+  logger: Logger;
+  metrics: Metrics;
+  /** The client's address as TRUST_PROXY allows it to be known. */
+  resolveClient: Parameters<typeof clientAddress>[0];
+  bodyLimitBytes: number;
+}
+
+export const REQUEST_STACK_LAYERS = ['request-id', 'security-headers', 'client-address', 'access-log', 'json-body'] as const;
+export type RequestStackLayer = (typeof REQUEST_STACK_LAYERS)[number];
+
+export function requestStackLayer(layer: RequestStackLayer, parts: RequestStackParts): RequestHandler {
+  switch (layer) {
+    case 'request-id':
+      return requestId;
+    case 'security-headers':
+      // The OWASP REST header set on every answer: no sniffing, no framing, a CSP that lets a
+      // JSON answer load nothing. HTML pages (/docs) set their own CSP on top of this.
+      return helmet({
+        contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
+        frameguard: { action: 'deny' },
+      });
+    case 'client-address':
+      return clientAddress(parts.resolveClient);
+    case 'access-log':
+      return accessLog(parts.logger, parts.metrics);
+    case 'json-body':
+      // inflate: false refuses gzip, deflate and br bodies with 415: no client of this API needs
+      // them, and an encoded body is a decompression bomb or a malformed stream waiting to happen.
+      return express.json({
+        limit: parts.bodyLimitBytes,
+        strict: true,
+        inflate: false,
+        type: ['application/json', 'application/*+json'],
+      });
+  }
+}
+
+/** The whole stack, as the service mounts it. */
+export function requestStack(parts: RequestStackParts): RequestHandler[] {
+  return REQUEST_STACK_LAYERS.map((layer) => requestStackLayer(layer, parts));
+}

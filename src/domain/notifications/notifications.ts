@@ -1,0 +1,199 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
+import { Customer } from '../../entities/customer.entity';
+import type { MailMessage } from '../../entities/mail-message.entity';
+import { Notification } from '../../entities/notification.entity';
+import type { SecretBox } from '../../platform/crypto';
+import { errors } from '../../platform/errors';
+import type { EventConsumer, OutboxEvent } from '../events/consumers';
+import type { EventType } from '../events/event-types';
+import { queueMail } from '../mail/mail-outbox';
+import { NotifyCustomersJob } from '../../jobs/notify-customers.job';
+
+/** Order closes a customer did not ask for: the desk's bulk close, the risk engine's stop-out. */
+const NOTIFIED_CLOSE_REASONS = new Set(['bulk_close', 'stop_out']);
+
+type Data = Record<string, unknown>;
+const text = (v: unknown) => (v === null || v === undefined ? '' : String(v));
+const money = (d: Data) => `${text(d.amount)} ${text(d.currency)}`.trim();
+
+interface Telling {
+  title: string;
+  body: (d: Data) => string;
+  /** The built-in mail template sent beside the notification, and its values. */
+  mail?: { template: string; data: (d: Data) => Data };
+}
+
+const moneyMail = (d: Data): Data => ({
+  amount: text(d.amount),
+  currency: text(d.currency),
+  login: text(d.login ?? d.account_login),
+});
+
+/** What each notified event says. Titles and bodies are English; mails go out in the customer's locale. */
+const TELLINGS: Partial<Record<EventType, Telling>> = {
+  'withdrawal.requested': {
+    title: 'Withdrawal requested',
+    body: (d) => `Your request to withdraw ${money(d)} from your wallet ${text(d.login)} awaits approval.`,
+    mail: { template: 'withdrawal_requested', data: moneyMail },
+  },
+  'withdrawal.approved': {
+    title: 'Withdrawal approved',
+    body: (d) => `Your withdrawal of ${money(d)} from your wallet ${text(d.login)} is approved.`,
+    mail: { template: 'withdrawal_approved', data: moneyMail },
+  },
+  'withdrawal.rejected': {
+    title: 'Withdrawal rejected',
+    body: (d) => `Your withdrawal of ${money(d)} was rejected: ${text(d.reason)}. The amount is back in your wallet.`,
+    mail: { template: 'withdrawal_rejected', data: (d) => ({ ...moneyMail(d), reason: text(d.reason) }) },
+  },
+  'payout.approved': {
+    title: 'Payout approved',
+    body: (d) => `Your payout of ${money(d)} is approved.`,
+    mail: { template: 'payout_approved', data: moneyMail },
+  },
+  'payout.rejected': {
+    title: 'Payout rejected',
+    body: (d) => `Your payout of ${money(d)} was rejected: ${text(d.reason)}.`,
+    mail: { template: 'payout_rejected', data: (d) => ({ ...moneyMail(d), reason: text(d.reason) }) },
+  },
+  'order.closed': {
+    title: 'Position closed',
+    body: (d) =>
+      `Your ${text(d.symbol)} position #${text(d.order)} on account ${text(d.login)} was closed ` +
+      `${d.close_reason === 'stop_out' ? 'at stop-out' : 'by the dealing desk'} at ${text(d.close_price)}; profit ${text(d.profit)}.`,
+  },
+  'transfer.completed': {
+    title: 'Transfer completed',
+    body: (d) =>
+      `${text(d.amount)} ${text(d.from_currency)} moved from account ${text(d.from_login)} to account ${text(d.to_login)}` +
+      ` (${text(d.converted_amount)} ${text(d.to_currency)}).`,
+  },
+  'account.margin_call': {
+    title: 'Margin call',
+    body: (d) => `The margin level of your account ${text(d.login)} fell to ${text(d.margin_level)} %.`,
+    mail: { template: 'margin_call', data: (d) => ({ login: text(d.login), margin_level: text(d.margin_level) }) },
+  },
+  // A risk rule's `notify` action: neutral on purpose, a customer is never told its risk class.
+  'account.risk_classified': {
+    title: 'Account review',
+    body: (d) => `Your account ${text(d.login)} was reviewed under our trading conditions. Contact us with any questions.`,
+  },
+  'account.stop_out': {
+    title: 'Stop-out',
+    body: (d) => `Positions of your account ${text(d.login)} were closed at the stop-out level.`,
+  },
+};
+
+/** Whether a customer hears about this event. */
+export function notifies(event: Pick<OutboxEvent, 'type' | 'customerId' | 'data'>): boolean {
+  if (!event.customerId || !(event.type in TELLINGS)) return false;
+  if (event.type === 'order.closed') return NOTIFIED_CLOSE_REASONS.has(text(event.data.close_reason));
+  return true;
+}
+
+/**
+ * The notifications consumer (in EVENT_CONSUMERS): the outbox relay hands it the events that
+ * concern a customer, and the notify-customers worker turns each into one notification (and,
+ * for the events with a built-in mail template, a mail in the customer's locale).
+ */
+export const NotificationsConsumer: EventConsumer = {
+  name: 'notifications',
+  wants: notifies,
+  kick: NotifyCustomersJob,
+};
+
+/**
+ * Inside processInbox's transaction: one notification per event (an event seen again, which
+ * processInbox already prevents, does nothing: `event_id` is unique), and its mail row. The
+ * mails are returned for dispatch after the commit.
+ */
+export async function notifyCustomers(tx: EntityManager, secrets: SecretBox, events: OutboxEvent[]): Promise<MailMessage[]> {
+  const wanted = events.filter(notifies);
+  if (wanted.length === 0) return [];
+  const customers = new Map(
+    (await tx.find(Customer, { id: { $in: [...new Set(wanted.map((e) => e.customerId!))] } })).map((c) => [c.id, c]),
+  );
+  const mails: MailMessage[] = [];
+  for (const event of wanted) {
+    const customer = customers.get(event.customerId!);
+    if (!customer) continue;
+    const telling = TELLINGS[event.type as EventType]!;
+    const inserted = await tx.execute<Array<{ id: string }>>(
+      `insert into notifications (id, created_at, updated_at, customer_id, event_id, type, title, body, data)
+       values (gen_random_uuid(), ?, now(), ?, ?, ?, ?, ?, ?::jsonb)
+       on conflict (event_id) do nothing returning id`,
+      [event.createdAt, customer.id, event.id, event.type, telling.title, telling.body(event.data), JSON.stringify(event.data)],
+    );
+    if (inserted.length === 0 || !telling.mail || !customer.isActive) continue;
+    mails.push(
+      queueMail(tx, secrets, {
+        template: telling.mail.template,
+        locale: customer.locale,
+        to: customer.email,
+        data: { first_name: customer.firstName, ...telling.mail.data(event.data) },
+      }),
+    );
+  }
+  return mails;
+}
+
+export const NotificationSchema = z.object({
+  id: z.uuid(),
+  type: z.string().describe('The event it tells about: `withdrawal.approved`, `order.closed`, ...'),
+  title: z.string(),
+  body: z.string(),
+  data: z.record(z.string(), z.unknown()).describe("The event's data: the public view of what it is about"),
+  is_read: z.boolean(),
+  created_at: z.iso.datetime(),
+});
+
+export const NotificationListSchema = z.object({
+  items: z.array(NotificationSchema),
+  unread_count: z.int(),
+  page: z.int(),
+  page_size: z.int(),
+  total: z.int(),
+});
+
+export function notificationView(n: Notification): z.output<typeof NotificationSchema> {
+  return {
+    id: n.id,
+    type: n.type,
+    title: n.title,
+    body: n.body,
+    data: n.data,
+    is_read: n.readAt !== null && n.readAt !== undefined,
+    created_at: n.createdAt.toISOString(),
+  };
+}
+
+export async function listNotifications(
+  em: EntityManager,
+  customerId: string,
+  paging: { page: number; page_size: number },
+): Promise<z.output<typeof NotificationListSchema>> {
+  const [rows, total] = await em.findAndCount(
+    Notification,
+    { customerId },
+    { orderBy: { createdAt: 'desc', id: 'desc' }, limit: paging.page_size, offset: (paging.page - 1) * paging.page_size },
+  );
+  const unread = await em.count(Notification, { customerId, readAt: null });
+  return { items: rows.map(notificationView), unread_count: unread, page: paging.page, page_size: paging.page_size, total };
+}
+
+/** Marks one of the customer's notifications read (again: no change); another customer's is 404. */
+export async function markRead(em: EntityManager, customerId: string, id: string): Promise<z.output<typeof NotificationSchema>> {
+  const n = await em.findOne(Notification, { id, customerId });
+  if (!n) throw errors.notFound('Notification');
+  if (!n.readAt) {
+    n.readAt = new Date();
+    await em.flush();
+  }
+  return notificationView(n);
+}
+
+export async function markAllRead(em: EntityManager, customerId: string): Promise<{ marked: number; unread_count: number }> {
+  const marked = await em.nativeUpdate(Notification, { customerId, readAt: null }, { readAt: new Date(), updatedAt: new Date() });
+  return { marked, unread_count: 0 };
+}

@@ -1,0 +1,215 @@
+import { randomUUID } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { SecretBox } from '../../platform/crypto';
+import { recordAudit } from '../audit/audit';
+import { recordEvent } from '../events/outbox';
+import type { SendResult, WebhookSender } from './sender';
+import { signedHeaders, signingKey } from './signature';
+
+/**
+ * Delays before attempts 2 to 8 (the Svix-like schedule: immediately, 5 s, 5 min, 30 min,
+ * 2 h, 5 h, 10 h, 10 h), each with ±10 % jitter: about 27.6 hours from first to last.
+ */
+export const RETRY_DELAYS_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000] as const;
+export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
+/** Every attempt failing this long turns the webhook off. */
+export const DISABLE_AFTER_MS = 5 * 24 * 3600 * 1000;
+/** Retry-After is honoured between these (the schedule's bounds). */
+const RETRY_AFTER_MIN_MS = 1000;
+const RETRY_AFTER_MAX_MS = RETRY_DELAYS_MS[RETRY_DELAYS_MS.length - 1];
+
+/** The delay before the next attempt after `attemptsMade` failed ones of this round. */
+export function nextDelayMs(attemptsMade: number, retryAfterMs: number | undefined, random = Math.random): number {
+  if (retryAfterMs !== undefined) return Math.min(RETRY_AFTER_MAX_MS, Math.max(RETRY_AFTER_MIN_MS, retryAfterMs));
+  const base = RETRY_DELAYS_MS[Math.min(attemptsMade, RETRY_DELAYS_MS.length) - 1] ?? RETRY_DELAYS_MS[0];
+  return Math.round(base * (0.9 + 0.2 * random()));
+}
+
+export interface Claim {
+  deliveryId: string;
+  webhookId: string;
+  url: string;
+  secretSealed: string;
+  /** Attempts of this round, this one included. */
+  attemptsInRound: number;
+  eventCount: number;
+  body: string;
+  /** Whether the webhook had a failure streak when claimed (a success then clears it). */
+  failing: boolean;
+}
+
+interface StepRow {
+  delivery_id: string;
+  endpoint_url: string;
+  secret_sealed: string;
+  failing: boolean;
+  attempts: number;
+  n: number;
+  body: string;
+}
+
+/** A successful attempt to record before claiming (webhook_delivery_step's p_done... parameters). */
+interface Success {
+  claim: Claim;
+  result: SendResult;
+  startedAt: Date;
+}
+
+/**
+ * One call of `webhook_delivery_step` (migration 20261123173600): records a successful
+ * attempt if given, then, when `claim` is set, takes the webhook's next attempt, if one is due
+ * and nobody holds it: the oldest open delivery (ordered by its first event), or else a new
+ * delivery of the oldest messages not yet sent, at most batch_size_max of them. One statement,
+ * under the webhook's row lock, so two workers never build two batches of one webhook or hold
+ * one delivery at once; the lease (timeout plus a margin) is what another worker waits out
+ * after a crash. A webhook is served strictly one delivery at a time, in event order: an
+ * account's events arrive in the order they were written, and a later batch never overtakes
+ * one being retried.
+ */
+async function step(
+  em: EntityManager,
+  webhookId: string,
+  leaseMs: number,
+  claim: boolean,
+  done?: Success,
+): Promise<Claim | null> {
+  const [row] = await em.execute<StepRow[]>(
+    `select * from webhook_delivery_step(?::uuid, ?::int, ?::uuid, ?::boolean, ?::uuid, ?::uuid, ?::timestamptz, ?::int, ?::int, ?::text, ?::boolean)`,
+    [
+      webhookId,
+      leaseMs,
+      randomUUID(),
+      claim,
+      done?.claim.deliveryId ?? null,
+      done ? randomUUID() : null,
+      done?.startedAt ?? null,
+      done?.result.durationMs ?? null,
+      done?.result.statusCode ?? null,
+      done?.result.responseBody ?? null,
+      done?.claim.failing ?? false,
+    ],
+  );
+  if (!row) return null;
+  return {
+    deliveryId: row.delivery_id,
+    webhookId,
+    url: row.endpoint_url,
+    secretSealed: row.secret_sealed,
+    attemptsInRound: row.attempts,
+    eventCount: row.n,
+    body: row.body,
+    failing: row.failing,
+  };
+}
+
+/** The next attempt of one webhook, or null when none is due or another worker holds it. */
+export function claimDelivery(em: EntityManager, webhookId: string, leaseMs: number): Promise<Claim | null> {
+  return step(em, webhookId, leaseMs, true);
+}
+
+export type AttemptOutcome = 'delivered' | 'retry' | 'failed' | 'disabled';
+
+/** Records a failed attempt and decides what follows it (retry, give up, disable), in the caller's transaction. */
+export async function recordFailure(
+  tx: EntityManager,
+  claim: Claim,
+  result: SendResult,
+  startedAt: Date,
+  now = new Date(),
+): Promise<Exclude<AttemptOutcome, 'delivered'>> {
+  const attempt = `insert into webhook_attempts (id, delivery_id, attempt, started_at, duration_ms, status_code, error, response_body)
+       select ?, ?, coalesce(max(attempt), 0) + 1, ?, ?, ?, ?, ? from webhook_attempts where delivery_id = ?`;
+  const attemptValues = [
+    randomUUID(),
+    claim.deliveryId,
+    startedAt,
+    result.durationMs,
+    result.statusCode,
+    result.error,
+    result.responseBody,
+    claim.deliveryId,
+  ];
+  await tx.execute(attempt, attemptValues);
+  const finish = (status: 'failed' | 'pending', nextAt?: Date) =>
+    tx.execute(
+      `update webhook_deliveries set status = ?, next_attempt_at = coalesce(?, next_attempt_at), lease_until = null, updated_at = now() where id = ?`,
+      [status, nextAt ?? null, claim.deliveryId],
+    );
+  if (result.statusCode === 410) {
+    await finish('failed');
+    await disableWebhook(tx, claim.webhookId, 'The endpoint answered 410 Gone');
+    return 'disabled';
+  }
+  const [webhook] = await tx.execute<Array<{ failing_since: Date }>>(
+    'update webhooks set failing_since = coalesce(failing_since, ?) where id = ? returning failing_since',
+    [now, claim.webhookId],
+  );
+  if (webhook && now.getTime() - new Date(webhook.failing_since).getTime() >= DISABLE_AFTER_MS) {
+    await finish('failed');
+    await disableWebhook(tx, claim.webhookId, 'Every attempt failed for 5 days');
+    return 'disabled';
+  }
+  if (claim.attemptsInRound >= MAX_ATTEMPTS) {
+    await finish('failed');
+    return 'failed';
+  }
+  await finish('pending', new Date(now.getTime() + nextDelayMs(claim.attemptsInRound, result.retryAfterMs)));
+  return 'retry';
+}
+
+/** Turns a webhook off with a reason, audited, and writes a `webhook.disabled` event. */
+async function disableWebhook(tx: EntityManager, webhookId: string, reason: string): Promise<void> {
+  const [row] = await tx.execute<Array<{ endpoint_url: string; affiliate_id: string | null }>>(
+    `update webhooks set is_active = false, disabled_reason = ?, failing_since = null, updated_at = now()
+      where id = ? and is_active returning endpoint_url, affiliate_id`,
+    [reason, webhookId],
+  );
+  if (!row) return;
+  const data = { webhook_id: webhookId, endpoint_url: row.endpoint_url, affiliate_id: row.affiliate_id, reason };
+  recordEvent(tx, { type: 'webhook.disabled', aggregateType: 'webhook', aggregateId: webhookId, data });
+  recordAudit(tx, 'system', { action: 'webhook.disabled', entityType: 'webhook', entityId: webhookId, after: data });
+}
+
+export interface DeliverOptions {
+  sender: WebhookSender;
+  secrets: SecretBox;
+  timeoutMs: number;
+  /** Stop starting new batches after this long (`more` then says so: queue a continuation). */
+  budgetMs: number;
+}
+
+/**
+ * A worker's turn at one webhook: sends its due batches one after another until none is
+ * due, an attempt fails (the retry is due later: the slot is freed at once) or the budget is
+ * spent (`more`: the caller queues a continuation, behind other webhooks' jobs). Recording an
+ * attempt and claiming the next share one transaction. A slow endpoint holds the slot for at
+ * most one timeout per attempt.
+ */
+export async function deliverWebhook(em: EntityManager, webhookId: string, options: DeliverOptions) {
+  const started = Date.now();
+  const leaseMs = options.timeoutMs + 5000;
+  const outcomes: AttemptOutcome[] = [];
+  let events = 0;
+  let more = false;
+  let claim = await claimDelivery(em, webhookId, leaseMs);
+  while (claim) {
+    const current: Claim = claim;
+    const key = signingKey(options.secrets.open(current.secretSealed));
+    const at = new Date();
+    const result = await options.sender.send(
+      current.url,
+      { ...signedHeaders(key, current.deliveryId, current.body, at) },
+      current.body,
+    );
+    if (!result.ok) {
+      outcomes.push(await em.transactional((tx) => recordFailure(tx as EntityManager, current, result, at)));
+      break;
+    }
+    outcomes.push('delivered');
+    events += current.eventCount;
+    more = Date.now() - started >= options.budgetMs;
+    // Recording this success and claiming the next batch: one statement.
+    claim = await step(em, webhookId, leaseMs, !more, { claim: current, result, startedAt: at });
+  }
+  return { attempts: outcomes.length, events, last: outcomes[outcomes.length - 1] ?? null, more };
+}

@@ -1,0 +1,52 @@
+import { createHmac } from 'node:crypto';
+
+/**
+ * Standard Webhooks signing (decisions, section 7): `webhook-signature: v1,<base64 of
+ * HMAC-SHA256("<webhook-id>.<webhook-timestamp>.<body>")>`. The key is the base64-decoded
+ * part of a `whsec_` secret, otherwise the secret's UTF-8 bytes. Node's own HMAC, proven
+ * against the specification's published test vector and the `standardwebhooks` package's
+ * verifier in test/unit/webhook-signature.test.ts.
+ */
+export function signingKey(secret: string): Buffer {
+  return secret.startsWith('whsec_') ? Buffer.from(secret.slice('whsec_'.length), 'base64') : Buffer.from(secret, 'utf8');
+}
+
+export function signPayload(key: Buffer, msgId: string, timestampSeconds: number, body: string): string {
+  const mac = createHmac('sha256', key).update(`${msgId}.${timestampSeconds}.`).update(body).digest('base64');
+  return `v1,${mac}`;
+}
+
+export interface SignedHeaders {
+  'webhook-id': string;
+  'webhook-timestamp': string;
+  'webhook-signature': string;
+}
+
+/** Fresh timestamp and signature for one attempt; the id stays the delivery's. */
+export function signedHeaders(key: Buffer, msgId: string, body: string, now = new Date()): SignedHeaders {
+  const timestamp = Math.floor(now.getTime() / 1000);
+  return {
+    'webhook-id': msgId,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': signPayload(key, msgId, timestamp, body),
+  };
+}
+
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/**
+ * Why a secret is refused, or undefined: at least 24 characters, or `whsec_` followed by the
+ * base64 of 24 to 64 random bytes (the Standard Webhooks form), at most 256 characters.
+ */
+export function secretProblem(secret: string): string | undefined {
+  if (secret.length > 256) return 'The secret must be at most 256 characters';
+  if (secret.startsWith('whsec_')) {
+    const encoded = secret.slice('whsec_'.length);
+    if (!BASE64.test(encoded)) return 'A whsec_ secret must be followed by base64';
+    const bytes = Buffer.from(encoded, 'base64').length;
+    if (bytes < 24 || bytes > 64) return 'A whsec_ secret must carry 24 to 64 bytes';
+    return undefined;
+  }
+  if (secret.length < 24) return 'The secret must be at least 24 characters, or whsec_ followed by base64';
+  return undefined;
+}

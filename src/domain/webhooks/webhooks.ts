@@ -1,0 +1,214 @@
+import { LockMode } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
+import { Webhook } from '../../entities/webhook.entity';
+import type { SecretBox } from '../../platform/crypto';
+import { errors, fieldError } from '../../platform/errors';
+import { recordAudit } from '../audit/audit';
+import { EVENT_TYPES } from '../events/event-types';
+import { recordEvent } from '../events/outbox';
+import type { StaffCaller } from '../identity/caller';
+import { secretProblem } from './signature';
+import { checkEndpoint, EndpointRefused, type Lookup } from './url-guard';
+
+export const BATCH_SIZE_MAX_LIMIT = 1000;
+export const BATCH_SIZE_MAX_DEFAULT = 100;
+
+const EventTypeList = z
+  .array(z.enum(EVENT_TYPES))
+  .min(1)
+  .max(EVENT_TYPES.length)
+  .describe('Event types this webhook receives; omitted or null: every type, including types added later');
+
+const Secret = z
+  .string()
+  .superRefine((v, ctx) => {
+    const problem = secretProblem(v);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem, params: { type: 'value_error' } });
+  })
+  .describe(
+    'Write-only signing secret: at least 24 characters (the key is its UTF-8 bytes), or `whsec_` followed by the ' +
+      'base64 of 24 to 64 random bytes (the Standard Webhooks form; the key is those bytes). Never returned.',
+  );
+
+const EndpointUrl = z
+  .string()
+  .min(1)
+  .max(2048)
+  .describe(
+    'https URL on a public address. Loopback, private, link-local, unique-local, metadata and unspecified addresses ' +
+      'are refused, as literals in any notation or as names resolving to them, now and at every delivery.',
+  );
+
+const BatchSizeMax = z
+  .int()
+  .min(1)
+  .max(BATCH_SIZE_MAX_LIMIT)
+  .describe(`The most events one delivery carries, 1 to ${BATCH_SIZE_MAX_LIMIT}`);
+
+const AffiliateId = z.string().min(1).max(255).nullable().describe('The affiliate this endpoint belongs to, stored as given');
+
+export const WebhookCreateSchema = z.object({
+  endpoint_url: EndpointUrl,
+  secret: Secret,
+  is_active: z.boolean().default(true),
+  batch_size_max: BatchSizeMax.default(BATCH_SIZE_MAX_DEFAULT),
+  affiliate_id: AffiliateId.optional(),
+  events: EventTypeList.nullable().optional(),
+});
+export type WebhookCreate = z.output<typeof WebhookCreateSchema>;
+
+/** Endpoint 17: only the fields sent change. */
+export const WebhookPatchSchema = z.object({
+  endpoint_url: EndpointUrl.optional(),
+  secret: Secret.optional(),
+  is_active: z.boolean().optional(),
+  batch_size_max: BatchSizeMax.optional(),
+  affiliate_id: AffiliateId.optional(),
+  events: EventTypeList.nullable().optional(),
+});
+export type WebhookPatch = z.output<typeof WebhookPatchSchema>;
+
+export const WebhookSchema = z.object({
+  id: z.uuid(),
+  endpoint_url: z.string(),
+  is_active: z.boolean(),
+  batch_size_max: z.int(),
+  affiliate_id: z.string().nullable(),
+  events: z.array(z.string()).nullable().describe('Subscribed event types; null: every type'),
+  disabled_reason: z
+    .string()
+    .nullable()
+    .describe('Why the service turned the webhook off (410 Gone, or every attempt failing for 5 days); null otherwise'),
+  created_at: z.iso.datetime(),
+  updated_at: z.iso.datetime(),
+});
+export type WebhookView = z.output<typeof WebhookSchema>;
+
+export function webhookView(w: Webhook): WebhookView {
+  return {
+    id: w.id,
+    endpoint_url: w.endpointUrl,
+    is_active: w.isActive,
+    batch_size_max: w.batchSizeMax,
+    affiliate_id: w.affiliateId ?? null,
+    events: w.events ?? null,
+    disabled_reason: w.disabledReason ?? null,
+    created_at: w.createdAt.toISOString(),
+    updated_at: w.updatedAt.toISOString(),
+  };
+}
+
+export interface WebhookDeps {
+  secrets: SecretBox;
+  allowPrivate: boolean;
+  /** DNS, replaceable in tests. */
+  lookup?: Lookup;
+}
+
+async function checkUrl(url: string, deps: WebhookDeps): Promise<void> {
+  try {
+    await checkEndpoint(url, deps.allowPrivate, deps.lookup);
+  } catch (err) {
+    if (err instanceof EndpointRefused) throw fieldError('body', ['endpoint_url'], err.message, err.type);
+    throw err;
+  }
+}
+
+const unique = (types: readonly string[] | null | undefined) => (types ? [...new Set(types)] : null);
+
+export async function createWebhook(
+  em: EntityManager,
+  actor: StaffCaller,
+  deps: WebhookDeps,
+  input: WebhookCreate,
+): Promise<Webhook> {
+  await checkUrl(input.endpoint_url, deps);
+  return em.transactional(async (tx) => {
+    const webhook = tx.create(Webhook, {
+      endpointUrl: input.endpoint_url,
+      secretSealed: deps.secrets.seal(input.secret),
+      isActive: input.is_active,
+      batchSizeMax: input.batch_size_max,
+      affiliateId: input.affiliate_id ?? null,
+      events: unique(input.events),
+    });
+    recordAudit(tx, actor, {
+      action: 'webhook.created',
+      entityType: 'webhook',
+      entityId: webhook.id,
+      after: webhookView(webhook),
+    });
+    return webhook;
+  });
+}
+
+export async function findWebhook(em: EntityManager, id: string): Promise<Webhook> {
+  const webhook = await em.findOne(Webhook, id);
+  if (!webhook) throw errors.notFound('Webhook');
+  return webhook;
+}
+
+export async function updateWebhook(
+  em: EntityManager,
+  actor: StaffCaller,
+  deps: WebhookDeps,
+  id: string,
+  patch: WebhookPatch,
+): Promise<Webhook> {
+  if (patch.endpoint_url !== undefined) await checkUrl(patch.endpoint_url, deps);
+  return em.transactional(async (tx) => {
+    const webhook = await tx.findOne(Webhook, id, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    if (!webhook) throw errors.notFound('Webhook');
+    const before = webhookView(webhook);
+    if (patch.endpoint_url !== undefined) webhook.endpointUrl = patch.endpoint_url;
+    if (patch.secret !== undefined) webhook.secretSealed = deps.secrets.seal(patch.secret);
+    if (patch.batch_size_max !== undefined) webhook.batchSizeMax = patch.batch_size_max;
+    if (patch.affiliate_id !== undefined) webhook.affiliateId = patch.affiliate_id;
+    if (patch.events !== undefined) webhook.events = unique(patch.events);
+    if (patch.is_active !== undefined) {
+      // Turning it on again starts afresh: no reason, no failure streak.
+      if (patch.is_active && !webhook.isActive) {
+        webhook.disabledReason = null;
+        webhook.failingSince = null;
+      }
+      webhook.isActive = patch.is_active;
+    }
+    webhook.updatedAt = new Date();
+    // The audit row says that the secret changed, never what to.
+    const after = { ...webhookView(webhook), ...(patch.secret !== undefined ? { secret_changed: true } : {}) };
+    recordAudit(tx, actor, { action: 'webhook.updated', entityType: 'webhook', entityId: id, before, after });
+    return webhook;
+  });
+}
+
+export async function deleteWebhook(em: EntityManager, actor: StaffCaller, id: string): Promise<void> {
+  await em.transactional(async (tx) => {
+    const webhook = await tx.findOne(Webhook, id, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    if (!webhook) throw errors.notFound('Webhook');
+    recordAudit(tx, actor, { action: 'webhook.deleted', entityType: 'webhook', entityId: id, before: webhookView(webhook) });
+    // Its messages, deliveries and attempts go with it (foreign keys on delete cascade).
+    tx.remove(webhook);
+  });
+}
+
+export const WebhookTestResultSchema = z.object({
+  event_id: z.uuid().describe('The id of the webhook.test event, as the delivery will carry it'),
+  detail: z.string(),
+});
+
+/** Queues a `webhook.test` event through the outbox, delivered to this webhook only. */
+export async function queueTestEvent(em: EntityManager, id: string): Promise<z.output<typeof WebhookTestResultSchema>> {
+  return em.transactional(async (tx) => {
+    const webhook = await tx.findOne(Webhook, id);
+    if (!webhook) throw errors.notFound('Webhook');
+    if (!webhook.isActive) throw errors.conflict('WEBHOOK_INACTIVE', 'The webhook is not active; turn it on first');
+    const event = recordEvent(tx, {
+      type: 'webhook.test',
+      aggregateType: 'webhook',
+      aggregateId: webhook.id,
+      data: { webhook_id: webhook.id, message: 'A test event sent from the back office' },
+    });
+    return { event_id: event.id, detail: 'A webhook.test event is queued for this webhook' };
+  });
+}

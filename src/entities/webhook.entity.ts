@@ -1,0 +1,40 @@
+import { Entity, Property } from '@mikro-orm/core';
+import { BaseEntity } from './base.entity';
+
+/**
+ * An integrator's endpoint (decisions, section 7). The secret is sealed (AES-256-GCM under a
+ * key derived from JWT_SECRET with its own label): the workers must read it to sign, and the
+ * API never answers it. `events` null means every event type, including types added later.
+ * Deliveries, their batches and attempts live in tables of their own, written with SQL by the
+ * webhook workers (domain/webhooks/delivery.ts).
+ */
+@Entity({ tableName: 'webhooks' })
+export class Webhook extends BaseEntity<
+  'isActive' | 'batchSizeMax' | 'affiliateId' | 'events' | 'disabledReason' | 'failingSince'
+> {
+  @Property({ type: 'string', length: 2048 })
+  endpointUrl!: string;
+
+  @Property({ type: 'text', lazy: true })
+  secretSealed!: string;
+
+  @Property({ type: 'boolean' })
+  isActive = true;
+
+  @Property({ type: 'integer' })
+  batchSizeMax = 100;
+
+  @Property({ type: 'string', length: 255, nullable: true })
+  affiliateId?: string | null = null;
+
+  @Property({ type: 'json', nullable: true })
+  events?: string[] | null = null;
+
+  /** Why the service turned it off (410 Gone, failing for 5 days); null when active or turned off by staff. */
+  @Property({ type: 'string', length: 255, nullable: true })
+  disabledReason?: string | null = null;
+
+  /** Since when every attempt has failed; null after a success. Five days of it disables the webhook. */
+  @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
+  failingSince?: Date | null = null;
+}

@@ -1,0 +1,34 @@
+import { z } from 'zod';
+import { defineJob } from './job-definition';
+import { QUEUES } from './queues';
+
+/**
+ * Webhook dispatch (domain/webhooks/dispatch.ts): moves the `webhooks` consumer's inbox rows
+ * into per-webhook messages, then makes sure every webhook with work due has a delivery job.
+ * The relay kicks it after each batch it hands over (not deduplicated: rows committed during
+ * a run must not wait), and the worker tier runs it every second as well, which also picks up
+ * retries that have come due and deliveries a killed worker left behind.
+ */
+export const WebhooksDispatchJob = defineJob({
+  name: 'webhooks-dispatch',
+  queue: QUEUES.webhooks,
+  schema: z.object({}),
+  // A failed run is superseded by the next one, which starts from the same rows.
+  options: { attempts: 1, removeOnComplete: { count: 100 }, removeOnFail: { count: 1000 } },
+  schedule: { id: 'webhooks-dispatch', everyMs: 1000 },
+});
+
+/**
+ * Delivers one webhook's due batches, one at a time and in order (domain/webhooks/delivery.ts).
+ * One job per webhook at a time (the job id; a continuation alternates two more), removed when
+ * it ends so the next kick can add it again; two running at once is harmless (the claim decides). Retries are the delivery rows' own schedule, not the job's: a failed attempt records
+ * when the next is due and the job ends, freeing the worker slot.
+ */
+export const WebhookDeliverJob = defineJob({
+  name: 'webhook-deliver',
+  queue: QUEUES.webhooks,
+  // `turn` 1 or 2: a continuation queued by a run that spent its budget (it cannot re-add its own id while running).
+  schema: z.object({ webhook_id: z.uuid(), turn: z.union([z.literal(1), z.literal(2)]).optional() }),
+  options: { attempts: 1, removeOnComplete: true, removeOnFail: true },
+  jobId: (p) => (p.turn ? `webhook-${p.webhook_id}-t${p.turn}` : `webhook-${p.webhook_id}`),
+});

@@ -1,0 +1,50 @@
+import { deliverWebhook } from '../domain/webhooks/delivery';
+import { fanOutBatch, webhooksDue } from '../domain/webhooks/dispatch';
+import { WebhookDeliverJob, WebhooksDispatchJob } from '../jobs/webhooks.job';
+import { defineProcessor } from './processor';
+
+/** Inbox rows fanned out per transaction. */
+const FAN_OUT_BATCH = 1000;
+/** Longest a run keeps starting batches or deliveries: well inside the job lock. */
+const BUDGET_MS = 5000;
+
+export const webhooksDispatchProcessor = defineProcessor(WebhooksDispatchJob, async (_payload, { em, services, logger }) => {
+  const kick = async (ids: Iterable<string>) => {
+    for (const webhook_id of ids)
+      // A kick lost to Redis only waits for the next scheduled run.
+      await services.jobs.enqueue(WebhookDeliverJob, { webhook_id }).catch((err: unknown) => {
+        logger.warn({ webhook_id, err: (err as Error).message }, 'could not queue a webhook delivery');
+      });
+  };
+  const started = Date.now();
+  let events = 0;
+  const kicked = new Set<string>();
+  for (;;) {
+    const batch = await fanOutBatch(em, FAN_OUT_BATCH);
+    if (batch === 'busy') break;
+    events += batch.events;
+    await kick(batch.webhooks.filter((id) => !kicked.has(id)));
+    batch.webhooks.forEach((id) => kicked.add(id));
+    if (batch.events < FAN_OUT_BATCH || Date.now() - started > BUDGET_MS) break;
+  }
+  const due = (await webhooksDue(em)).filter((id) => !kicked.has(id));
+  await kick(due);
+  return { events, kicked: kicked.size + due.length };
+});
+
+export const webhookDeliverProcessor = defineProcessor(WebhookDeliverJob, async (payload, { em, services, logger }) => {
+  const result = await deliverWebhook(em, payload.webhook_id, {
+    sender: services.webhookSender,
+    secrets: services.webhookSecrets,
+    timeoutMs: services.config.webhookTimeoutMs,
+    budgetMs: BUDGET_MS,
+  });
+  if (result.more) {
+    // Behind the other webhooks' jobs, so a busy webhook does not keep a slot; the schedule covers a lost add.
+    const turn = payload.turn === 1 ? 2 : 1;
+    await services.jobs.enqueue(WebhookDeliverJob, { webhook_id: payload.webhook_id, turn }).catch((err: unknown) => {
+      logger.warn({ webhook_id: payload.webhook_id, err: (err as Error).message }, 'could not queue a webhook continuation');
+    });
+  }
+  return result;
+});

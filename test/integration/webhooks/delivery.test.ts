@@ -1,0 +1,246 @@
+import { randomBytes } from 'node:crypto';
+import { adminToken } from '../../helpers/identity';
+import { sql, startTestApp, waitFor, type TestApp } from '../../helpers/test-app';
+import { startReceiver, type Receiver } from '../../helpers/webhook-receiver';
+
+/**
+ * Webhook delivery end to end against real HTTP receivers on loopback that verify every
+ * signature with the `standardwebhooks` package: the relay hands events to the webhooks
+ * consumer, the dispatcher fans them out, the deliverers sign, batch, retry and record.
+ * Two instances of the deployment share the database and queues, so every delivery races
+ * between two sets of workers.
+ */
+jest.setTimeout(60_000);
+
+let app: TestApp;
+let twin: TestApp;
+let admin: string;
+const receivers: Receiver[] = [];
+const ENV = { OUTBOX_RELAY_INTERVAL_MS: '200', WEBHOOK_TIMEOUT_MS: '1000' };
+
+beforeAll(async () => {
+  app = await startTestApp({ label: 'webhookdelivery', env: ENV });
+  twin = await startTestApp({ label: 'webhookdelivery', env: ENV, shareWith: app });
+  admin = await adminToken(app);
+});
+afterAll(async () => {
+  await twin?.stop();
+  await app?.stop();
+  for (const r of receivers) await r.close();
+});
+
+const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
+
+async function receiver(secret: string, behaviour?: Parameters<typeof startReceiver>[1]): Promise<Receiver> {
+  const r = await startReceiver(secret, behaviour);
+  receivers.push(r);
+  return r;
+}
+
+/** A webhook that hears only `events` (by default a type no test writes) and its own test events. */
+async function webhook(url: string, secret: string, body: Record<string, unknown> = {}): Promise<string> {
+  const res = await app.request('POST', '/webhooks', {
+    token: admin,
+    body: { endpoint_url: url, secret, events: ['payout.approved'], ...body },
+  });
+  expect(res.status).toBe(201);
+  return res.body.id;
+}
+
+const sendTest = async (id: string) => {
+  const res = await app.request('POST', `/webhooks/${id}/test`, { token: admin });
+  expect(res.status).toBe(202);
+  return res.body.event_id as string;
+};
+
+const deliveries = async (id: string, query = '') => {
+  const res = await app.request('GET', `/webhooks/${id}/deliveries${query}`, { token: admin });
+  expect(res.status).toBe(200);
+  return res.body as { items: any[]; total: number };
+};
+
+test('when private URLs are allowed, then the service warns at start', () => {
+  expect(app.logs.some((l) => l.level === 40 && String(l.msg).includes('WEBHOOKS_ALLOW_PRIVATE_URLS is on'))).toBe(true);
+});
+
+test('when a test event is sent, then it arrives once, signed as Standard Webhooks verifies, and the attempt is listed', async () => {
+  const secret = newSecret();
+  const r = await receiver(secret, () => ({ status: 200, body: 'thanks' }));
+  const id = await webhook(r.url, secret);
+  const eventId = await sendTest(id);
+  await waitFor('the test event', async () => r.received.length > 0);
+  const [got] = r.received;
+  expect(got!.verified).not.toBeNull();
+  expect(got!.verified!.events).toEqual([
+    {
+      id: eventId,
+      type: 'webhook.test',
+      created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      data: { webhook_id: id, message: expect.any(String) },
+    },
+  ]);
+  expect(got!.headers['content-type']).toBe('application/json');
+  const list = await waitFor('the delivery recorded', async () => {
+    const l = await deliveries(id);
+    return l.items[0]?.status === 'delivered' ? l : undefined;
+  });
+  expect(list.items[0]).toMatchObject({
+    id: got!.headers['webhook-id'],
+    event_count: 1,
+    event_ids: [eventId],
+    attempts: [{ attempt: 1, status_code: 200, error: null, response_body: 'thanks', duration_ms: expect.any(Number) }],
+  });
+  // Once: nothing more arrives.
+  await new Promise((res) => setTimeout(res, 600));
+  expect(r.received).toHaveLength(1);
+});
+
+test('when the endpoint answers 500 then 200, then the batch is retried after about 5 s under the same webhook-id', async () => {
+  const secret = newSecret();
+  const r = await receiver(secret, (n) => (n === 0 ? { status: 500, body: 'boom' } : { status: 200 }));
+  const id = await webhook(r.url, secret);
+  const eventId = await sendTest(id);
+  await waitFor('the retry', async () => r.received.length >= 2, 15_000);
+  const [first, second] = r.received;
+  expect(first!.headers['webhook-id']).toBe(second!.headers['webhook-id']);
+  expect(second!.headers['webhook-timestamp']).not.toBe(first!.headers['webhook-timestamp']);
+  expect(second!.headers['webhook-signature']).not.toBe(first!.headers['webhook-signature']);
+  expect(second!.verified?.events.map((e) => e.id)).toEqual([eventId]);
+  const gap = second!.at - first!.at;
+  expect(gap).toBeGreaterThanOrEqual(4400);
+  expect(gap).toBeLessThan(8000);
+  const list = await waitFor('delivered', async () => {
+    const l = await deliveries(id, '?status=delivered');
+    return l.total === 1 ? l : undefined;
+  });
+  expect(list.items[0].attempts.map((a: any) => [a.status_code, a.response_body])).toEqual([
+    [500, 'boom'],
+    [200, null],
+  ]);
+  expect(list.items[0].attempts[0].error).toMatch(/500/);
+});
+
+test('when the endpoint answers 410, then the webhook is disabled with a reason and a webhook.disabled event', async () => {
+  const secret = newSecret();
+  const r = await receiver(secret, () => ({ status: 410 }));
+  const id = await webhook(r.url, secret);
+  await sendTest(id);
+  const after = await waitFor('disabled', async () => {
+    const w = await app.request('GET', `/webhooks/${id}`, { token: admin });
+    return w.body.is_active === false ? w.body : undefined;
+  });
+  expect(after.disabled_reason).toMatch(/410/);
+  expect(r.received).toHaveLength(1);
+  const events = await sql<{ data: any }>(
+    app,
+    "select data from domain_events where type = 'webhook.disabled' and aggregate_id = ?",
+    [id],
+  );
+  expect(events).toHaveLength(1);
+  expect(events[0]!.data).toMatchObject({ webhook_id: id, reason: expect.stringMatching(/410/) });
+  expect((await deliveries(id, '?status=failed')).total).toBe(1);
+  // Redelivery of a disabled webhook's delivery is refused until it is on again.
+  const [delivery] = (await deliveries(id)).items;
+  expect((await app.request('POST', `/webhooks/${id}/deliveries/${delivery.id}/redeliver`, { token: admin })).status).toBe(409);
+});
+
+test('when one endpoint hangs, then its attempt times out and another webhook is served meanwhile', async () => {
+  const secret = newSecret();
+  const slow = await receiver(secret, () => 'hang');
+  const fast = await receiver(secret, () => ({ status: 204 }));
+  const slowId = await webhook(slow.url, secret);
+  const fastId = await webhook(fast.url, secret);
+  await sendTest(slowId);
+  await waitFor('the slow request in flight', async () => slow.received.length > 0);
+  const sentAt = Date.now();
+  await sendTest(fastId);
+  await waitFor('the fast delivery', async () => fast.received.length > 0, 5000);
+  // The fast webhook did not queue behind the hanging one.
+  expect(fast.received[0]!.at - sentAt).toBeLessThan(1500);
+  const list = await waitFor('the timeout recorded', async () => {
+    const l = await deliveries(slowId);
+    return l.items[0]?.attempts.length ? l : undefined;
+  });
+  expect(list.items[0].status).toBe('pending');
+  expect(list.items[0].attempts[0]).toMatchObject({ status_code: null, error: expect.stringMatching(/timeout/) });
+  expect(list.items[0].attempts[0].duration_ms).toBeGreaterThanOrEqual(900);
+  expect(list.items[0].attempts[0].duration_ms).toBeLessThan(3000);
+  await app.request('PATCH', `/webhooks/${slowId}`, { token: admin, body: { is_active: false } });
+});
+
+test('when 250 events are written at batch_size_max 100, then they arrive in 3 deliveries, in write order, each once', async () => {
+  const secret = 'a plain secret that is long enough 1234';
+  const r = await receiver(secret, () => ({ status: 200 }));
+  const id = await webhook(r.url, secret, { events: ['order.opened'], batch_size_max: 100 });
+  const account = randomBytes(4).toString('hex');
+  await sql(
+    app,
+    `insert into domain_events (id, created_at, updated_at, type, aggregate_type, aggregate_id, data)
+     select gen_random_uuid(), now(), now(), 'order.opened', 'order', ?, jsonb_build_object('n', i) from generate_series(1, 250) i`,
+    [account],
+  );
+  await waitFor('250 events', async () => r.eventIds().length >= 250, 20_000);
+  await new Promise((res) => setTimeout(res, 500));
+  expect(r.received.map((x) => x.verified?.events.length)).toEqual([100, 100, 50]);
+  expect(new Set(r.received.map((x) => x.headers['webhook-id'])).size).toBe(3);
+  const ns = r.received.flatMap((x) => x.verified!.events.map((e) => e.data.n));
+  expect(ns).toEqual(Array.from({ length: 250 }, (_, i) => i + 1));
+  const list = await deliveries(id, '?status=delivered');
+  expect(list.total).toBe(3);
+  expect(list.items.map((d: any) => d.event_count).sort()).toEqual([100, 100, 50].sort());
+
+  // Redelivering one sends the very same batch under the same id.
+  const oldest = list.items[list.items.length - 1];
+  const res = await app.request('POST', `/webhooks/${id}/deliveries/${oldest.id}/redeliver`, { token: admin });
+  expect(res.status).toBe(202);
+  await waitFor('the redelivery', async () => r.received.length === 4);
+  expect(r.received[3]!.headers['webhook-id']).toBe(oldest.id);
+  expect(r.received[3]!.verified!.events.map((e) => e.id)).toEqual(oldest.event_ids);
+});
+
+test('when the endpoint sends Retry-After: 1, then the retry comes after about a second, not 5 s', async () => {
+  const secret = newSecret();
+  const r = await receiver(secret, (n) => (n === 0 ? { status: 503, headers: { 'retry-after': '1' } } : { status: 200 }));
+  const id = await webhook(r.url, secret);
+  await sendTest(id);
+  await waitFor('the retry', async () => r.received.length >= 2, 10_000);
+  const gap = r.received[1]!.at - r.received[0]!.at;
+  expect(gap).toBeGreaterThanOrEqual(900);
+  expect(gap).toBeLessThan(3500);
+});
+
+test('when every attempt has failed for 5 days, then the next failure disables the webhook', async () => {
+  const secret = newSecret();
+  const r = await receiver(secret, () => ({ status: 500 }));
+  const id = await webhook(r.url, secret);
+  await sql(app, "update webhooks set failing_since = now() - interval '5 days 1 minute' where id = ?", [id]);
+  await sendTest(id);
+  const after = await waitFor('disabled', async () => {
+    const w = await app.request('GET', `/webhooks/${id}`, { token: admin });
+    return w.body.is_active === false ? w.body : undefined;
+  });
+  expect(after.disabled_reason).toMatch(/5 days/);
+  expect(r.received).toHaveLength(1);
+  // Turned on again by staff, it starts afresh.
+  const on = await app.request('PATCH', `/webhooks/${id}`, { token: admin, body: { is_active: true } });
+  expect(on.body).toMatchObject({ is_active: true, disabled_reason: null });
+  const [row] = await sql<{ failing_since: Date | null }>(app, 'select failing_since from webhooks where id = ?', [id]);
+  expect(row!.failing_since).toBeNull();
+  await app.request('PATCH', `/webhooks/${id}`, { token: admin, body: { is_active: false } });
+});
+
+test('when the endpoint answers a redirect, then it is not followed and the attempt fails', async () => {
+  const secret = newSecret();
+  const target = await receiver(secret, () => ({ status: 204 }));
+  const r = await receiver(secret, () => ({ status: 307, headers: { location: target.url } }));
+  const id = await webhook(r.url, secret);
+  await sendTest(id);
+  const list = await waitFor('the attempt recorded', async () => {
+    const l = await deliveries(id);
+    return l.items[0]?.attempts.length ? l : undefined;
+  });
+  expect(list.items[0].attempts[0]).toMatchObject({ status_code: 307, error: expect.stringMatching(/307/) });
+  expect(list.items[0].status).toBe('pending');
+  expect(target.received).toHaveLength(0);
+  await app.request('PATCH', `/webhooks/${id}`, { token: admin, body: { is_active: false } });
+});
