@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { Client, Pool } from 'pg';
+import { Pool } from 'pg';
 import { statsQuery } from '../src/domain/risk/classify';
 import { windowEndingAt } from '../src/domain/risk/preview';
 import { RiskRuleInputSchema } from '../src/domain/risk/rule-input';
 import { pgPlaceholders } from '../src/platform/named-sql';
+import { BASE_DATABASE_URL, dropDatabase, progressOf, request, withDatabase } from './lib/bench-kit';
 import { AS_COMPILED, fmt, type BatchRound, type Figure, type Harness, type Server } from './lib/harness';
 import { call } from './lib/load';
 
@@ -29,7 +30,7 @@ const ACCOUNTS = positiveInteger('BENCH_RISK_ACCOUNTS') ?? 10_000;
 const ORDERS = positiveInteger('BENCH_RISK_ORDERS') ?? 1_000_000;
 const ROUNDS = positiveInteger('BENCH_ROUNDS') ?? 3;
 const ADMIN = { email: 'bench-admin@bench.test', password: 'bench-desk-key-7719' };
-const BASE_DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/trading_bench';
+const progress = progressOf('risk-preview');
 const CHILD_EXEC_ARGV = [...AS_COMPILED, ...(process.env.BENCH_CHILD_FLAGS ?? '').split(' ').filter(Boolean)];
 
 export async function run(h: Harness): Promise<Figure[]> {
@@ -234,36 +235,6 @@ function statusField(pid: number, field: string): number {
 
 async function login(api: Server): Promise<string> {
   return (await request<{ access_token: string }>(api, 'POST', '/api/admin/users/login', '', ADMIN, 200)).access_token;
-}
-
-async function request<T>(api: Server, method: string, path: string, token: string, body: unknown, status: number): Promise<T> {
-  const reply = await call(api.url(path), {
-    method,
-    headers: token ? { authorization: `Bearer ${token}` } : {},
-    body: body === undefined ? undefined : (body as object),
-  });
-  if (reply.status !== status) throw new Error(`${method} ${path} answered ${reply.status}: ${reply.body.slice(0, 300)}`);
-  return (reply.body ? JSON.parse(reply.body) : undefined) as T;
-}
-
-function withDatabase(url: string, database: string): string {
-  const parsed = new URL(url);
-  parsed.pathname = `/${database}`;
-  return parsed.toString();
-}
-
-async function dropDatabase(database: string): Promise<void> {
-  const client = new Client({ connectionString: withDatabase(BASE_DATABASE_URL, 'postgres') });
-  await client.connect();
-  try {
-    await client.query(`drop database if exists "${database.replace(/"/g, '""')}" with (force)`);
-  } finally {
-    await client.end();
-  }
-}
-
-function progress(message: string): void {
-  process.stderr.write(`  risk-preview: ${message}\n`);
 }
 
 function positiveInteger(name: string): number | undefined {
