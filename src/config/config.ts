@@ -87,6 +87,7 @@ const EnvSchema = z.object({
   SHUTDOWN_GRACE_MS: integerText(0, 600000).default(25000),
   WORKER_LOCK_MS: integerText(1000, 600000).default(30000),
   BULK_CLOSE_WAIT_MS: integerText(0, 600000).default(30000),
+  RISK_PREVIEW_WAIT_MS: integerText(1, 600000).default(30000),
   OUTBOX_RELAY_INTERVAL_MS: integerText(100, 60000).default(1000),
   OUTBOX_RELAY_BATCH_SIZE: integerText(1, 10000).default(500),
   MAIL_REQUEUE_AFTER_SECONDS: integerText(1, 86400).default(60),
@@ -159,6 +160,7 @@ export interface Config {
   workerLockMs: number;
   /** How long POST /orders/bulk-close waits for its result before answering 202. */
   bulkCloseWaitMs: number;
+  riskPreviewWaitMs: number;
   /** How often the outbox relay runs, and how many events one of its transactions hands over. */
   outboxRelay: { intervalMs: number; batchSize: number };
   /** A mail still queued this long after its last touch has its send job re-added by the relay. */
@@ -242,6 +244,7 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     workerLockMs: e.WORKER_LOCK_MS,
     bulkCloseWaitMs: e.BULK_CLOSE_WAIT_MS,
+    riskPreviewWaitMs: e.RISK_PREVIEW_WAIT_MS,
     outboxRelay: { intervalMs: e.OUTBOX_RELAY_INTERVAL_MS, batchSize: e.OUTBOX_RELAY_BATCH_SIZE },
     mailRequeueAfterSeconds: e.MAIL_REQUEUE_AFTER_SECONDS,
     passwordResetUrl: e.PASSWORD_RESET_URL,

@@ -25,7 +25,7 @@ export type AccountKind = (typeof ACCOUNT_KINDS)[number];
   name: 'accounts_one_wallet_per_customer',
   expression: `create unique index "accounts_one_wallet_per_customer" on "accounts" ("customer_id") where "kind" = 'wallet'`,
 })
-export class Account extends BaseEntity<'login' | 'reserved' | 'balance' | 'leverage' | 'group'> {
+export class Account extends BaseEntity<'login' | 'reserved' | 'balance' | 'leverage' | 'group' | 'tradingDisabled'> {
   @Property({ type: bigintText(), columnType: 'bigint', defaultRaw: "nextval('account_login_seq')" })
   @Unique()
   login!: string;
@@ -52,4 +52,8 @@ export class Account extends BaseEntity<'login' | 'reserved' | 'balance' | 'leve
 
   @Property({ type: decimalText(), columnType: MONEY_COLUMN })
   reserved: string = '0';
+
+  /** Set by a risk rule's `disable_trading` action: new orders on the account are refused (403 TRADING_DISABLED). */
+  @Property({ type: 'boolean', default: false })
+  tradingDisabled: boolean = false;
 }

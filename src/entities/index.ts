@@ -13,6 +13,10 @@ import { Notification } from './notification.entity';
 import { Order } from './order.entity';
 import { PasswordResetToken } from './password-reset-token.entity';
 import { PendingOrder } from './pending-order.entity';
+import { Payout } from './payout.entity';
+import { RiskRun } from './risk-run.entity';
+import { RiskRule } from './risk-rule.entity';
+import { RiskRunItem } from './risk-run-item.entity';
 import { BrokerSettings } from './broker-settings.entity';
 import { Customer } from './customer.entity';
 import { Group } from './group.entity';
@@ -58,6 +62,10 @@ export const ENTITIES = [
   IdempotencyRecord,
   Transfer,
   Withdrawal,
+  Payout,
+  RiskRun,
+  RiskRule,
+  RiskRunItem,
   Webhook,
   Notification,
 ];

@@ -11,6 +11,11 @@ export type OrderStatus = 'open' | 'closed';
  */
 @Entity({ tableName: 'orders' })
 @Index({ properties: ['account', 'status'] })
+// Risk rules aggregate the closed orders of a recent window (src/domain/risk/classify.ts).
+@Index({
+  name: 'orders_closed_window',
+  expression: `create index "orders_closed_window" on "orders" ("closed_at", "account_id") where "status" = 'closed'`,
+})
 export class Order extends BaseEntity<
   | 'ticket'
   | 'status'

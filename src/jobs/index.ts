@@ -4,6 +4,7 @@ import { EngineSweepJob, EngineTickJob } from './engine-tick.job';
 import { ExpirePendingOrdersJob } from './expire-pending-orders.job';
 import { NotifyCustomersJob } from './notify-customers.job';
 import { OutboxRelayJob } from './outbox-relay.job';
+import { RiskApplyJob, RiskPreviewJob } from './risk.job';
 import { SendMailJob } from './send-mail.job';
 import { SimulatorTickJob } from './simulator-tick.job';
 import { WebhookDeliverJob, WebhooksDispatchJob } from './webhooks.job';
@@ -16,6 +17,8 @@ export const JOB_DEFINITIONS: JobDefinition[] = [
   BulkCloseFinishJob,
   ExpirePendingOrdersJob,
   OutboxRelayJob,
+  RiskPreviewJob,
+  RiskApplyJob,
   WebhooksDispatchJob,
   WebhookDeliverJob,
   NotifyCustomersJob,

@@ -8,6 +8,7 @@ export const QUEUES = {
   bulkClose: 'bulk-close',
   orders: 'orders',
   events: 'events',
+  risk: 'risk',
   webhooks: 'webhooks',
   engine: 'engine',
 } as const;

@@ -4,6 +4,7 @@ import { engineSweepProcessor, engineTickProcessor } from './engine-tick.worker'
 import { expirePendingOrdersProcessor } from './expire-pending-orders.worker';
 import { notifyCustomersProcessor } from './notify-customers.worker';
 import { outboxRelayProcessor } from './outbox-relay.worker';
+import { riskApplyProcessor, riskPreviewProcessor } from './risk.worker';
 import { sendMailProcessor } from './send-mail.worker';
 import { simulatorTickProcessor } from './simulator-tick.worker';
 import { webhookDeliverProcessor, webhooksDispatchProcessor } from './webhooks.worker';
@@ -16,6 +17,8 @@ export const PROCESSORS: Processor[] = [
   bulkCloseFinishProcessor,
   expirePendingOrdersProcessor,
   outboxRelayProcessor,
+  riskPreviewProcessor,
+  riskApplyProcessor,
   webhooksDispatchProcessor,
   webhookDeliverProcessor,
   notifyCustomersProcessor,

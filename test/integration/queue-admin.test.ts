@@ -52,6 +52,7 @@ describe('/api/admin/queues', () => {
       'events',
       'mail',
       'orders',
+      'risk',
       'simulator',
       'webhooks',
     ]);

@@ -19,6 +19,9 @@ test('when the route table is read, then the money-moving routes are the ones th
       'requestWithdrawal',
       'approveWithdrawal',
       'rejectWithdrawal',
+      'requestPayout',
+      'approvePayout',
+      'rejectPayout',
     ]),
   );
 });

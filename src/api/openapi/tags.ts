@@ -14,11 +14,13 @@ export const TAGS: Record<string, string> = {
   money:
     'Deposits, transfers between your own accounts and the ledger (`/api/backoffice/accounts/...`, `/customers/me/transfer`, `/customers/me/transactions`)',
   withdrawals: 'Withdrawal requests from the wallet and their approval (`/customers/me/withdraw`, `/api/backoffice/withdrawals`)',
+  payouts: "Payouts of prop accounts' profit to the customer's wallet (`/prop/payouts`)",
   notifications: 'What happened to your money and positions, newest first (`/customers/me/notifications`)',
   groups: 'Trading groups and how each trades an instrument (`/groups`)',
   instruments: 'Tradable symbols (`/api/platform/instruments`)',
   orders: 'Market orders and bulk close (`/orders`)',
   'pending orders': 'Limit, stop and stop-limit orders (`/orders/pending`)',
+  risk: 'Risk rules: classifying trading accounts by their closed orders, previews and saved rules (`/risk`)',
   simulator: 'The price source: quotes and the random walk (`/simulator`)',
   webhooks: [
     'Signed, batched event deliveries to integrators, their attempts and redelivery (`/webhooks`).',
@@ -56,8 +58,11 @@ export const TAGS: Record<string, string> = {
 
 export const TAG_GROUPS: Array<{ name: string; tags: string[] }> = [
   { name: 'Identity and access', tags: ['auth', 'staff administration', 'api tokens', 'broker settings', 'audit'] },
-  { name: 'Customers and money', tags: ['customers', 'password reset', 'accounts', 'money', 'withdrawals', 'notifications'] },
-  { name: 'Trading', tags: ['groups', 'instruments', 'orders', 'pending orders', 'simulator'] },
+  {
+    name: 'Customers and money',
+    tags: ['customers', 'password reset', 'accounts', 'money', 'withdrawals', 'payouts', 'notifications'],
+  },
+  { name: 'Trading', tags: ['groups', 'instruments', 'orders', 'pending orders', 'risk', 'simulator'] },
   { name: 'Integrations', tags: ['webhooks'] },
   { name: 'Operations', tags: ['email templates', 'observability', 'queues'] },
 ];

@@ -9,8 +9,10 @@ import { instrumentRoutes } from './instruments.routes';
 import { moneyRoutes } from './money.routes';
 import { notificationRoutes } from './notifications.routes';
 import { orderRoutes } from './orders.routes';
+import { propRoutes } from './prop.routes';
 import { passwordResetRoutes } from './password-reset.routes';
 import { queueRoutes } from './queues.routes';
+import { riskRoutes } from './risk.routes';
 import { simulatorRoutes } from './simulator.routes';
 import { systemRoutes } from './system.routes';
 import { webhookRoutes } from './webhooks.routes';
@@ -30,6 +32,8 @@ export const ROUTES: RouteSpec[] = [
   ...moneyRoutes,
   ...notificationRoutes,
   ...orderRoutes,
+  ...propRoutes,
+  ...riskRoutes,
   ...queueRoutes,
   ...webhookRoutes,
 ];

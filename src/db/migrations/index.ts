@@ -10,10 +10,13 @@ import { Migration20261123143034_Hardening } from './Migration20261123143034_Har
 import { Migration20261123145431_OutboxRelay } from './Migration20261123145431_OutboxRelay';
 import { Migration20261123150838_MailTemplates } from './Migration20261123150838_MailTemplates';
 import { Migration20261123155625_Money } from './Migration20261123155625_Money';
+import { Migration20261123170334_Payouts } from './Migration20261123170334_Payouts';
 import { Migration20261123170348_PasswordReset } from './Migration20261123170348_PasswordReset';
 import { Migration20261123170412_Webhooks } from './Migration20261123170412_Webhooks';
+import { Migration20261123170854_RiskRuns } from './Migration20261123170854_RiskRuns';
 import { Migration20261123171255_EmailTemplates } from './Migration20261123171255_EmailTemplates';
 import { Migration20261123171540_Engine } from './Migration20261123171540_Engine';
+import { Migration20261123171943_RiskRules } from './Migration20261123171943_RiskRules';
 import { Migration20261123172003_Notifications } from './Migration20261123172003_Notifications';
 import { Migration20261123173600_WebhookDeliveryStep } from './Migration20261123173600_WebhookDeliveryStep';
 
@@ -28,10 +31,13 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261123145431_OutboxRelay', class: Migration20261123145431_OutboxRelay },
   { name: 'Migration20261123150838_MailTemplates', class: Migration20261123150838_MailTemplates },
   { name: 'Migration20261123155625_Money', class: Migration20261123155625_Money },
+  { name: 'Migration20261123170334_Payouts', class: Migration20261123170334_Payouts },
   { name: 'Migration20261123170348_PasswordReset', class: Migration20261123170348_PasswordReset },
   { name: 'Migration20261123170412_Webhooks', class: Migration20261123170412_Webhooks },
+  { name: 'Migration20261123170854_RiskRuns', class: Migration20261123170854_RiskRuns },
   { name: 'Migration20261123171255_EmailTemplates', class: Migration20261123171255_EmailTemplates },
   { name: 'Migration20261123171540_Engine', class: Migration20261123171540_Engine },
+  { name: 'Migration20261123171943_RiskRules', class: Migration20261123171943_RiskRules },
   { name: 'Migration20261123172003_Notifications', class: Migration20261123172003_Notifications },
   { name: 'Migration20261123173600_WebhookDeliveryStep', class: Migration20261123173600_WebhookDeliveryStep },
 ];

@@ -3,7 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { Account, type AccountKind } from '../../entities/account.entity';
 import type { Customer } from '../../entities/customer.entity';
 import { Group } from '../../entities/group.entity';
-import { errors, fieldError } from '../../platform/errors';
+import { AppError, errors, fieldError } from '../../platform/errors';
 import { CurrencyConverter } from '../prices/conversion';
 import type { QuoteStore } from '../prices/quote-store';
 
@@ -64,11 +64,14 @@ export async function openTradingAccount(
 
 /**
  * Orders are for trading accounts only. The wallet has no group, so an order on it would
- * trade with no spread, leverage 1 and none of a group's disabled instruments: refused.
+ * trade with no spread, leverage 1 and none of a group's disabled instruments: refused. An
+ * account a risk rule disabled takes no new orders (its open ones can still be closed).
  */
 export function assertTradingAccount(account: Account): void {
   if (account.kind === 'wallet')
     throw fieldError('body', ['login'], 'The wallet account does not trade: use a live, demo or prop account');
+  if (account.tradingDisabled)
+    throw new AppError(403, 'TRADING_DISABLED', 'Trading is disabled on this account by a risk rule: no new orders');
 }
 
 export async function findAccountByLogin(em: EntityManager, login: number | string): Promise<Account | null> {

@@ -23,6 +23,7 @@ export const EVENT_TYPES = [
   'payout.rejected',
   'account.margin_call',
   'account.stop_out',
+  'account.risk_classified',
   'webhook.test',
   'webhook.disabled',
 ] as const;

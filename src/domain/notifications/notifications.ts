@@ -74,6 +74,11 @@ const TELLINGS: Partial<Record<EventType, Telling>> = {
     body: (d) => `The margin level of your account ${text(d.login)} fell to ${text(d.margin_level)} %.`,
     mail: { template: 'margin_call', data: (d) => ({ login: text(d.login), margin_level: text(d.margin_level) }) },
   },
+  // A risk rule's `notify` action: neutral on purpose, a customer is never told its risk class.
+  'account.risk_classified': {
+    title: 'Account review',
+    body: (d) => `Your account ${text(d.login)} was reviewed under our trading conditions. Contact us with any questions.`,
+  },
   'account.stop_out': {
     title: 'Stop-out',
     body: (d) => `Positions of your account ${text(d.login)} were closed at the stop-out level.`,

@@ -1,0 +1,137 @@
+import type { FilterQuery } from '@mikro-orm/core';
+import { z } from 'zod';
+import { decidePayout, PayoutSchema, payoutView, requestPayout } from '../../domain/prop/payouts';
+import { Payout, PAYOUT_STATUSES } from '../../entities/payout.entity';
+import { errors } from '../../platform/errors';
+import { asStaff } from '../http/access';
+import { Login, LoginText, MoneyAmount } from '../http/amounts';
+import { findPage, pageQuery, pageSchema } from '../http/paging';
+import { defineRoute, json, type RouteSpec } from '../http/route';
+
+const IDEMPOTENT =
+  'Accepts an Idempotency-Key header: the same key and body within 24 hours replays the first answer ' +
+  '(`Idempotent-Replayed: true`); another body is 422; while the first is in flight, 409.';
+
+const PayoutIdParam = z.object({ payout_id: z.uuid() });
+
+export const propRoutes: RouteSpec[] = [
+  defineRoute({
+    method: 'post',
+    path: '/prop/payouts',
+    operationId: 'requestPayout',
+    summary: "Ask to pay out a prop account's profit to the customer's wallet",
+    description:
+      "A customer asks for its own prop accounts (another customer's login is 404, as one that does not exist); staff " +
+      'with `manage_payouts` for any. What a prop account can pay out is its profit: its balance less its starting ' +
+      'balance (its first deposit) less its pending payouts; more is 422 at `amount`, and a login that is not a prop ' +
+      "account is 422 at `login`. The amount (in the prop account's currency) is reserved at once and the payout waits " +
+      'for staff (`pending`). ' +
+      IDEMPOTENT,
+    tags: ['payouts'],
+    idempotent: true,
+    access: { kind: 'staff_or_customer', permission: 'manage_payouts' },
+    body: z.object({ login: Login, amount: MoneyAmount }),
+    responses: {
+      201: { description: 'Requested, pending', schema: PayoutSchema },
+      404: { description: 'No such account (or not yours)' },
+    },
+    handler: async ({ body, em, caller }) => json(201, await requestPayout(em, caller!, body)),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/prop/payouts',
+    operationId: 'listPayouts',
+    summary: 'Payouts, newest first',
+    description:
+      'Staff with `manage_payouts` see every payout, filtered by `status`, the prop account `login` and `customer_id`; ' +
+      "a customer sees its own (the filters narrow them; another customer's login simply matches nothing).",
+    tags: ['payouts'],
+    access: { kind: 'staff_or_customer', permission: 'manage_payouts' },
+    query: z.object({
+      status: z.enum(PAYOUT_STATUSES).optional(),
+      login: LoginText.optional(),
+      customer_id: z.uuid().optional(),
+      ...pageQuery(200, 50),
+    }),
+    responses: { 200: { description: 'A page of payouts', schema: pageSchema(PayoutSchema) } },
+    handler: async ({ query, em, caller }) => {
+      const where: FilterQuery<Payout> = {};
+      if (query.status) where.status = query.status;
+      if (query.login !== undefined) where.login = String(query.login);
+      if (query.customer_id) where.customer = query.customer_id;
+      if (caller?.kind === 'customer') {
+        if (query.customer_id && query.customer_id !== caller.customerId)
+          return json(200, { items: [], page: query.page, page_size: query.page_size, total: 0 });
+        where.customer = caller.customerId;
+      }
+      return json(200, await findPage(em, Payout, where, query, { orderBy: { createdAt: 'desc', id: 'desc' } }, payoutView));
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/prop/payouts/{payout_id}',
+    operationId: 'getPayout',
+    summary: 'One payout',
+    tags: ['payouts'],
+    access: { kind: 'staff_or_customer', permission: 'manage_payouts' },
+    params: PayoutIdParam,
+    responses: {
+      200: { description: 'The payout', schema: PayoutSchema },
+      404: { description: 'No such payout (or not yours)' },
+    },
+    handler: async ({ params, em, caller }) => {
+      const payout = await em.findOne(Payout, params.payout_id);
+      if (!payout || (caller?.kind === 'customer' && payout.customer.id !== caller.customerId)) throw errors.notFound('Payout');
+      return json(200, payoutView(payout));
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/prop/payouts/{payout_id}/approve',
+    operationId: 'approvePayout',
+    summary: "Approve a pending payout: the prop account pays the customer's wallet",
+    description:
+      "Debits the prop account and credits the customer's wallet through the ledger (both rows of kind `payout`), " +
+      "converting from the prop account's currency at the dealer side of the latest quotes like a transfer, and " +
+      'releases the reserve (`approved`), audited. A payout decides once: one that is no longer pending is 409 ' +
+      '`PAYOUT_NOT_PENDING`, also when an approve and a reject race. If losses since the request have left less ' +
+      'profit than the payout, 409 `PAYOUT_EXCEEDS_PROFIT`; with no quote to convert, 409 `PRICE_UNAVAILABLE`. ' +
+      IDEMPOTENT,
+    tags: ['payouts'],
+    idempotent: true,
+    access: { kind: 'staff', permission: 'manage_payouts' },
+    params: PayoutIdParam,
+    responses: {
+      200: { description: 'Approved', schema: PayoutSchema },
+      404: { description: 'No such payout' },
+      409: { description: 'PAYOUT_NOT_PENDING, PAYOUT_EXCEEDS_PROFIT or PRICE_UNAVAILABLE' },
+    },
+    handler: async ({ params, em, services, caller }) =>
+      json(200, await decidePayout(em, services.quotes, asStaff(caller), params.payout_id, { kind: 'approve' })),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/prop/payouts/{payout_id}/reject',
+    operationId: 'rejectPayout',
+    summary: 'Reject a pending payout: the reserve is freed (endpoint 10)',
+    description:
+      'Records the reason (1 to 500 characters) and releases the reserve (`rejected`, final), audited. A payout decides ' +
+      'once: one that is no longer pending is 409 `PAYOUT_NOT_PENDING`. ' +
+      IDEMPOTENT,
+    tags: ['payouts'],
+    idempotent: true,
+    access: { kind: 'staff', permission: 'manage_payouts' },
+    params: PayoutIdParam,
+    body: z.object({ reason: z.string().min(1).max(500) }),
+    responses: {
+      200: { description: 'Rejected', schema: PayoutSchema },
+      404: { description: 'No such payout' },
+      409: { description: 'PAYOUT_NOT_PENDING' },
+    },
+    handler: async ({ params, body, em, services, caller }) =>
+      json(
+        200,
+        await decidePayout(em, services.quotes, asStaff(caller), params.payout_id, { kind: 'reject', reason: body.reason }),
+      ),
+  }),
+];

@@ -1,0 +1,189 @@
+import { LockMode } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
+import { Account } from '../../entities/account.entity';
+import { Payout, PAYOUT_STATUSES } from '../../entities/payout.entity';
+import { D, dec, money, type Dec } from '../../platform/decimal';
+import { errors, fieldError } from '../../platform/errors';
+import { lockAccounts } from '../accounts/accounts';
+import { recordAudit } from '../audit/audit';
+import { recordEvent } from '../events/outbox';
+import type { Caller, StaffCaller } from '../identity/caller';
+import { postToLedger } from '../ledger/ledger';
+import { assertCreditFits } from '../money/bounds';
+import { CurrencyCode, MoneyText } from '../money/money-text';
+import { dealerRateBetween } from '../money/transfers';
+import { convertAtDealerRate } from '../prices/conversion';
+import type { QuoteStore } from '../prices/quote-store';
+
+/** A payout as every route answers it and as its events carry it (decisions, section 8). */
+export const PayoutSchema = z.object({
+  id: z.uuid(),
+  login: z.int().describe("The prop account's login"),
+  amount: MoneyText.describe("In the prop account's currency"),
+  currency: CurrencyCode,
+  status: z.enum(PAYOUT_STATUSES),
+  reason: z.string().nullable().describe('Why it was rejected; null unless rejected'),
+  created_at: z.iso.datetime(),
+  decided_at: z.iso.datetime().nullable().describe('Null while pending'),
+  decided_by: z.uuid().nullable().describe('The staff user who decided (for an API token, the user who issued it)'),
+});
+export type PayoutView = z.output<typeof PayoutSchema>;
+
+export function payoutView(p: Payout): PayoutView {
+  return {
+    id: p.id,
+    login: Number(p.login),
+    amount: p.amount,
+    currency: p.currency,
+    status: p.status,
+    reason: p.reason ?? null,
+    created_at: p.createdAt.toISOString(),
+    decided_at: p.decidedAt?.toISOString() ?? null,
+    decided_by: p.decidedBy ?? null,
+  };
+}
+
+/**
+ * The starting balance of a prop account: its first deposit (decisions, section 8), the
+ * firm's capital. Read while the account is locked; none yet is 0.
+ */
+async function startingBalance(tx: EntityManager, accountId: string): Promise<Dec> {
+  const [row] = await tx.execute<Array<{ amount: string }>>(
+    `select amount::text as amount from ledger_entries where account_id = ? and kind = 'deposit' order by seq limit 1`,
+    [accountId],
+  );
+  return row ? dec(row.amount) : new D(0);
+}
+
+/**
+ * What a prop account can still pay out: its profit, the balance less the starting balance
+ * less what pending payouts reserve (a prop account's `reserved` holds nothing else:
+ * withdrawals draw on the wallet only). Never below 0.
+ */
+function payable(account: Account, starting: Dec): Dec {
+  return D.max(dec(account.balance).minus(starting).minus(account.reserved), 0);
+}
+
+/**
+ * POST /prop/payouts: reserves `amount` of a prop account's profit and records the payout,
+ * pending, with its payout.requested event (and, for staff, an audit row), in one
+ * transaction holding the account's row. A customer asks for its own prop accounts only
+ * (another's login is 404, as one that does not exist).
+ */
+export async function requestPayout(
+  em: EntityManager,
+  caller: Caller,
+  input: { login: number; amount: number },
+): Promise<PayoutView> {
+  const found = await em.findOne(Account, { login: String(input.login) }, { fields: ['id', 'kind', 'customer'] });
+  if (!found || (caller.kind === 'customer' && found.customer.id !== caller.customerId)) throw errors.notFound('Account');
+  if (found.kind !== 'prop')
+    throw fieldError('body', ['login'], `A ${found.kind} account has no payouts: only prop accounts pay out their profit`);
+  const amount = money(input.amount);
+  return em.transactional(async (tx) => {
+    const account = (await lockAccounts(tx, [found.id])).get(found.id)!;
+    const available = payable(account, await startingBalance(tx, account.id));
+    if (amount.gt(available))
+      throw fieldError(
+        'body',
+        ['amount'],
+        `The amount exceeds the profit available for payout: ${available.toFixed(2)} ${account.currency} available`,
+      );
+    account.reserved = money(account.reserved).plus(amount).toFixed(2);
+    const payout = tx.create(Payout, {
+      account,
+      customer: account.customer.id,
+      login: account.login,
+      amount: amount.toFixed(2),
+      currency: account.currency,
+      requestedBy: caller.kind === 'customer' ? null : caller.userId,
+    });
+    const view = payoutView(payout);
+    if (caller.kind !== 'customer')
+      recordAudit(tx, caller, { action: 'payout.requested', entityType: 'payout', entityId: payout.id, after: view });
+    recordEvent(tx, {
+      type: 'payout.requested',
+      aggregateType: 'payout',
+      aggregateId: payout.id,
+      customerId: account.customer.id,
+      data: view,
+    });
+    return view;
+  });
+}
+
+export type PayoutDecision = { kind: 'approve' } | { kind: 'reject'; reason: string };
+
+/**
+ * Approves (the prop account is debited and the customer's wallet credited through the
+ * ledger, converted at the dealer side of the latest quotes like a transfer, and the reserve
+ * released: `approved`) or rejects (the reserve released: `rejected`, with the reason) a
+ * pending payout, with its audit row and event, in one transaction. The accounts lock first
+ * (in id order, as everything that locks accounts) and then the payout's row, so an approve
+ * racing a reject takes turns: the second finds it decided, 409 PAYOUT_NOT_PENDING.
+ */
+export async function decidePayout(
+  em: EntityManager,
+  quotes: QuoteStore,
+  actor: StaffCaller,
+  id: string,
+  decision: PayoutDecision,
+): Promise<PayoutView> {
+  const found = await em.findOne(Payout, id, { fields: ['account', 'customer'] });
+  if (!found) throw errors.notFound('Payout');
+  const propId = found.account.id;
+  const wallet =
+    decision.kind === 'approve'
+      ? await em.findOne(Account, { customer: found.customer.id, kind: 'wallet' }, { fields: ['id'] })
+      : null;
+  if (decision.kind === 'approve' && !wallet) throw errors.conflict('WALLET_MISSING', 'The customer has no wallet to credit');
+  return em.transactional(async (tx) => {
+    const locked = await lockAccounts(tx, wallet ? [propId, wallet.id] : [propId]);
+    const prop = locked.get(propId)!;
+    const payout = await tx.findOneOrFail(Payout, id, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+    if (payout.status !== 'pending') throw errors.conflict('PAYOUT_NOT_PENDING', `This payout is already ${payout.status}`);
+    const before = payoutView(payout);
+    const amount = dec(payout.amount);
+    prop.reserved = money(prop.reserved).minus(amount).toFixed(2);
+    if (decision.kind === 'approve') {
+      const target = locked.get(wallet!.id)!;
+      // The profit may have shrunk since the request (losing trades): pay out profit only.
+      const available = payable(prop, await startingBalance(tx, prop.id));
+      if (amount.gt(available))
+        throw errors.conflict(
+          'PAYOUT_EXCEEDS_PROFIT',
+          `The account's profit has fallen to ${available.toFixed(2)} ${prop.currency} since the request; reject it and ask again`,
+        );
+      const rate = await dealerRateBetween(tx, quotes, prop.currency, target.currency);
+      if (!rate)
+        throw errors.conflict(
+          'PRICE_UNAVAILABLE',
+          `No quote converts ${prop.currency} into ${target.currency}: the payout can be approved once one is quoted`,
+        );
+      const converted = convertAtDealerRate(amount, rate);
+      if (converted.lte(0))
+        throw errors.conflict(
+          'PRICE_UNAVAILABLE',
+          `${amount.toFixed(2)} ${prop.currency} converts to less than 0.01 ${target.currency}`,
+        );
+      assertCreditFits(target.balance, converted);
+      const reference = { type: 'payout', id: payout.id };
+      postToLedger(tx, prop, amount.neg(), 'payout', reference, `Payout to wallet ${target.login}`);
+      postToLedger(tx, target, converted, 'payout', reference, `Payout from prop account ${prop.login}`);
+      payout.status = 'approved';
+      payout.walletAmount = converted.toFixed(2);
+      payout.walletCurrency = target.currency;
+    } else {
+      payout.status = 'rejected';
+      payout.reason = decision.reason;
+    }
+    payout.decidedAt = new Date();
+    payout.decidedBy = actor.userId;
+    const view = payoutView(payout);
+    const type = payout.status === 'approved' ? 'payout.approved' : 'payout.rejected';
+    recordAudit(tx, actor, { action: type, entityType: 'payout', entityId: payout.id, before, after: view });
+    recordEvent(tx, { type, aggregateType: 'payout', aggregateId: payout.id, customerId: payout.customer.id, data: view });
+    return view;
+  });
+}

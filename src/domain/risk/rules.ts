@@ -1,0 +1,333 @@
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
+import { Group } from '../../entities/group.entity';
+import { RiskRule } from '../../entities/risk-rule.entity';
+import { RiskRunItem } from '../../entities/risk-run-item.entity';
+import { RiskRun } from '../../entities/risk-run.entity';
+import type { JobProducer } from '../../jobs/job-producer';
+import { RiskApplyJob } from '../../jobs/risk.job';
+import { errors, PermanentJobFailure } from '../../platform/errors';
+import { recordAudit } from '../audit/audit';
+import type { StaffCaller } from '../identity/caller';
+import { classedStatement } from './classify';
+import { assertActionGroups, countsOf, RiskPreviewResultSchema, runInput, windowEndingAt, withAggregateMemory } from './preview';
+import {
+  ActionsSchema,
+  ConditionsSchema,
+  RISK_CLASSES,
+  type RiskClass,
+  type RiskRuleInput,
+  RiskRuleInputSchema,
+  ThresholdsSchema,
+} from './rule-input';
+
+const RuleName = z.string().trim().min(1).max(100);
+
+export const RiskRuleCreateSchema = RiskRuleInputSchema.extend({
+  name: RuleName.describe('Unique ignoring case'),
+  is_active: z.boolean().default(true).describe('Only an active rule can be applied'),
+});
+
+/** A PATCH changes the fields sent; conditions, actions, watchlist and toxic are replaced whole. */
+export const RiskRulePatchSchema = z.object({
+  name: RuleName.optional(),
+  is_active: z.boolean().optional(),
+  min_trades_to_classify: RiskRuleInputSchema.shape.min_trades_to_classify.optional(),
+  rolling_window_days: RiskRuleInputSchema.shape.rolling_window_days.optional(),
+  conditions: ConditionsSchema.optional(),
+  actions: ActionsSchema.optional(),
+  watchlist: ThresholdsSchema.optional(),
+  toxic: ThresholdsSchema.optional(),
+});
+
+export const RiskRuleSchema = z.object({
+  id: z.uuid(),
+  name: z.string(),
+  is_active: z.boolean(),
+  min_trades_to_classify: z.int(),
+  rolling_window_days: z.int(),
+  conditions: ConditionsSchema,
+  actions: ActionsSchema,
+  watchlist: ThresholdsSchema,
+  toxic: ThresholdsSchema,
+  created_at: z.iso.datetime(),
+  updated_at: z.iso.datetime(),
+});
+export type RiskRuleView = z.output<typeof RiskRuleSchema>;
+
+function inputOf(rule: RiskRule): RiskRuleInput {
+  return RiskRuleInputSchema.parse(rule.input);
+}
+
+export function riskRuleView(rule: RiskRule): RiskRuleView {
+  const input = inputOf(rule);
+  return {
+    id: rule.id,
+    name: rule.name,
+    is_active: rule.isActive,
+    min_trades_to_classify: input.min_trades_to_classify,
+    rolling_window_days: input.rolling_window_days,
+    conditions: input.conditions,
+    actions: input.actions,
+    watchlist: input.watchlist,
+    toxic: input.toxic,
+    created_at: rule.createdAt.toISOString(),
+    updated_at: rule.updatedAt.toISOString(),
+  };
+}
+
+function nameTaken(name: string) {
+  return errors.conflict('NAME_TAKEN', `A risk rule named "${name}" already exists (names are compared ignoring case)`);
+}
+
+async function flushNamed(em: EntityManager, name: string): Promise<void> {
+  try {
+    await em.flush();
+  } catch (err) {
+    if (err instanceof UniqueConstraintViolationException) throw nameTaken(name);
+    throw err;
+  }
+}
+
+export async function findRule(em: EntityManager, id: string): Promise<RiskRule> {
+  const rule = await em.findOne(RiskRule, id);
+  if (!rule) throw errors.notFound('Risk rule');
+  return rule;
+}
+
+export async function createRiskRule(
+  em: EntityManager,
+  actor: StaffCaller,
+  body: z.output<typeof RiskRuleCreateSchema>,
+): Promise<RiskRuleView> {
+  const { name, is_active: isActive, ...rest } = body;
+  const input = RiskRuleInputSchema.parse(rest);
+  await assertActionGroups(em, input);
+  const rule = em.create(RiskRule, {
+    name,
+    isActive,
+    input: input as unknown as Record<string, unknown>,
+    createdBy: actor.userId,
+  });
+  const view = riskRuleView(rule);
+  recordAudit(em, actor, { action: 'risk_rule.created', entityType: 'risk_rule', entityId: rule.id, after: view });
+  await flushNamed(em, name);
+  return view;
+}
+
+export async function updateRiskRule(
+  em: EntityManager,
+  actor: StaffCaller,
+  id: string,
+  patch: z.output<typeof RiskRulePatchSchema>,
+): Promise<RiskRuleView> {
+  const rule = await findRule(em, id);
+  const before = riskRuleView(rule);
+  const { name, is_active: isActive, ...fields } = patch;
+  const changed = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
+  const input = RiskRuleInputSchema.parse({ ...inputOf(rule), ...changed });
+  if (changed.actions) await assertActionGroups(em, input);
+  rule.input = input as unknown as Record<string, unknown>;
+  if (name !== undefined) rule.name = name;
+  if (isActive !== undefined) rule.isActive = isActive;
+  rule.updatedAt = new Date();
+  const view = riskRuleView(rule);
+  recordAudit(em, actor, { action: 'risk_rule.updated', entityType: 'risk_rule', entityId: rule.id, before, after: view });
+  await flushNamed(em, rule.name);
+  return view;
+}
+
+export async function deleteRiskRule(em: EntityManager, actor: StaffCaller, id: string): Promise<void> {
+  const rule = await findRule(em, id);
+  recordAudit(em, actor, { action: 'risk_rule.deleted', entityType: 'risk_rule', entityId: rule.id, before: riskRuleView(rule) });
+  em.remove(rule);
+  await em.flush();
+}
+
+/** An apply run as its status URL shows it: the preview's fields, the rule, and a page of its accounts. */
+export const RiskApplyRunSchema = RiskPreviewResultSchema.extend({
+  rule_id: z.uuid(),
+  items: z.array(
+    z.object({
+      login: z.int(),
+      risk_class: z.enum(RISK_CLASSES),
+      trades: z.int(),
+      moved_to_group_id: z.uuid().nullable(),
+      notified: z.boolean(),
+      trading_disabled: z.boolean(),
+    }),
+  ),
+  page: z.int(),
+  page_size: z.int(),
+  items_total: z.int(),
+});
+export type RiskApplyRunView = z.output<typeof RiskApplyRunSchema>;
+
+export const RiskApplyAcceptedSchema = z.object({ id: z.uuid(), status_url: z.string() });
+
+export async function applyRunView(
+  em: EntityManager,
+  ruleId: string,
+  runId: string,
+  paging: { page: number; page_size: number; risk_class?: RiskClass | undefined },
+): Promise<RiskApplyRunView> {
+  const run = await em.findOne(RiskRun, { id: runId, kind: 'apply', ruleId }, { refresh: true });
+  if (!run) throw errors.notFound('Apply run');
+  const where = { runId, ...(paging.risk_class ? { riskClass: paging.risk_class } : {}) };
+  const [items, total] = await em.findAndCount(RiskRunItem, where, {
+    orderBy: { login: 'asc' },
+    limit: paging.page_size,
+    offset: (paging.page - 1) * paging.page_size,
+  });
+  return {
+    id: run.id,
+    rule_id: ruleId,
+    status: run.status,
+    counts: run.counts ?? null,
+    accounts_evaluated: run.accountsEvaluated ?? null,
+    window_start: run.windowStart.toISOString(),
+    window_end: run.windowEnd.toISOString(),
+    created_at: run.createdAt.toISOString(),
+    completed_at: run.completedAt?.toISOString() ?? null,
+    error: run.error ?? null,
+    items: items.map((i) => ({
+      login: Number(i.login),
+      risk_class: i.riskClass,
+      trades: i.trades,
+      moved_to_group_id: i.movedToGroupId ?? null,
+      notified: i.notified,
+      trading_disabled: i.tradingDisabled,
+    })),
+    page: paging.page,
+    page_size: paging.page_size,
+    items_total: total,
+  };
+}
+
+/**
+ * POST /risk/rules/{id}/apply: records an apply run (the rule's input and the window, fixed
+ * now), audited, and queues its job after the commit. An inactive rule is 409 RULE_INACTIVE.
+ */
+export async function startRiskApply(
+  em: EntityManager,
+  jobs: Pick<JobProducer, 'enqueue'>,
+  actor: StaffCaller,
+  ruleId: string,
+): Promise<{ id: string; status_url: string }> {
+  const rule = await findRule(em, ruleId);
+  if (!rule.isActive) throw errors.conflict('RULE_INACTIVE', 'This rule is not active: activate it to apply it');
+  const input = inputOf(rule);
+  const window = windowEndingAt(new Date(), input.rolling_window_days);
+  const run = em.create(RiskRun, {
+    kind: 'apply',
+    ruleId: rule.id,
+    input: input as unknown as Record<string, unknown>,
+    windowStart: window.start,
+    windowEnd: window.end,
+    requestedBy: actor.userId,
+  });
+  recordAudit(em, actor, {
+    action: 'risk_rule.applied',
+    entityType: 'risk_rule',
+    entityId: rule.id,
+    after: { run_id: run.id, window_start: window.start.toISOString(), window_end: window.end.toISOString() },
+  });
+  await em.flush();
+  try {
+    await jobs.enqueue(RiskApplyJob, { run_id: run.id });
+  } catch (err) {
+    await em.nativeUpdate(
+      RiskRun,
+      { id: run.id, status: 'running' },
+      { status: 'failed', error: 'The job queue was unavailable; nothing was applied', completedAt: new Date() },
+    );
+    throw err;
+  }
+  return { id: run.id, status_url: `/risk/rules/${rule.id}/runs/${run.id}` };
+}
+
+/**
+ * The worker's half of an apply run. Every step is one SQL statement over the run's items,
+ * so no account list or order is held in Node, and each is idempotent:
+ * 1. classify into `risk_run_items` (INSERT ... SELECT from the classification), once: a retry
+ *    finds the items and keeps them, so the run acts on one classification;
+ * 2. per class with actions: move to the group, disable trading, notify (a domain event
+ *    `account.risk_classified` for the customer's consumers). Each statement marks the item's
+ *    column and changes the account (or writes the event) together, only for items not yet
+ *    marked, so a retry after a crash does each action at most once per account;
+ * 3. record the counts and complete the run.
+ */
+export async function runRiskApply(em: EntityManager, runId: string): Promise<void> {
+  const run = await em.findOne(RiskRun, { id: runId, kind: 'apply' });
+  if (!run) throw new PermanentJobFailure(`no risk apply run ${runId}`);
+  if (run.status !== 'running') return;
+  const { input, window } = runInput(run);
+  const ruleName = (await em.findOne(RiskRule, run.ruleId ?? '', { fields: ['name'] }))?.name ?? null;
+
+  const [{ classified } = { classified: false }] = await em.execute<Array<{ classified: boolean }>>(
+    'select exists (select 1 from risk_run_items where run_id = ?) as classified',
+    [runId],
+  );
+  if (!classified) {
+    const insert = classedStatement(
+      input,
+      window,
+      (p) =>
+        `insert into risk_run_items (run_id, account_id, login, customer_id, risk_class, trades, notified, trading_disabled)
+         select ${p.add(runId)}::uuid, account_id, login, customer_id, risk_class, trades, false, false from classed
+         on conflict do nothing`,
+    );
+    await withAggregateMemory(em, (tx) => tx.execute(insert.sql, insert.values));
+  }
+
+  for (const cls of RISK_CLASSES) {
+    const actions = input.actions[cls];
+    if (!actions) continue;
+    if (actions.move_to_group_id) {
+      const group = await em.findOne(Group, { id: actions.move_to_group_id, isActive: true }, { fields: ['id'] });
+      if (!group)
+        throw new PermanentJobFailure(`The group ${actions.move_to_group_id} to move ${cls} accounts into is gone or inactive`);
+      await em.execute(
+        `with m as (
+           update risk_run_items set moved_to_group_id = ?::uuid
+            where run_id = ? and risk_class = ? and moved_to_group_id is null returning account_id)
+         update accounts set group_id = ?::uuid, updated_at = now()
+          where id in (select account_id from m) and group_id is distinct from ?::uuid`,
+        [group.id, runId, cls, group.id, group.id],
+      );
+    }
+    if (actions.disable_trading)
+      await em.execute(
+        `with m as (
+           update risk_run_items set trading_disabled = true
+            where run_id = ? and risk_class = ? and not trading_disabled returning account_id)
+         update accounts set trading_disabled = true, updated_at = now()
+          where id in (select account_id from m) and not trading_disabled`,
+        [runId, cls],
+      );
+    if (actions.notify)
+      await em.execute(
+        `with m as (
+           update risk_run_items set notified = true
+            where run_id = ? and risk_class = ? and not notified returning login, customer_id)
+         insert into domain_events (id, created_at, updated_at, type, aggregate_type, aggregate_id, customer_id, data)
+         select gen_random_uuid(), now(), now(), 'account.risk_classified' /* EventType */, 'account', m.login::text, m.customer_id,
+                jsonb_build_object('login', m.login, 'risk_class', ?::text, 'rule_id', ?::uuid, 'rule_name', ?::text, 'run_id', ?::uuid)
+           from m`,
+        [runId, cls, cls, run.ruleId, ruleName, runId],
+      );
+  }
+
+  const { counts, evaluated } = countsOf(
+    await em.execute<Array<{ risk_class: string; n: number }>>(
+      'select risk_class, count(*)::int as n from risk_run_items where run_id = ? group by risk_class',
+      [runId],
+    ),
+  );
+  await em.nativeUpdate(
+    RiskRun,
+    { id: runId, status: 'running' },
+    { status: 'completed', counts, accountsEvaluated: evaluated, completedAt: new Date() },
+  );
+}
