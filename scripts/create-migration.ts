@@ -8,22 +8,12 @@ import { readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { ensureDatabase, runMigrations } from '../src/db/database';
 import { ormConfig } from '../src/db/orm-config';
+import { isSequenceNoise } from '../src/db/schema-noise';
 
-/**
- * MikroORM 6 reads a `default nextval('our_seq')` column as a serial it has to recreate,
- * and so proposes the same type/default changes in every new migration. Those lines are
- * dropped; a migration left with nothing else is deleted.
- */
-const SEQUENCE_NOISE = [
-  /alter column "\w+" type (bigint|int8) using/,
-  /alter column "\w+" set default nextval\(/,
-  /create sequence if not exists "\w+_seq";/,
-  /select setval\('\w+_seq'/,
-];
-
+/** Drops the statements of a generated migration that are only sequence-default noise (see schema-noise.ts). */
 function dropSequenceNoise(file: string): boolean {
   const lines = readFileSync(file, 'utf8').split('\n');
-  const kept = lines.filter((line) => !(line.includes('this.addSql(') && SEQUENCE_NOISE.some((re) => re.test(line))));
+  const kept = lines.filter((line) => !(line.includes('this.addSql(') && isSequenceNoise(line)));
   const upBody = kept.join('\n').split('override async down')[0] ?? '';
   if (!upBody.includes('this.addSql(')) {
     unlinkSync(file);

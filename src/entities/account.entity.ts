@@ -25,7 +25,9 @@ export type AccountKind = (typeof ACCOUNT_KINDS)[number];
   name: 'accounts_one_wallet_per_customer',
   expression: `create unique index "accounts_one_wallet_per_customer" on "accounts" ("customer_id") where "kind" = 'wallet'`,
 })
-export class Account extends BaseEntity<'login' | 'reserved' | 'balance' | 'leverage' | 'group' | 'tradingDisabled'> {
+export class Account extends BaseEntity<
+  'login' | 'reserved' | 'balance' | 'leverage' | 'group' | 'tradingDisabled' | 'marginCallActive'
+> {
   @Property({ type: bigintText(), columnType: 'bigint', defaultRaw: "nextval('account_login_seq')" })
   @Unique()
   login!: string;
@@ -56,4 +58,12 @@ export class Account extends BaseEntity<'login' | 'reserved' | 'balance' | 'leve
   /** Set by a risk rule's `disable_trading` action: new orders on the account are refused (403 TRADING_DISABLED). */
   @Property({ type: 'boolean', default: false })
   tradingDisabled: boolean = false;
+
+  /**
+   * The engine's memory of a margin call: set when the level falls below the group's call
+   * level (one account.margin_call per crossing), cleared when it recovers. Written with SQL by
+   * src/domain/engine/engine.ts; mapped so schema diffs know the column.
+   */
+  @Property({ type: 'boolean', default: false })
+  marginCallActive: boolean = false;
 }

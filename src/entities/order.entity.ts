@@ -16,6 +16,28 @@ export type OrderStatus = 'open' | 'closed';
   name: 'orders_closed_window',
   expression: `create index "orders_closed_window" on "orders" ("closed_at", "account_id") where "status" = 'closed'`,
 })
+// The trading engine's lookups (src/domain/engine): open orders whose sl, tp or trailing stop a
+// tick reaches, each an index range per symbol, and the open orders of a symbol for margin.
+@Index({
+  name: 'orders_open_sl_index',
+  expression: `create index "orders_open_sl_index" on "orders" ("symbol", "cmd", "sl") where status = 'open' and sl is not null`,
+})
+@Index({
+  name: 'orders_open_tp_index',
+  expression: `create index "orders_open_tp_index" on "orders" ("symbol", "cmd", "tp") where status = 'open' and tp is not null`,
+})
+@Index({
+  name: 'orders_trail_buy_index',
+  expression: `create index "orders_trail_buy_index" on "orders" ("symbol", (coalesce(sl + trailing_stop, 0))) where status = 'open' and cmd = 0 and trailing_stop is not null`,
+})
+@Index({
+  name: 'orders_trail_sell_index',
+  expression: `create index "orders_trail_sell_index" on "orders" ("symbol", (coalesce(sl - trailing_stop, 1e20))) where status = 'open' and cmd = 1 and trailing_stop is not null`,
+})
+@Index({
+  name: 'orders_open_symbol_index',
+  expression: `create index "orders_open_symbol_index" on "orders" ("symbol", "account_id") where status = 'open'`,
+})
 export class Order extends BaseEntity<
   | 'ticket'
   | 'status'

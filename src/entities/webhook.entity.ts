@@ -1,4 +1,4 @@
-import { Entity, Property } from '@mikro-orm/core';
+import { Check, Entity, Property } from '@mikro-orm/core';
 import { BaseEntity } from './base.entity';
 
 /**
@@ -9,6 +9,7 @@ import { BaseEntity } from './base.entity';
  * webhook workers (domain/webhooks/delivery.ts).
  */
 @Entity({ tableName: 'webhooks' })
+@Check({ name: 'webhooks_batch_size_max_check', expression: '(batch_size_max >= 1) AND (batch_size_max <= 1000)' })
 export class Webhook extends BaseEntity<
   'isActive' | 'batchSizeMax' | 'affiliateId' | 'events' | 'disabledReason' | 'failingSince'
 > {
