@@ -11,7 +11,15 @@ import { errors, PermanentJobFailure } from '../../platform/errors';
 import { recordAudit } from '../audit/audit';
 import type { StaffCaller } from '../identity/caller';
 import { classedStatement } from './classify';
-import { assertActionGroups, countsOf, RiskPreviewResultSchema, runInput, windowEndingAt, withAggregateMemory } from './preview';
+import {
+  assertActionGroups,
+  countsOf,
+  RiskPreviewResultSchema,
+  riskRunView,
+  runInput,
+  windowEndingAt,
+  withAggregateMemory,
+} from './preview';
 import {
   ActionsSchema,
   ConditionsSchema,
@@ -181,16 +189,9 @@ export async function applyRunView(
     offset: (paging.page - 1) * paging.page_size,
   });
   return {
-    id: run.id,
+    // An apply run is a preview run that then acted: the same fields, its rule and its accounts.
+    ...riskRunView(run),
     rule_id: ruleId,
-    status: run.status,
-    counts: run.counts ?? null,
-    accounts_evaluated: run.accountsEvaluated ?? null,
-    window_start: run.windowStart.toISOString(),
-    window_end: run.windowEnd.toISOString(),
-    created_at: run.createdAt.toISOString(),
-    completed_at: run.completedAt?.toISOString() ?? null,
-    error: run.error ?? null,
     items: items.map((i) => ({
       login: Number(i.login),
       risk_class: i.riskClass,
