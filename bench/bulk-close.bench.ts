@@ -11,7 +11,7 @@ import type { Quote } from '../src/domain/prices/quote-store';
 import { D, dec, money, type Dec } from '../src/platform/decimal';
 import { pgPlaceholders } from '../src/platform/named-sql';
 import { cpuSecondsByName, machineCpu, processCpuSeconds, type MachineCpu } from './lib/cpu';
-import { AS_COMPILED, fmt, type BatchRound, type Figure, type Harness, type Server } from './lib/harness';
+import { CHILD_EXEC_ARGV, fmt, type BatchRound, type Figure, type Harness, type Server } from './lib/harness';
 import { BASE_DATABASE_URL, dropDatabase, median, progressOf, request, withDatabase } from './lib/bench-kit';
 import { call } from './lib/load';
 
@@ -61,8 +61,6 @@ const CONTRACT_SIZE = 100000;
 const BULK_CLOSE_WAIT_MS = 120_000;
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 /** Extra node flags for the children, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to see where their time goes. */
-const CHILD_FLAGS = (process.env.BENCH_CHILD_FLAGS ?? '').split(' ').filter(Boolean);
-const CHILD_EXEC_ARGV = [...AS_COMPILED, ...CHILD_FLAGS];
 
 interface Sides {
   candidate: BatchRound[];
@@ -89,14 +87,7 @@ export async function run(h: Harness): Promise<Figure[]> {
     BENCH_QUEUE_PREFIX: prefix,
     BENCH_LOG_LEVEL: 'warn',
   };
-  const startWorker = (n: number) =>
-    h.start({
-      entry: 'servers/worker.ts',
-      name: `worker${n}`,
-      announces: 'ready',
-      execArgv: CHILD_EXEC_ARGV,
-      env: { ...env, WORKER_CONCURRENCY: String(CONCURRENCY) },
-    });
+  const startWorker = (n: number) => h.startWorker(`worker${n}`, { ...env, WORKER_CONCURRENCY: String(CONCURRENCY) });
 
   const servers: Server[] = [];
   const pool = new Pool({ connectionString: env.BENCH_DATABASE_URL, max: 2 * CONCURRENCY });

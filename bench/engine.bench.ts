@@ -7,7 +7,7 @@ import { signalTicks } from '../src/domain/engine/ticks';
 import { QuoteStore } from '../src/domain/prices/quote-store';
 import { JobProducer } from '../src/jobs/job-producer';
 import { pgPlaceholders } from '../src/platform/named-sql';
-import { AS_COMPILED, fmt, type BatchRound, type Figure, type Harness, type Server } from './lib/harness';
+import { CHILD_EXEC_ARGV, fmt, type BatchRound, type Figure, type Harness, type Server } from './lib/harness';
 import { BASE_DATABASE_URL, dropDatabase, progressOf, request, withDatabase } from './lib/bench-kit';
 
 /**
@@ -40,7 +40,6 @@ const ADMIN = { email: 'bench-admin@bench.test', password: 'bench-desk-key-7719'
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const POINT = 0.0001;
 /** Extra node flags for the children, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to see where their time goes. */
-const CHILD_EXEC_ARGV = [...AS_COMPILED, ...(process.env.BENCH_CHILD_FLAGS ?? '').split(' ').filter(Boolean)];
 
 const symbolName = (i: number) => `${String.fromCharCode(65 + Math.floor(i / 26))}${String.fromCharCode(65 + (i % 26))}XUSD`;
 
@@ -57,13 +56,7 @@ export async function run(h: Harness): Promise<Figure[]> {
   const pool = new Pool({ connectionString: env.BENCH_DATABASE_URL, max: SYMBOLS });
   const redis = new Redis(REDIS_URL, { lazyConnect: true });
   const startWorker = async (n: number) => {
-    const w = await h.start({
-      entry: 'servers/worker.ts',
-      name: `worker${n}`,
-      announces: 'ready',
-      execArgv: CHILD_EXEC_ARGV,
-      env,
-    });
+    const w = await h.startWorker(`worker${n}`, env);
     servers.push(w);
     return w;
   };

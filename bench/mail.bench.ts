@@ -8,7 +8,7 @@ import { MAIL_TEMPLATES } from '../src/domain/mail/templates';
 import { SendMailJob } from '../src/jobs/send-mail.job';
 import { SMTP_POOL } from '../src/mail/mail-transport';
 import { BASE_DATABASE_URL, dropDatabase, progressOf, withDatabase } from './lib/bench-kit';
-import { AS_COMPILED, type BatchRound, type Figure, type Harness } from './lib/harness';
+import { type BatchRound, type Figure, type Harness } from './lib/harness';
 
 /**
  * Mail through the queue: mails per second from a committed `mail_messages` row to a local
@@ -50,18 +50,12 @@ export async function run(h: Harness): Promise<Figure[]> {
   try {
     const sink = await h.start({ entry: 'servers/smtp-sink.ts', name: 'smtp-sink' });
     const smtpUrl = `smtp://127.0.0.1:${sink.port}`;
-    await h.start({
-      entry: 'servers/worker.ts',
-      name: 'worker',
-      announces: 'ready',
-      execArgv: AS_COMPILED,
-      env: {
-        BENCH_DATABASE_URL: databaseUrl,
-        BENCH_QUEUE_PREFIX: prefix,
-        SMTP_URL: smtpUrl,
-        WORKER_QUEUES: 'mail',
-        WORKER_CONCURRENCY: String(CONCURRENCY),
-      },
+    await h.startWorker('worker', {
+      BENCH_DATABASE_URL: databaseUrl,
+      BENCH_QUEUE_PREFIX: prefix,
+      SMTP_URL: smtpUrl,
+      WORKER_QUEUES: 'mail',
+      WORKER_CONCURRENCY: String(CONCURRENCY),
     });
     pool = new Pool({ connectionString: databaseUrl, max: 4 });
     const transport = nodemailer.createTransport({ host: '127.0.0.1', port: sink.port, secure: false, pool: true, ...SMTP_POOL });

@@ -6,7 +6,7 @@ import { windowEndingAt } from '../src/domain/risk/preview';
 import { RiskRuleInputSchema } from '../src/domain/risk/rule-input';
 import { pgPlaceholders } from '../src/platform/named-sql';
 import { BASE_DATABASE_URL, dropDatabase, progressOf, request, withDatabase } from './lib/bench-kit';
-import { AS_COMPILED, fmt, type BatchRound, type Figure, type Harness, type Server } from './lib/harness';
+import { CHILD_EXEC_ARGV, fmt, type BatchRound, type Figure, type Harness, type Server } from './lib/harness';
 import { call } from './lib/load';
 
 /**
@@ -31,7 +31,6 @@ const ORDERS = positiveInteger('BENCH_RISK_ORDERS') ?? 1_000_000;
 const ROUNDS = positiveInteger('BENCH_ROUNDS') ?? 3;
 const ADMIN = { email: 'bench-admin@bench.test', password: 'bench-desk-key-7719' };
 const progress = progressOf('risk-preview');
-const CHILD_EXEC_ARGV = [...AS_COMPILED, ...(process.env.BENCH_CHILD_FLAGS ?? '').split(' ').filter(Boolean)];
 
 export async function run(h: Harness): Promise<Figure[]> {
   const tag = randomBytes(4).toString('hex');
@@ -57,13 +56,7 @@ export async function run(h: Harness): Promise<Figure[]> {
       },
     });
     servers.push(api);
-    const worker = await h.start({
-      entry: 'servers/worker.ts',
-      name: 'risk-worker',
-      announces: 'ready',
-      execArgv: CHILD_EXEC_ARGV,
-      env: { ...env, WORKER_QUEUES: 'risk', WORKER_CONCURRENCY: '1' },
-    });
+    const worker = await h.startWorker('risk-worker', { ...env, WORKER_QUEUES: 'risk', WORKER_CONCURRENCY: '1' });
     servers.push(worker);
 
     const token = await login(api);

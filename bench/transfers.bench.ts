@@ -5,7 +5,7 @@ import { transferBooking, transferStatements } from '../src/domain/money/transfe
 import { D, money } from '../src/platform/decimal';
 import { pgPlaceholders } from '../src/platform/named-sql';
 import { cpuSecondsByName, machineCpu, processCpuSeconds } from './lib/cpu';
-import { AS_COMPILED, fmt, type Figure, type Harness, type RunWindow, type Server } from './lib/harness';
+import { CHILD_EXEC_ARGV, fmt, type Figure, type Harness, type RunWindow, type Server } from './lib/harness';
 import { BASE_DATABASE_URL, dropDatabase, median, progressOf, request, withDatabase } from './lib/bench-kit';
 import { call, measure, nextSeq, type LoadResult } from './lib/load';
 
@@ -31,7 +31,6 @@ const CONNECTIONS = 16;
 const POOL_SIZE = 10;
 const ADMIN = { email: 'bench-admin@bench.test', password: 'bench-desk-key-7719' };
 /** Extra node flags for the service, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to see where its time goes. */
-const CHILD_FLAGS = (process.env.BENCH_CHILD_FLAGS ?? '').split(' ').filter(Boolean);
 
 interface Holder {
   customerId: string;
@@ -50,7 +49,7 @@ export async function run(h: Harness): Promise<Figure[]> {
     api = await h.start({
       entry: 'servers/service.ts',
       name: 'api',
-      execArgv: [...AS_COMPILED, ...CHILD_FLAGS],
+      execArgv: CHILD_EXEC_ARGV,
       env: {
         BENCH_DATABASE_URL: databaseUrl,
         BENCH_QUEUE_PREFIX: `bench-transfer-${tag}`,

@@ -6,7 +6,7 @@ import { request, Agent } from 'undici';
 import { signedHeaders, signingKey } from '../src/domain/webhooks/signature';
 import { SecretBox } from '../src/platform/crypto';
 import { BASE_DATABASE_URL, dropDatabase, withDatabase } from './lib/bench-kit';
-import { AS_COMPILED, fmt, type Figure, type Harness, type BatchRound } from './lib/harness';
+import { fmt, type Figure, type Harness, type BatchRound } from './lib/harness';
 
 /**
  * Webhook delivery: events per second from the outbox to a local receiver answering 204,
@@ -78,17 +78,11 @@ export async function run(h: Harness): Promise<Figure[]> {
   const agent = new Agent({ keepAliveTimeout: 4000 });
   const figures: Figure[] = [];
   try {
-    await h.start({
-      entry: 'servers/worker.ts',
-      name: 'worker',
-      announces: 'ready',
-      execArgv: AS_COMPILED,
-      env: {
-        BENCH_DATABASE_URL: databaseUrl,
-        BENCH_QUEUE_PREFIX: `bench-webhooks-${tag}`,
-        BENCH_JWT_SECRET: jwtSecret,
-        WEBHOOKS_ALLOW_PRIVATE_URLS: 'true',
-      },
+    await h.startWorker('worker', {
+      BENCH_DATABASE_URL: databaseUrl,
+      BENCH_QUEUE_PREFIX: `bench-webhooks-${tag}`,
+      BENCH_JWT_SECRET: jwtSecret,
+      WEBHOOKS_ALLOW_PRIVATE_URLS: 'true',
     });
     const webhookId = randomUUID();
     await pool.query(

@@ -17,6 +17,12 @@ export const RESULTS_FILE = path.join(BENCH_DIR, 'results', 'latest.json');
  */
 export const AS_COMPILED = ['--enable-source-maps', '--require', path.join(BENCH_DIR, 'lib', 'register-ts.js')];
 
+/**
+ * How service and worker children run: compiled, plus BENCH_CHILD_FLAGS (for example
+ * `--cpu-prof --cpu-prof-dir=/tmp/prof`) to see where their time goes.
+ */
+export const CHILD_EXEC_ARGV = [...AS_COMPILED, ...(process.env.BENCH_CHILD_FLAGS ?? '').split(' ').filter(Boolean)];
+
 export interface ServerSpec {
   /** Child entry file, relative to bench/ or absolute. It prints `{"port":N}` once listening (see servers/announce.ts). */
   entry: string;
@@ -177,6 +183,14 @@ export class Harness {
   }
 
   /** Interleaved rounds (candidate, baseline, candidate, ...) so drift on the machine hits both sides alike. */
+  /**
+   * A worker-tier child (servers/worker.ts, ROLE=worker on the bench's database and queue
+   * prefix as `env` says), run as CHILD_EXEC_ARGV unless `execArgv` says otherwise; it announces ready.
+   */
+  startWorker(name: string, env: Record<string, string>, execArgv: string[] = CHILD_EXEC_ARGV): Promise<Server> {
+    return this.start({ entry: 'servers/worker.ts', name, announces: 'ready', execArgv, env });
+  }
+
   async compare(spec: CompareSpec): Promise<Figure> {
     // A wrong token or URL would otherwise be measured at full speed as a fast 401 or 404.
     await preflight('candidate', spec.candidate);
