@@ -53,11 +53,12 @@ export function checkRouteFamilies(routes: RouteSpec[]): void {
 export async function authorize(
   access: Access,
   req: Request,
-  em: EntityManager,
+  /** The request's unit of work, forked on first use: a public route never forks one. */
+  em: () => EntityManager,
   identity: Identity,
 ): Promise<Caller | undefined> {
   if (access.kind === 'public') return undefined;
-  const caller = await authenticate(em, identity, req.get('authorization'));
+  const caller = await authenticate(em(), identity, req.get('authorization'));
   if (!caller) throw errors.unauthenticated();
   switch (access.kind) {
     case 'staff':

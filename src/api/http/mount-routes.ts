@@ -46,7 +46,7 @@ async function handle(
   let fork: EntityManager | undefined;
   const em = (): EntityManager => (fork ??= services.orm.em.fork() as EntityManager);
   // Who asks comes before what they sent: a stranger learns nothing about a route's schema.
-  const caller = route.access.kind === 'public' ? undefined : await authorize(route.access, req, em(), services.identity);
+  const caller = await authorize(route.access, req, em, services.identity);
 
   const items: ValidationItem[] = [];
   const params = parsePart('path', route.params, req.params, items);
