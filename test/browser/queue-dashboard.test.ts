@@ -2,10 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { Job } from 'bullmq';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { SimulatorTickJob } from '../../src/jobs/simulator-tick.job';
-import { PROCESSORS } from '../../src/workers';
-import { defineProcessor } from '../../src/workers/processor';
 import { ADMIN, adminToken, createStaff, type LoggedIn } from '../helpers/identity';
 import { sql, startTestApp, waitFor, type TestApp } from '../helpers/test-app';
+import { flakyPriceFeed } from '../helpers/flaky-feed';
 
 jest.setTimeout(120_000);
 
@@ -26,16 +25,7 @@ const CHROMIUM = findChromium();
 const describeWithBrowser = CHROMIUM ? describe : describe.skip;
 if (!CHROMIUM) console.warn('queue dashboard browser test skipped: no chromium (apt-get install chromium)');
 
-/** The price feed's tick job fails while the feed is "down", and succeeds once it is back. */
-let feedDown = true;
-const processors = PROCESSORS.map((p) =>
-  p.definition.name === SimulatorTickJob.name
-    ? defineProcessor(SimulatorTickJob, async () => {
-        if (feedDown) throw new Error('price feed down');
-        return { moved: 0 };
-      })
-    : p,
-);
+const { feed, processors } = flakyPriceFeed();
 
 let app: TestApp;
 let browser: Browser;
@@ -101,7 +91,7 @@ describeWithBrowser('the queue dashboard in a browser', () => {
 
     await page.goto(`${app.baseUrl}/admin/queues/queue/simulator/${id}`);
     await page.getByText('price feed down').first().waitFor();
-    feedDown = false;
+    feed.down = false;
     const [retried] = await Promise.all([
       page.waitForResponse((r) => r.request().method() === 'PUT' && r.url().includes(`/${id}/retry`)),
       pressRetry(page),
@@ -120,7 +110,7 @@ describeWithBrowser('the queue dashboard in a browser', () => {
   });
 
   test('when a viewer presses retry, then the server refuses it and the job stays failed', async () => {
-    feedDown = true;
+    feed.down = true;
     const id = await failedTick();
     const context = await browser.newContext();
     const page = await context.newPage();

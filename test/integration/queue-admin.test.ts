@@ -1,20 +1,11 @@
 import { Job } from 'bullmq';
 import { SimulatorTickJob } from '../../src/jobs/simulator-tick.job';
-import { PROCESSORS } from '../../src/workers';
-import { defineProcessor } from '../../src/workers/processor';
 import { ADMIN, adminToken, createStaff, type LoggedIn } from '../helpers/identity';
 import { sql, startTestApp, waitFor, type TestApp } from '../helpers/test-app';
+import { flakyPriceFeed } from '../helpers/flaky-feed';
 
 /** The queue operations for scripts (/api/admin/queues) and the dashboard's server-side guards. */
-let feedDown = true;
-const processors = PROCESSORS.map((p) =>
-  p.definition.name === SimulatorTickJob.name
-    ? defineProcessor(SimulatorTickJob, async () => {
-        if (feedDown) throw new Error('price feed down');
-        return { moved: 0 };
-      })
-    : p,
-);
+const { feed, processors } = flakyPriceFeed();
 
 let app: TestApp;
 let admin: string;
@@ -29,7 +20,7 @@ afterAll(() => app?.stop());
 const stateOf = async (id: string) => (await Job.fromId(app.runtime.services.jobs.queue('simulator'), id))!.getState();
 
 async function failedTick(): Promise<string> {
-  feedDown = true;
+  feed.down = true;
   const job = await app.runtime.services.jobs.enqueue(SimulatorTickJob, { symbols: ['FEED'], volatility_bps: 1 });
   await waitFor(
     'the tick to fail',
@@ -73,7 +64,7 @@ describe('/api/admin/queues', () => {
   test('when a viewer retries, then 403; when a manager retries a failed job, then it runs again, audited; a job not failed is 409', async () => {
     const id = await failedTick();
     expect((await app.request('POST', `/api/admin/queues/simulator/jobs/${id}/retry`, { token: viewer.token })).status).toBe(403);
-    feedDown = false;
+    feed.down = false;
     const res = await app.request('POST', `/api/admin/queues/simulator/jobs/${id}/retry`, { token: admin });
     expect(res.status).toBe(200);
     await waitFor(
