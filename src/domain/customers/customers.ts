@@ -1,5 +1,4 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { z } from 'zod';
 import { Customer } from '../../entities/customer.entity';
 import { errors } from '../../platform/errors';
@@ -10,6 +9,7 @@ import { hashPassword } from '../identity/passwords';
 import { normalizeEmail } from '../identity/principals';
 import { openWallet } from '../accounts/accounts';
 import { recordEvent } from '../events/outbox';
+import { flushUnique } from '../../db/flush-unique';
 
 export interface NewCustomer {
   email: string;
@@ -74,12 +74,6 @@ export async function createCustomer(em: EntityManager, actor: StaffCaller, inpu
     customerId: customer.id,
     data: customerView(customer),
   });
-  try {
-    await em.flush();
-  } catch (err) {
-    if (err instanceof UniqueConstraintViolationException)
-      throw errors.conflict('EMAIL_TAKEN', 'A customer with this email exists');
-    throw err;
-  }
+  await flushUnique(em, () => errors.conflict('EMAIL_TAKEN', 'A customer with this email exists'));
   return customer;
 }

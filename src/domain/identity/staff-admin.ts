@@ -1,4 +1,3 @@
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApiToken } from '../../entities/api-token.entity';
 import { Role } from '../../entities/role.entity';
@@ -13,6 +12,7 @@ import { ADMIN_ROLE } from './permissions';
 import { permissionsOf } from './principals';
 import { revokeSessions } from './sessions';
 import { assertGrantable, isAdmin, roleView, staffUserView } from './staff';
+import { flushUnique } from '../../db/flush-unique';
 
 /**
  * Changing staff users and roles (decisions, section 3). Every change is audited in its own
@@ -181,13 +181,9 @@ export async function updateRole(
       found.permissions = next;
     }
     if (patch.name !== undefined) found.name = patch.name;
-    try {
-      await tx.flush();
-    } catch (err) {
-      if (err instanceof UniqueConstraintViolationException)
-        throw errors.conflict('NAME_TAKEN', `A role named "${patch.name}" exists (names are compared ignoring case)`);
-      throw err;
-    }
+    await flushUnique(tx, () =>
+      errors.conflict('NAME_TAKEN', `A role named "${patch.name}" exists (names are compared ignoring case)`),
+    );
     await assertUserManagerRemains(tx);
     recordAudit(tx, actor, { action: 'role.updated', entityType: 'role', entityId: found.id, before, after: roleView(found) });
     const users = await tx.find(StaffUser, { roles: found.id, isActive: true }, { fields: ['id'] });

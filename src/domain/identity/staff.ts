@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { z } from 'zod';
 import { Role } from '../../entities/role.entity';
 import { StaffUser } from '../../entities/staff-user.entity';
@@ -11,6 +10,7 @@ import { assertPasswordPolicy } from './password-policy';
 import { hashPassword } from './passwords';
 import { ADMIN_ROLE, PERMISSIONS, PermissionSchema, type Permission } from './permissions';
 import { normalizeEmail } from './principals';
+import { flushUnique } from '../../db/flush-unique';
 
 export const RoleSchema = z.object({
   id: z.uuid(),
@@ -80,13 +80,9 @@ export async function createRole(em: EntityManager, actor: StaffCaller, input: {
   assertGrantable(actor, input.permissions);
   const role = em.create(Role, { name: input.name, permissions: [...new Set(input.permissions)].sort() });
   recordAudit(em, actor, { action: 'role.created', entityType: 'role', entityId: role.id, after: roleView(role) });
-  try {
-    await em.flush();
-  } catch (err) {
-    if (err instanceof UniqueConstraintViolationException)
-      throw errors.conflict('NAME_TAKEN', `A role named "${input.name}" exists (names are compared ignoring case)`);
-    throw err;
-  }
+  await flushUnique(em, () =>
+    errors.conflict('NAME_TAKEN', `A role named "${input.name}" exists (names are compared ignoring case)`),
+  );
   return role;
 }
 
@@ -123,13 +119,7 @@ export async function createStaffUser(
     entityId: user.id,
     after: staffUserView(user),
   });
-  try {
-    await em.flush();
-  } catch (err) {
-    if (err instanceof UniqueConstraintViolationException)
-      throw errors.conflict('EMAIL_TAKEN', 'A staff user with this email exists');
-    throw err;
-  }
+  await flushUnique(em, () => errors.conflict('EMAIL_TAKEN', 'A staff user with this email exists'));
   return user;
 }
 

@@ -1,4 +1,4 @@
-import { LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
+import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { Group } from '../../entities/group.entity';
@@ -9,6 +9,7 @@ import { errors } from '../../platform/errors';
 import { recordAudit } from '../audit/audit';
 import type { StaffCaller } from '../identity/caller';
 import { CurrencyCode } from '../money/money-text';
+import { flushUnique } from '../../db/flush-unique';
 
 export interface NewInstrument {
   symbol: string;
@@ -97,13 +98,7 @@ export async function createInstrument(em: EntityManager, actor: StaffCaller, in
     entityId: instrument.id,
     after: instrumentView(instrument),
   });
-  try {
-    await em.flush();
-  } catch (err) {
-    if (err instanceof UniqueConstraintViolationException)
-      throw errors.conflict('SYMBOL_TAKEN', `Instrument ${input.symbol} exists`);
-    throw err;
-  }
+  await flushUnique(em, () => errors.conflict('SYMBOL_TAKEN', `Instrument ${input.symbol} exists`));
   return instrument;
 }
 

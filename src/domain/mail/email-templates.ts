@@ -1,5 +1,4 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { z } from 'zod';
 import { EmailTemplate, type TemplateTranslation } from '../../entities/email-template.entity';
 import { AppError, errors, ValidationFailure, type ValidationItem } from '../../platform/errors';
@@ -7,6 +6,7 @@ import { recordAudit } from '../audit/audit';
 import type { StaffCaller } from '../identity/caller';
 import { pickLocale } from './renderer';
 import { renderTemplate, templatePlaceholders, TemplateSyntaxError, valueAt } from './template-engine';
+import { flushUnique } from '../../db/flush-unique';
 
 export const TemplateKey = z
   .string()
@@ -130,15 +130,6 @@ function checkTemplate(defaultLocale: string, translations: Record<string, Templ
 
 const keyTaken = () => errors.conflict('KEY_TAKEN', 'Another template has this key');
 
-async function flushUnique(em: EntityManager): Promise<void> {
-  try {
-    await em.flush();
-  } catch (err) {
-    if (err instanceof UniqueConstraintViolationException) throw keyTaken();
-    throw err;
-  }
-}
-
 /** A template by id (uuid) or by key. */
 export async function findTemplate(em: EntityManager, idOrKey: string): Promise<EmailTemplate> {
   const byId = z.uuid().safeParse(idOrKey).success;
@@ -161,7 +152,7 @@ export async function createTemplate(
   });
   const view = emailTemplateView(t);
   recordAudit(em, actor, { action: 'email_template.created', entityType: 'email_template', entityId: t.id, after: view });
-  await flushUnique(em);
+  await flushUnique(em, keyTaken);
   return view;
 }
 
@@ -185,7 +176,7 @@ export async function updateTemplate(
   t.updatedAt = new Date();
   const after = emailTemplateView(t);
   recordAudit(em, actor, { action: 'email_template.updated', entityType: 'email_template', entityId: t.id, before, after });
-  await flushUnique(em);
+  await flushUnique(em, keyTaken);
   return after;
 }
 

@@ -1,4 +1,3 @@
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { Group } from '../../entities/group.entity';
@@ -29,6 +28,7 @@ import {
   RiskRuleInputSchema,
   ThresholdsSchema,
 } from './rule-input';
+import { flushUnique } from '../../db/flush-unique';
 
 const RuleName = z.string().trim().min(1).max(100);
 
@@ -89,15 +89,6 @@ function nameTaken(name: string) {
   return errors.conflict('NAME_TAKEN', `A risk rule named "${name}" already exists (names are compared ignoring case)`);
 }
 
-async function flushNamed(em: EntityManager, name: string): Promise<void> {
-  try {
-    await em.flush();
-  } catch (err) {
-    if (err instanceof UniqueConstraintViolationException) throw nameTaken(name);
-    throw err;
-  }
-}
-
 export async function findRule(em: EntityManager, id: string): Promise<RiskRule> {
   const rule = await em.findOne(RiskRule, id);
   if (!rule) throw errors.notFound('Risk rule');
@@ -120,7 +111,7 @@ export async function createRiskRule(
   });
   const view = riskRuleView(rule);
   recordAudit(em, actor, { action: 'risk_rule.created', entityType: 'risk_rule', entityId: rule.id, after: view });
-  await flushNamed(em, name);
+  await flushUnique(em, () => nameTaken(name));
   return view;
 }
 
@@ -142,7 +133,7 @@ export async function updateRiskRule(
   rule.updatedAt = new Date();
   const view = riskRuleView(rule);
   recordAudit(em, actor, { action: 'risk_rule.updated', entityType: 'risk_rule', entityId: rule.id, before, after: view });
-  await flushNamed(em, rule.name);
+  await flushUnique(em, () => nameTaken(rule.name));
   return view;
 }
 
