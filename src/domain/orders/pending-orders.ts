@@ -220,7 +220,9 @@ export async function expireDuePendingOrders(em: EntityManager): Promise<number>
   return em.transactional(async (tx) => {
     const due = await tx.find(
       PendingOrder,
-      { status: 'pending', expiryAt: { $lte: new Date() } },
+      // A triggered stop-limit still rests as a limit order: it expires too (the engine leaves
+      // every order past its expiry to this sweep).
+      { status: { $in: ['pending', 'triggered'] }, expiryAt: { $lte: new Date() } },
       { lockMode: LockMode.PESSIMISTIC_WRITE, populate: ['account'], limit: 1000 },
     );
     for (const order of due) {

@@ -1,3 +1,5 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { expireDuePendingOrders } from '../../../src/domain/orders/pending-orders';
 import { adminToken, createCustomer } from '../../helpers/identity';
 import { startTestApp, waitFor, type TestApp } from '../../helpers/test-app';
 import { expectLedgerBalanced, fundedAccount } from '../../helpers/trading';
@@ -166,6 +168,32 @@ test('when an order has expired, then a later tick that reaches its trigger does
   expect(['pending', 'expired']).toContain(p.status);
   expect(p.filled_order).toBeNull();
   expect((await ordersByTicket(app, token, login)).size).toBe(0);
+  await expectLedgerBalanced(app);
+});
+
+test('when a triggered stop-limit order passes its expiry, then the expiry sweep expires it and a later tick does not fill it', async () => {
+  await usdInstrument(app, token, 'NZDUSD', 0.6, 0.6002);
+  const groupId = await group(app, token);
+  const customer = await createCustomer(app, token);
+  const login = await fundedAccount(app, token, customer.id, groupId, 100_000);
+  const ticket = await placePending(app, token, {
+    login,
+    symbol: 'NZDUSD',
+    cmd: 6,
+    volume: 0.1,
+    trigger_price: 0.601,
+    limit_price: 0.6008,
+    expiry_at: new Date(Date.now() + 1500).toISOString(),
+  });
+  await quote(app, token, 'NZDUSD', 0.605, 0.6052);
+  expect((await pendingByTicket(app, token, login)).get(ticket).status).toBe('triggered');
+  await new Promise((r) => setTimeout(r, 1700));
+  expect(await expireDuePendingOrders(app.runtime.services.orm.em.fork() as EntityManager)).toBe(1);
+  await quote(app, token, 'NZDUSD', 0.5998, 0.6);
+  const p = (await pendingByTicket(app, token, login)).get(ticket);
+  expect(p.status).toBe('expired');
+  expect(p.filled_order).toBeNull();
+  expect(await eventsOf(app, 'pending_order.expired', ticket)).toHaveLength(1);
   await expectLedgerBalanced(app);
 });
 
