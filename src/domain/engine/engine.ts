@@ -31,7 +31,7 @@ export interface TickOutcome {
 }
 
 /** Why a candidate was or was not acted on. */
-export type PendingStep = 'filled' | 'triggered' | 'cancelled' | 'waiting' | 'gone' | 'unpriced';
+type PendingStep = 'filled' | 'triggered' | 'cancelled' | 'waiting' | 'gone' | 'unpriced';
 
 type Quote = { bid: Dec; ask: Dec };
 
@@ -231,7 +231,7 @@ async function accountQuote(
  * of the fill price after a gap) cancels the order with the reason. Past its expiry an
  * order is left to the expiry sweep: expiry wins over a later tick.
  */
-export async function decidePendingOrder(em: EntityManager, quotes: QuoteStore, ticket: string): Promise<PendingStep> {
+async function decidePendingOrder(em: EntityManager, quotes: QuoteStore, ticket: string): Promise<PendingStep> {
   return em.transactional(async (tx) => {
     const order = await tx.findOne(PendingOrder, { ticket }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
     if (!order || (order.status !== 'pending' && order.status !== 'triggered')) return 'gone';
@@ -311,7 +311,7 @@ export async function decidePendingOrder(em: EntityManager, quotes: QuoteStore, 
  * many workers try. Its row is locked first and the account second (closeOrder's statement),
  * the order every close takes (see LOCK ORDER below).
  */
-export async function closeIfStopHit(em: EntityManager, quotes: QuoteStore, ticket: string): Promise<'sl' | 'tp' | null> {
+async function closeIfStopHit(em: EntityManager, quotes: QuoteStore, ticket: string): Promise<'sl' | 'tp' | null> {
   return em.transactional(async (tx) => {
     const order = await tx.findOne(Order, { ticket }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
     if (!order || order.status !== 'open') return null;
@@ -326,7 +326,7 @@ export async function closeIfStopHit(em: EntityManager, quotes: QuoteStore, tick
 }
 
 /** Moves an open order's sl behind the price by its trailing stop, only ever forward (one conditional UPDATE). */
-export async function trailStop(em: EntityManager, quotes: QuoteStore, ticket: string): Promise<boolean> {
+async function trailStop(em: EntityManager, quotes: QuoteStore, ticket: string): Promise<boolean> {
   const order = await em.findOne(Order, { ticket }, { refresh: true });
   if (!order || order.status !== 'open' || !order.trailingStop) return false;
   const account = await em.findOneOrFail(Account, order.account.id, { populate: ['group'] });
@@ -343,7 +343,7 @@ export async function trailStop(em: EntityManager, quotes: QuoteStore, ticket: s
   return Number((moved as { affectedRows?: number }).affectedRows ?? 0) === 1;
 }
 
-export interface MarginOutcome {
+interface MarginOutcome {
   marginCall: boolean;
   stoppedOut: string[];
 }
@@ -362,7 +362,7 @@ export interface MarginOutcome {
  * stopout_level its most losing open order is closed (reason `stop_out`), again and again,
  * until the level is restored or nothing is open, and one `account.stop_out` names them.
  */
-export async function checkMargin(em: EntityManager, quotes: QuoteStore, accountId: string): Promise<MarginOutcome> {
+async function checkMargin(em: EntityManager, quotes: QuoteStore, accountId: string): Promise<MarginOutcome> {
   return em.transactional(async (tx) => {
     const outcome: MarginOutcome = { marginCall: false, stoppedOut: [] };
     await tx.execute(`select 1 from orders where account_id = ? and status = 'open' order by ticket for update`, [accountId]);
@@ -397,11 +397,8 @@ export async function checkMargin(em: EntityManager, quotes: QuoteStore, account
       if (closed.kind !== 'closed') break;
       outcome.stoppedOut.push(worst);
     }
-    const flagged = await tx.execute<Array<{ margin_call_active: boolean }>>(
-      `select margin_call_active from accounts where id = ?`,
-      [accountId],
-    );
-    const active = flagged[0]?.margin_call_active === true;
+    // The account row is locked and was read fresh above, flag included.
+    const active = account.marginCallActive;
     outcome.marginCall = firstLevel !== null && firstLevel.lt(callLevel) && !active;
     // The flag stays up while the level is below the call level, and drops once it is back.
     const nowBelow = level !== null && level.lt(callLevel);
@@ -446,7 +443,7 @@ const precheckTerms = new Map<string, { at: number; terms: Promise<PricingTerms>
  * edit instruments or group rows, are reused for up to PRECHECK_TERMS_TTL_MS per account and
  * symbols. The locked check itself always reads them afresh.
  */
-export async function marginNeedsCheck(
+async function marginNeedsCheck(
   em: EntityManager,
   quotes: QuoteStore,
   accountId: string,
@@ -459,7 +456,8 @@ export async function marginNeedsCheck(
   const open = await em.find(Order, { account: accountId, status: 'open' });
   if (open.length === 0) return false;
   const symbols = [...new Set(open.map((o) => o.symbol))].sort();
-  const key = `${accountId}:${group.id}:${account.currency}:${symbols.join(',')}`;
+  // Terms depend on the group, the account currency and the symbols only: accounts alike share them.
+  const key = `${group.id}:${account.currency}:${symbols.join(',')}`;
   const now = Date.now();
   let hit = precheckTerms.get(key);
   if (!hit || now - hit.at >= PRECHECK_TERMS_TTL_MS) {

