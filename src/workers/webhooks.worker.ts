@@ -5,16 +5,21 @@ import { defineProcessor } from './processor';
 
 /** Inbox rows fanned out per transaction. */
 const FAN_OUT_BATCH = 1000;
-/** Longest a run keeps starting batches or deliveries: well inside the job lock. */
+/** Longest a run keeps starting batches or deliveries (at most a third of the job lock, as the relay's). */
 const BUDGET_MS = 5000;
+const budgetOf = (workerLockMs: number) => Math.min(BUDGET_MS, workerLockMs / 3);
 
 export const webhooksDispatchProcessor = defineProcessor(WebhooksDispatchJob, async (_payload, { em, services, logger }) => {
   const kick = async (ids: Iterable<string>) => {
-    for (const webhook_id of ids)
-      // A kick lost to Redis only waits for the next scheduled run.
-      await services.jobs.enqueue(WebhookDeliverJob, { webhook_id }).catch((err: unknown) => {
-        logger.warn({ webhook_id, err: (err as Error).message }, 'could not queue a webhook delivery');
-      });
+    // In parallel: most are no-ops (the webhook's job is already waiting). A kick lost to
+    // Redis only waits for the next scheduled run.
+    await Promise.all(
+      [...ids].map((webhook_id) =>
+        services.jobs.enqueue(WebhookDeliverJob, { webhook_id }).catch((err: unknown) => {
+          logger.warn({ webhook_id, err: (err as Error).message }, 'could not queue a webhook delivery');
+        }),
+      ),
+    );
   };
   const started = Date.now();
   let events = 0;
@@ -25,7 +30,7 @@ export const webhooksDispatchProcessor = defineProcessor(WebhooksDispatchJob, as
     events += batch.events;
     await kick(batch.webhooks.filter((id) => !kicked.has(id)));
     batch.webhooks.forEach((id) => kicked.add(id));
-    if (batch.events < FAN_OUT_BATCH || Date.now() - started > BUDGET_MS) break;
+    if (batch.events < FAN_OUT_BATCH || Date.now() - started > budgetOf(services.config.workerLockMs)) break;
   }
   const due = (await webhooksDue(em)).filter((id) => !kicked.has(id));
   await kick(due);
@@ -37,7 +42,7 @@ export const webhookDeliverProcessor = defineProcessor(WebhookDeliverJob, async 
     sender: services.webhookSender,
     secrets: services.webhookSecrets,
     timeoutMs: services.config.webhookTimeoutMs,
-    budgetMs: BUDGET_MS,
+    budgetMs: budgetOf(services.config.workerLockMs),
   });
   if (result.more) {
     // Behind the other webhooks' jobs, so a busy webhook does not keep a slot; the schedule covers a lost add.

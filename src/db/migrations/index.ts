@@ -19,6 +19,7 @@ import { Migration20261123171540_Engine } from './Migration20261123171540_Engine
 import { Migration20261123171943_RiskRules } from './Migration20261123171943_RiskRules';
 import { Migration20261123172003_Notifications } from './Migration20261123172003_Notifications';
 import { Migration20261123173600_WebhookDeliveryStep } from './Migration20261123173600_WebhookDeliveryStep';
+import { Migration20261123190500_WebhookPendingIndex } from './Migration20261123190500_WebhookPendingIndex';
 
 export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122185420', class: Migration20261122185420 },
@@ -40,4 +41,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261123171943_RiskRules', class: Migration20261123171943_RiskRules },
   { name: 'Migration20261123172003_Notifications', class: Migration20261123172003_Notifications },
   { name: 'Migration20261123173600_WebhookDeliveryStep', class: Migration20261123173600_WebhookDeliveryStep },
+  { name: 'Migration20261123190500_WebhookPendingIndex', class: Migration20261123190500_WebhookPendingIndex },
 ];
