@@ -3,6 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { Account, type AccountKind } from '../../entities/account.entity';
 import type { Customer } from '../../entities/customer.entity';
 import { Group } from '../../entities/group.entity';
+import { dec, type Dec } from '../../platform/decimal';
 import { AppError, errors, fieldError } from '../../platform/errors';
 import { CurrencyConverter } from '../prices/conversion';
 import type { QuoteStore } from '../prices/quote-store';
@@ -28,9 +29,8 @@ export async function assertQuotePathToUsd(
   given: boolean,
 ): Promise<void> {
   if (currency === WALLET_CURRENCY) return;
-  const converter = await CurrencyConverter.priced(await CurrencyConverter.joiningInstruments(em, [currency]), quotes);
   // One symbol serves both directions (x bid one way, / ask the other).
-  if (converter.dealerRate(currency, WALLET_CURRENCY)) return;
+  if (await CurrencyConverter.dealerRateBetween(em, quotes, currency, WALLET_CURRENCY)) return;
   throw fieldError(
     'body',
     ['currency'],
@@ -101,4 +101,12 @@ export async function lockAccounts(em: EntityManager, ids: string[]): Promise<Ma
     if (account) locked.set(id, account);
   }
   return locked;
+}
+
+/**
+ * What an account holds that nothing reserves: its balance less what pending withdrawals or
+ * payouts hold. The base of what a wallet may withdraw or transfer and a prop account pay out.
+ */
+export function unreserved(account: { balance: string; reserved: string }): Dec {
+  return dec(account.balance).minus(account.reserved);
 }

@@ -443,12 +443,7 @@ const precheckTerms = new Map<string, { at: number; terms: Promise<PricingTerms>
  * edit instruments or group rows, are reused for up to PRECHECK_TERMS_TTL_MS per account and
  * symbols. The locked check itself always reads them afresh.
  */
-async function marginNeedsCheck(
-  em: EntityManager,
-  quotes: QuoteStore,
-  accountId: string,
-  callFlagUp: boolean,
-): Promise<boolean> {
+async function marginNeedsCheck(em: EntityManager, quotes: QuoteStore, accountId: string, callFlagUp: boolean): Promise<boolean> {
   if (callFlagUp) return true;
   const account = await em.findOne(Account, accountId, { populate: ['group'] });
   const group = account?.group?.getEntity();

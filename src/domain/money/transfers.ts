@@ -5,6 +5,7 @@ import { Account, type AccountKind } from '../../entities/account.entity';
 import { D, dec, money, type Dec } from '../../platform/decimal';
 import { errors, fieldError } from '../../platform/errors';
 import { namedStatement, type Statement } from '../../platform/named-sql';
+import { unreserved } from '../accounts/accounts';
 import { loadMetrics } from '../orders/market-orders';
 import { convertAtDealerRate, CurrencyConverter, type DealerRate } from '../prices/conversion';
 import type { QuoteStore } from '../prices/quote-store';
@@ -154,18 +155,6 @@ export const transferStatements = {
     }),
 };
 
-/** The dealer rate from one currency into another at the latest quotes; identity needs no quote. */
-export async function dealerRateBetween(
-  em: EntityManager,
-  quotes: QuoteStore,
-  from: string,
-  to: string,
-): Promise<DealerRate | undefined> {
-  if (from === to) return { multiplier: new D(1), divisor: new D(1), source: 'identity' };
-  const converter = await CurrencyConverter.priced(await CurrencyConverter.joiningInstruments(em, [from, to]), quotes);
-  return converter.dealerRate(from, to);
-}
-
 /** The booking's parameters and the answer, from the two accounts, the amount and the rate. */
 export function transferBooking(input: {
   customerId: string;
@@ -222,7 +211,7 @@ export function transferBooking(input: {
  * check sees the lower balance).
  */
 async function freeFunds(tx: EntityManager, quotes: QuoteStore, row: LockedAccountRow): Promise<Dec> {
-  const available = dec(row.balance).minus(row.reserved);
+  const available = unreserved(row);
   if (row.kind === 'wallet') return available;
   const open = transferStatements.hasOpenOrders(row.id);
   const [{ has_open: hasOpen } = { has_open: false }] = await tx.execute<Array<{ has_open: boolean }>>(open.sql, open.values);
@@ -268,7 +257,7 @@ export async function transferFunds(
         );
     }
 
-    const rate = await dealerRateBetween(tx, quotes, from.currency, to.currency);
+    const rate = await CurrencyConverter.dealerRateBetween(tx, quotes, from.currency, to.currency);
     if (!rate)
       throw fieldError(
         'body',

@@ -3,9 +3,9 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { Account } from '../../entities/account.entity';
 import { Withdrawal, WITHDRAWAL_STATUSES, type WithdrawalStatus } from '../../entities/withdrawal.entity';
-import { dec, money, type Dec } from '../../platform/decimal';
+import { dec, money } from '../../platform/decimal';
 import { errors, fieldError } from '../../platform/errors';
-import { lockAccounts } from '../accounts/accounts';
+import { lockAccounts, unreserved } from '../accounts/accounts';
 import { recordAudit } from '../audit/audit';
 import { recordEvent } from '../events/outbox';
 import type { StaffCaller } from '../identity/caller';
@@ -78,11 +78,6 @@ export interface WithdrawalRequest {
   comment?: string | undefined;
 }
 
-/** What a wallet can still withdraw or transfer out: its balance less what pending withdrawals hold. */
-function withdrawable(wallet: Account): Dec {
-  return dec(wallet.balance).minus(wallet.reserved);
-}
-
 /**
  * POST /customers/me/withdraw (endpoint 13): reserves the amount in the caller's wallet and
  * records the request, pending, with its withdrawal.requested event, in one transaction
@@ -99,7 +94,7 @@ export async function requestWithdrawal(
   const amount = money(input.amount);
   return em.transactional(async (tx) => {
     const locked = (await lockAccounts(tx, [wallet.id])).get(wallet.id)!;
-    const available = withdrawable(locked);
+    const available = unreserved(locked);
     if (amount.gt(available))
       throw fieldError(
         'body',
@@ -129,7 +124,7 @@ export async function requestWithdrawal(
       currency: withdrawal.currency,
       status: 'pending',
       created_at: withdrawal.createdAt.toISOString(),
-      max_withdrawable: withdrawable(locked).toFixed(2),
+      max_withdrawable: unreserved(locked).toFixed(2),
       message: `Your withdrawal of ${withdrawal.amount} ${withdrawal.currency} was submitted for approval. The amount is reserved until staff approve or reject it.`,
     };
   });

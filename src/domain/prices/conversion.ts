@@ -66,6 +66,18 @@ export class CurrencyConverter {
   }
 
   /** A converter at the latest quotes of those instruments. */
+  /** The dealer rate from one currency into another at the latest quotes; identity needs no quote. */
+  static async dealerRateBetween(
+    em: EntityManager,
+    quotes: QuoteStore,
+    from: string,
+    to: string,
+  ): Promise<DealerRate | undefined> {
+    if (from === to) return { multiplier: new D(1), divisor: new D(1), source: 'identity' };
+    const converter = await CurrencyConverter.priced(await CurrencyConverter.joiningInstruments(em, [from, to]), quotes);
+    return converter.dealerRate(from, to);
+  }
+
   static async priced(joining: Instrument[], quotes: QuoteStore): Promise<CurrencyConverter> {
     const prices = await quotes.getMany(joining.map((i) => i.symbol));
     const legs = new Map<string, Leg>();

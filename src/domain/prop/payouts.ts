@@ -3,16 +3,16 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { Account } from '../../entities/account.entity';
 import { Payout, PAYOUT_STATUSES } from '../../entities/payout.entity';
+import { CurrencyConverter } from '../prices/conversion';
 import { D, dec, money, type Dec } from '../../platform/decimal';
 import { errors, fieldError } from '../../platform/errors';
-import { lockAccounts } from '../accounts/accounts';
+import { lockAccounts, unreserved } from '../accounts/accounts';
 import { recordAudit } from '../audit/audit';
 import { recordEvent } from '../events/outbox';
 import type { Caller, StaffCaller } from '../identity/caller';
 import { postToLedger } from '../ledger/ledger';
 import { assertCreditFits } from '../money/bounds';
 import { CurrencyCode, MoneyText } from '../money/money-text';
-import { dealerRateBetween } from '../money/transfers';
 import { convertAtDealerRate } from '../prices/conversion';
 import type { QuoteStore } from '../prices/quote-store';
 
@@ -62,7 +62,7 @@ async function startingBalance(tx: EntityManager, accountId: string): Promise<De
  * withdrawals draw on the wallet only). Never below 0.
  */
 function payable(account: Account, starting: Dec): Dec {
-  return D.max(dec(account.balance).minus(starting).minus(account.reserved), 0);
+  return D.max(unreserved(account).minus(starting), 0);
 }
 
 /**
@@ -155,7 +155,7 @@ export async function decidePayout(
           'PAYOUT_EXCEEDS_PROFIT',
           `The account's profit has fallen to ${available.toFixed(2)} ${prop.currency} since the request; reject it and ask again`,
         );
-      const rate = await dealerRateBetween(tx, quotes, prop.currency, target.currency);
+      const rate = await CurrencyConverter.dealerRateBetween(tx, quotes, prop.currency, target.currency);
       if (!rate)
         throw errors.conflict(
           'PRICE_UNAVAILABLE',
