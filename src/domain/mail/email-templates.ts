@@ -5,7 +5,7 @@ import { AppError, errors, ValidationFailure, type ValidationItem } from '../../
 import { recordAudit } from '../audit/audit';
 import type { StaffCaller } from '../identity/caller';
 import { pickLocale } from './renderer';
-import { renderTemplate, templatePlaceholders, TemplateSyntaxError, valueAt } from './template-engine';
+import { renderTemplate, templatePlaceholders, TemplateSyntaxError, unresolvedPlaceholders } from './template-engine';
 import { flushUnique } from '../../db/flush-unique';
 
 export const TemplateKey = z
@@ -204,12 +204,7 @@ export function previewTemplate(
 ): z.output<typeof PreviewSchema> {
   const locale = pickLocale(t, input.locale);
   const tr = t.translations[locale]!;
-  const missing: string[] = [];
-  for (const source of [tr.subject, tr.html, tr.text]) {
-    for (const p of templatePlaceholders(source)) {
-      if (valueAt(input.sample_data, p) === undefined && !missing.includes(p)) missing.push(p);
-    }
-  }
+  const missing = unresolvedPlaceholders([tr.subject, tr.html, tr.text], input.sample_data);
   if (missing.length)
     throw new ValidationFailure(
       missing.map((p) => ({

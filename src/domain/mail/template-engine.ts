@@ -48,7 +48,11 @@ const PLAIN_PART = /^[A-Za-z_][A-Za-z0-9_]*$/;
  * Checks a template text and returns the placeholder paths it uses (`customer.first_name`),
  * in order, without repeats. Throws TemplateSyntaxError naming the line and column.
  */
-export function templatePlaceholders(source: string): string[] {
+export function templatePlaceholders(source: string): readonly string[] {
+  return checked(source).placeholders;
+}
+
+function placeholdersOf(source: string): string[] {
   const program = parse(source);
   const found: string[] = [];
   for (const node of program.body as Node[]) {
@@ -91,8 +95,22 @@ export function unresolvedPlaceholders(sources: string[], values: Record<string,
   return missing;
 }
 
-const compiled = new Map<string, HandlebarsTemplateDelegate>();
+/**
+ * Checked texts, by source: their placeholders, and their compiled form once rendered. The
+ * send-mail worker renders the same few texts again and again; each is parsed once.
+ */
+const cache = new Map<string, { placeholders: readonly string[]; template?: HandlebarsTemplateDelegate }>();
 const CACHE_SIZE = 500;
+
+function checked(source: string) {
+  let entry = cache.get(source);
+  if (!entry) {
+    entry = { placeholders: placeholdersOf(source) };
+    if (cache.size >= CACHE_SIZE) cache.delete(cache.keys().next().value!);
+    cache.set(source, entry);
+  }
+  return entry;
+}
 
 /**
  * Renders a checked template text: HTML-escaped values when `html`, as they are otherwise. A
@@ -100,22 +118,22 @@ const CACHE_SIZE = 500;
  * string: a mail with a hole in it is worse than none.
  */
 export function renderTemplate(source: string, values: Record<string, unknown>, html: boolean): string {
-  let placeholders: string[];
+  let entry: ReturnType<typeof checked>;
   try {
-    placeholders = templatePlaceholders(source);
+    entry = checked(source);
   } catch (err) {
     if (err instanceof TemplateSyntaxError) throw new MailTemplateError(`the template does not parse: ${err.message}`);
     throw err;
   }
-  const missing = placeholders.find((p) => valueAt(values, p) === undefined);
+  const missing = entry.placeholders.find((p) => valueAt(values, p) === undefined);
   if (missing !== undefined) throw new MailTemplateError(`no value for the placeholder {{${missing}}}`);
-  let template = compiled.get(source);
-  if (!template) {
-    // Values are escaped before rendering (escapeValues), so the engine never escapes again.
-    template = hb.compile(source, { strict: true, noEscape: true, knownHelpersOnly: true, knownHelpers: {} });
-    if (compiled.size >= CACHE_SIZE) compiled.delete(compiled.keys().next().value!);
-    compiled.set(source, template);
-  }
+  // Values are escaped before rendering (escapeValues), so the engine never escapes again.
+  const template = (entry.template ??= hb.compile(source, {
+    strict: true,
+    noEscape: true,
+    knownHelpersOnly: true,
+    knownHelpers: {},
+  }));
   return template(html ? escapeValues(values) : values, {
     allowProtoPropertiesByDefault: false,
     allowProtoMethodsByDefault: false,
