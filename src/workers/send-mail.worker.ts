@@ -65,6 +65,8 @@ export const sendMailProcessor = defineProcessor(SendMailJob, async ({ mail_id }
     [mail.id],
   );
   if (claimed.length === 0) return { skipped: true };
+  // Read back, not assigned: the unit of work must see `sending` as the row's state, or putting
+  // it back to `queued` after a temporary failure would look like no change and not be written.
   await em.refresh(mail);
 
   try {
