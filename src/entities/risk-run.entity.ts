@@ -1,7 +1,7 @@
 import { Entity, Enum, Index, Property } from '@mikro-orm/core';
 import { BaseEntity } from './base.entity';
 
-export const RISK_RUN_KINDS = ['preview', 'apply'] as const;
+const RISK_RUN_KINDS = ['preview', 'apply'] as const;
 export type RiskRunKind = (typeof RISK_RUN_KINDS)[number];
 export const RISK_RUN_STATUSES = ['running', 'completed', 'failed'] as const;
 export type RiskRunStatus = (typeof RISK_RUN_STATUSES)[number];

@@ -16,7 +16,7 @@ export const LedgerSchema = z.object({
   comment: z.string().nullable(),
   created_at: z.iso.datetime(),
 });
-export type LedgerView = z.output<typeof LedgerSchema>;
+type LedgerView = z.output<typeof LedgerSchema>;
 
 export function ledgerView(r: LedgerEntry): LedgerView {
   return {

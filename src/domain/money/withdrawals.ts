@@ -130,7 +130,7 @@ export async function requestWithdrawal(
   });
 }
 
-export type WithdrawalDecision = { kind: 'approve' } | { kind: 'reject'; reason: string };
+type WithdrawalDecision = { kind: 'approve' } | { kind: 'reject'; reason: string };
 
 /**
  * Approves (the wallet is debited through the ledger and the reserve released: `completed`)

@@ -113,7 +113,7 @@ export async function requestPayout(
   });
 }
 
-export type PayoutDecision = { kind: 'approve' } | { kind: 'reject'; reason: string };
+type PayoutDecision = { kind: 'approve' } | { kind: 'reject'; reason: string };
 
 /**
  * Approves (the prop account is debited and the customer's wallet credited through the

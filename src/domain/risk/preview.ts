@@ -25,7 +25,7 @@ export const RiskPreviewResultSchema = z.object({
   completed_at: z.iso.datetime().nullable(),
   error: z.string().nullable().describe('Why the run failed; null otherwise'),
 });
-export type RiskPreviewResult = z.output<typeof RiskPreviewResultSchema>;
+type RiskPreviewResult = z.output<typeof RiskPreviewResultSchema>;
 
 export const RiskRunAcceptedSchema = z.object({ id: z.uuid(), status_url: z.string() });
 
@@ -143,7 +143,7 @@ export async function runRiskPreview(em: EntityManager, runId: string): Promise<
  * classification at a time per job slot, so it raises work_mem for its own statement only
  * (SET LOCAL, inside the statement's transaction).
  */
-export const AGGREGATE_WORK_MEM = '32MB';
+const AGGREGATE_WORK_MEM = '32MB';
 
 export async function withAggregateMemory<T>(em: EntityManager, work: (tx: EntityManager) => Promise<T>): Promise<T> {
   return em.transactional(async (tx) => {

@@ -7,7 +7,7 @@ import { z } from 'zod';
 export const RISK_CLASSES = ['toxic', 'watchlist', 'normal', 'unclassified'] as const;
 export type RiskClass = (typeof RISK_CLASSES)[number];
 
-export const TRADING_KINDS = ['live', 'demo', 'prop'] as const;
+const TRADING_KINDS = ['live', 'demo', 'prop'] as const;
 
 /** What an account must meet, every threshold given, to be in a class. At least one. */
 export const ThresholdsSchema = z

@@ -161,7 +161,7 @@ export const RiskApplyRunSchema = RiskPreviewResultSchema.extend({
   page_size: z.int(),
   items_total: z.int(),
 });
-export type RiskApplyRunView = z.output<typeof RiskApplyRunSchema>;
+type RiskApplyRunView = z.output<typeof RiskApplyRunSchema>;
 
 export const RiskApplyAcceptedSchema = z.object({ id: z.uuid(), status_url: z.string() });
 

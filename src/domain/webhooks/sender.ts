@@ -13,7 +13,7 @@ export interface SendResult {
   retryAfterMs?: number;
 }
 
-export const RESPONSE_KEPT_BYTES = 1024;
+const RESPONSE_KEPT_BYTES = 1024;
 /** Past this much answer the connection is cut rather than read on. */
 const RESPONSE_READ_LIMIT = 64 * 1024;
 

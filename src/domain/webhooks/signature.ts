@@ -16,7 +16,7 @@ export function signPayload(key: Buffer, msgId: string, timestampSeconds: number
   return `v1,${mac}`;
 }
 
-export interface SignedHeaders {
+interface SignedHeaders {
   'webhook-id': string;
   'webhook-timestamp': string;
   'webhook-signature': string;

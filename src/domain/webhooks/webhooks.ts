@@ -11,7 +11,7 @@ import type { StaffCaller } from '../identity/caller';
 import { secretProblem } from './signature';
 import { checkEndpoint, EndpointRefused, type Lookup } from './url-guard';
 
-export const BATCH_SIZE_MAX_LIMIT = 1000;
+const BATCH_SIZE_MAX_LIMIT = 1000;
 export const BATCH_SIZE_MAX_DEFAULT = 100;
 
 const EventTypeList = z
