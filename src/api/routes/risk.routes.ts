@@ -13,7 +13,6 @@ import {
   createRiskRule,
   deleteRiskRule,
   findRule,
-  RiskApplyAcceptedSchema,
   RiskApplyRunSchema,
   RiskRuleCreateSchema,
   RiskRulePatchSchema,
@@ -174,7 +173,7 @@ export const riskRoutes: RouteSpec[] = [
     access: { kind: 'staff', permission: 'manage_risk_rules' },
     params: RuleIdParam,
     responses: {
-      202: { description: 'Queued', schema: RiskApplyAcceptedSchema },
+      202: { description: 'Queued', schema: RiskRunAcceptedSchema },
       404: { description: 'Not found' },
       409: { description: 'RULE_INACTIVE' },
     },

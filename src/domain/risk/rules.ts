@@ -163,8 +163,6 @@ export const RiskApplyRunSchema = RiskPreviewResultSchema.extend({
 });
 type RiskApplyRunView = z.output<typeof RiskApplyRunSchema>;
 
-export const RiskApplyAcceptedSchema = z.object({ id: z.uuid(), status_url: z.string() });
-
 export async function applyRunView(
   em: EntityManager,
   ruleId: string,
