@@ -4,7 +4,7 @@ import { Pool } from 'pg';
 import { pino } from 'pino';
 import { passLookup } from '../src/domain/engine/engine';
 import { signalTicks } from '../src/domain/engine/ticks';
-import { QuoteStore } from '../src/domain/prices/quote-store';
+import { QuoteStore, quoteVersionKey } from '../src/domain/prices/quote-store';
 import { JobProducer } from '../src/jobs/job-producer';
 import { pgPlaceholders } from '../src/platform/named-sql';
 import { CHILD_EXEC_ARGV, fmt, type BatchRound, type Figure, type Harness, type Server } from './lib/harness';
@@ -114,7 +114,7 @@ export async function run(h: Harness): Promise<Figure[]> {
       try {
         while (waiters.length > 0) {
           const [ver, done] = await Promise.all([
-            redis.hmget(`${prefix}:engine:ver`, ...symbols),
+            redis.hmget(quoteVersionKey(prefix), ...symbols),
             redis.hmget(`${prefix}:engine:done`, ...symbols),
           ]);
           const behind = new Set(symbols.filter((_, i) => Number(ver[i] ?? 0) > Number(done[i] ?? 0)));
@@ -198,7 +198,7 @@ export async function run(h: Harness): Promise<Figure[]> {
       lanes(async (symbol, i) => {
         const ask = i % 2 === 0 ? 1.0003 : 1.0002;
         await store.set(symbol, String(round4(ask - 2 * POINT)), String(ask));
-        await signalTicks({ redis, prefix, jobs: producer, logger: silent }, [symbol]);
+        await signalTicks({ jobs: producer, logger: silent }, [symbol]);
         await evaluated([symbol]);
       });
     const lookupRound = () =>

@@ -25,7 +25,7 @@ export const simulatorTickProcessor = defineProcessor(
       });
     await services.quotes.setMany(next);
     await signalTicks(
-      { redis: services.redis, prefix: services.config.queuePrefix, jobs: services.jobs, logger },
+      { jobs: services.jobs, logger },
       next.map((q) => q.symbol),
     );
     return { moved: next.length };

@@ -41,10 +41,7 @@ export const simulatorRoutes: RouteSpec[] = [
         after: quoteView(quote),
       });
       await em.flush();
-      await signalTicks(
-        { redis: services.redis, prefix: services.config.queuePrefix, jobs: services.jobs, logger: services.logger },
-        [body.symbol],
-      );
+      await signalTicks({ jobs: services.jobs, logger: services.logger }, [body.symbol]);
       return json(200, quoteView(quote));
     },
   }),

@@ -1,4 +1,5 @@
 import type { RedisClient } from '../../platform/redis';
+import { quoteVersionKey } from '../prices/quote-store';
 
 const UNLOCK = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
 const EXTEND = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end`;
@@ -6,7 +7,7 @@ const EXTEND = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call(
 /**
  * Which quote changes of each symbol the trading engine has evaluated, and who is
  * evaluating a symbol now (decisions 12). In Redis, under the queue prefix:
- * - `engine:ver` (hash): per symbol, a counter bumped after every quote change;
+ * - the quote store's change counter per symbol (`quotes:ver`, bumped with every quote write);
  * - `engine:done` (hash): per symbol, the counter value the last finished evaluation began from;
  * - `engine:lock:<symbol>`: held by the one worker evaluating the symbol, with a lease.
  *
@@ -25,20 +26,12 @@ export class TickBook {
     private readonly redis: RedisClient,
     private readonly prefix: string,
   ) {
-    this.ver = `${prefix}:engine:ver`;
+    this.ver = quoteVersionKey(prefix);
     this.done = `${prefix}:engine:done`;
   }
 
   private lockKey(symbol: string): string {
     return `${this.prefix}:engine:lock:${symbol}`;
-  }
-
-  /** Records quote changes; call after the quote is stored, before adding the tick jobs. */
-  async bump(symbols: string[]): Promise<void> {
-    if (symbols.length === 0) return;
-    const pipeline = this.redis.pipeline();
-    for (const s of symbols) pipeline.hincrby(this.ver, s, 1);
-    await pipeline.exec();
   }
 
   /** The latest change of the symbol and the last one evaluated (0 when none). */

@@ -19,18 +19,29 @@ export function quoteView(q: Quote): QuoteView {
 }
 
 /**
+ * Per symbol, how many times its quote changed: bumped in the same MULTI as the quote, so no
+ * change is stored without being counted (the trading engine's tick book compares it with
+ * what it evaluated; see domain/engine/tick-book.ts).
+ */
+export function quoteVersionKey(prefix: string): string {
+  return `${prefix}:quotes:ver`;
+}
+
+/**
  * The latest bid and ask of every symbol, in one Redis hash: the order engine reads a
  * quote with one HGET, from any process. The simulator (manually or by its random walk)
  * is the only writer.
  */
 export class QuoteStore {
   private readonly key: string;
+  private readonly versions: string;
 
   constructor(
     private readonly redis: RedisClient,
     prefix: string,
   ) {
     this.key = `${prefix}:quotes`;
+    this.versions = quoteVersionKey(prefix);
   }
 
   async get(symbol: string): Promise<Quote | undefined> {
@@ -55,15 +66,23 @@ export class QuoteStore {
 
   async set(symbol: string, bid: string, ask: string): Promise<Quote> {
     const quote: Quote = { symbol, bid, ask, updated_at: new Date().toISOString() };
-    await this.redis.hset(this.key, symbol, JSON.stringify(quote));
+    await this.write([quote]);
     return quote;
   }
 
   async setMany(quotes: Array<{ symbol: string; bid: string; ask: string }>): Promise<void> {
     if (quotes.length === 0) return;
     const now = new Date().toISOString();
-    const fields = quotes.flatMap((q) => [q.symbol, JSON.stringify({ ...q, updated_at: now } satisfies Quote)]);
-    await this.redis.hset(this.key, ...fields);
+    await this.write(quotes.map((q) => ({ ...q, updated_at: now })));
+  }
+
+  /** The quotes and their change counters in one MULTI (one slot: both keys carry the prefix). */
+  private async write(quotes: Quote[]): Promise<void> {
+    const multi = this.redis.multi().hset(this.key, ...quotes.flatMap((q) => [q.symbol, JSON.stringify(q)]));
+    for (const q of quotes) multi.hincrby(this.versions, q.symbol, 1);
+    const replies = await multi.exec();
+    const failed = replies?.find(([err]) => err);
+    if (failed) throw failed[0];
   }
 
   /** True if there was a quote to remove. */
