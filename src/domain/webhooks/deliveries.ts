@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { errors } from '../../platform/errors';
+import { findWebhook } from './webhooks';
 
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
 
@@ -57,18 +58,13 @@ function deliveryView(r: DeliveryRow): DeliveryView {
   };
 }
 
-async function webhookExists(em: EntityManager, id: string): Promise<void> {
-  const [row] = await em.execute<Array<{ id: string }>>('select id from webhooks where id = ?', [id]);
-  if (!row) throw errors.notFound('Webhook');
-}
-
 /** A page of a webhook's deliveries, newest first, each with every attempt. */
 export async function listDeliveries(
   em: EntityManager,
   webhookId: string,
   query: { status?: (typeof DELIVERY_STATUSES)[number]; page: number; page_size: number },
 ) {
-  await webhookExists(em, webhookId);
+  await findWebhook(em, webhookId);
   const filter = query.status ? 'and d.status = ?' : '';
   const params = query.status ? [webhookId, query.status] : [webhookId];
   const [count] = await em.execute<Array<{ n: string }>>(

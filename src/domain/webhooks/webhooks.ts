@@ -143,8 +143,9 @@ export async function createWebhook(
   });
 }
 
-export async function findWebhook(em: EntityManager, id: string): Promise<Webhook> {
-  const webhook = await em.findOne(Webhook, id);
+/** The webhook or 404; `lock` takes its row for the rest of the transaction. */
+export async function findWebhook(em: EntityManager, id: string, lock = false): Promise<Webhook> {
+  const webhook = await em.findOne(Webhook, id, lock ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {});
   if (!webhook) throw errors.notFound('Webhook');
   return webhook;
 }
@@ -158,8 +159,7 @@ export async function updateWebhook(
 ): Promise<Webhook> {
   if (patch.endpoint_url !== undefined) await checkUrl(patch.endpoint_url, deps);
   return em.transactional(async (tx) => {
-    const webhook = await tx.findOne(Webhook, id, { lockMode: LockMode.PESSIMISTIC_WRITE });
-    if (!webhook) throw errors.notFound('Webhook');
+    const webhook = await findWebhook(tx, id, true);
     const before = webhookView(webhook);
     if (patch.endpoint_url !== undefined) webhook.endpointUrl = patch.endpoint_url;
     if (patch.secret !== undefined) webhook.secretSealed = deps.secrets.seal(patch.secret);
@@ -184,8 +184,7 @@ export async function updateWebhook(
 
 export async function deleteWebhook(em: EntityManager, actor: StaffCaller, id: string): Promise<void> {
   await em.transactional(async (tx) => {
-    const webhook = await tx.findOne(Webhook, id, { lockMode: LockMode.PESSIMISTIC_WRITE });
-    if (!webhook) throw errors.notFound('Webhook');
+    const webhook = await findWebhook(tx, id, true);
     recordAudit(tx, actor, { action: 'webhook.deleted', entityType: 'webhook', entityId: id, before: webhookView(webhook) });
     // Its messages, deliveries and attempts go with it (foreign keys on delete cascade).
     tx.remove(webhook);
@@ -200,8 +199,7 @@ export const WebhookTestResultSchema = z.object({
 /** Queues a `webhook.test` event through the outbox, delivered to this webhook only. */
 export async function queueTestEvent(em: EntityManager, id: string): Promise<z.output<typeof WebhookTestResultSchema>> {
   return em.transactional(async (tx) => {
-    const webhook = await tx.findOne(Webhook, id);
-    if (!webhook) throw errors.notFound('Webhook');
+    const webhook = await findWebhook(tx, id);
     if (!webhook.isActive) throw errors.conflict('WEBHOOK_INACTIVE', 'The webhook is not active; turn it on first');
     const event = recordEvent(tx, {
       type: 'webhook.test',
