@@ -95,7 +95,8 @@ export const propRoutes: RouteSpec[] = [
       "converting from the prop account's currency at the dealer side of the latest quotes like a transfer, and " +
       'releases the reserve (`approved`), audited. A payout decides once: one that is no longer pending is 409 ' +
       '`PAYOUT_NOT_PENDING`, also when an approve and a reject race. If losses since the request have left less ' +
-      'profit than the payout, 409 `PAYOUT_EXCEEDS_PROFIT`; with no quote to convert, 409 `PRICE_UNAVAILABLE`. ' +
+      'profit than the payout, 409 `PAYOUT_EXCEEDS_PROFIT`; with no quote to convert, 409 `PRICE_UNAVAILABLE`; when ' +
+      "the amount converts to less than 0.01 of the wallet's currency, 409 `PAYOUT_TOO_SMALL` (reject it). " +
       IDEMPOTENT,
     tags: ['payouts'],
     idempotent: true,
@@ -104,7 +105,7 @@ export const propRoutes: RouteSpec[] = [
     responses: {
       200: { description: 'Approved', schema: PayoutSchema },
       404: { description: 'No such payout' },
-      409: { description: 'PAYOUT_NOT_PENDING, PAYOUT_EXCEEDS_PROFIT or PRICE_UNAVAILABLE' },
+      409: { description: 'PAYOUT_NOT_PENDING, PAYOUT_EXCEEDS_PROFIT, PRICE_UNAVAILABLE or PAYOUT_TOO_SMALL' },
     },
     handler: async ({ params, em, services, caller }) =>
       json(200, await decidePayout(em, services.quotes, asStaff(caller), params.payout_id, { kind: 'approve' })),

@@ -162,9 +162,10 @@ export async function decidePayout(
           `No quote converts ${prop.currency} into ${target.currency}: the payout can be approved once one is quoted`,
         );
       const converted = convertAtDealerRate(amount, rate);
+      // Not a missing quote: the rate is there, the amount is below the wallet currency's cent.
       if (converted.lte(0))
         throw errors.conflict(
-          'PRICE_UNAVAILABLE',
+          'PAYOUT_TOO_SMALL',
           `${amount.toFixed(2)} ${prop.currency} converts to less than 0.01 ${target.currency}`,
         );
       assertCreditFits(target.balance, converted);

@@ -18,10 +18,13 @@ let manager: LoggedIn;
 const VIEW_FIELDS = ['amount', 'created_at', 'currency', 'decided_at', 'decided_by', 'id', 'login', 'reason', 'status'];
 
 /**
- * A customer with a prop account funded with 10,000 (its starting balance) that then earned
+ * A customer with a prop account funded with `deposit` (its starting balance) that then earned
  * a profit by trading: one lot of EURUSD bought at 1.10020 and sold at 1.12000.
  */
-async function propWithProfit(currency?: string): Promise<{ customer: LoggedIn; prop: number; wallet: number; profit: string }> {
+async function propWithProfit(
+  currency?: string,
+  deposit = 10000,
+): Promise<{ customer: LoggedIn; prop: number; wallet: number; profit: string }> {
   const customer = await createCustomer(app, admin);
   const opened = await app.request('POST', `/api/crm/customers/${customer.id}/accounts`, {
     token: admin,
@@ -29,7 +32,7 @@ async function propWithProfit(currency?: string): Promise<{ customer: LoggedIn; 
   });
   const prop = expectOk(opened, 201).login as number;
   expectOk(
-    await app.request('POST', `/api/backoffice/accounts/${prop}/deposits`, { token: admin, body: { amount: 10000 } }),
+    await app.request('POST', `/api/backoffice/accounts/${prop}/deposits`, { token: admin, body: { amount: deposit } }),
     201,
   );
   await setQuote(app, admin, 'EURUSD', 1.1, 1.1002);
@@ -41,7 +44,7 @@ async function propWithProfit(currency?: string): Promise<{ customer: LoggedIn; 
   expectOk(await app.request('POST', `/orders/${order.order}/close`, { token: customer.token }), 200);
   await setQuote(app, admin, 'EURUSD', 1.1, 1.1002);
   const state = await accountState(app, prop);
-  const profit = (Number(state.balance) - 10000).toFixed(2);
+  const profit = (Number(state.balance) - deposit).toFixed(2);
   return { customer, prop, wallet: await walletOf(app, customer), profit };
 }
 
@@ -265,6 +268,16 @@ describe('deciding a payout', () => {
     await setQuote(app, admin, 'EURUSD', 1.1, 1.1002);
     expectError(await decide(manager.token, id, 'approve'), 409, 'PAYOUT_EXCEEDS_PROFIT');
     expectOk(await decide(manager.token, id, 'reject', 'Profit gone'), 200);
+  });
+
+  test('when the amount converts to less than a cent of the wallet currency, then 409 PAYOUT_TOO_SMALL and nothing moves', async () => {
+    const { customer, prop, wallet } = await propWithProfit('JPY', 10_000_000);
+    // 0.01 JPY at USDJPY 150 is under a hundredth of a US cent.
+    const { id } = expectOk(await requestPayout(customer.token, prop, 0.01), 201);
+    const before = await accountState(app, wallet);
+    expectError(await decide(manager.token, id, 'approve'), 409, 'PAYOUT_TOO_SMALL');
+    expect(await accountState(app, wallet)).toEqual(before);
+    expectOk(await decide(manager.token, id, 'reject', 'Below a cent'), 200);
   });
 
   test('when the prop account is in EUR, then the wallet is credited at the dealer bid like a transfer', async () => {
