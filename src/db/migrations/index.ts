@@ -20,6 +20,7 @@ import { Migration20261123171943_RiskRules } from './Migration20261123171943_Ris
 import { Migration20261123172003_Notifications } from './Migration20261123172003_Notifications';
 import { Migration20261123173600_WebhookDeliveryStep } from './Migration20261123173600_WebhookDeliveryStep';
 import { Migration20261123190500_WebhookPendingIndex } from './Migration20261123190500_WebhookPendingIndex';
+import { Migration20261123200000_WebhookStepWaitsForLease } from './Migration20261123200000_WebhookStepWaitsForLease';
 
 export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122185420', class: Migration20261122185420 },
@@ -42,4 +43,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261123172003_Notifications', class: Migration20261123172003_Notifications },
   { name: 'Migration20261123173600_WebhookDeliveryStep', class: Migration20261123173600_WebhookDeliveryStep },
   { name: 'Migration20261123190500_WebhookPendingIndex', class: Migration20261123190500_WebhookPendingIndex },
+  { name: 'Migration20261123200000_WebhookStepWaitsForLease', class: Migration20261123200000_WebhookStepWaitsForLease },
 ];

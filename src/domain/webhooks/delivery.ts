@@ -56,7 +56,7 @@ interface Success {
 }
 
 /**
- * One call of `webhook_delivery_step` (migration 20261123173600): records a successful
+ * One call of `webhook_delivery_step` (migrations 20261123173600 and 20261123200000): records a successful
  * attempt if given, then, when `claim` is set, takes the webhook's next attempt, if one is due
  * and nobody holds it: the oldest open delivery (ordered by its first event), or else a new
  * delivery of the oldest messages not yet sent, at most batch_size_max of them. One statement,

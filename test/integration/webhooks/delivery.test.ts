@@ -198,6 +198,45 @@ test('when 250 events are written at batch_size_max 100, then they arrive in 3 d
   expect(r.received[3]!.verified!.events.map((e) => e.id)).toEqual(oldest.event_ids);
 });
 
+test('when an older batch is reopened while a newer one is leased, then neither can be claimed until the lease ends', async () => {
+  const secret = newSecret();
+  const r = await receiver(secret, () => ({ status: 200 }));
+  const id = await webhook(r.url, secret);
+  for (let n = 1; n <= 2; n++) {
+    await sendTest(id);
+    await waitFor(`batch ${n} delivered`, async () => (await deliveries(id, '?status=delivered')).total === n);
+  }
+  const [newer, older] = (await deliveries(id)).items;
+  // In one transaction that is rolled back, so the running workers never see it: the newer
+  // batch is in flight (leased, as a retry or a continuation holds it) when a redelivery
+  // reopens the older one, which sorts first.
+  const em = app.runtime.services.orm.em.fork();
+  const claim = async () =>
+    (
+      await em.execute<Array<{ delivery_id: string }>>(
+        'select delivery_id from webhook_delivery_step(?::uuid, 10000, gen_random_uuid(), true, null, null, null, null, null, null, false)',
+        [id],
+      )
+    ).map((row) => row.delivery_id);
+  await em.begin();
+  try {
+    await em.execute(
+      `update webhook_deliveries set status = 'pending', next_attempt_at = now(),
+              lease_until = case when id = ? then now() + interval '1 minute' end where id in (?, ?)`,
+      [newer.id, newer.id, older.id],
+    );
+    expect(await claim()).toEqual([]);
+    // The newer attempt has ended (a failure: due again later); now the older batch is next.
+    await em.execute(
+      `update webhook_deliveries set lease_until = null, next_attempt_at = now() + interval '1 hour' where id = ?`,
+      [newer.id],
+    );
+    expect(await claim()).toEqual([older.id]);
+  } finally {
+    await em.rollback();
+  }
+});
+
 test('when the endpoint sends Retry-After: 1, then the retry comes after about a second, not 5 s', async () => {
   const secret = newSecret();
   const r = await receiver(secret, (n) => (n === 0 ? { status: 503, headers: { 'retry-after': '1' } } : { status: 200 }));
