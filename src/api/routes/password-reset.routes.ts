@@ -39,8 +39,6 @@ export const passwordResetRoutes: RouteSpec[] = [
             identity: services.identity,
             jobs: services.jobs,
             mailSecrets: services.mailSecrets,
-            redis: services.redis,
-            queuePrefix: services.config.queuePrefix,
             resetUrl: services.config.passwordResetUrl,
           },
           body.email,

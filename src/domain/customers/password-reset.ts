@@ -1,5 +1,4 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { RedisClient } from '../../platform/redis';
 import { z } from 'zod';
 import { Customer } from '../../entities/customer.entity';
 import { PasswordResetToken } from '../../entities/password-reset-token.entity';
@@ -12,7 +11,6 @@ import { recordAudit } from '../audit/audit';
 import { assertPasswordPolicy } from '../identity/password-policy';
 import { hashPassword } from '../identity/passwords';
 import { normalizeEmail } from '../identity/principals';
-import { RequestThrottle } from '../identity/request-throttle';
 import { revokeSessions } from '../identity/sessions';
 import { dispatchMail, queueMail } from '../mail/mail-outbox';
 import type { MailMessage } from '../../entities/mail-message.entity';
@@ -37,8 +35,6 @@ export interface ResetServices {
   identity: Identity;
   jobs: JobProducer;
   mailSecrets: SecretBox;
-  redis: RedisClient;
-  queuePrefix: string;
   resetUrl: string;
 }
 
@@ -59,8 +55,7 @@ export async function requestPasswordReset(
   clientIp: string | null,
 ): Promise<void> {
   const email = normalizeEmail(emailText);
-  const throttle = new RequestThrottle(s.redis, s.queuePrefix, 'password-reset', RESET_LIMITS.windowSeconds);
-  await throttle.take([
+  await s.identity.resetThrottle.take([
     { key: `email:${sha256Hex(email)}`, limit: RESET_LIMITS.email },
     { key: `ip:${clientIp ?? 'unknown'}`, limit: RESET_LIMITS.address },
   ]);

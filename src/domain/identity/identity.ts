@@ -2,9 +2,11 @@ import type { RedisClient } from '../../platform/redis';
 import type { Config } from '../../config/config';
 import type { PrincipalType } from '../../entities/session.entity';
 import { SecretBox } from '../../platform/crypto';
+import { RESET_LIMITS } from '../customers/password-reset';
 import { AccessTokens } from './access-tokens';
 import { AuthCache } from './auth-cache';
 import { LoginThrottle } from './login-throttle';
+import { RequestThrottle } from './request-throttle';
 
 export interface SessionFacts {
   principalId: string;
@@ -27,6 +29,8 @@ export interface Identity {
   sessions: AuthCache<SessionFacts>;
   apiTokens: AuthCache<ApiTokenFacts>;
   throttle: LoginThrottle;
+  /** Password-reset requests, per email and per client address (RESET_LIMITS). */
+  resetThrottle: RequestThrottle;
   totpBox: SecretBox;
   defaultAccessTokenTtl: number;
 }
@@ -37,6 +41,7 @@ export function createIdentity(config: Config, redis: RedisClient): Identity {
     sessions: new AuthCache<SessionFacts>(redis, config.queuePrefix, 'session'),
     apiTokens: new AuthCache<ApiTokenFacts>(redis, config.queuePrefix, 'apitoken'),
     throttle: new LoginThrottle(redis, config.queuePrefix),
+    resetThrottle: new RequestThrottle(redis, config.queuePrefix, 'password-reset', RESET_LIMITS.windowSeconds),
     totpBox: new SecretBox(config.jwt.secret, 'totp-secret'),
     defaultAccessTokenTtl: config.accessTokenTtlSeconds,
   };

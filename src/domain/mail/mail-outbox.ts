@@ -5,15 +5,11 @@ import type { JobProducer } from '../../jobs/job-producer';
 import { SendMailJob } from '../../jobs/send-mail.job';
 import { AppError } from '../../platform/errors';
 import type { SecretBox } from '../../platform/crypto';
+import { Locale, TemplateKey } from './email-templates';
 
 export const QueueMailSchema = z.object({
-  template: z.string().regex(/^[a-z][a-z0-9_.-]{0,63}$/),
-  /** BCP 47, `en`, `de-AT`. */
-  locale: z
-    .string()
-    .max(35)
-    .regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$/)
-    .default('en'),
+  template: TemplateKey,
+  locale: Locale.default('en'),
   to: z.email().max(320),
   /** Template values kept readable in `mail_messages.data`: no secrets. */
   data: z.record(z.string(), z.unknown()).default({}),
