@@ -19,7 +19,7 @@ export const notifyCustomersProcessor = defineProcessor(NotifyCustomersJob, asyn
     const n = await processInbox(em, NotificationsConsumer.name, BATCH, async (tx, events) => {
       mails = await notifyCustomers(tx, services.mailSecrets, events);
     });
-    for (const mail of mails) await dispatchMail(services.jobs, mail);
+    await Promise.all(mails.map((mail) => dispatchMail(services.jobs, mail)));
     if (n === 0) return { processed };
     processed += n;
   }

@@ -114,18 +114,36 @@ export async function notifyCustomers(tx: EntityManager, secrets: SecretBox, eve
   const customers = new Map(
     (await tx.find(Customer, { id: { $in: [...new Set(wanted.map((e) => e.customerId!))] } })).map((c) => [c.id, c]),
   );
-  const mails: MailMessage[] = [];
-  for (const event of wanted) {
+  const told = wanted.flatMap((event) => {
     const customer = customers.get(event.customerId!);
-    if (!customer) continue;
-    const telling = TELLINGS[event.type as EventType]!;
-    const inserted = await tx.execute<Array<{ id: string }>>(
-      `insert into notifications (id, created_at, updated_at, customer_id, event_id, type, title, body, data)
-       values (gen_random_uuid(), ?, now(), ?, ?, ?, ?, ?, ?::jsonb)
-       on conflict (event_id) do nothing returning id`,
-      [event.createdAt, customer.id, event.id, event.type, telling.title, telling.body(event.data), JSON.stringify(event.data)],
-    );
-    if (inserted.length === 0 || !telling.mail || !customer.isActive) continue;
+    return customer ? [{ event, customer, telling: TELLINGS[event.type as EventType]! }] : [];
+  });
+  if (told.length === 0) return [];
+  // One statement for the batch; an event already told (never, as processInbox marks it) is skipped.
+  const inserted = await tx.execute<Array<{ event_id: string }>>(
+    `insert into notifications (id, created_at, updated_at, customer_id, event_id, type, title, body, data)
+     select gen_random_uuid(), r.created_at, now(), r.customer_id, r.event_id, r.type, r.title, r.body, r.data
+       from jsonb_to_recordset(?::jsonb)
+         as r(created_at timestamptz, customer_id uuid, event_id uuid, type text, title text, body text, data jsonb)
+     on conflict (event_id) do nothing returning event_id`,
+    [
+      JSON.stringify(
+        told.map(({ event, customer, telling }) => ({
+          created_at: event.createdAt,
+          customer_id: customer.id,
+          event_id: event.id,
+          type: event.type,
+          title: telling.title,
+          body: telling.body(event.data),
+          data: event.data,
+        })),
+      ),
+    ],
+  );
+  const fresh = new Set(inserted.map((row) => row.event_id));
+  const mails: MailMessage[] = [];
+  for (const { event, customer, telling } of told) {
+    if (!fresh.has(event.id) || !telling.mail || !customer.isActive) continue;
     mails.push(
       queueMail(tx, secrets, {
         template: telling.mail.template,
