@@ -11,7 +11,8 @@ import { LedgerEntry } from '../../entities/ledger-entry.entity';
 import { errors } from '../../platform/errors';
 import { asCustomer, asStaff } from '../http/access';
 import { LoginText, MoneyAmount } from '../http/amounts';
-import { findPage, pageQuery, pageSchema } from '../http/paging';
+import { findPage } from '../../db/find-page';
+import { pageQuery, pageSchema } from '../http/paging';
 import { defineRoute, json, type RouteSpec } from '../http/route';
 
 const LoginParam = z.object({ login: LoginText });

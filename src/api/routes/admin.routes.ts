@@ -9,7 +9,8 @@ import { StaffUser } from '../../entities/staff-user.entity';
 import { errors, fieldError } from '../../platform/errors';
 import { deleteRole, updateRole, updateStaffUser } from '../../domain/identity/staff-admin';
 import { asStaff } from '../http/access';
-import { findPage, pageQuery, pageSchema } from '../http/paging';
+import { findPage } from '../../db/find-page';
+import { pageQuery, pageSchema } from '../http/paging';
 import { defineRoute, json, type RouteSpec } from '../http/route';
 import { isoInstant } from '../http/timestamps';
 

@@ -14,7 +14,8 @@ import { ApiToken } from '../../entities/api-token.entity';
 import { Customer } from '../../entities/customer.entity';
 import { errors } from '../../platform/errors';
 import { asCustomer, asStaff } from '../http/access';
-import { findPage, pageQuery, pageSchema } from '../http/paging';
+import { findPage } from '../../db/find-page';
+import { pageQuery, pageSchema } from '../http/paging';
 import { defineRoute, json, type RouteSpec } from '../http/route';
 
 export const crmRoutes: RouteSpec[] = [

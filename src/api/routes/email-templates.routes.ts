@@ -14,7 +14,8 @@ import {
 } from '../../domain/mail/email-templates';
 import { EmailTemplate } from '../../entities/email-template.entity';
 import { asStaff } from '../http/access';
-import { findPage, pageQuery, pageSchema } from '../http/paging';
+import { findPage } from '../../db/find-page';
+import { pageQuery, pageSchema } from '../http/paging';
 import { defineRoute, json, type RouteSpec } from '../http/route';
 
 const TemplateIdParam = z.object({

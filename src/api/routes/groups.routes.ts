@@ -10,7 +10,8 @@ import {
 } from '../../domain/instruments/instruments';
 import { Group } from '../../entities/group.entity';
 import { asStaff } from '../http/access';
-import { findPage, pageQuery, pageSchema } from '../http/paging';
+import { findPage } from '../../db/find-page';
+import { pageQuery, pageSchema } from '../http/paging';
 import { queryBool } from '../http/query';
 import { withPlaces } from '../../platform/decimal-places';
 import { SPREAD_POINTS_MAX } from '../../domain/money/bounds';

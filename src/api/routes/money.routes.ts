@@ -16,7 +16,8 @@ import { Withdrawal, WITHDRAWAL_STATUSES } from '../../entities/withdrawal.entit
 import { errors } from '../../platform/errors';
 import { asCustomer, asStaff } from '../http/access';
 import { Login, LoginText, MoneyAmount } from '../http/amounts';
-import { findPage, pageQuery, pageSchema } from '../http/paging';
+import { findPage } from '../../db/find-page';
+import { pageQuery, pageSchema } from '../http/paging';
 import { defineRoute, json, type RouteSpec } from '../http/route';
 
 const IDEMPOTENT =

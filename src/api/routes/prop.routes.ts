@@ -5,7 +5,8 @@ import { Payout, PAYOUT_STATUSES } from '../../entities/payout.entity';
 import { errors } from '../../platform/errors';
 import { asStaff } from '../http/access';
 import { Login, LoginText, MoneyAmount } from '../http/amounts';
-import { findPage, pageQuery, pageSchema } from '../http/paging';
+import { findPage } from '../../db/find-page';
+import { pageQuery, pageSchema } from '../http/paging';
 import { defineRoute, json, type RouteSpec } from '../http/route';
 
 const IDEMPOTENT =

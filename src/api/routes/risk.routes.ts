@@ -23,7 +23,8 @@ import {
 } from '../../domain/risk/rules';
 import { RiskRule } from '../../entities/risk-rule.entity';
 import { asStaff } from '../http/access';
-import { findPage, pageQuery, pageSchema } from '../http/paging';
+import { findPage } from '../../db/find-page';
+import { pageQuery, pageSchema } from '../http/paging';
 import { defineRoute, json, type RouteSpec } from '../http/route';
 import { runAndReply } from '../http/run-reply';
 

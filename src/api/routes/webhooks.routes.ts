@@ -23,7 +23,8 @@ import { Webhook } from '../../entities/webhook.entity';
 import { WebhookDeliverJob } from '../../jobs/webhooks.job';
 import type { AppServices } from '../../app-services';
 import { asStaff } from '../http/access';
-import { findPage, pageQuery, pageSchema } from '../http/paging';
+import { findPage } from '../../db/find-page';
+import { pageQuery, pageSchema } from '../http/paging';
 import { queryBool } from '../http/query';
 import { defineRoute, json, type RouteSpec } from '../http/route';
 

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import type { Account } from '../../entities/account.entity';
+import { findPage, type Paging } from '../../db/find-page';
 import { LedgerEntry } from '../../entities/ledger-entry.entity';
 import { accessibleAccount } from '../accounts/accounts';
 import { LedgerSchema, ledgerView } from '../ledger/ledger';
@@ -18,10 +19,8 @@ export function transactionView(row: LedgerEntry): TransactionView {
   return { ...ledgerView(row), login: Number(account.login), currency: account.currency };
 }
 
-export interface TransactionQuery {
+export interface TransactionQuery extends Paging {
   login?: number | undefined;
-  page: number;
-  page_size: number;
 }
 
 /**
@@ -33,11 +32,5 @@ export async function listCustomerTransactions(em: EntityManager, customerId: st
     query.login === undefined
       ? { account: { customer: customerId } }
       : { account: (await accessibleAccount(em, query.login, customerId)).id };
-  const [rows, total] = await em.findAndCount(LedgerEntry, where, {
-    populate: ['account'],
-    orderBy: { seq: 'desc' },
-    limit: query.page_size,
-    offset: (query.page - 1) * query.page_size,
-  });
-  return { items: rows.map(transactionView), page: query.page, page_size: query.page_size, total };
+  return findPage(em, LedgerEntry, where, query, { populate: ['account'], orderBy: { seq: 'desc' } }, transactionView);
 }

@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { Customer } from '../../entities/customer.entity';
 import type { MailMessage } from '../../entities/mail-message.entity';
+import { findPage, type Paging } from '../../db/find-page';
 import { Notification } from '../../entities/notification.entity';
 import type { SecretBox } from '../../platform/crypto';
 import { errors } from '../../platform/errors';
@@ -189,15 +190,17 @@ export function notificationView(n: Notification): z.output<typeof NotificationS
 export async function listNotifications(
   em: EntityManager,
   customerId: string,
-  paging: { page: number; page_size: number },
+  paging: Paging,
 ): Promise<z.output<typeof NotificationListSchema>> {
-  const [rows, total] = await em.findAndCount(
+  const page = await findPage(
+    em,
     Notification,
     { customerId },
-    { orderBy: { createdAt: 'desc', id: 'desc' }, limit: paging.page_size, offset: (paging.page - 1) * paging.page_size },
+    paging,
+    { orderBy: { createdAt: 'desc', id: 'desc' } },
+    notificationView,
   );
-  const unread = await em.count(Notification, { customerId, readAt: null });
-  return { items: rows.map(notificationView), unread_count: unread, page: paging.page, page_size: paging.page_size, total };
+  return { ...page, unread_count: await em.count(Notification, { customerId, readAt: null }) };
 }
 
 /** Marks one of the customer's notifications read (again: no change); another customer's is 404. */

@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
+import { findPage } from '../../db/find-page';
 import { Group } from '../../entities/group.entity';
 import { RiskRule } from '../../entities/risk-rule.entity';
 import { RiskRunItem } from '../../entities/risk-run-item.entity';
@@ -172,26 +173,22 @@ export async function applyRunView(
   const run = await em.findOne(RiskRun, { id: runId, kind: 'apply', ruleId }, { refresh: true });
   if (!run) throw errors.notFound('Apply run');
   const where = { runId, ...(paging.risk_class ? { riskClass: paging.risk_class } : {}) };
-  const [items, total] = await em.findAndCount(RiskRunItem, where, {
-    orderBy: { login: 'asc' },
-    limit: paging.page_size,
-    offset: (paging.page - 1) * paging.page_size,
-  });
+  const page = await findPage(em, RiskRunItem, where, paging, { orderBy: { login: 'asc' } }, (i) => ({
+    login: Number(i.login),
+    risk_class: i.riskClass,
+    trades: i.trades,
+    moved_to_group_id: i.movedToGroupId ?? null,
+    notified: i.notified,
+    trading_disabled: i.tradingDisabled,
+  }));
   return {
     // An apply run is a preview run that then acted: the same fields, its rule and its accounts.
     ...riskRunView(run),
     rule_id: ruleId,
-    items: items.map((i) => ({
-      login: Number(i.login),
-      risk_class: i.riskClass,
-      trades: i.trades,
-      moved_to_group_id: i.movedToGroupId ?? null,
-      notified: i.notified,
-      trading_disabled: i.tradingDisabled,
-    })),
-    page: paging.page,
-    page_size: paging.page_size,
-    items_total: total,
+    items: page.items,
+    page: page.page,
+    page_size: page.page_size,
+    items_total: page.total,
   };
 }
 

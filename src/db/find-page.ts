@@ -1,0 +1,29 @@
+import type { EntityName, FilterQuery, FindOptions } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+
+/** Which page of a list, as the `page` and `page_size` query parameters give it (api/http/paging). */
+export interface Paging {
+  page: number;
+  page_size: number;
+}
+
+/**
+ * One page of an entity list, counted, mapped through its API view: `{items, page,
+ * page_size, total}`. Here rather than in the HTTP layer so domain lists use it too.
+ */
+export async function findPage<T extends object, V>(
+  em: EntityManager,
+  entity: EntityName<T>,
+  where: FilterQuery<T>,
+  paging: Paging,
+  options: { orderBy?: FindOptions<T>['orderBy']; populate?: readonly string[] },
+  view: (row: T) => V,
+) {
+  // MikroORM's option types are too deep for a generic helper; the shape is checked at each call.
+  const [rows, total] = await em.findAndCount(entity, where, {
+    ...options,
+    limit: paging.page_size,
+    offset: (paging.page - 1) * paging.page_size,
+  } as never);
+  return { items: (rows as T[]).map(view), page: paging.page, page_size: paging.page_size, total };
+}
