@@ -25,6 +25,10 @@ export function arrayLiteral(values: readonly string[]): string {
   return `{${values.map((v) => `"${v.replace(/[\\"]/g, (ch) => `\\${ch}`)}"`).join(',')}}`;
 }
 
+/**
+ * Values collected in the order their `?` are written. Not `namedStatement`: that compiles one
+ * fixed text, while this text depends on which conditions and thresholds a rule sets.
+ */
 class Params {
   readonly values: unknown[] = [];
   add(value: unknown): string {
