@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { Group } from '../../entities/group.entity';
 import { RISK_RUN_STATUSES, RiskRun, type RiskCounts } from '../../entities/risk-run.entity';
 import type { JobProducer } from '../../jobs/job-producer';
-import { RiskPreviewJob } from '../../jobs/risk.job';
+import { RiskApplyJob, RiskPreviewJob } from '../../jobs/risk.job';
 import { errors, PermanentJobFailure, ValidationFailure } from '../../platform/errors';
 import { classCountsQuery, type Window } from './classify';
 import { actionGroupIds, RISK_CLASSES, type RiskClass, type RiskRuleInput, RiskRuleInputSchema } from './rule-input';
@@ -66,8 +66,50 @@ export async function assertActionGroups(em: EntityManager, input: RiskRuleInput
 }
 
 /**
- * POST /risk/rules/preview (endpoint 11): records the run (input and window fixed now) and
- * queues its job after the commit. The run row is all a preview ever writes.
+ * A run of `kind` in the caller's unit of work, its input and window fixed now (a preview and
+ * an apply of the same rule at the same moment classify alike). queueRiskRun commits it.
+ */
+export function createRiskRun(
+  em: EntityManager,
+  fields: { kind: RiskRun['kind']; input: RiskRuleInput; requestedBy: string | null; ruleId?: string },
+): RiskRun {
+  const window = windowEndingAt(new Date(), fields.input.rolling_window_days);
+  return em.create(RiskRun, {
+    ...fields,
+    input: fields.input as unknown as Record<string, unknown>,
+    windowStart: window.start,
+    windowEnd: window.end,
+  });
+}
+
+/**
+ * Commits the run (and whatever else the unit of work holds), then queues its job. A queue
+ * that refuses leaves the run `failed` with `unavailable` as its error, so it never looks
+ * stuck, and the error goes on to the caller (503).
+ */
+export async function queueRiskRun(
+  em: EntityManager,
+  jobs: Pick<JobProducer, 'enqueue'>,
+  job: typeof RiskPreviewJob | typeof RiskApplyJob,
+  run: RiskRun,
+  unavailable: string,
+) {
+  await em.flush();
+  try {
+    return await jobs.enqueue(job, { run_id: run.id });
+  } catch (err) {
+    await em.nativeUpdate(
+      RiskRun,
+      { id: run.id, status: 'running' },
+      { status: 'failed', error: unavailable, completedAt: new Date() },
+    );
+    throw err;
+  }
+}
+
+/**
+ * POST /risk/rules/preview (endpoint 11): records the run and queues its job after the
+ * commit. The run row is all a preview ever writes.
  */
 export async function startRiskPreview(
   em: EntityManager,
@@ -76,25 +118,8 @@ export async function startRiskPreview(
   requestedBy: string | null,
 ) {
   await assertActionGroups(em, input);
-  const window = windowEndingAt(new Date(), input.rolling_window_days);
-  const run = em.create(RiskRun, {
-    kind: 'preview',
-    input: input as unknown as Record<string, unknown>,
-    windowStart: window.start,
-    windowEnd: window.end,
-    requestedBy,
-  });
-  await em.flush();
-  try {
-    return { runId: run.id, job: await jobs.enqueue(RiskPreviewJob, { run_id: run.id }) };
-  } catch (err) {
-    await em.nativeUpdate(
-      RiskRun,
-      { id: run.id, status: 'running' },
-      { status: 'failed', error: 'The job queue was unavailable', completedAt: new Date() },
-    );
-    throw err;
-  }
+  const run = createRiskRun(em, { kind: 'preview', input, requestedBy });
+  return { runId: run.id, job: await queueRiskRun(em, jobs, RiskPreviewJob, run, 'The job queue was unavailable') };
 }
 
 export async function readRiskRun(em: EntityManager, runId: string, kind: RiskRun['kind']): Promise<RiskRun> {

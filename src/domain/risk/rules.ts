@@ -14,10 +14,11 @@ import { classedStatement } from './classify';
 import {
   assertActionGroups,
   countsOf,
+  createRiskRun,
+  queueRiskRun,
   RiskPreviewResultSchema,
   riskRunView,
   runInput,
-  windowEndingAt,
   withAggregateMemory,
 } from './preview';
 import {
@@ -204,33 +205,14 @@ export async function startRiskApply(
 ): Promise<{ id: string; status_url: string }> {
   const rule = await findRule(em, ruleId);
   if (!rule.isActive) throw errors.conflict('RULE_INACTIVE', 'This rule is not active: activate it to apply it');
-  const input = inputOf(rule);
-  const window = windowEndingAt(new Date(), input.rolling_window_days);
-  const run = em.create(RiskRun, {
-    kind: 'apply',
-    ruleId: rule.id,
-    input: input as unknown as Record<string, unknown>,
-    windowStart: window.start,
-    windowEnd: window.end,
-    requestedBy: actor.userId,
-  });
+  const run = createRiskRun(em, { kind: 'apply', ruleId: rule.id, input: inputOf(rule), requestedBy: actor.userId });
   recordAudit(em, actor, {
     action: 'risk_rule.applied',
     entityType: 'risk_rule',
     entityId: rule.id,
-    after: { run_id: run.id, window_start: window.start.toISOString(), window_end: window.end.toISOString() },
+    after: { run_id: run.id, window_start: run.windowStart.toISOString(), window_end: run.windowEnd.toISOString() },
   });
-  await em.flush();
-  try {
-    await jobs.enqueue(RiskApplyJob, { run_id: run.id });
-  } catch (err) {
-    await em.nativeUpdate(
-      RiskRun,
-      { id: run.id, status: 'running' },
-      { status: 'failed', error: 'The job queue was unavailable; nothing was applied', completedAt: new Date() },
-    );
-    throw err;
-  }
+  await queueRiskRun(em, jobs, RiskApplyJob, run, 'The job queue was unavailable; nothing was applied');
   return { id: run.id, status_url: `/risk/rules/${rule.id}/runs/${run.id}` };
 }
 
