@@ -184,16 +184,17 @@ async function inParallel<T, R>(items: T[], limit: number, work: (item: T) => Pr
 }
 
 /**
- * Pages through the tickets an indexed query names, `PAGE` at a time in ticket order, and
- * hands each page to `work`. The query takes the last ticket seen as its final parameter.
+ * Pages through the tickets an indexed query names after ticket `after`, `PAGE` at a time in
+ * ticket order, and hands each page to `work`. The query takes the last ticket seen as its
+ * final parameter.
  */
 async function forCandidates(
   em: EntityManager,
   sql: string,
   params: unknown[],
+  after: string,
   work: (tickets: string[]) => Promise<void>,
 ): Promise<void> {
-  let after = '0';
   for (;;) {
     const rows = await em.execute<Array<{ ticket: string }>>(`${sql} and ticket > ? order by ticket limit ${PAGE}`, [
       ...params,
@@ -522,12 +523,16 @@ export async function evaluateSymbol(
       if (b.stage !== stage) continue;
       const tickets = first.filter((r) => Number(r.branch) === i).map((r) => String(r.ticket));
       if (tickets.length === 0) continue;
-      if (tickets.length <= PAGE) await work(tickets);
-      else
+      // The lookup read one ticket past a page to know there are more: work the page, then
+      // go on after its last ticket (not from the start, which would work the page twice).
+      const page = tickets.slice(0, PAGE);
+      await work(page);
+      if (tickets.length > PAGE)
         await forCandidates(
           em,
           `${BAND_CTE} select ticket from ${b.from} where ${b.where}`,
           [symbol, symbol, b.price === 'bid' ? bid : ask],
+          page[page.length - 1]!,
           work,
         );
     }

@@ -23,9 +23,16 @@ export async function usdInstrument(
 }
 
 /** Sets a quote through the API (which signals a tick) and waits until the engine has evaluated it. */
-export async function quote(app: TestApp, token: string, symbol: string, bid: number, ask: number): Promise<void> {
+export async function quote(
+  app: TestApp,
+  token: string,
+  symbol: string,
+  bid: number,
+  ask: number,
+  timeoutMs?: number,
+): Promise<void> {
   expectOk(await app.request('POST', '/simulator/quotes', { token, body: { symbol, bid, ask } }), 200, `quote ${symbol}`);
-  await settled(app, symbol);
+  await settled(app, symbol, timeoutMs);
 }
 
 /** Waits until every recorded quote change of `symbol` has been evaluated. */

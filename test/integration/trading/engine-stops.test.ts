@@ -1,5 +1,5 @@
 import { adminToken, createCustomer } from '../../helpers/identity';
-import { startTestApp, type TestApp } from '../../helpers/test-app';
+import { sql, startTestApp, type TestApp } from '../../helpers/test-app';
 import { expectLedgerBalanced, fundedAccount } from '../../helpers/trading';
 import { group, ordersByTicket, pendingByTicket, placePending, quote, usdInstrument } from './engine-kit';
 import { eventsOf, expectOk, ledgerRowsForTicket } from './trading-kit';
@@ -100,5 +100,30 @@ test('when a filled order has a trailing stop, then sl follows a rising bid by t
   await quote(app, token, 'AUDUSD', 1.1024, 1.1026); // under the trailed sl
   expect(await position()).toMatchObject({ status: 'closed', close_reason: 'sl', close_price: 1.1024, profit: '14.00' });
   expect(await ledgerRowsForTicket(app, ticket)).toBe(1);
+  await expectLedgerBalanced(app);
+});
+
+test('when one quote reaches the tp of more orders than a lookup page holds, then every one closes once, with reason tp', async () => {
+  await usdInstrument(app, token, 'CADUSD', 0.7, 0.7002);
+  const customer = await createCustomer(app, token);
+  const login = await fundedAccount(app, token, customer.id, await group(app, token), 1_000_000);
+  const [account] = await sql<{ id: string }>(app, 'select id from accounts where login = ?', [login]);
+  // 501 buys with a tp (written as openMarketOrder writes them): a lookup page of 500 and one more.
+  const count = 501;
+  await sql(
+    app,
+    `insert into orders (id, created_at, updated_at, account_id, login, symbol, cmd, volume, open_price, contract_size, status, tp)
+     select gen_random_uuid(), now(), now(), ?, ?, 'CADUSD', 0, 0.01, 0.7002, 100000, 'open', 0.701 from generate_series(1, ?::int)`,
+    [account!.id, login, count],
+  );
+  await quote(app, token, 'CADUSD', 0.701, 0.7012, 60_000);
+  const [closed] = await sql<{ n: number; booked: number }>(
+    app,
+    `select count(*)::int as n,
+            (select count(*)::int from ledger_entries l where l.account_id = ? and l.kind = 'trade_profit') as booked
+       from orders where account_id = ? and status = 'closed' and close_reason = 'tp'`,
+    [account!.id, account!.id],
+  );
+  expect(closed).toEqual({ n: count, booked: count });
   await expectLedgerBalanced(app);
 });
