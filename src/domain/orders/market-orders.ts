@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { Account } from '../../entities/account.entity';
@@ -10,6 +11,7 @@ import { assertTradingAccount, lockAccounts } from '../accounts/accounts';
 import { recordEvent } from '../events/outbox';
 import { assertCanOpen } from '../money/bounds';
 import { MoneyText } from '../money/money-text';
+import type { OpenParams } from './open-statements';
 import { countWaitingPendingOrders } from './positions';
 import { PricingContext, PricingError, type PricingTerms } from './pricing-context';
 import { BUY, closingPrice, marginInQuoteCurrency, openingPrice, profitInQuoteCurrency } from './trading-math';
@@ -47,7 +49,28 @@ export const OrderSchema = z.object({
 });
 export type OrderView = z.output<typeof OrderSchema>;
 
-export function orderView(o: Order): OrderView {
+/** What a view of an order reads: an Order, or the fields of one about to be inserted. */
+export type OrderFields = Pick<
+  Order,
+  | 'ticket'
+  | 'login'
+  | 'symbol'
+  | 'cmd'
+  | 'volume'
+  | 'openPrice'
+  | 'sl'
+  | 'tp'
+  | 'comment'
+  | 'status'
+  | 'createdAt'
+  | 'closedAt'
+  | 'closePrice'
+  | 'profit'
+  | 'closeReason'
+  | 'trailingStop'
+>;
+
+export function orderView(o: OrderFields): OrderView {
   return {
     order: Number(o.ticket),
     login: Number(o.login),
@@ -72,6 +95,9 @@ function leverageOf(account: Account): number {
   return account.leverage ?? account.group?.getEntity().defaultLeverage ?? 1;
 }
 
+/** What the margin of an open position depends on. */
+export type OpenPosition = Pick<Order, 'symbol' | 'cmd' | 'volume' | 'contractSize' | 'openPrice'>;
+
 export interface AccountMetrics {
   balance: Dec;
   equity: Dec;
@@ -84,7 +110,7 @@ export interface AccountMetrics {
  * quotes, in the account currency. An order whose symbol has no quote counts at its
  * opening price with no floating profit.
  */
-export function metricsOf(account: Account, open: Order[], pricing: PricingContext): AccountMetrics {
+export function metricsOf(account: Account, open: OpenPosition[], pricing: PricingContext): AccountMetrics {
   let floating = new D(0);
   let margin = new D(0);
   const leverage = leverageOf(account);
@@ -148,6 +174,57 @@ export function checkStops(cmdIsBuy: boolean, price: Dec, sl: number | null | un
     const ok = cmdIsBuy ? dec(tp).gt(price) : dec(tp).lt(price);
     if (!ok) throw fieldError('body', ['tp'], `tp must be ${cmdIsBuy ? 'above' : 'below'} ${price.toFixed()}`);
   }
+}
+
+/**
+ * The opening statement's parameters from the locked account, the order asked for and the
+ * price it trades at; openMarketOrder and the bench's plain `pg` baseline build them alike.
+ * The event's data is the order's view with `order` 0: the statement sets the ticket it draws.
+ */
+export function openingParams(input: {
+  account: { id: string; login: string; customerId: string };
+  order: NewMarketOrder;
+  price: Dec;
+  contractSize: string;
+  openedAt: Date;
+}): OpenParams {
+  const { account, order, openedAt } = input;
+  const decimal = (v: number | null | undefined) => (v === undefined || v === null ? null : dec(v).toFixed());
+  const fields: OrderFields = {
+    ticket: '0',
+    login: account.login,
+    symbol: order.symbol,
+    cmd: order.cmd,
+    volume: dec(order.volume).toFixed(2),
+    openPrice: input.price.toFixed(),
+    sl: decimal(order.sl),
+    tp: decimal(order.tp),
+    comment: order.comment ?? null,
+    status: 'open',
+    createdAt: openedAt,
+    closedAt: null,
+    closePrice: null,
+    profit: null,
+    closeReason: null,
+    trailingStop: decimal(order.trailing_stop),
+  };
+  return {
+    id: randomUUID(),
+    opened_at: openedAt,
+    account_id: account.id,
+    login: account.login,
+    customer_id: account.customerId,
+    symbol: fields.symbol,
+    cmd: fields.cmd,
+    volume: fields.volume,
+    open_price: fields.openPrice,
+    contract_size: input.contractSize,
+    sl: fields.sl ?? null,
+    tp: fields.tp ?? null,
+    comment: fields.comment ?? null,
+    trailing_stop: fields.trailingStop ?? null,
+    event: JSON.stringify(orderView(fields)),
+  };
 }
 
 /**
