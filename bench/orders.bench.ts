@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { Pool, type PoolClient } from 'pg';
 import { openingParams, type NewMarketOrder } from '../src/domain/orders/market-orders';
-import { openStatements, type HoldingsRow } from '../src/domain/orders/open-statements';
+import { openStatements, type HoldingsAndTermsRow } from '../src/domain/orders/open-statements';
 import { openingPrice, withSpread } from '../src/domain/orders/trading-math';
 import { QuoteStore } from '../src/domain/prices/quote-store';
 import { dec } from '../src/platform/decimal';
@@ -13,7 +13,7 @@ import { call, measure, nextSeq, type LoadResult } from './lib/load';
 
 /**
  * POST /orders, opening a market order: orders opened per second through the whole service
- * (auth, validation, the account by login, the transaction that locks the account, reads its
+ * (auth, validation, the transaction that finds the caller's account by login and locks it, reads its
  * open positions and waiting pending orders, the pricing terms and the quotes, checks the free
  * margin and inserts the order with its order.opened event) against the same transaction sent
  * straight to Postgres through `pg` from this process, as many in flight on each side (aim: a
@@ -167,6 +167,7 @@ async function plainOpens(pool: Pool, store: QuoteStore, holders: Holder[], wind
   };
 }
 
+/** What the baseline reads of an instrument row of HOLDINGS_AND_TERMS. */
 interface TermsRow {
   symbol: string;
   digits: number;
@@ -178,18 +179,28 @@ interface TermsRow {
 }
 
 /** One open as openMarketOrder sends it, through plain `pg`. */
-async function plainOpen(pool: Pool, store: QuoteStore, { holder, order }: { holder: Holder; order: NewMarketOrder }): Promise<void> {
+async function plainOpen(
+  pool: Pool,
+  store: QuoteStore,
+  { holder, order }: { holder: Holder; order: NewMarketOrder },
+): Promise<void> {
   const client = await pool.connect();
   const query = <R extends object>(s: Statement) => client.query<R>(pgPlaceholders(s.sql), s.values);
   try {
     await client.query('begin');
-    const [account] = (await query<{ id: string; login: string; currency: string; group_id: string | null }>(
-      openStatements.lockAccount(holder.account.id),
-    )).rows;
+    const [account] = (
+      await query<{ id: string; login: string; currency: string; group_id: string | null }>(
+        openStatements.lockOwnAccount(holder.account.login, holder.customerId),
+      )
+    ).rows;
     if (!account) throw new Error(`account ${holder.account.id} is gone`);
-    const [holdings] = (await query<HoldingsRow>(openStatements.holdings(account.id))).rows;
-    const symbols = [...(holdings?.open ?? []).map((o) => o.symbol), order.symbol];
-    const terms = (await query<TermsRow>(openStatements.terms(account.currency, account.group_id, symbols))).rows;
+    const rows = (
+      await query<HoldingsAndTermsRow & TermsRow>(
+        openStatements.holdingsAndTerms({ id: account.id, currency: account.currency, groupId: account.group_id }, order.symbol),
+      )
+    ).rows;
+    const symbols = [...(rows[0]?.open ?? []).map((o) => o.symbol), order.symbol];
+    const terms = rows.filter((t) => t.id !== null);
     const [quotes] = await Promise.all([
       store.getMany([...new Set(symbols)]),
       store.getMany(terms.filter((t) => t.joining).map((t) => t.symbol)),
@@ -224,7 +235,14 @@ async function rollback(client: PoolClient): Promise<void> {
 
 async function setUp(api: Server, pool: Pool, tag: string): Promise<Holder[]> {
   const admin = (await request<{ access_token: string }>(api, 'POST', '/api/admin/users/login', '', ADMIN, 200)).access_token;
-  const group = await request<{ id: string }>(api, 'POST', '/groups', admin, { name: `bench-orders-${tag}`, default_leverage: 100 }, 201);
+  const group = await request<{ id: string }>(
+    api,
+    'POST',
+    '/groups',
+    admin,
+    { name: `bench-orders-${tag}`, default_leverage: 100 },
+    201,
+  );
   for (const i of INSTRUMENTS) {
     await request(
       api,
