@@ -62,8 +62,8 @@ export const orderRoutes: RouteSpec[] = [
     }),
     responses: { 201: { description: 'Opened', schema: OrderSchema } },
     handler: async ({ body, em, services, caller }) => {
-      const account = await accessibleAccount(em, body.login, customerScope(caller));
-      return json(201, orderView(await openMarketOrder(em, services.quotes, account, body)));
+      const on = { login: body.login, customerId: customerScope(caller) };
+      return json(201, orderView(await openMarketOrder(em, services.quotes, on, body)));
     },
   }),
   defineRoute({

@@ -1,16 +1,18 @@
+import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { Account } from '../../entities/account.entity';
+import { GroupInstrument } from '../../entities/group-instrument.entity';
+import { Instrument } from '../../entities/instrument.entity';
 import { Order } from '../../entities/order.entity';
 import { D, dec, money, num, type Dec } from '../../platform/decimal';
 import { errors, fieldError } from '../../platform/errors';
 import { namedStatement, type Statement } from '../../platform/named-sql';
 import type { QuoteStore } from '../prices/quote-store';
-import { assertTradingAccount, lockAccounts } from '../accounts/accounts';
-import { recordEvent } from '../events/outbox';
+import { assertTradingAccount } from '../accounts/accounts';
 import { assertCanOpen } from '../money/bounds';
 import { MoneyText } from '../money/money-text';
-import { countWaitingPendingOrders } from './positions';
+import { openStatements, type HoldingsAndTermsRow, type LockedAccountRow, type OpenParams } from './open-statements';
 import { PricingContext, PricingError, type PricingTerms } from './pricing-context';
 import { BUY, closingPrice, marginInQuoteCurrency, openingPrice, profitInQuoteCurrency } from './trading-math';
 
@@ -47,7 +49,28 @@ export const OrderSchema = z.object({
 });
 export type OrderView = z.output<typeof OrderSchema>;
 
-export function orderView(o: Order): OrderView {
+/** What a view of an order reads: an Order, or the fields of one about to be inserted. */
+export type OrderFields = Pick<
+  Order,
+  | 'ticket'
+  | 'login'
+  | 'symbol'
+  | 'cmd'
+  | 'volume'
+  | 'openPrice'
+  | 'sl'
+  | 'tp'
+  | 'comment'
+  | 'status'
+  | 'createdAt'
+  | 'closedAt'
+  | 'closePrice'
+  | 'profit'
+  | 'closeReason'
+  | 'trailingStop'
+>;
+
+export function orderView(o: OrderFields): OrderView {
   return {
     order: Number(o.ticket),
     login: Number(o.login),
@@ -72,6 +95,9 @@ function leverageOf(account: Account): number {
   return account.leverage ?? account.group?.getEntity().defaultLeverage ?? 1;
 }
 
+/** What the margin of an open position depends on. */
+export type OpenPosition = Pick<Order, 'symbol' | 'cmd' | 'volume' | 'contractSize' | 'openPrice'>;
+
 export interface AccountMetrics {
   balance: Dec;
   equity: Dec;
@@ -84,10 +110,14 @@ export interface AccountMetrics {
  * quotes, in the account currency. An order whose symbol has no quote counts at its
  * opening price with no floating profit.
  */
-export function metricsOf(account: Account, open: Order[], pricing: PricingContext): AccountMetrics {
+export function metricsOf(
+  account: Account,
+  open: OpenPosition[],
+  pricing: PricingContext,
+  leverage: number = leverageOf(account),
+): AccountMetrics {
   let floating = new D(0);
   let margin = new D(0);
-  const leverage = leverageOf(account);
   for (const o of open) {
     const volume = dec(o.volume);
     const contract = dec(o.contractSize);
@@ -151,25 +181,118 @@ export function checkStops(cmdIsBuy: boolean, price: Dec, sl: number | null | un
 }
 
 /**
+ * The opening statement's parameters from the locked account, the order asked for and the
+ * price it trades at; openMarketOrder and the bench's plain `pg` baseline build them alike.
+ * The event's data is the order's view with `order` 0: the statement sets the ticket it draws.
+ */
+export function openingParams(input: {
+  account: { id: string; login: string; customerId: string };
+  order: NewMarketOrder;
+  price: Dec;
+  contractSize: string;
+  openedAt: Date;
+}): OpenParams {
+  const { account, order, openedAt } = input;
+  const decimal = (v: number | null | undefined) => (v === undefined || v === null ? null : dec(v).toFixed());
+  const fields: OrderFields = {
+    ticket: '0',
+    login: account.login,
+    symbol: order.symbol,
+    cmd: order.cmd,
+    volume: dec(order.volume).toFixed(2),
+    openPrice: input.price.toFixed(),
+    sl: decimal(order.sl),
+    tp: decimal(order.tp),
+    comment: order.comment ?? null,
+    status: 'open',
+    createdAt: openedAt,
+    closedAt: null,
+    closePrice: null,
+    profit: null,
+    closeReason: null,
+    trailingStop: decimal(order.trailing_stop),
+  };
+  return {
+    id: randomUUID(),
+    opened_at: openedAt,
+    account_id: account.id,
+    login: account.login,
+    customer_id: account.customerId,
+    symbol: fields.symbol,
+    cmd: fields.cmd,
+    volume: fields.volume,
+    open_price: fields.openPrice,
+    contract_size: input.contractSize,
+    sl: fields.sl ?? null,
+    tp: fields.tp ?? null,
+    comment: fields.comment ?? null,
+    trailing_stop: fields.trailingStop ?? null,
+    event: JSON.stringify(orderView(fields)),
+  };
+}
+
+/** The instrument rows of HOLDINGS_AND_TERMS as PricingTerms, the instruments and group rows as managed entities. */
+function pricingTermsOf(tx: EntityManager, rows: HoldingsAndTermsRow[]): PricingTerms {
+  const terms: PricingTerms = { instruments: [], rows: [], joining: [] };
+  for (const row of rows) {
+    if (row.id === null) continue;
+    const instrumentColumns: Record<string, unknown> = {};
+    const groupColumns: Record<string, unknown> = { instrument_id: row.id };
+    for (const [name, value] of Object.entries(row)) {
+      if (name.startsWith('gi_')) groupColumns[name.slice(3)] = value;
+      else if (!HOLDINGS_COLUMNS.has(name)) instrumentColumns[name] = value;
+    }
+    const instrument = tx.map(Instrument, instrumentColumns);
+    if (row.wanted) terms.instruments.push(instrument);
+    if (row.joining) terms.joining.push(instrument);
+    if (row.gi_group_id !== null) terms.rows.push(tx.map(GroupInstrument, groupColumns));
+  }
+  return terms;
+}
+
+const HOLDINGS_COLUMNS = new Set(['open', 'waiting', 'wanted', 'joining']);
+
+/** An account to open on: as a caller names it (by login; a customer only its own), or as the engine holds it. */
+export type OpenOn = Account | { login: number; customerId: string | undefined };
+
+/**
  * Opens a market order at the current quote after a free-margin check, in one
  * transaction that holds the account locked (two orders racing for the same free margin
- * take turns).
+ * take turns). A hot path: the transaction sends the three statements of openStatements
+ * (find and lock the account; holdings and pricing terms; the order with its event) between
+ * BEGIN and COMMIT, and reads the quotes from Redis while it holds the lock. A login that is
+ * not the customer's own is 404, as if absent; the wallet and a trading-disabled account are
+ * refused as they are locked.
  */
 export async function openMarketOrder(
   em: EntityManager,
   quotes: QuoteStore,
-  account: Account,
+  on: OpenOn,
   input: NewMarketOrder,
   opts: { fillsPendingOrder?: boolean } = {},
 ): Promise<Order> {
-  assertTradingAccount(account);
   return em.transactional(async (tx) => {
-    const locked = (await lockAccounts(tx, [account.id])).get(account.id)!;
-    const open = await tx.find(Order, { account: locked.id, status: 'open' });
+    const lock =
+      on instanceof Account ? openStatements.lockAccount(on.id) : openStatements.lockOwnAccount(on.login, on.customerId ?? null);
+    const [row] = await tx.execute<LockedAccountRow[]>(lock.sql, lock.values);
+    if (!row) throw errors.notFound('Account');
+    const { group_leverage: groupLeverage, ...columns } = row;
+    const locked = tx.map(Account, columns);
+    assertTradingAccount(locked);
+    // leverageOf would read the group, which is not loaded: its default leverage came with the row.
+    const leverage = locked.leverage ?? groupLeverage ?? 1;
+    const read = openStatements.holdingsAndTerms(
+      { id: locked.id, currency: locked.currency, groupId: locked.group?.id ?? null },
+      input.symbol,
+    );
+    const rows = await tx.execute<HoldingsAndTermsRow[]>(read.sql, read.values);
+    const open = rows[0]?.open ?? [];
     // A filling pending order was already counted while it waited; it becomes this position.
-    const waiting = (await countWaitingPendingOrders(tx, locked.id)) - (opts.fillsPendingOrder ? 1 : 0);
+    const waiting = (rows[0]?.waiting ?? 0) - (opts.fillsPendingOrder ? 1 : 0);
     assertCanOpen(locked.balance, open.length + waiting);
-    const pricing = await PricingContext.load(tx, quotes, locked, [...open.map((o) => o.symbol), input.symbol]);
+    const symbols = [...open.map((o) => o.symbol), input.symbol];
+    const terms = pricingTermsOf(tx, rows);
+    const pricing = await PricingContext.load(tx, quotes, locked, symbols, terms);
     let quote;
     try {
       quote = pricing.quote(input.symbol);
@@ -185,16 +308,13 @@ export async function openMarketOrder(
     let needed: Dec;
     try {
       needed = money(
-        pricing.toAccountCurrency(
-          marginInQuoteCurrency(volume, contract, price, leverageOf(locked)),
-          quote.instrument.quoteCurrency,
-        ),
+        pricing.toAccountCurrency(marginInQuoteCurrency(volume, contract, price, leverage), quote.instrument.quoteCurrency),
       );
     } catch (err) {
       if (err instanceof PricingError) throw fieldError('body', ['symbol'], err.message);
       throw err;
     }
-    const metrics = metricsOf(locked, open, pricing);
+    const metrics = metricsOf(locked, open, pricing, leverage);
     if (metrics.free_margin.lt(needed)) {
       throw fieldError(
         'body',
@@ -202,29 +322,17 @@ export async function openMarketOrder(
         `Not enough free margin: the order needs ${needed.toFixed(2)} ${locked.currency}, ${metrics.free_margin.toFixed(2)} is free`,
       );
     }
-    const order = tx.create(Order, {
-      account: locked,
-      login: locked.login,
-      symbol: input.symbol,
-      cmd: input.cmd,
-      volume: volume.toFixed(2),
-      openPrice: price.toFixed(),
-      contractSize: quote.instrument.contractSize,
-      sl: input.sl === undefined || input.sl === null ? null : dec(input.sl).toFixed(),
-      tp: input.tp === undefined || input.tp === null ? null : dec(input.tp).toFixed(),
-      comment: input.comment ?? null,
-      trailingStop: input.trailing_stop === undefined || input.trailing_stop === null ? null : dec(input.trailing_stop).toFixed(),
-    });
-    await tx.flush();
-    await tx.refresh(order);
-    recordEvent(tx, {
-      type: 'order.opened',
-      aggregateType: 'order',
-      aggregateId: order.ticket,
-      customerId: locked.customer.id,
-      data: orderView(order),
-    });
-    return order;
+    const insert = openStatements.open(
+      openingParams({
+        account: { id: locked.id, login: locked.login, customerId: locked.customer.id },
+        order: input,
+        price,
+        contractSize: quote.instrument.contractSize,
+        openedAt: new Date(),
+      }),
+    );
+    const [inserted] = await tx.execute<Array<Record<string, unknown>>>(insert.sql, insert.values);
+    return tx.map(Order, inserted!);
   });
 }
 

@@ -1,0 +1,127 @@
+import { namedStatement, type Statement } from '../../platform/named-sql';
+
+/**
+ * The statements of opening a market order, in the order openMarketOrder sends them inside its
+ * transaction (the bench's plain `pg` baseline, bench/orders.bench.ts, sends the same ones):
+ * find and lock the account, read its open positions, waiting pending orders and pricing
+ * terms, insert the order with its order.opened event. Opening is a hot path: three statements
+ * with BEGIN and COMMIT, where the route's account lookup and the unit of work sent eleven.
+ */
+
+/**
+ * The account row, locked for the free-margin check (orders racing for the same margin take
+ * turns), with its group's default leverage (`group_leverage`, read unlocked: staff edits of
+ * a group never waited for orders). Found by login for a caller, limited to the caller's
+ * own accounts for a customer (`customer_id`; null for staff), so another customer's row is
+ * never locked; by id for the engine filling a pending order.
+ */
+const LOCK_ACCOUNT_COLUMNS = `select a.*, g.default_leverage as group_leverage
+  from accounts a left join trading_groups g on g.id = a.group_id`;
+const LOCK_ACCOUNT = namedStatement<{ account_id: string }>(`${LOCK_ACCOUNT_COLUMNS} where a.id = :account_id for update of a`);
+const LOCK_OWN_ACCOUNT = namedStatement<{ login: string; customer_id: string | null }>(
+  `${LOCK_ACCOUNT_COLUMNS} where a.login = :login and (:customer_id::uuid is null or a.customer_id = :customer_id::uuid) for update of a`,
+);
+
+/**
+ * Everything the free-margin check reads besides the quotes, in one statement sent after the
+ * lock: a statement that waited for the lock reads other tables as of when it started, and
+ * would miss an order a racing open committed meanwhile. In every row: the account's open
+ * positions (`open`, decimals as text) and how many pending orders may still become positions
+ * (`waiting`). Then one row per instrument the pricing needs (none when there is none): those
+ * of the open positions' symbols and of `symbol` (`wanted`), with the group's row for each (its
+ * columns prefixed `gi_`, null without one), and those joining any two of the account
+ * currency, USD and the wanted instruments' quote currencies (`joining`), which conversion
+ * into the account currency may need. PricingContext.loadTerms reads the same in three.
+ */
+const HOLDINGS_AND_TERMS = namedStatement<{ account_id: string; symbol: string; currency: string; group_id: string | null }>(`
+with positions as (
+  select symbol, cmd, volume, contract_size, open_price from orders where account_id = :account_id and status = 'open'
+), holdings as (
+  select coalesce((select json_agg(json_build_object('symbol', symbol, 'cmd', cmd, 'volume', volume::text,
+                    'contractSize', contract_size::text, 'openPrice', open_price::text)) from positions), '[]'::json) as open,
+         (select count(*) from pending_orders where account_id = :account_id and status in ('pending', 'triggered'))::int as waiting
+), wanted as (
+  select id, quote_currency from instruments where symbol in (select symbol from positions union select :symbol::text)
+), currencies as (
+  select :currency::text as c union select 'USD' union select quote_currency from wanted
+), terms as (
+  select i.*, i.id in (select id from wanted) as wanted,
+         (i.base_currency in (select c from currencies) and i.quote_currency in (select c from currencies)) as joining,
+         gi.group_id as gi_group_id, gi.enabled as gi_enabled, gi.spread as gi_spread, gi.commission_value as gi_commission_value,
+         gi.swap_long as gi_swap_long, gi.swap_short as gi_swap_short, gi.created_at as gi_created_at, gi.updated_at as gi_updated_at
+    from instruments i
+    left join group_instruments gi on gi.instrument_id = i.id and gi.group_id = :group_id::uuid and i.id in (select id from wanted)
+   where i.id in (select id from wanted)
+      or (i.base_currency in (select c from currencies) and i.quote_currency in (select c from currencies))
+)
+select holdings.open, holdings.waiting, terms.* from holdings left join terms on true`);
+
+/** A row of LOCK_ACCOUNT and LOCK_OWN_ACCOUNT: the account's columns and its group's default leverage. */
+export interface LockedAccountRow extends Record<string, unknown> {
+  id: string;
+  group_leverage: number | null;
+}
+
+/** What the opening statement writes, by name. */
+export interface OpenParams {
+  id: string;
+  opened_at: Date;
+  account_id: string;
+  login: string;
+  customer_id: string;
+  symbol: string;
+  cmd: 0 | 1;
+  /** Decimal text. */
+  volume: string;
+  open_price: string;
+  contract_size: string;
+  sl: string | null;
+  tp: string | null;
+  comment: string | null;
+  trailing_stop: string | null;
+  /** The order.opened event's data (the order's view) as JSON text; the statement sets its `order` to the ticket drawn. */
+  event: string;
+}
+
+/**
+ * The order and its order.opened event in one statement: the ticket comes from the sequence, so
+ * the event's `order` is set from the inserted row. Answers the inserted row.
+ */
+const OPEN = namedStatement<OpenParams>(`
+with o as (
+  insert into orders (id, created_at, updated_at, account_id, login, symbol, cmd, volume, open_price, contract_size,
+                      sl, tp, comment, trailing_stop, status)
+  values (:id, :opened_at, :opened_at, :account_id, :login, :symbol, :cmd, :volume, :open_price, :contract_size,
+          :sl, :tp, :comment, :trailing_stop, 'open')
+  returning *
+), e as (
+  insert into domain_events (id, created_at, updated_at, type, aggregate_type, aggregate_id, customer_id, data)
+  select gen_random_uuid(), :opened_at::timestamptz, :opened_at::timestamptz, 'order.opened' /* EventType */, 'order',
+         o.ticket::text, :customer_id::uuid, jsonb_set(:event::jsonb, '{order}', to_jsonb(o.ticket)) from o
+  returning id
+)
+select * from o`);
+
+export const openStatements = {
+  lockAccount: (accountId: string): Statement => LOCK_ACCOUNT.bind({ account_id: accountId }),
+  lockOwnAccount: (login: number | string, customerId: string | null): Statement =>
+    LOCK_OWN_ACCOUNT.bind({ login: String(login), customer_id: customerId }),
+  holdingsAndTerms: (account: { id: string; currency: string; groupId: string | null }, symbol: string): Statement =>
+    HOLDINGS_AND_TERMS.bind({ account_id: account.id, currency: account.currency, group_id: account.groupId, symbol }),
+  open: (params: OpenParams): Statement => OPEN.bind(params),
+};
+
+/**
+ * A row of HOLDINGS_AND_TERMS: the holdings, then an instrument's columns (all null in the one
+ * row of an account whose pricing needs no instrument), what it is there for, and its group
+ * row's columns prefixed `gi_`.
+ */
+export interface HoldingsAndTermsRow extends Record<string, unknown> {
+  open: Array<{ symbol: string; cmd: 0 | 1; volume: string; contractSize: string; openPrice: string }>;
+  waiting: number;
+  id: string | null;
+  symbol: string | null;
+  wanted: boolean | null;
+  joining: boolean | null;
+  gi_group_id: string | null;
+}
