@@ -1,4 +1,4 @@
-import type { Figure, Harness } from './lib/harness';
+import { CHILD_EXEC_ARGV, type Figure, type Harness } from './lib/harness';
 import { call, measure } from './lib/load';
 
 const ADMIN = { email: 'bench-admin@bench.test', password: 'bench-desk-key-7719' };
@@ -30,6 +30,8 @@ export async function run(h: Harness): Promise<Figure[]> {
   const [service, hasher] = await Promise.all([
     h.start({
       entry: 'servers/service-open-route.ts',
+      // Compiled as `npm start` runs it, with BENCH_CHILD_FLAGS (e.g. --cpu-prof) to profile it.
+      execArgv: CHILD_EXEC_ARGV,
       env: { BENCH_ADMIN_EMAIL: ADMIN.email, BENCH_ADMIN_PASSWORD: ADMIN.password },
     }),
     h.start({ entry: 'servers/argon2-hash.ts' }),

@@ -1,5 +1,5 @@
 import { REQUEST_STACK_LAYERS } from '../src/api/middleware/request-stack';
-import type { Figure, Harness } from './lib/harness';
+import { CHILD_EXEC_ARGV, type Figure, type Harness } from './lib/harness';
 
 /**
  * What the service's HTTP stack costs on its cheapest route, all answering the same bytes:
@@ -12,7 +12,8 @@ const CONNECTIONS = 32;
 
 export async function run(h: Harness): Promise<Figure[]> {
   const [service, bareExpress, bareHttp] = await Promise.all([
-    h.start({ entry: 'servers/service.ts' }),
+    // Compiled as `npm start` runs it, with BENCH_CHILD_FLAGS (e.g. --cpu-prof) to profile it.
+    h.start({ entry: 'servers/service.ts', execArgv: CHILD_EXEC_ARGV }),
     h.start({ entry: 'servers/express-layers.ts', name: 'bare-express' }),
     h.start({ entry: 'servers/bare-http.ts' }),
   ]);

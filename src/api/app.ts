@@ -31,9 +31,12 @@ export function createApp(services: AppServices, routes: RouteSpec[] = ROUTES): 
     }),
   );
 
+  // The route table first: it is the hot path, and a request for a path outside it costs one
+  // Map lookup there (see mountRoutes). The docs (/docs, /openapi.json) and the dashboard
+  // (/admin/...) share no leading segment with the table, so the order decides nothing else.
+  mountRoutes(app, routes, services);
   mountDocs(app, buildOpenApiDocument(routes));
   mountQueueDashboard(app, services);
-  mountRoutes(app, routes, services);
 
   app.use((_req, _res, next) => next(errors.notFound('Route')));
   app.use(errorHandler(services.logger));

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Express, NextFunction, Request, Response } from 'express';
+import { Router, type Express, type NextFunction, type Request, type Response } from 'express';
 import type { z } from 'zod';
 import { AppError, ValidationFailure, type Location, type ValidationItem } from '../../platform/errors';
 import type { AppServices } from '../../app-services';
@@ -22,67 +22,196 @@ export function mountRoutes(app: Express, routes: RouteSpec[], services: AppServ
   // Under test every answer is held to its contract, so every integration test also tests
   // the contract; elsewhere this costs nothing.
   const checkReplies = services.config.env === 'test';
+  // Hot path: express tries a request against every route layer in turn, so a route late in
+  // the table (POST /orders is the 72nd) paid some seventy path matches before its own. The
+  // table is split into one router per leading literal segment (two under /api), each keeping
+  // the table's order, and a request goes straight to the one router its path can match:
+  // express still matches the route inside it, with the same rules (case-insensitive, an
+  // optional trailing slash, params, HEAD and OPTIONS answered by the router).
+  const groups = new Map<string, Router>();
   for (const route of routes) {
-    app[route.method](toExpressPath(route.path), (req: Request, res: Response, next: NextFunction) => {
+    const key = groupOfRoute(route.path);
+    let router = groups.get(key);
+    if (!router) groups.set(key, (router = Router()));
+    router[route.method](toExpressPath(route.path), (req: Request, res: Response, next: NextFunction) => {
       req.routeTemplate = route.path;
-      handle(route, req, res, services, checkReplies).catch(next);
+      try {
+        handle(route, req, res, services, checkReplies)?.catch(next);
+      } catch (err) {
+        next(err);
+      }
     });
   }
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    // No route declares OPTIONS, and the app's router answered it 404 (its automatic Allow
+    // answer gives way to the not-found error); a sub-router would answer 200 with Allow.
+    if (req.method === 'OPTIONS') {
+      next();
+      return;
+    }
+    const router = groups.get(groupOfPath(req.path));
+    if (router) router(req, res, next);
+    else next();
+  });
 }
 
-async function handle(
+/** `/api/admin/settings` is in group `api/admin`, `/orders/{ticket}` in `orders`. */
+function groupOfRoute(path: string): string {
+  const key = groupOfPath(path);
+  if (key === '' || key.includes('{') || key.includes(':'))
+    throw new Error(`Route ${path}: its leading path segments (two under /api) must be literal`);
+  return key;
+}
+
+/** The same key for a request's path; lower case, as express matches routes case-insensitively. */
+function groupOfPath(path: string): string {
+  const first = path.indexOf('/', 1);
+  const head = first === -1 ? path.slice(1) : path.slice(1, first);
+  if (head.toLowerCase() !== 'api' || first === -1) return head.toLowerCase();
+  const second = path.indexOf('/', first + 1);
+  return `api/${(second === -1 ? path.slice(first + 1) : path.slice(first + 1, second)).toLowerCase()}`;
+}
+
+/**
+ * Hot path, written to stay synchronous as far as it can: a public route with no idempotency
+ * key and a handler that answers at once (GET /health) makes no promise and no async hop at
+ * all; each await costs a microtask turn and a promise on every request of every route. The
+ * steps and their order are the same on every path: access, input, idempotency, handler, reply.
+ * Returns a promise only when some step is asynchronous.
+ */
+function handle(
   route: RouteSpec,
   req: Request,
   res: Response,
   services: AppServices,
   checkReplies: boolean,
-): Promise<void> {
+): Promise<void> | undefined {
   // Nothing a token unlocks may sit in a shared or browser cache, refusals included.
-  if (route.access.kind !== 'public' || req.headers.authorization !== undefined) res.set('Cache-Control', 'no-store');
+  if (route.access.kind !== 'public' || req.headers.authorization !== undefined) res.setHeader('Cache-Control', 'no-store');
   // Hot path: forking a unit of work costs more than everything else a light request does (a
   // CPU profile of GET /health put MikroORM's fork at about a quarter of the service's work), so
   // the request's fork is made when something first asks for it, and routes that never touch
   // the database (health, public reads from Redis) skip it. Everything uses this one fork.
-  let fork: EntityManager | undefined;
-  const em = (): EntityManager => (fork ??= services.orm.em.fork() as EntityManager);
+  const unit = new UnitOfWork(services);
+  if (route.access.kind === 'public') return validated(route, req, res, services, checkReplies, unit, undefined);
   // Who asks comes before what they sent: a stranger learns nothing about a route's schema.
-  const caller = await authorize(route.access, req, em, services.identity);
+  return authorize(route.access, req, unit.em, services.identity).then((caller) =>
+    validated(route, req, res, services, checkReplies, unit, caller),
+  );
+}
 
-  const items: ValidationItem[] = [];
-  const params = parsePart('path', route.params, req.params, items);
-  const query = parsePart('query', route.query, req.query, items);
-  const body = parsePart('body', route.body, req.body, items);
-  if (items.length) throw new ValidationFailure(items);
+/** The request's unit of work, forked on first use (see handle). */
+class UnitOfWork {
+  private fork: EntityManager | undefined;
+  constructor(private readonly services: AppServices) {}
+  readonly em = (): EntityManager => (this.fork ??= this.services.orm.em.fork() as EntityManager);
+}
 
-  const key = route.idempotent ? req.get('idempotency-key') : undefined;
-  const claim =
-    key !== undefined && caller
-      ? await beginIdempotent(em().fork(), scopeOf(caller), key, requestHash(route.method, route.path, params, body))
-      : undefined;
-  if (claim?.kind === 'replay') {
+function validated(
+  route: RouteSpec,
+  req: Request,
+  res: Response,
+  services: AppServices,
+  checkReplies: boolean,
+  unit: UnitOfWork,
+  caller: Caller | undefined,
+): Promise<void> | undefined {
+  let items: ValidationItem[] | undefined;
+  // req.query is parsed on first read (express's getter): a route that declares none never pays for it.
+  const params = route.params ? parsePart('path', route.params, req.params, (items ??= [])) : undefined;
+  const query = route.query ? parsePart('query', route.query, req.query, (items ??= [])) : undefined;
+  const body = route.body ? parsePart('body', route.body, req.body, (items ??= [])) : undefined;
+  if (items?.length) throw new ValidationFailure(items);
+  const input: Input = { params, query, body };
+
+  const key = route.idempotent && caller ? req.get('idempotency-key') : undefined;
+  if (key !== undefined) return idempotent(route, req, res, services, checkReplies, unit, caller!, input, key);
+
+  const result = route.handler(context(req, res, services, unit, caller, input));
+  if (isPromise(result)) return result.then((settled) => reply(route, res, services, checkReplies, settled));
+  reply(route, res, services, checkReplies, result);
+  return undefined;
+}
+
+interface Input {
+  params: unknown;
+  query: unknown;
+  body: unknown;
+}
+
+async function idempotent(
+  route: RouteSpec,
+  req: Request,
+  res: Response,
+  services: AppServices,
+  checkReplies: boolean,
+  unit: UnitOfWork,
+  caller: Caller,
+  input: Input,
+  key: string,
+): Promise<void> {
+  const em = unit.em;
+  const claim = await beginIdempotent(
+    em().fork(),
+    scopeOf(caller),
+    key,
+    requestHash(route.method, route.path, input.params, input.body),
+  );
+  if (claim.kind === 'replay') {
     res.set('Idempotent-Replayed', 'true').status(claim.status).json(claim.body);
     return;
   }
   let result;
   try {
-    result = await route.handler({
-      body,
-      query,
-      params,
-      get em() {
-        return em();
-      },
-      services,
-      caller,
-      req,
-      res,
-    });
+    result = await route.handler(context(req, res, services, unit, caller, input));
     if (checkReplies && !route.raw && !res.headersSent) assertContract(route, result, services);
   } catch (err) {
-    if (claim) await abandonIdempotent(em().fork(), claim.recordId);
+    await abandonIdempotent(em().fork(), claim.recordId);
     throw err;
   }
-  if (claim) await completeIdempotent(em().fork(), claim.recordId, result?.status ?? 204, result?.body ?? null);
+  await completeIdempotent(em().fork(), claim.recordId, result?.status ?? 204, result?.body ?? null);
+  write(route, res, result);
+}
+
+function context(
+  req: Request,
+  res: Response,
+  services: AppServices,
+  unit: UnitOfWork,
+  caller: Caller | undefined,
+  input: Input,
+): Parameters<RouteSpec['handler']>[0] {
+  return new HandlerContextImpl(input, unit, services, caller, req, res) as Parameters<RouteSpec['handler']>[0];
+}
+
+/** A class, not an object literal with a getter: its shape is shared by every request (hot path). */
+class HandlerContextImpl {
+  readonly body: unknown;
+  readonly query: unknown;
+  readonly params: unknown;
+  constructor(
+    input: Input,
+    private readonly unit: UnitOfWork,
+    readonly services: AppServices,
+    readonly caller: Caller | undefined,
+    readonly req: Request,
+    readonly res: Response,
+  ) {
+    this.body = input.body;
+    this.query = input.query;
+    this.params = input.params;
+  }
+  get em(): EntityManager {
+    return this.unit.em();
+  }
+}
+
+function reply(route: RouteSpec, res: Response, services: AppServices, checkReplies: boolean, result: HandlerResult): void {
+  if (checkReplies && !route.raw && !res.headersSent) assertContract(route, result, services);
+  write(route, res, result);
+}
+
+function write(route: RouteSpec, res: Response, result: HandlerResult): void {
   if (route.raw || res.headersSent) return;
   if (!result) {
     res.status(204).end();
@@ -91,6 +220,10 @@ async function handle(
   if (result.headers) res.set(result.headers);
   if (result.body === undefined) res.status(result.status).end();
   else res.status(result.status).json(result.body);
+}
+
+function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
+  return typeof (value as Promise<T> | undefined)?.then === 'function';
 }
 
 /**
@@ -112,8 +245,7 @@ function scopeOf(caller: Caller): string {
   return caller.kind === 'user' ? `user:${caller.userId}` : `api_token:${caller.tokenId}`;
 }
 
-function parsePart(where: Location, schema: z.ZodType | undefined, value: unknown, items: ValidationItem[]): unknown {
-  if (!schema) return undefined;
+function parsePart(where: Location, schema: z.ZodType, value: unknown, items: ValidationItem[]): unknown {
   // The text rule first: a field it refuses is reported once, for what is wrong with its text.
   const unsafe = unsafeInput(where, value);
   if (unsafe.length) {

@@ -20,8 +20,9 @@ declare module 'express-serve-static-core' {
  * so every log line written while serving the request carries it.
  */
 export function requestId(req: Request, res: Response, next: NextFunction): void {
-  const incoming = req.get('x-request-id');
-  const id = incoming && ACCEPTABLE_ID.test(incoming) ? incoming : randomUUID();
+  // Node lower-cases header names: a plain property read, not req.get's alias lookup (hot path).
+  const incoming = req.headers['x-request-id'];
+  const id = typeof incoming === 'string' && ACCEPTABLE_ID.test(incoming) ? incoming : randomUUID();
   req.requestId = id;
   res.setHeader('X-Request-Id', id);
   logContext.run({ request_id: id }, next);

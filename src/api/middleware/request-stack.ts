@@ -28,10 +28,12 @@ export function requestStackLayer(layer: RequestStackLayer, parts: RequestStackP
     case 'security-headers':
       // The OWASP REST header set on every answer: no sniffing, no framing, a CSP that lets a
       // JSON answer load nothing. HTML pages (/docs) set their own CSP on top of this.
-      return helmet({
-        contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
-        frameguard: { action: 'deny' },
-      });
+      return fixedHeaders(
+        helmet({
+          contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
+          frameguard: { action: 'deny' },
+        }),
+      );
     case 'client-address':
       return clientAddress(parts.resolveClient);
     case 'access-log':
@@ -46,6 +48,36 @@ export function requestStackLayer(layer: RequestStackLayer, parts: RequestStackP
         type: ['application/json', 'application/*+json'],
       });
   }
+}
+
+/**
+ * Hot path: helmet chains one middleware per header (twelve calls and closures a request)
+ * though, configured as above, every header is a constant. Run it once against a recording
+ * response at start-up and set what it set, so helmet's configuration stays the one source of
+ * the values. Valid only while every value is a constant: a per-request CSP directive (a
+ * nonce function) would be frozen here, so the configuration above must not gain one.
+ */
+function fixedHeaders(middleware: RequestHandler): RequestHandler {
+  const set: Array<[string, string]> = [];
+  const removed: string[] = [];
+  let continued = false;
+  const recorder = {
+    setHeader: (name: string, value: unknown) => {
+      if (typeof value !== 'string') throw new Error(`security header ${name}: not a constant string`);
+      set.push([name, value]);
+    },
+    removeHeader: (name: string) => removed.push(name),
+  };
+  (middleware as (req: unknown, res: unknown, next: (err?: unknown) => void) => void)({}, recorder, (err?: unknown) => {
+    if (err) throw err;
+    continued = true;
+  });
+  if (!continued) throw new Error('security headers: the middleware did not finish synchronously');
+  return (_req, res, next) => {
+    for (let i = 0; i < removed.length; i++) res.removeHeader(removed[i]!);
+    for (let i = 0; i < set.length; i++) res.setHeader(set[i]![0], set[i]![1]);
+    next();
+  };
 }
 
 /** The whole stack, as the service mounts it. */
