@@ -1,13 +1,13 @@
 import { BulkCloseFinishJob, BulkCloseTicketJob } from '../jobs/bulk-close.job';
-import { closeRunTicket, finishRun, RunTermsCache } from '../domain/orders/bulk-close';
+import { closeRunTickets, finishRun, RunTermsCache } from '../domain/orders/bulk-close';
 import { defineProcessor } from './processor';
 
 /** Pricing terms shared by the tickets this process closes (see RunTermsCache). */
 const terms = new RunTermsCache();
 
-/** One ticket of a bulk close: its own transaction, its outcome recorded on the run's item. */
-export const bulkCloseTicketProcessor = defineProcessor(BulkCloseTicketJob, async ({ run_id, ticket }, { em, services }) => ({
-  status: await closeRunTicket(em, services.quotes, run_id, ticket, terms.forRun(run_id)),
+/** A chunk of a run's tickets, one after the other, each in its own transaction with its outcome recorded on the run's item. */
+export const bulkCloseTicketProcessor = defineProcessor(BulkCloseTicketJob, async ({ run_id, tickets }, { em, services }) => ({
+  statuses: await closeRunTickets(em, services.quotes, run_id, tickets, terms.forRun(run_id)),
 }));
 
 /** Runs after every ticket job of the run is done (or gave up): completes the run. */

@@ -4,11 +4,12 @@ import { z } from 'zod';
 import { BulkCloseItem, BulkCloseRun } from '../../entities/bulk-close.entity';
 import { Order } from '../../entities/order.entity';
 import type { JobProducer } from '../../jobs/job-producer';
-import { BulkCloseFinishJob, BulkCloseTicketJob } from '../../jobs/bulk-close.job';
+import { BulkCloseFinishJob, BulkCloseTicketJob, MAX_TICKETS_PER_JOB } from '../../jobs/bulk-close.job';
 import { errors, PermanentJobFailure } from '../../platform/errors';
+import { namedStatement, type Statement } from '../../platform/named-sql';
 import type { QuoteStore } from '../prices/quote-store';
 import { findAccountByLogin } from '../accounts/accounts';
-import { closeOrder, loadPricingTerms, type PricingSource } from './market-orders';
+import { closeReadOrder, loadPricingTerms, type ClosableOrder, type CloseOutcome, type PricingSource } from './market-orders';
 
 /** The spec's Bulk close result, with the run's id, status and times. */
 export const BulkCloseResultSchema = z.object({
@@ -48,8 +49,23 @@ export async function bulkCloseResult(em: EntityManager, runId: string): Promise
 }
 
 /**
+ * A run spreads over at most this many ticket jobs, so that even a small run keeps every
+ * worker slot busy (two processes of 8 jobs take 16 at once; 32 leaves a short tail) while a
+ * job's pick-up and completion in BullMQ, a dozen Redis calls, are shared by its chunk's tickets.
+ */
+const JOBS_PER_RUN = 32;
+
+/** The run's tickets in order, cut into chunks of ceil(n / 32), at most MAX_TICKETS_PER_JOB each. */
+export function ticketChunks(tickets: string[]): string[][] {
+  const size = Math.min(MAX_TICKETS_PER_JOB, Math.ceil(tickets.length / JOBS_PER_RUN));
+  const chunks: string[][] = [];
+  for (let i = 0; i < tickets.length; i += size) chunks.push(tickets.slice(i, i + size));
+  return chunks;
+}
+
+/**
  * Records a run with one item per ticket open right now, commits, then fans out one job
- * per ticket under a parent that finishes the run. Returns the run id and the parent job
+ * per chunk of tickets (ticketChunks) under a parent that finishes the run. Returns the run id and the parent job
  * (undefined when there was nothing to close and the run finished at once).
  */
 export async function startBulkClose(
@@ -85,7 +101,7 @@ export async function startBulkClose(
       BulkCloseFinishJob,
       { run_id: run.id },
       BulkCloseTicketJob,
-      tickets.map((ticket) => ({ run_id: run.id, ticket })),
+      ticketChunks(tickets).map((chunk) => ({ run_id: run.id, tickets: chunk })),
     );
     return { runId: run.id, job: parent };
   } catch (err) {
@@ -95,10 +111,72 @@ export async function startBulkClose(
   }
 }
 
+/** A run's item and its order (null columns when the order does not exist), as runTicketStatement reads them. */
+export interface RunTicketRow {
+  item_status: 'pending' | 'closed' | 'failed';
+  account_id: string | null;
+  ticket: string | null;
+  login: string;
+  symbol: string;
+  cmd: 0 | 1;
+  volume: string;
+  open_price: string;
+  contract_size: string;
+  sl: string | null;
+  tp: string | null;
+  comment: string | null;
+  status: 'open' | 'closed';
+  created_at: string | Date;
+  closed_at: string | Date | null;
+  close_price: string | null;
+  profit: string | null;
+  close_reason: string | null;
+  trailing_stop: string | null;
+}
+
+const RUN_TICKET = namedStatement<{ run_id: string; ticket: string }>(`
+select i.status as item_status, o.account_id, o.ticket, o.login, o.symbol, o.cmd, o.volume, o.open_price, o.contract_size,
+       o.sl, o.tp, o.comment, o.status, o.created_at, o.closed_at, o.close_price, o.profit, o.close_reason, o.trailing_stop
+  from bulk_close_items i left join orders o on o.ticket = i.ticket
+ where i.run_id = :run_id and i.ticket = :ticket`);
+
+/**
+ * The one read of a ticket's close: its run item and its order, without locks (an open
+ * order's terms never change, and the closing statement only matches an open order and a
+ * pending item). closeRunTicket runs it, and so does the bench's plain-`pg` baseline.
+ */
+export function runTicketStatement(params: { run_id: string; ticket: string }): Statement {
+  return RUN_TICKET.bind(params);
+}
+
+/** The order columns of a RunTicketRow as closeReadOrder takes them (timestamps come as text through the ORM's driver). */
+export function orderOfRow(r: RunTicketRow & { ticket: string }): ClosableOrder {
+  return {
+    ticket: r.ticket,
+    login: r.login,
+    symbol: r.symbol,
+    cmd: r.cmd,
+    volume: r.volume,
+    openPrice: r.open_price,
+    contractSize: r.contract_size,
+    sl: r.sl,
+    tp: r.tp,
+    comment: r.comment,
+    status: r.status,
+    createdAt: new Date(r.created_at),
+    closedAt: r.closed_at === null ? null : new Date(r.closed_at),
+    closePrice: r.close_price,
+    profit: r.profit,
+    closeReason: r.close_reason,
+    trailingStop: r.trailing_stop,
+  };
+}
+
 /**
  * Closes one ticket of a run and decides the run's item: closed (now, or already before)
  * in the same statement as the close itself, or failed with the reason when it cannot be
- * priced. A retry finds the item decided and does nothing.
+ * priced. A retry finds the item decided and does nothing. Round trips: one read (item and
+ * order), one HMGET of the quotes, one closing statement; the terms come from `termsOf`.
  */
 export async function closeRunTicket(
   em: EntityManager,
@@ -107,11 +185,23 @@ export async function closeRunTicket(
   ticket: string,
   termsOf: PricingSource = loadPricingTerms,
 ): Promise<string> {
-  const item = await em.findOne(BulkCloseItem, { runId, ticket }, { refresh: true });
+  const read = runTicketStatement({ run_id: runId, ticket });
+  const [row] = await em.execute<RunTicketRow[]>(read.sql, read.values);
   // A job for a ticket its run never had cannot succeed on any retry.
-  if (!item) throw new PermanentJobFailure(`bulk close run ${runId} has no ticket ${ticket}`);
-  if (item.status !== 'pending') return item.status;
-  const outcome = await closeOrder(em, quotes, ticket, 'bulk_close', runId, termsOf);
+  if (!row) throw new PermanentJobFailure(`bulk close run ${runId} has no ticket ${ticket}`);
+  if (row.item_status !== 'pending') return row.item_status;
+  const outcome: CloseOutcome =
+    row.ticket === null || row.account_id === null
+      ? { kind: 'failed', reason: `Order ${ticket} does not exist` }
+      : await closeReadOrder(
+          em,
+          quotes,
+          orderOfRow({ ...row, ticket: row.ticket }),
+          row.account_id,
+          'bulk_close',
+          runId,
+          termsOf,
+        );
   if (outcome.kind === 'closed' && outcome.booked) return 'closed';
   // Not booked by this call: the order was closed before, or cannot be priced.
   await em.nativeUpdate(
@@ -120,6 +210,33 @@ export async function closeRunTicket(
     { status: outcome.kind, reason: outcome.kind === 'failed' ? outcome.reason : null, finishedAt: new Date() },
   );
   return outcome.kind;
+}
+
+/**
+ * A job's chunk of a run's tickets, closed one after the other, each in its own
+ * transaction (closeRunTicket): a retry of the chunk skips the tickets already decided.
+ * Tickets the run never had fail the job for good, after the others are closed.
+ */
+export async function closeRunTickets(
+  em: EntityManager,
+  quotes: QuoteStore,
+  runId: string,
+  tickets: string[],
+  termsOf: PricingSource = loadPricingTerms,
+): Promise<string[]> {
+  const statuses: string[] = [];
+  const unknown: PermanentJobFailure[] = [];
+  for (const ticket of tickets) {
+    try {
+      statuses.push(await closeRunTicket(em, quotes, runId, ticket, termsOf));
+    } catch (err) {
+      if (!(err instanceof PermanentJobFailure)) throw err;
+      unknown.push(err);
+      statuses.push('unknown');
+    }
+  }
+  if (unknown.length) throw new PermanentJobFailure(unknown.map((e) => e.message).join('; '));
+  return statuses;
 }
 
 /** Completes a run; tickets still undecided (their jobs failed for good) are recorded as failed. */

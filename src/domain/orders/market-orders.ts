@@ -70,6 +70,9 @@ export type OrderFields = Pick<
   | 'trailingStop'
 >;
 
+/** What closing an order reads: its view's fields and its contract size (the entity, or the columns a bulk close reads with SQL). */
+export type ClosableOrder = OrderFields & Pick<Order, 'contractSize'>;
+
 export function orderView(o: OrderFields): OrderView {
   return {
     order: Number(o.ticket),
@@ -370,9 +373,26 @@ export async function closeOrder(
 ): Promise<CloseOutcome> {
   const order = await em.findOne(Order, { ticket }, { refresh: true });
   if (!order) return { kind: 'failed', reason: `Order ${ticket} does not exist` };
+  return closeReadOrder(em, quotes, order, order.account.id, reason, bulkCloseRunId, termsOf);
+}
+
+/**
+ * closeOrder once the order is read (by closeOrder, or by a bulk close's one read of its item
+ * and order): prices it and runs the closing statement, which only matches an open order.
+ */
+export async function closeReadOrder(
+  em: EntityManager,
+  quotes: QuoteStore,
+  order: ClosableOrder,
+  accountId: string,
+  reason: string,
+  bulkCloseRunId: string | null,
+  termsOf: PricingSource,
+): Promise<CloseOutcome> {
+  const ticket = order.ticket;
   if (order.status === 'closed') return { kind: 'closed', booked: false, view: orderView(order) };
 
-  const { account: holder, terms } = await termsOf(em, order.account.id, order.symbol);
+  const { account: holder, terms } = await termsOf(em, accountId, order.symbol);
   const pricing = await PricingContext.load(em, quotes, holder, [order.symbol], terms);
   let profit: Dec;
   let price: Dec;

@@ -1,4 +1,4 @@
-import { closeRunTicket } from '../../../src/domain/orders/bulk-close';
+import { closeRunTicket, closeRunTickets } from '../../../src/domain/orders/bulk-close';
 import { BulkCloseTicketJob } from '../../../src/jobs/bulk-close.job';
 import { adminToken, createCustomer, createStaff, type LoggedIn } from '../../helpers/identity';
 import { startTestApp, waitFor, type TestApp } from '../../helpers/test-app';
@@ -203,6 +203,30 @@ describe('bulk close, answered when the jobs finish', () => {
     expect(await ledgerRowsForTicket(app, ticket)).toBe(1);
   });
 
+  test('when a chunk whose first ticket is decided runs twice in parallel, then each ticket is closed and booked once', async () => {
+    const { login, tickets } = await accountWithOrders(3);
+    const [run] = await sql<{ id: string }>(
+      app,
+      `insert into bulk_close_runs (id, created_at, updated_at, login, status) values (gen_random_uuid(), now(), now(), ?, 'running') returning id`,
+      [login],
+    );
+    for (const t of tickets)
+      await sql(app, `insert into bulk_close_items (run_id, ticket, status) values (?, ?, 'pending')`, [run!.id, t]);
+    const services = app.runtime.services;
+    const chunk = tickets.map(String);
+    // A retried chunk: its first ticket was decided by the attempt that failed.
+    expect(await closeRunTicket(services.orm.em.fork(), services.quotes, run!.id, chunk[0]!)).toBe('closed');
+    const outcomes = await Promise.all([
+      closeRunTickets(services.orm.em.fork(), services.quotes, run!.id, chunk),
+      closeRunTickets(services.orm.em.fork(), services.quotes, run!.id, chunk),
+    ]);
+    expect(outcomes).toEqual([
+      ['closed', 'closed', 'closed'],
+      ['closed', 'closed', 'closed'],
+    ]);
+    for (const t of tickets) expect(await ledgerRowsForTicket(app, t)).toBe(1);
+  });
+
   test('when the ticket job is added to the queue again after the run, then the worker books nothing more', async () => {
     const { login, tickets } = await accountWithOrders(2);
     const body = expectOk(await bulkClose(app, token, { login }), 200);
@@ -211,8 +235,8 @@ describe('bulk close, answered when the jobs finish', () => {
       // A fresh job id, so BullMQ does not deduplicate it against the finished one: the worker really runs it.
       const job = await services.jobs
         .queue(BulkCloseTicketJob.queue)
-        .add(BulkCloseTicketJob.name, { run_id: body.id, ticket: String(t) }, { jobId: `rerun-${body.id}-${t}` });
-      expect(await services.queueEvents.waitFor(job, 10_000)).toEqual({ status: 'closed' });
+        .add(BulkCloseTicketJob.name, { run_id: body.id, tickets: [String(t)] }, { jobId: `rerun-${body.id}-${t}` });
+      expect(await services.queueEvents.waitFor(job, 10_000)).toEqual({ statuses: ['closed'] });
       expect(await ledgerRowsForTicket(app, t)).toBe(1);
     }
     expect(expectOk(await app.request('GET', `/orders/bulk-close/${body.id}`, { token }), 200)).toEqual(body);

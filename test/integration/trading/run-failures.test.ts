@@ -12,7 +12,7 @@ afterAll(() => app?.stop());
 test('when a ticket job names a run item that does not exist, then it fails once and is not retried', async () => {
   const { jobs } = app.runtime.services;
   expect(BulkCloseTicketJob.options.attempts).toBeGreaterThan(1);
-  const job = await jobs.enqueue(BulkCloseTicketJob, { run_id: randomUUID(), ticket: '424242' });
+  const job = await jobs.enqueue(BulkCloseTicketJob, { run_id: randomUUID(), tickets: ['424242'] });
   const failed = await waitFor('the job to fail', async () => {
     const current = await Job.fromId(jobs.queue(BulkCloseTicketJob.queue), job.id!);
     return current?.finishedOn ? current : undefined;
