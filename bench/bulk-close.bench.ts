@@ -5,7 +5,8 @@ import { Pool, type PoolClient } from 'pg';
 
 /** A pool or a checked-out client: both run a statement. */
 type Queryable = Pick<Pool, 'query'>;
-import { closeStatement } from '../src/domain/orders/market-orders';
+import { orderOfRow, runTicketStatement, type RunTicketRow } from '../src/domain/orders/bulk-close';
+import { closeStatement, orderView } from '../src/domain/orders/market-orders';
 import { closingPrice, profitInQuoteCurrency, withSpread } from '../src/domain/orders/trading-math';
 import type { Quote } from '../src/domain/prices/quote-store';
 import { D, dec, money, type Dec } from '../src/platform/decimal';
@@ -14,6 +15,7 @@ import { cpuSecondsByName, machineCpu, processCpuSeconds, type MachineCpu } from
 import { CHILD_EXEC_ARGV, fmt, type BatchRound, type Figure, type Harness, type Server } from './lib/harness';
 import { BASE_DATABASE_URL, dropDatabase, median, progressOf, request, withDatabase } from './lib/bench-kit';
 import { call } from './lib/load';
+import { SPEED_UP } from './lib/readme-table';
 
 /**
  * Bulk close (POST /orders/bulk-close): one BullMQ job per ticket, each closing its ticket in
@@ -50,6 +52,9 @@ const TICKETS = 1000;
 const SMALL = 100;
 /** Tickets a freshly started worker process closes before its first measured batch (JIT, pools, caches). */
 const WARMUP = 500;
+/** The scaling figure: this many accounts close at once, each with this many tickets. */
+const MANY_ACCOUNTS = 20;
+const MANY_TICKETS = 100;
 const CONCURRENCY = 8;
 const ROUNDS = positiveInteger('BENCH_ROUNDS') ?? 3;
 const ADMIN = { email: 'bench-admin@bench.test', password: 'bench-desk-key-7719' };
@@ -67,14 +72,19 @@ interface Sides {
   baseline: BatchRound[];
 }
 
+interface BenchAccount {
+  login: number;
+  accountId: string;
+}
+
 interface Ctx {
   api: Server;
   database: string;
   pool: Pool;
   redis: Redis;
   quotesKey: string;
-  login: number;
-  accountId: string;
+  /** The first closes alone (the 1,000- and 100-ticket figures); all of them close at once for the scaling figure. */
+  accounts: BenchAccount[];
   token(): Promise<string>;
 }
 
@@ -112,12 +122,18 @@ export async function run(h: Harness): Promise<Figure[]> {
     const ctx = await setUp(api, database, pool, redis, `${prefix}:quotes`);
 
     // Candidate and baseline alternate round by round, so drift on the machine hits both alike.
-    const interleave = async (label: string, workers: Server[], size: number): Promise<Sides> => {
+    const interleave = async (
+      label: string,
+      workers: Server[],
+      size: number,
+      accounts = ctx.accounts.slice(0, 1),
+    ): Promise<Sides> => {
       const sides: Sides = { candidate: [], baseline: [] };
       const inFlight = workers.length * CONCURRENCY;
+      const perAccount = size / accounts.length;
       for (let round = 1; round <= ROUNDS; round++) {
-        const c = await candidateRound(ctx, size, workers);
-        const b = await baselineRound(ctx, size, inFlight);
+        const c = await candidateRound(ctx, accounts, perAccount, workers);
+        const b = await baselineRound(ctx, accounts, perAccount, inFlight);
         sides.candidate.push(c);
         sides.baseline.push(b);
         progress(
@@ -128,22 +144,38 @@ export async function run(h: Harness): Promise<Figure[]> {
       return sides;
     };
 
+    const first = ctx.accounts.slice(0, 1);
     progress('warm-up, 1 worker process');
-    await candidateRound(ctx, WARMUP, [worker1]);
-    await baselineRound(ctx, WARMUP, CONCURRENCY);
+    await candidateRound(ctx, first, WARMUP, [worker1]);
+    await baselineRound(ctx, first, WARMUP, CONCURRENCY);
     const one = await interleave(`${fmt(TICKETS)} tickets, 1 worker process`, [worker1], TICKETS);
     const small = await interleave(`${SMALL} tickets, 1 worker process`, [worker1], SMALL);
+    const manyLabel = `${MANY_ACCOUNTS} accounts x ${MANY_TICKETS} tickets at once`;
+    const many1 = await interleave(`${manyLabel}, 1 worker process`, [worker1], MANY_ACCOUNTS * MANY_TICKETS, ctx.accounts);
 
     // Started once and kept: a worker restarted for every round would be measured with cold JIT each time.
     const worker2 = await startWorker(2);
     servers.push(worker2);
     progress('warm-up, 2 worker processes');
-    await candidateRound(ctx, 2 * WARMUP, [worker1, worker2]);
-    await baselineRound(ctx, WARMUP, 2 * CONCURRENCY);
+    await candidateRound(ctx, first, 2 * WARMUP, [worker1, worker2]);
+    await baselineRound(ctx, first, WARMUP, 2 * CONCURRENCY);
     const two = await interleave(`${fmt(TICKETS)} tickets, 2 worker processes`, [worker1, worker2], TICKETS);
+    const many2 = await interleave(
+      `${manyLabel}, 2 worker processes`,
+      [worker1, worker2],
+      MANY_ACCOUNTS * MANY_TICKETS,
+      ctx.accounts,
+    );
 
     await checkBooks(ctx);
-    const report = (name: string, size: number, connections: number, sides: Sides, workerProcesses: number): Figure => {
+    const report = (
+      name: string,
+      size: number,
+      connections: number,
+      sides: Sides,
+      workerProcesses: number,
+      accounts = 1,
+    ): Figure => {
       const candidate = cpuPerTicket(sides.candidate, size);
       const baseline = cpuPerTicket(sides.baseline, size);
       const figure = h.record({
@@ -155,9 +187,10 @@ export async function run(h: Harness): Promise<Figure[]> {
         detail: {
           worker_processes: workerProcesses,
           worker_concurrency: CONCURRENCY,
-          tickets_per_account: size,
+          accounts,
+          tickets_per_account: size / accounts,
           statements_per_ticket:
-            '2 selects without locks (item, order), 2 Redis HMGETs, one statement that closes, books, appends the ledger row and the event, and decides the item; account, group, instruments, group rows and conversion instruments once per run',
+            'one select without locks (item and order), one Redis HMGET (the symbol and the converting symbols), one statement that closes, books, appends the ledger row and the event, and decides the item; account, group, instruments, group rows and conversion instruments once per run',
           cpu_ms_per_ticket: { candidate, baseline },
         },
       });
@@ -186,6 +219,23 @@ export async function run(h: Harness): Promise<Figure[]> {
         small,
         1,
       ),
+      report(
+        `bulk close ${manyLabel}, tickets/s: 1 worker process x ${CONCURRENCY} jobs vs the same transactions via pg, ${CONCURRENCY} in flight`,
+        MANY_ACCOUNTS * MANY_TICKETS,
+        CONCURRENCY,
+        many1,
+        1,
+        MANY_ACCOUNTS,
+      ),
+      report(
+        `bulk close ${manyLabel}, tickets/s: 2 worker processes x ${CONCURRENCY} jobs vs the same transactions via pg, ${2 * CONCURRENCY} in flight`,
+        MANY_ACCOUNTS * MANY_TICKETS,
+        2 * CONCURRENCY,
+        many2,
+        2,
+        MANY_ACCOUNTS,
+      ),
+      scaling(h, manyLabel, many1, many2),
     ];
   } finally {
     // Children first: the database cannot be dropped while they hold connections.
@@ -195,6 +245,33 @@ export async function run(h: Harness): Promise<Figure[]> {
     redis.disconnect();
     await dropDatabase(database).catch((err: unknown) => progress(`could not drop database ${database}: ${String(err)}`));
   }
+}
+
+/**
+ * How much a second worker process adds when several accounts close at once, against how much
+ * doubling the plain transactions in flight adds: per round, the service's speed-up (tickets/s
+ * with 2 worker processes / with 1) is the candidate and the baseline's (16 in flight / 8) the
+ * baseline, so the ratio is the share of the baseline's scaling the service reaches (aim 0.8).
+ * Recorded as a batch of one unit, so the rates read as speed-ups (unit ×).
+ */
+function scaling(h: Harness, label: string, one: Sides, two: Sides): Figure {
+  const speedUp = (side: keyof Sides) =>
+    two[side].map((r, i): BatchRound => ({
+      ms: (1000 * r.ms) / (one[side][i]?.ms ?? NaN),
+      failures: (r.failures ?? 0) + (one[side][i]?.failures ?? 0),
+    }));
+  const figure = h.record({
+    name: `bulk close ${label}, scaling from 1 to 2 worker processes (tickets/s 2 / 1) vs the same transactions via pg from ${CONCURRENCY} to ${2 * CONCURRENCY} in flight`,
+    unit: SPEED_UP,
+    size: 1,
+    connections: 2 * CONCURRENCY,
+    candidate: speedUp('candidate'),
+    baseline: speedUp('baseline'),
+  });
+  progress(
+    `scaling: service ${figure.candidateRps.toFixed(2)}x, baseline ${figure.baselineRps.toFixed(2)}x, ratio ${figure.ratio.toFixed(2)}`,
+  );
+  return figure;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -235,13 +312,19 @@ async function setUp(api: Server, database: string, pool: Pool, redis: Redis, qu
     { email: `bench-${tag}@bench.test`, password: 'bench-customer-password', first_name: 'Bench', last_name: 'Customer' },
     201,
   );
-  const account = await as<{ login: number }>(
-    'POST',
-    `/api/crm/customers/${customer.id}/accounts`,
-    { kind: 'live', group_id: group.id },
-    201,
-  );
-  await as('POST', `/api/backoffice/accounts/${account.login}/deposits`, { amount: 1_000_000 }, 201);
+  const accounts: BenchAccount[] = [];
+  for (let n = 0; n < MANY_ACCOUNTS; n++) {
+    const opened = await as<{ login: number }>(
+      'POST',
+      `/api/crm/customers/${customer.id}/accounts`,
+      { kind: 'live', group_id: group.id },
+      201,
+    );
+    await as('POST', `/api/backoffice/accounts/${opened.login}/deposits`, { amount: 1_000_000 }, 201);
+    const { rows } = await pool.query<{ id: string }>('select id from accounts where login = $1', [opened.login]);
+    accounts.push({ login: opened.login, accountId: rows[0]!.id });
+  }
+  const account = accounts[0]!;
   // One order the ordinary way, closed again: proves the market trades and warms the code path.
   const order = await as<{ order: number }>(
     'POST',
@@ -251,60 +334,70 @@ async function setUp(api: Server, database: string, pool: Pool, redis: Redis, qu
   );
   await as('POST', `/orders/${order.order}/close`, undefined, 200);
 
-  const { rows } = await pool.query<{ id: string }>('select id from accounts where login = $1', [account.login]);
-  return { api, database, pool, redis, quotesKey, login: account.login, accountId: rows[0]!.id, token: fresh };
+  return { api, database, pool, redis, quotesKey, accounts, token: fresh };
 }
 
 /**
  * `count` open orders of the account, written as openMarketOrder writes them (its order.opened
  * events aside, which closing does not read): alternately buys at the ask and sells at the bid.
  */
-async function openOrders(ctx: Ctx, count: number): Promise<void> {
+async function openOrders(ctx: Ctx, account: BenchAccount, count: number): Promise<void> {
   const open = await ctx.pool.query<{ n: string }>(`select count(*) as n from orders where account_id = $1 and status = 'open'`, [
-    ctx.accountId,
+    account.accountId,
   ]);
   if (open.rows[0]!.n !== '0') throw new Error(`${open.rows[0]!.n} orders are still open from the last batch`);
   await ctx.pool.query(
     `insert into orders (id, created_at, updated_at, account_id, login, symbol, cmd, volume, open_price, contract_size, status)
      select gen_random_uuid(), now(), now(), $1, $2, $3, g % 2, $4, case when g % 2 = 0 then $5::numeric else $6::numeric end, $7, 'open'
        from generate_series(1, $8::int) as g`,
-    [ctx.accountId, ctx.login, SYMBOL, VOLUME, String(QUOTE.ask), String(QUOTE.bid), String(CONTRACT_SIZE), count],
+    [account.accountId, account.login, SYMBOL, VOLUME, String(QUOTE.ask), String(QUOTE.bid), String(CONTRACT_SIZE), count],
   );
 }
 
 // ---------------------------------------------------------------------------------------------
 // Candidate: POST /orders/bulk-close, timed until the 200 answer
 
-async function candidateRound(ctx: Ctx, size: number, workers: Server[]): Promise<BatchRound> {
-  await openOrders(ctx, size);
+/** Bulk closes of `perAccount` tickets for each of `accounts`, all sent at once, timed until the last 200 answer. */
+async function candidateRound(ctx: Ctx, accounts: BenchAccount[], perAccount: number, workers: Server[]): Promise<BatchRound> {
+  for (const account of accounts) await openOrders(ctx, account, perAccount);
   const token = await ctx.token();
   const mark = markCpu();
   const sent = new Date();
   const t0 = performance.now();
-  const reply = await call(ctx.api.url('/orders/bulk-close'), {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}` },
-    body: { login: ctx.login, comment: 'bench' },
-  });
+  const replies = await Promise.all(
+    accounts.map((account) =>
+      call(ctx.api.url('/orders/bulk-close'), {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}` },
+        body: { login: account.login, comment: 'bench' },
+      }),
+    ),
+  );
   const ms = performance.now() - t0;
   const answered = new Date();
   const cpu = await cpuSince(ctx, mark, { api: [ctx.api], workers });
-  if (reply.status !== 200) throw new Error(`POST /orders/bulk-close answered ${reply.status}: ${reply.body.slice(0, 300)}`);
-  const result = JSON.parse(reply.body) as { id: string; closed: number[]; failed: Array<{ ticket: number; reason: string }> };
-  if (result.failed.length > 0)
-    progress(`candidate: ${result.failed.length} tickets failed, e.g. ${JSON.stringify(result.failed[0])}`);
+  let closed = 0;
+  const runIds: string[] = [];
+  for (const reply of replies) {
+    if (reply.status !== 200) throw new Error(`POST /orders/bulk-close answered ${reply.status}: ${reply.body.slice(0, 300)}`);
+    const result = JSON.parse(reply.body) as { id: string; closed: number[]; failed: Array<{ ticket: number; reason: string }> };
+    if (result.failed.length > 0)
+      progress(`candidate: ${result.failed.length} tickets failed, e.g. ${JSON.stringify(result.failed[0])}`);
+    closed += result.closed.length;
+    runIds.push(result.id);
+  }
 
-  // Where the time went, from the timestamps the service wrote (one machine, one clock).
+  // Where the time went, from the timestamps the service wrote (one machine, one clock), over all runs of the round.
   const { rows } = await ctx.pool.query<{ created_at: Date; completed_at: Date; first: Date; last: Date }>(
-    `select r.created_at, r.completed_at, min(i.finished_at) as first, max(i.finished_at) as last
-       from bulk_close_runs r join bulk_close_items i on i.run_id = r.id where r.id = $1 group by r.id`,
-    [result.id],
+    `select min(r.created_at) as created_at, max(r.completed_at) as completed_at, min(i.finished_at) as first, max(i.finished_at) as last
+       from bulk_close_runs r join bulk_close_items i on i.run_id = r.id where r.id = any($1)`,
+    [runIds],
   );
   const run = rows[0]!;
   const between = (a: Date, b: Date) => b.getTime() - a.getTime();
   return {
     ms,
-    failures: size - result.closed.length,
+    failures: accounts.length * perAccount - closed,
     loadCpu: cpu.bench_s / cpu.wall_s,
     detail: {
       phases_ms: {
@@ -322,33 +415,48 @@ async function candidateRound(ctx: Ctx, size: number, workers: Server[]): Promis
 // ---------------------------------------------------------------------------------------------
 // Baseline: the same statements straight through pg, `concurrency` transactions in flight
 
-async function baselineRound(ctx: Ctx, size: number, concurrency: number): Promise<BatchRound> {
-  await openOrders(ctx, size);
+/**
+ * The runs recorded as the route does (all at once when there are several), then every
+ * ticket's transaction with `concurrency` in flight, the runs' tickets taken in turn (one
+ * account's tickets queue on its row, so this order is the baseline at its best), then the
+ * runs completed and read back.
+ */
+async function baselineRound(ctx: Ctx, accounts: BenchAccount[], perAccount: number, concurrency: number): Promise<BatchRound> {
+  for (const account of accounts) await openOrders(ctx, account, perAccount);
   const mark = markCpu();
   const t0 = performance.now();
-  const { runId, tickets } = await plainStart(ctx);
+  const runs = await Promise.all(accounts.map((account) => plainStart(ctx, account)));
+  const work: Array<{ runId: string; ticket: string }> = [];
+  for (let i = 0; i < perAccount; i++)
+    for (const run of runs) if (run.tickets[i]) work.push({ runId: run.runId, ticket: run.tickets[i]! });
   let next = 0;
   let failures = 0;
   const lane = async (): Promise<void> => {
-    while (next < tickets.length) {
-      const ticket = tickets[next++]!;
+    while (next < work.length) {
+      const { runId, ticket } = work[next++]!;
       if ((await plainCloseRunTicket(ctx, runId, ticket)) !== 'closed') failures++;
     }
   };
   await Promise.all(Array.from({ length: concurrency }, lane));
-  await plainFinish(ctx, runId);
-  const result = await plainResult(ctx, runId);
+  const results = await Promise.all(
+    runs.map(async ({ runId }) => {
+      await plainFinish(ctx, runId);
+      return plainResult(ctx, runId);
+    }),
+  );
   const ms = performance.now() - t0;
   const cpu = await cpuSince(ctx, mark, {});
-  if (result.closed !== size) failures = Math.max(failures, size - result.closed);
+  const closed = results.reduce((sum, r) => sum + r.closed, 0);
+  const size = accounts.length * perAccount;
+  if (closed !== size) failures = Math.max(failures, size - closed);
   return { ms, failures, loadCpu: cpu.bench_s / cpu.wall_s, detail: { cpu_s: cpu } };
 }
 
 /** startBulkClose: the account, then one transaction recording the run and an item per open ticket. */
-async function plainStart(ctx: Ctx): Promise<{ runId: string; tickets: string[] }> {
+async function plainStart(ctx: Ctx, bench: BenchAccount): Promise<{ runId: string; tickets: string[] }> {
   const account = await ctx.pool.query(
     'select a.*, g.name as group_name, g.currency as group_currency from accounts a left join trading_groups g on g.id = a.group_id where a.login = $1 limit 1',
-    [ctx.login],
+    [bench.login],
   );
   if (account.rowCount === 0) throw new Error('no such account');
   return inTransaction(ctx, async (c) => {
@@ -361,7 +469,7 @@ async function plainStart(ctx: Ctx): Promise<{ runId: string; tickets: string[] 
     await c.query(
       `insert into bulk_close_runs (id, created_at, updated_at, login, comment, status, requested_by, completed_at)
        values ($1, $2, $2, $3, $4, 'running', null, null)`,
-      [runId, now, ctx.login, 'bench'],
+      [runId, now, bench.login, 'bench'],
     );
     const tickets = open.rows.map((r) => r.ticket);
     await c.query(`insert into bulk_close_items (run_id, ticket, status) select $1, unnest($2::bigint[]), 'pending'`, [
@@ -373,48 +481,42 @@ async function plainStart(ctx: Ctx): Promise<{ runId: string; tickets: string[] 
 }
 
 /**
- * closeRunTicket and closeOrder, statement for statement: the reads without locks (the
- * run's pricing terms once per run, as RunTermsCache does), the two Redis reads, then the
- * one closing statement the service runs (closeStatement, bound by name).
+ * closeRunTicket and closeReadOrder, statement for statement: the one read of the item and
+ * its order (runTicketStatement), the run's pricing terms once per run (as RunTermsCache does),
+ * one Redis HMGET of the symbol's and the converting symbols' quotes, then the one closing
+ * statement the service runs (closeStatement, bound by name), its event the service's orderView.
  */
 async function plainCloseRunTicket(ctx: Ctx, runId: string, ticket: string): Promise<string> {
   const c = ctx.pool;
-  const item = (await c.query('select * from bulk_close_items where run_id = $1 and ticket = $2 limit 1', [runId, ticket]))
-    .rows[0];
-  if (!item) throw new Error(`run ${runId} has no ticket ${ticket}`);
-  if (item.status !== 'pending') return item.status as string;
-  const order = (await c.query('select * from orders where ticket = $1 limit 1', [ticket])).rows[0];
-  if (!order) return failItem(c, runId, ticket, `Order ${ticket} does not exist`);
+  const read = runTicketStatement({ run_id: runId, ticket });
+  const row = (await c.query<RunTicketRow>(pgPlaceholders(read.sql), read.values)).rows[0];
+  if (!row) throw new Error(`run ${runId} has no ticket ${ticket}`);
+  if (row.item_status !== 'pending') return row.item_status;
+  if (row.ticket === null || row.account_id === null) return failItem(c, runId, ticket, `Order ${ticket} does not exist`);
+  const order = orderOfRow({ ...row, ticket: row.ticket });
   if (order.status === 'closed') return closeItem(c, runId, ticket);
-  const { account, instruments, groupRows, convertible } = await plainTerms(ctx, runId, order.account_id, order.symbol);
-  const [rawQuote] = await ctx.redis.hmget(ctx.quotesKey, order.symbol);
-  const rates = convertible.length ? await ctx.redis.hmget(ctx.quotesKey, ...convertible.map((i) => i.symbol)) : [];
+  const { account, instruments, groupRows, convertible } = await plainTerms(ctx, runId, row.account_id, order.symbol);
+  const wanted = [...new Set([order.symbol, ...convertible.map((i) => i.symbol as string)])];
+  const raws = await ctx.redis.hmget(ctx.quotesKey, ...wanted);
+  const rawQuote = raws[0];
+  const rates = convertible.map((i) => raws[wanted.indexOf(i.symbol)] ?? null);
 
   const instrument = instruments.find((i) => i.symbol === order.symbol);
   if (!instrument) return failItem(c, runId, ticket, `Unknown instrument ${order.symbol}`);
-  const row = groupRows.find((r) => r.symbol === order.symbol);
-  if (row && !row.enabled) return failItem(c, runId, ticket, `${order.symbol} is not tradable in this account's group`);
+  const groupRow = groupRows.find((r) => r.symbol === order.symbol);
+  if (groupRow && !groupRow.enabled) return failItem(c, runId, ticket, `${order.symbol} is not tradable in this account's group`);
   if (!rawQuote) return failItem(c, runId, ticket, `No quote for ${order.symbol}`);
-  const quote = withSpread(JSON.parse(rawQuote) as Quote, dec(row?.spread ?? 0), instrument.digits);
+  const quote = withSpread(JSON.parse(rawQuote) as Quote, dec(groupRow?.spread ?? 0), instrument.digits);
   const price = closingPrice(order.cmd, quote);
-  const raw = profitInQuoteCurrency(order.cmd, dec(order.open_price), price, dec(order.volume), dec(order.contract_size));
+  const raw = profitInQuoteCurrency(order.cmd, dec(order.openPrice), price, dec(order.volume), dec(order.contractSize));
   const rate = conversionRate(instrument.quote_currency, account.currency, convertible, rates);
   if (!rate) return failItem(c, runId, ticket, `No quote to convert ${instrument.quote_currency} into ${account.currency}`);
   const profit = money(raw.times(rate));
 
   const now = new Date();
   const closed = {
-    order: Number(order.ticket),
-    login: Number(order.login),
-    symbol: order.symbol,
-    cmd: order.cmd,
-    volume: Number(order.volume),
-    open_price: Number(order.open_price),
-    sl: order.sl === null ? null : Number(order.sl),
-    tp: order.tp === null ? null : Number(order.tp),
-    comment: order.comment,
-    status: 'closed',
-    opened_at: (order.created_at as Date).toISOString(),
+    ...orderView(order),
+    status: 'closed' as const,
     closed_at: now.toISOString(),
     close_price: Number(price.toFixed()),
     profit: profit.toFixed(2),

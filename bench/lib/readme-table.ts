@@ -19,6 +19,9 @@ export function latestFigures(jsonLines: string): Figure[] {
   return [...byName.values()];
 }
 
+/** The unit of a figure whose sides are speed-ups (see bench/bulk-close.bench.ts, scaling). */
+export const SPEED_UP = '×';
+
 const thousands = (n: number) => Math.round(n).toLocaleString('en-US');
 const ms = (n: number) => (Number.isFinite(n) ? n.toFixed(n < 10 ? 1 : 0) : '–');
 
@@ -30,8 +33,10 @@ export function renderTable(figures: Figure[]): string {
   const when = days[0] === days[days.length - 1] ? days[0] : `${days[0]} to ${days[days.length - 1]}`;
   const rows = figures.map((f) => {
     const failed = f.failures.candidate + f.failures.baseline > 0 ? ' (requests failed: suspect)' : '';
-    const unit = f.batch ? `${f.batch.unit}/s` : 'rps';
-    return `| ${f.name}${failed} | ${thousands(f.candidateRps)} ${unit} | ${thousands(f.baselineRps)} ${unit} | ${f.ratio.toFixed(2)} | ${ms(f.candidateP99Ms)} | ${ms(f.baselineP99Ms)} | ${f.rounds} × ${f.batch ? 'batch' : `${f.durationMs / 1000} s`} |`;
+    // A batch in the unit × is a ratio of two rates (a speed-up), not a rate: two decimals, no "/s".
+    const value = (n: number) =>
+      f.batch?.unit === SPEED_UP ? `${n.toFixed(2)} ${SPEED_UP}` : `${thousands(n)} ${f.batch ? `${f.batch.unit}/s` : 'rps'}`;
+    return `| ${f.name}${failed} | ${value(f.candidateRps)} | ${value(f.baselineRps)} | ${f.ratio.toFixed(2)} | ${ms(f.candidateP99Ms)} | ${ms(f.baselineP99Ms)} | ${f.rounds} × ${f.batch ? 'batch' : `${f.durationMs / 1000} s`} |`;
   });
   return [
     `Measured on ${machines.join(', ')}, Node ${nodes.join(', ')}, ${when}; medians of interleaved rounds.`,
