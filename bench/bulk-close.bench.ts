@@ -671,7 +671,9 @@ interface CpuMark {
   processes: Map<number, { name: string; seconds: number }>;
 }
 
-const WATCHED = ['postgres', 'redis-server', 'node'];
+// Node 24 names its main thread, and so the process's comm, "MainThread": without it the
+// children were missing from the mark and their whole lifetime's CPU was counted to a batch.
+const WATCHED = ['postgres', 'redis-server', 'node', 'MainThread'];
 
 function markCpu(): CpuMark {
   return { at: performance.now(), self: process.cpuUsage(), machine: machineCpu(), processes: cpuSecondsByName(WATCHED) };
