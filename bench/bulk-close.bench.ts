@@ -18,18 +18,22 @@ import { call } from './lib/load';
 import { SPEED_UP } from './lib/readme-table';
 
 /**
- * Bulk close (POST /orders/bulk-close): one BullMQ job per ticket, each closing its ticket in
- * its own transaction, and the HTTP answer once all are done.
+ * Bulk close (POST /orders/bulk-close): BullMQ jobs each carrying a chunk of the run's tickets,
+ * each ticket closed in its own transaction, and the HTTP answer once all are done.
  *
  * 1. Tickets per second closing 1,000 open orders of one account, with one and with two
  *    worker processes (WORKER_CONCURRENCY jobs each), against a baseline that runs the same
- *    per-ticket SQL transaction (the statements closeRunTicket and closeOrderInTransaction
- *    send, in the same order, plus the same two quote reads from Redis) straight through `pg`,
- *    with as many transactions in flight as the workers have jobs in flight. Both sides also
+ *    per-ticket SQL (the statements closeRunTicket and closeReadOrder send, built by the same
+ *    builders, in the same order, plus the same quote read from Redis) straight through `pg`,
+ *    with as many tickets in flight as the workers have jobs in flight. Both sides also
  *    record the run and its items first and complete and read it back last, as the route does.
  *    The ratio is the share of the plain transactions' rate that the service reaches (aim: at
- *    least 0.5).
+ *    least 0.7).
  * 2. The time of the HTTP answer for a bulk close of 100 tickets with one worker process.
+ * 3. 20 accounts of 100 tickets each, their 20 bulk closes sent at once, with one and with two
+ *    worker processes, against the same 2,000 per-ticket transactions at 8 and 16 in flight;
+ *    and the scaling figure: the service's speed-up from one to two worker processes over the
+ *    baseline's from 8 to 16 in flight (aim: at least 0.8).
  *
  * The service runs as it does in production, from compiled TypeScript (AS_COMPILED), as one
  * API child (ROLE=api) and worker children (ROLE=worker, servers/worker.ts) on a database and
