@@ -50,12 +50,10 @@ export class PricingContext {
     terms?: PricingTerms,
   ): Promise<PricingContext> {
     const t = terms ?? (await PricingContext.loadTerms(em, account, symbols));
-    // The symbols priced and those that convert, in one HMGET: one round trip per close, not two.
-    const own = new Set(symbols);
-    const quotes = await store.getMany([...new Set([...own, ...t.joining.map((i) => i.symbol)])]);
-    const converter = CurrencyConverter.fromQuotes(t.joining, quotes);
-    // Only the symbols asked for can be priced, as before the reads were merged.
-    for (const symbol of quotes.keys()) if (!own.has(symbol)) quotes.delete(symbol);
+    const [quotes, converter] = await Promise.all([
+      store.getMany([...new Set(symbols)]),
+      CurrencyConverter.priced(t.joining, store),
+    ]);
     return new PricingContext(
       account,
       new Map(t.instruments.map((i) => [i.symbol, i])),

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Instrument } from '../../entities/instrument.entity';
 import { D, dec, exactProduct, moneyQuotient, type Dec } from '../../platform/decimal';
-import type { Quote, QuoteStore } from './quote-store';
+import type { QuoteStore } from './quote-store';
 
 export interface Rate {
   /** Multiply an amount in `from` by this to get `to`. */
@@ -79,11 +79,7 @@ export class CurrencyConverter {
   }
 
   static async priced(joining: Instrument[], quotes: QuoteStore): Promise<CurrencyConverter> {
-    return CurrencyConverter.fromQuotes(joining, await quotes.getMany(joining.map((i) => i.symbol)));
-  }
-
-  /** The same from quotes already read (a caller that reads its own symbols' quotes with them, in one HMGET). */
-  static fromQuotes(joining: Instrument[], prices: Map<string, Quote>): CurrencyConverter {
+    const prices = await quotes.getMany(joining.map((i) => i.symbol));
     const legs = new Map<string, Leg>();
     const books = new Map<string, Book>();
     for (const i of joining) {
