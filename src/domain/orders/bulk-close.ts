@@ -176,7 +176,7 @@ export function orderOfRow(r: RunTicketRow & { ticket: string }): ClosableOrder 
  * Closes one ticket of a run and decides the run's item: closed (now, or already before)
  * in the same statement as the close itself, or failed with the reason when it cannot be
  * priced. A retry finds the item decided and does nothing. Round trips: one read (item and
- * order), one HMGET of the quotes, one closing statement; the terms come from `termsOf`.
+ * order), the quotes (two HMGETs at once), one closing statement; the terms come from `termsOf`.
  */
 export async function closeRunTicket(
   em: EntityManager,
