@@ -67,12 +67,14 @@ export class JobProducer {
   /**
    * Adds a parent job that runs once all its children are done (a BullMQ flow), every
    * payload checked against its job's schema. Returns the parent, the one job to wait on.
+   * `childPriority` (1 first) orders the children among all waiting jobs of their queue.
    */
   async enqueueFlow<P extends JobDefinition, C extends JobDefinition>(
     parent: P,
     parentPayload: PayloadInput<P>,
     child: C,
     childPayloads: Array<PayloadInput<C>>,
+    childPriority?: (index: number) => number,
   ): Promise<Job> {
     const parentData = parent.schema.parse(parentPayload);
     const children = childPayloads.map((p) => child.schema.parse(p));
@@ -89,11 +91,15 @@ export class JobProducer {
         queueName: parent.queue,
         data: parentData,
         opts: { ...parent.options, jobId: parent.jobId?.(parentData) },
-        children: children.map((data) => ({
+        children: children.map((data, index) => ({
           name: child.name,
           queueName: child.queue,
           data,
-          opts: { ...child.options, jobId: child.jobId?.(data) },
+          opts: {
+            ...child.options,
+            jobId: child.jobId?.(data),
+            ...(childPriority ? { priority: childPriority(index) } : {}),
+          },
         })),
       }),
       ENQUEUE_TIMEOUT_MS * 5,

@@ -62,6 +62,9 @@ const JOBS_PER_RUN = 32;
  */
 const MIN_TICKETS_PER_JOB = 10;
 
+/** BullMQ's largest priority (2^21); a run has far fewer chunks. */
+const MAX_PRIORITY = 2_097_152;
+
 /** The run's tickets in order, cut into chunks of ceil(n / 32), at least 10 and at most MAX_TICKETS_PER_JOB each. */
 export function ticketChunks(tickets: string[]): string[][] {
   const size = Math.min(MAX_TICKETS_PER_JOB, Math.max(MIN_TICKETS_PER_JOB, Math.ceil(tickets.length / JOBS_PER_RUN)));
@@ -109,6 +112,10 @@ export async function startBulkClose(
       { run_id: run.id },
       BulkCloseTicketJob,
       ticketChunks(tickets).map((chunk) => ({ run_id: run.id, tickets: chunk })),
+      // The n-th chunk of every run waiting goes before the (n+1)-th of any: when several
+      // accounts close at once, the jobs in flight close different accounts instead of all
+      // queueing on the first run's account row (each closing statement holds it to commit).
+      (index) => Math.min(index + 1, MAX_PRIORITY),
     );
     return { runId: run.id, job: parent };
   } catch (err) {
