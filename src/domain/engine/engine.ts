@@ -8,7 +8,7 @@ import { AppError, ValidationFailure } from '../../platform/errors';
 import { lockAccounts } from '../accounts/accounts';
 import { accountView } from '../accounts/account-view';
 import { recordEvent } from '../events/outbox';
-import { closeOrder, metricsOf, openMarketOrder } from '../orders/market-orders';
+import { closeAtPricing, metricsOf, openMarketOrder } from '../orders/market-orders';
 import { CMD, isBuy, isStopLimit, pendingOrderView } from '../orders/pending-orders';
 import { PricingContext, PricingError, type PricingTerms, type TradableQuote } from '../orders/pricing-context';
 import { BUY, closingPrice, profitInQuoteCurrency } from '../orders/trading-math';
@@ -308,8 +308,8 @@ async function decidePendingOrder(em: EntityManager, quotes: QuoteStore, ticket:
 
 /**
  * Closes an open order whose sl or tp its account's quote has reached (reason `sl` or
- * `tp`), through closeOrder, which books the profit and writes order.closed once however
- * many workers try. Its row is locked first and the account second (closeOrder's statement),
+ * `tp`), through closeAtPricing, which books the profit and writes order.closed once however
+ * many workers try. Its row is locked first and the account second (the closing statement),
  * the order every close takes (see LOCK ORDER below).
  */
 async function closeIfStopHit(em: EntityManager, quotes: QuoteStore, ticket: string): Promise<'sl' | 'tp' | null> {
@@ -317,11 +317,18 @@ async function closeIfStopHit(em: EntityManager, quotes: QuoteStore, ticket: str
     const order = await tx.findOne(Order, { ticket }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
     if (!order || order.status !== 'open') return null;
     const account = await tx.findOneOrFail(Account, order.account.id, { populate: ['group'] });
-    const q = await accountQuote(tx, quotes, account, order.symbol);
-    if (!q) return null;
+    const pricing = await PricingContext.load(tx, quotes, account, [order.symbol]);
+    let q: TradableQuote;
+    try {
+      q = pricing.quote(order.symbol);
+    } catch (err) {
+      if (err instanceof PricingError) return null;
+      throw err;
+    }
     const hit = stopHit(order.cmd, order.sl ? dec(order.sl) : null, order.tp ? dec(order.tp) : null, q);
     if (!hit) return null;
-    const outcome = await closeOrder(tx, quotes, ticket, hit);
+    // At the quote that hit the stop, priced once: the locked order and its pricing go straight to the close.
+    const outcome = await closeAtPricing(tx, order, pricing, hit);
     return outcome.kind === 'closed' && outcome.booked ? hit : null;
   });
 }
@@ -350,7 +357,7 @@ interface MarginOutcome {
 }
 
 /**
- * LOCK ORDER. Every close locks the order's row before its account's: closeOrder's one
+ * LOCK ORDER. Every close locks the order's row before its account's: the one closing
  * statement updates the order, then the balance (a manual close, a bulk-close ticket, sl and
  * tp). The stop-out follows it: it locks all the account's open orders, in ticket order,
  * before the account, so it can never hold the account while waiting for an order a
@@ -394,7 +401,13 @@ async function checkMargin(em: EntityManager, quotes: QuoteStore, accountId: str
       if (level.gte(stopLevel)) break;
       const worst = mostLosing(open, pricing);
       if (!worst) break;
-      const closed = await closeOrder(tx, quotes, worst, 'stop_out');
+      // At the quotes this level was measured with.
+      const closed = await closeAtPricing(
+        tx,
+        open.find((o) => o.ticket === worst)!,
+        pricing,
+        'stop_out',
+      );
       if (closed.kind !== 'closed') break;
       outcome.stoppedOut.push(worst);
     }

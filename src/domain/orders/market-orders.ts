@@ -389,11 +389,26 @@ export async function closeReadOrder(
   bulkCloseRunId: string | null,
   termsOf: PricingSource,
 ): Promise<CloseOutcome> {
-  const ticket = order.ticket;
   if (order.status === 'closed') return { kind: 'closed', booked: false, view: orderView(order) };
 
   const { account: holder, terms } = await termsOf(em, accountId, order.symbol);
   const pricing = await PricingContext.load(em, quotes, holder, [order.symbol], terms);
+  return closeAtPricing(em, order, pricing, reason, bulkCloseRunId);
+}
+
+/**
+ * Closes an open order at the quote `pricing` holds: for a caller that has priced the order
+ * already to decide on the close (the engine's sl and tp), so the close books the very quote
+ * that triggered it and nothing is read twice. The closing statement matches an open order only.
+ */
+export async function closeAtPricing(
+  em: EntityManager,
+  order: ClosableOrder,
+  pricing: PricingContext,
+  reason: string,
+  bulkCloseRunId: string | null = null,
+): Promise<CloseOutcome> {
+  const ticket = order.ticket;
   let profit: Dec;
   let price: Dec;
   try {
