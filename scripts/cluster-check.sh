@@ -9,7 +9,13 @@ cd "$(dirname "$0")/.."
 
 work=$(mktemp -d)
 chmod 755 "$work"
-base=$((20000 + RANDOM % 20000))
+# Below Linux's ephemeral range (32768 and up), where an outgoing connection's local port
+# could take one of ours between the check and the bind; and four ports nobody listens on.
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+for _ in $(seq 1 50); do
+  base=$((20000 + RANDOM % 12000))
+  port_free "$base" && port_free "$((base + 1))" && port_free "$((base + 2))" && port_free "$((base + 3))" && break
+done
 ports=("$base" "$((base + 1))" "$((base + 2))")
 bouncer_port=$((base + 3))
 pids=()
@@ -29,7 +35,12 @@ for port in "${ports[@]}"; do
   pids+=("$!")
 done
 for port in "${ports[@]}"; do
-  for _ in $(seq 1 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+  for _ in $(seq 1 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+  if ! redis-cli -p "$port" ping >/dev/null 2>&1; then
+    echo "redis-server on port $port did not start; its log:" >&2
+    cat "$work/redis-$port.log" >&2 || true
+    exit 1
+  fi
 done
 redis-cli --cluster create "127.0.0.1:${ports[0]}" "127.0.0.1:${ports[1]}" "127.0.0.1:${ports[2]}" \
   --cluster-replicas 0 --cluster-yes >/dev/null

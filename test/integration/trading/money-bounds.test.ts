@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { CONTRACT_SIZE_MAX, MAX_POSITIONS, PRICE_MAX, PRICE_MIN, VOLUME_MAX } from '../../../src/domain/money/bounds';
+import { ALL_QUEUES, QUEUES } from '../../../src/jobs/queues';
 import { D, money } from '../../../src/platform/decimal';
 import { adminToken, createCustomer, type LoggedIn } from '../../helpers/identity';
 import { startTestApp, type TestApp } from '../../helpers/test-app';
@@ -17,7 +18,12 @@ let customer: LoggedIn;
 let groupId: string;
 
 beforeAll(async () => {
-  app = await startTestApp({ label: 'moneybounds' });
+  // No engine: these orders fall from the highest price to the lowest, which stops them out,
+  // and the tests close them by hand to see what is booked; the engine would race them to it.
+  app = await startTestApp({
+    label: 'moneybounds',
+    env: { WORKER_QUEUES: ALL_QUEUES.filter((q) => q !== QUEUES.engine).join(',') },
+  });
   token = await adminToken(app);
   customer = await createCustomer(app, token);
   // Leverage 1000 keeps the margin of the largest order within what deposits can fund.
