@@ -8,7 +8,7 @@ import { QuoteStore } from '../src/domain/prices/quote-store';
 import { dec } from '../src/platform/decimal';
 import { pgPlaceholders, type Statement } from '../src/platform/named-sql';
 import { CHILD_EXEC_ARGV, fmt, type Figure, type Harness, type RunWindow, type Server } from './lib/harness';
-import { BASE_DATABASE_URL, dropDatabase, progressOf, request, withDatabase } from './lib/bench-kit';
+import { BASE_DATABASE_URL, dropDatabase, measureLoop, progressOf, request, withDatabase } from './lib/bench-kit';
 import { call, measure, nextSeq, type LoadResult } from './lib/load';
 
 /**
@@ -132,39 +132,7 @@ export async function run(h: Harness): Promise<Figure[]> {
 
 /** The baseline: a closed loop of `connections` workers, each opening one order and waiting for the commit before the next. */
 async function plainOpens(pool: Pool, store: QuoteStore, holders: Holder[], window: RunWindow): Promise<LoadResult> {
-  const cpuBefore = process.cpuUsage();
-  const start = performance.now();
-  const windowStart = start + window.warmupMs;
-  const end = windowStart + window.durationMs;
-  const latencies: number[] = [];
-  let errors = 0;
-  let n = 0;
-  const worker = async (): Promise<void> => {
-    while (performance.now() < end) {
-      const began = performance.now();
-      try {
-        await plainOpen(pool, store, orderOf(holders, n++));
-      } catch (err) {
-        errors++;
-        if (errors === 1) progress(`baseline open failed: ${String(err)}`);
-      }
-      const done = performance.now();
-      if (began >= windowStart && done <= end) latencies.push(done - began);
-    }
-  };
-  await Promise.all(Array.from({ length: window.connections }, worker));
-  const cpu = process.cpuUsage(cpuBefore);
-  latencies.sort((a, b) => a - b);
-  const at = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? NaN;
-  return {
-    requests: latencies.length,
-    rps: latencies.length / (window.durationMs / 1000),
-    p50Ms: at(0.5),
-    p99Ms: at(0.99),
-    errors,
-    non2xx: 0,
-    loadCpu: (cpu.user + cpu.system) / 1000 / (performance.now() - start),
-  };
+  return measureLoop(window, (seq) => plainOpen(pool, store, orderOf(holders, seq)), progress);
 }
 
 /** What the baseline reads of an instrument row of HOLDINGS_AND_TERMS. */

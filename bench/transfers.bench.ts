@@ -6,7 +6,7 @@ import { D, money } from '../src/platform/decimal';
 import { pgPlaceholders } from '../src/platform/named-sql';
 import { cpuSecondsByName, machineCpu, processCpuSeconds } from './lib/cpu';
 import { CHILD_EXEC_ARGV, fmt, type Figure, type Harness, type RunWindow, type Server } from './lib/harness';
-import { BASE_DATABASE_URL, dropDatabase, median, progressOf, request, withDatabase } from './lib/bench-kit';
+import { BASE_DATABASE_URL, dropDatabase, measureLoop, median, progressOf, request, withDatabase } from './lib/bench-kit';
 import { call, measure, nextSeq, type LoadResult } from './lib/load';
 
 /**
@@ -138,42 +138,15 @@ async function withCpu(into: CpuShare[], window: RunWindow, pid: number, side: (
  * and waiting for the commit before the next, as the load generator waits for each answer.
  */
 async function plainTransfers(pool: Pool, holders: Holder[], window: RunWindow): Promise<LoadResult> {
-  const cpuBefore = process.cpuUsage();
-  const start = performance.now();
-  const windowStart = start + window.warmupMs;
-  const end = windowStart + window.durationMs;
-  const latencies: number[] = [];
-  let errors = 0;
-  let n = 0;
-  const worker = async (): Promise<void> => {
-    while (performance.now() < end) {
-      const seq = n++;
+  return measureLoop(
+    window,
+    (seq) => {
       const holder = holders[seq % CUSTOMERS]!;
       const outbound = Math.floor(seq / CUSTOMERS) % 2 === 0;
-      const began = performance.now();
-      try {
-        await plainTransfer(pool, holder, outbound ? holder.wallet : holder.live, outbound ? holder.live : holder.wallet);
-      } catch (err) {
-        errors++;
-        if (errors === 1) progress(`baseline transfer failed: ${String(err)}`);
-      }
-      const done = performance.now();
-      if (began >= windowStart && done <= end) latencies.push(done - began);
-    }
-  };
-  await Promise.all(Array.from({ length: window.connections }, worker));
-  const cpu = process.cpuUsage(cpuBefore);
-  latencies.sort((a, b) => a - b);
-  const at = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? NaN;
-  return {
-    requests: latencies.length,
-    rps: latencies.length / (window.durationMs / 1000),
-    p50Ms: at(0.5),
-    p99Ms: at(0.99),
-    errors,
-    non2xx: 0,
-    loadCpu: (cpu.user + cpu.system) / 1000 / (performance.now() - start),
-  };
+      return plainTransfer(pool, holder, outbound ? holder.wallet : holder.live, outbound ? holder.live : holder.wallet);
+    },
+    progress,
+  );
 }
 
 /** One transfer as transferFunds sends it, identity conversion (both accounts USD), through plain `pg`. */

@@ -1,6 +1,6 @@
 import { Client } from 'pg';
-import type { Server } from './harness';
-import { call } from './load';
+import type { RunWindow, Server } from './harness';
+import { call, type LoadResult } from './load';
 
 /**
  * What every service benchmark needs besides the harness: a database of its own run, a
@@ -57,4 +57,50 @@ export function median(values: number[]): number {
 /** A progress printer for one benchmark: lines on stderr, so results on stdout stay clean. */
 export function progressOf(bench: string): (message: string) => void {
   return (message) => process.stderr.write(`  ${bench}: ${message}\n`);
+}
+
+/**
+ * A baseline's closed loop in this process, measured as lib/load's `measure` measures HTTP:
+ * `window.connections` workers, each running `operation` (with a sequence number) and waiting
+ * for it before the next, latencies counted inside the window after warm-up. A failing
+ * operation counts as an error; the first one is reported through `progress`.
+ */
+export async function measureLoop(
+  window: RunWindow,
+  operation: (seq: number) => Promise<unknown>,
+  progress: (message: string) => void,
+): Promise<LoadResult> {
+  const cpuBefore = process.cpuUsage();
+  const start = performance.now();
+  const windowStart = start + window.warmupMs;
+  const end = windowStart + window.durationMs;
+  const latencies: number[] = [];
+  let errors = 0;
+  let n = 0;
+  const worker = async (): Promise<void> => {
+    while (performance.now() < end) {
+      const began = performance.now();
+      try {
+        await operation(n++);
+      } catch (err) {
+        errors++;
+        if (errors === 1) progress(`baseline operation failed: ${String(err)}`);
+      }
+      const done = performance.now();
+      if (began >= windowStart && done <= end) latencies.push(done - began);
+    }
+  };
+  await Promise.all(Array.from({ length: window.connections }, worker));
+  const cpu = process.cpuUsage(cpuBefore);
+  latencies.sort((a, b) => a - b);
+  const at = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? NaN;
+  return {
+    requests: latencies.length,
+    rps: latencies.length / (window.durationMs / 1000),
+    p50Ms: at(0.5),
+    p99Ms: at(0.99),
+    errors,
+    non2xx: 0,
+    loadCpu: (cpu.user + cpu.system) / 1000 / (performance.now() - start),
+  };
 }
