@@ -1,7 +1,7 @@
+import { BENCH_ADMIN as ADMIN } from './lib/bench-kit';
 import { CHILD_EXEC_ARGV, type Figure, type Harness } from './lib/harness';
 import { call, measure } from './lib/load';
 
-const ADMIN = { email: 'bench-admin@bench.test', password: 'bench-desk-key-7719' };
 /** The public clone of GET /api/admin/settings that servers/service-open-route.ts adds. */
 const OPEN_SETTINGS_PATH = '/bench/settings';
 /** Password hashing is slow by design: a few requests in flight, as a login burst would have. */

@@ -13,7 +13,15 @@ import { D, dec, money, type Dec } from '../src/platform/decimal';
 import { pgPlaceholders } from '../src/platform/named-sql';
 import { cpuSecondsByName, machineCpu, processCpuSeconds, type MachineCpu } from './lib/cpu';
 import { CHILD_EXEC_ARGV, fmt, type BatchRound, type Figure, type Harness, type Server } from './lib/harness';
-import { BASE_DATABASE_URL, dropDatabase, median, progressOf, request, withDatabase } from './lib/bench-kit';
+import {
+  BENCH_ADMIN as ADMIN,
+  BASE_DATABASE_URL,
+  dropDatabase,
+  median,
+  progressOf,
+  request,
+  withDatabase,
+} from './lib/bench-kit';
 import { call } from './lib/load';
 import { SPEED_UP } from './lib/readme-table';
 
@@ -61,7 +69,6 @@ const MANY_ACCOUNTS = 20;
 const MANY_TICKETS = 100;
 const CONCURRENCY = 8;
 const ROUNDS = positiveInteger('BENCH_ROUNDS') ?? 3;
-const ADMIN = { email: 'bench-admin@bench.test', password: 'bench-desk-key-7719' };
 const SYMBOL = 'EURUSD';
 const QUOTE = { bid: 1.1, ask: 1.1002 };
 const VOLUME = '0.01';

@@ -8,7 +8,7 @@ import { QuoteStore, quoteVersionKey } from '../src/domain/prices/quote-store';
 import { JobProducer } from '../src/jobs/job-producer';
 import { pgPlaceholders } from '../src/platform/named-sql';
 import { CHILD_EXEC_ARGV, fmt, type BatchRound, type Figure, type Harness, type Server } from './lib/harness';
-import { BASE_DATABASE_URL, dropDatabase, progressOf, request, withDatabase } from './lib/bench-kit';
+import { BENCH_ADMIN as ADMIN, BASE_DATABASE_URL, dropDatabase, progressOf, request, withDatabase } from './lib/bench-kit';
 
 /**
  * The trading engine (decisions 12) with 100,000 resting pending orders across 20 symbols
@@ -36,7 +36,6 @@ const SAMPLES = Number(process.env.BENCH_ENGINE_SAMPLES ?? 40);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 /** Ticks per measured round, spread over the 20 symbols. */
 const TICKS = 200;
-const ADMIN = { email: 'bench-admin@bench.test', password: 'bench-desk-key-7719' };
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const POINT = 0.0001;
 /** Extra node flags for the children, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to see where their time goes. */

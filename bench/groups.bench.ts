@@ -1,3 +1,4 @@
+import { BENCH_ADMIN as ADMIN } from './lib/bench-kit';
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import type { Figure, Harness } from './lib/harness';
@@ -8,7 +9,6 @@ import { call } from './lib/load';
  * database without staff users, so whichever bench runs first on a fresh bench database
  * creates it and the others log in with the same credentials.
  */
-const ADMIN = { email: 'bench-admin@bench.test', password: 'bench-desk-key-7719' };
 const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/trading_bench';
 
 /**

@@ -8,7 +8,16 @@ import { QuoteStore } from '../src/domain/prices/quote-store';
 import { dec } from '../src/platform/decimal';
 import { pgPlaceholders, type Statement } from '../src/platform/named-sql';
 import { CHILD_EXEC_ARGV, fmt, type Figure, type Harness, type RunWindow, type Server } from './lib/harness';
-import { BASE_DATABASE_URL, dropDatabase, measureLoop, progressOf, request, withDatabase } from './lib/bench-kit';
+import {
+  BENCH_ADMIN as ADMIN,
+  BASE_DATABASE_URL,
+  benchCustomer,
+  dropDatabase,
+  measureLoop,
+  progressOf,
+  request,
+  withDatabase,
+} from './lib/bench-kit';
 import { call, measure, nextSeq, type LoadResult } from './lib/load';
 
 /**
@@ -38,7 +47,6 @@ const CUSTOMERS = 32;
 const CONNECTIONS = 16;
 const POOL_SIZE = 10;
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const ADMIN = { email: 'bench-admin@bench.test', password: 'bench-desk-key-7719' };
 const INSTRUMENTS = [
   { symbol: 'EURUSD', digits: 5, base: 'EUR', quote: 'USD', bid: 1.1, ask: 1.1002 },
   { symbol: 'USDJPY', digits: 3, base: 'USD', quote: 'JPY', bid: 150, ask: 150.02 },
@@ -224,29 +232,14 @@ async function setUp(api: Server, pool: Pool, tag: string): Promise<Holder[]> {
   }
   const holders: Holder[] = [];
   for (let i = 0; i < CUSTOMERS; i++) {
-    const email = `bench-orders-${tag}-${i}@bench.test`;
-    const password = `bench-${randomBytes(9).toString('base64url')}`;
-    const customer = await request<{ id: string }>(
-      api,
-      'POST',
-      '/api/crm/customers',
-      admin,
-      { email, password, first_name: 'Bench', last_name: `Trader ${i}` },
-      201,
-    );
-    const live = await request<{ login: number }>(
-      api,
-      'POST',
-      `/api/crm/customers/${customer.id}/accounts`,
-      admin,
-      { kind: 'live', group_id: group.id },
-      201,
-    );
-    await request(api, 'POST', `/api/backoffice/accounts/${live.login}/deposits`, admin, { amount: 1_000_000_000 }, 201);
-    const token = (await request<{ access_token: string }>(api, 'POST', '/api/customer/login', '', { email, password }, 200))
-      .access_token;
-    const { rows } = await pool.query<{ id: string }>('select id from accounts where login = $1', [live.login]);
-    holders.push({ customerId: customer.id, token, account: { id: rows[0]!.id, login: String(live.login) } });
+    const { customerId, liveLogin, token } = await benchCustomer(api, admin, {
+      email: `bench-orders-${tag}-${i}@bench.test`,
+      lastName: `Trader ${i}`,
+      groupId: group.id,
+    });
+    await request(api, 'POST', `/api/backoffice/accounts/${liveLogin}/deposits`, admin, { amount: 1_000_000_000 }, 201);
+    const { rows } = await pool.query<{ id: string }>('select id from accounts where login = $1', [liveLogin]);
+    holders.push({ customerId, token, account: { id: rows[0]!.id, login: String(liveLogin) } });
   }
   progress(`${CUSTOMERS} customers, each with a funded live account in one group`);
   return holders;

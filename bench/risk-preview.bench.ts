@@ -5,7 +5,7 @@ import { statsQuery } from '../src/domain/risk/classify';
 import { windowEndingAt } from '../src/domain/risk/preview';
 import { RiskRuleInputSchema } from '../src/domain/risk/rule-input';
 import { pgPlaceholders } from '../src/platform/named-sql';
-import { BASE_DATABASE_URL, dropDatabase, progressOf, request, withDatabase } from './lib/bench-kit';
+import { BENCH_ADMIN as ADMIN, BASE_DATABASE_URL, dropDatabase, progressOf, request, withDatabase } from './lib/bench-kit';
 import { CHILD_EXEC_ARGV, fmt, type BatchRound, type Figure, type Harness, type Server } from './lib/harness';
 import { call } from './lib/load';
 
@@ -29,7 +29,6 @@ import { call } from './lib/load';
 const ACCOUNTS = positiveInteger('BENCH_RISK_ACCOUNTS') ?? 10_000;
 const ORDERS = positiveInteger('BENCH_RISK_ORDERS') ?? 1_000_000;
 const ROUNDS = positiveInteger('BENCH_ROUNDS') ?? 3;
-const ADMIN = { email: 'bench-admin@bench.test', password: 'bench-desk-key-7719' };
 const progress = progressOf('risk-preview');
 
 export async function run(h: Harness): Promise<Figure[]> {

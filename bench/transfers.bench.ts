@@ -6,7 +6,17 @@ import { D, money } from '../src/platform/decimal';
 import { pgPlaceholders } from '../src/platform/named-sql';
 import { cpuSecondsByName, machineCpu, processCpuSeconds } from './lib/cpu';
 import { CHILD_EXEC_ARGV, fmt, type Figure, type Harness, type RunWindow, type Server } from './lib/harness';
-import { BASE_DATABASE_URL, dropDatabase, measureLoop, median, progressOf, request, withDatabase } from './lib/bench-kit';
+import {
+  BENCH_ADMIN as ADMIN,
+  BASE_DATABASE_URL,
+  benchCustomer,
+  dropDatabase,
+  measureLoop,
+  median,
+  progressOf,
+  request,
+  withDatabase,
+} from './lib/bench-kit';
 import { call, measure, nextSeq, type LoadResult } from './lib/load';
 
 /**
@@ -29,7 +39,6 @@ const progress = progressOf('transfers');
 const CUSTOMERS = 16;
 const CONNECTIONS = 16;
 const POOL_SIZE = 10;
-const ADMIN = { email: 'bench-admin@bench.test', password: 'bench-desk-key-7719' };
 /** Extra node flags for the service, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to see where its time goes. */
 
 interface Holder {
@@ -204,38 +213,23 @@ async function setUp(api: Server, pool: Pool, tag: string): Promise<Holder[]> {
   const group = await request<{ id: string }>(api, 'POST', '/groups', admin, { name: `bench-transfers-${tag}` }, 201);
   const holders: Holder[] = [];
   for (let i = 0; i < CUSTOMERS; i++) {
-    const email = `bench-transfer-${tag}-${i}@bench.test`;
-    const password = `bench-${randomBytes(9).toString('base64url')}`;
-    const customer = await request<{ id: string }>(
-      api,
-      'POST',
-      '/api/crm/customers',
-      admin,
-      { email, password, first_name: 'Bench', last_name: `Customer ${i}` },
-      201,
-    );
-    const live = await request<{ login: number }>(
-      api,
-      'POST',
-      `/api/crm/customers/${customer.id}/accounts`,
-      admin,
-      { kind: 'live', group_id: group.id },
-      201,
-    );
-    const token = (await request<{ access_token: string }>(api, 'POST', '/api/customer/login', '', { email, password }, 200))
-      .access_token;
+    const { customerId, liveLogin, token } = await benchCustomer(api, admin, {
+      email: `bench-transfer-${tag}-${i}@bench.test`,
+      lastName: `Customer ${i}`,
+      groupId: group.id,
+    });
     const accounts = await pool.query<{ id: string; login: string; kind: string }>(
       'select id, login::text as login, kind from accounts where customer_id = $1',
-      [customer.id],
+      [customerId],
     );
     const wallet = accounts.rows.find((a) => a.kind === 'wallet')!;
-    for (const login of [wallet.login, String(live.login)])
+    for (const login of [wallet.login, String(liveLogin)])
       await request(api, 'POST', `/api/backoffice/accounts/${login}/deposits`, admin, { amount: 1_000_000_000 }, 201);
     holders.push({
-      customerId: customer.id,
+      customerId,
       token,
       wallet: { id: wallet.id, login: wallet.login },
-      live: { id: accounts.rows.find((a) => a.login === String(live.login))!.id, login: String(live.login) },
+      live: { id: accounts.rows.find((a) => a.login === String(liveLogin))!.id, login: String(liveLogin) },
     });
   }
   progress(`${CUSTOMERS} customers, each with a funded wallet and live account`);

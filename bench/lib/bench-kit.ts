@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import type { RunWindow, Server } from './harness';
 import { call, type LoadResult } from './load';
@@ -104,3 +105,43 @@ export async function measureLoop(
     loadCpu: (cpu.user + cpu.system) / 1000 / (performance.now() - start),
   };
 }
+
+/**
+ * A customer with a live account in `groupId`, made through the API as staff would make it,
+ * and its customer token.
+ */
+export async function benchCustomer(
+  api: Server,
+  adminToken: string,
+  options: { email: string; lastName: string; groupId: string },
+): Promise<{ customerId: string; liveLogin: number; token: string }> {
+  const password = `bench-${randomBytes(9).toString('base64url')}`;
+  const customer = await request<{ id: string }>(
+    api,
+    'POST',
+    '/api/crm/customers',
+    adminToken,
+    { email: options.email, password, first_name: 'Bench', last_name: options.lastName },
+    201,
+  );
+  const live = await request<{ login: number }>(
+    api,
+    'POST',
+    `/api/crm/customers/${customer.id}/accounts`,
+    adminToken,
+    { kind: 'live', group_id: options.groupId },
+    201,
+  );
+  const login = await request<{ access_token: string }>(
+    api,
+    'POST',
+    '/api/customer/login',
+    '',
+    { email: options.email, password },
+    200,
+  );
+  return { customerId: customer.id, liveLogin: live.login, token: login.access_token };
+}
+
+/** The staff user every bench's service bootstraps (BOOTSTRAP_ADMIN_*) and logs in as. */
+export const BENCH_ADMIN = { email: 'bench-admin@bench.test', password: 'bench-desk-key-7719' } as const;
