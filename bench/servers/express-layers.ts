@@ -2,7 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import express from 'express';
 import { parseQuery } from '../../src/api/http/query';
-import { REQUEST_STACK_LAYERS, requestStackLayer, type RequestStackLayer } from '../../src/api/middleware/request-stack';
+import {
+  REQUEST_STACK_LAYERS,
+  composeLayers,
+  requestStackLayer,
+  type RequestStackLayer,
+} from '../../src/api/middleware/request-stack';
 import { clientAddressResolver, compileTrust } from '../../src/platform/client-address';
 import { createLogger } from '../../src/platform/logger';
 import { Metrics } from '../../src/platform/metrics';
@@ -35,7 +40,8 @@ const parts = {
   resolveClient: clientAddressResolver(trust),
   bodyLimitBytes: config.bodyLimitBytes,
 };
-for (const layer of layers) app.use(requestStackLayer(layer, parts));
+// Composed as the service composes them (requestStack), so each figure is what the layers cost there.
+if (layers.length > 0) app.use(composeLayers(layers.map((layer) => requestStackLayer(layer, parts))));
 
 const setsRequestId = layers.includes('request-id');
 const setsSecurityHeaders = layers.includes('security-headers');

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { Router, type Express, type NextFunction, type Request, type Response } from 'express';
+import type { Express, NextFunction, Request, Response } from 'express';
 import type { z } from 'zod';
 import { AppError, ValidationFailure, type Location, type ValidationItem } from '../../platform/errors';
 import type { AppServices } from '../../app-services';
@@ -9,7 +9,9 @@ import { abandonIdempotent, beginIdempotent, completeIdempotent, requestHash } f
 import type { Caller } from '../../domain/identity/caller';
 import { authorize, checkRouteFamilies } from './access';
 import { replyProblems } from './response-contract';
-import { toExpressPath, type HandlerResult, type RouteSpec } from './route';
+import type { HandlerResult, RouteSpec } from './route';
+import { RouteMatcher } from './route-matcher';
+import { jsonSender } from './send-json';
 
 /**
  * Registers the route table on the app. Every route gets the same pipeline: record its
@@ -21,55 +23,34 @@ export function mountRoutes(app: Express, routes: RouteSpec[], services: AppServ
   checkRouteFamilies(routes);
   // Under test every answer is held to its contract, so every integration test also tests
   // the contract; elsewhere this costs nothing.
-  const checkReplies = services.config.env === 'test';
-  // Hot path: express tries a request against every route layer in turn, so a route late in
-  // the table (POST /orders is the 72nd) paid some seventy path matches before its own. The
-  // table is split into one router per leading literal segment (two under /api), each keeping
-  // the table's order, and a request goes straight to the one router its path can match:
-  // express still matches the route inside it, with the same rules (case-insensitive, an
-  // optional trailing slash, params, HEAD and OPTIONS answered by the router).
-  const groups = new Map<string, Router>();
-  for (const route of routes) {
-    const key = groupOfRoute(route.path);
-    let router = groups.get(key);
-    if (!router) groups.set(key, (router = Router()));
-    router[route.method](toExpressPath(route.path), (req: Request, res: Response, next: NextFunction) => {
-      req.routeTemplate = route.path;
-      try {
-        handle(route, req, res, services, checkReplies)?.catch(next);
-      } catch (err) {
-        next(err);
-      }
-    });
-  }
+  const pipe: Pipeline = { services, checkReplies: services.config.env === 'test', sendJson: jsonSender(app) };
+  // Hot path: the table is matched by RouteMatcher (express's matching rules, without a router
+  // hand-off per group and a regular expression per route tried; see route-matcher.ts).
+  const matcher = new RouteMatcher(routes);
   app.use((req: Request, res: Response, next: NextFunction) => {
-    // No route declares OPTIONS, and the app's router answered it 404 (its automatic Allow
-    // answer gives way to the not-found error); a sub-router would answer 200 with Allow.
+    // No route declares OPTIONS: it goes on to the not-found answer, as it always has.
     if (req.method === 'OPTIONS') {
       next();
       return;
     }
-    const router = groups.get(groupOfPath(req.path));
-    if (router) router(req, res, next);
-    else next();
+    const found = matcher.match(req.method, req.path);
+    if (!found) {
+      next();
+      return;
+    }
+    req.params = found.params;
+    req.routeTemplate = found.route.path;
+    // A synchronous throw (a path parameter that does not decode, a validation failure) is
+    // caught by express around this middleware and reaches the error handler like a rejection.
+    handle(found.route, req, res, pipe)?.catch(next);
   });
 }
 
-/** `/api/admin/settings` is in group `api/admin`, `/orders/{ticket}` in `orders`. */
-function groupOfRoute(path: string): string {
-  const key = groupOfPath(path);
-  if (key === '' || key.includes('{') || key.includes(':'))
-    throw new Error(`Route ${path}: its leading path segments (two under /api) must be literal`);
-  return key;
-}
-
-/** The same key for a request's path; lower case, as express matches routes case-insensitively. */
-function groupOfPath(path: string): string {
-  const first = path.indexOf('/', 1);
-  const head = first === -1 ? path.slice(1) : path.slice(1, first);
-  if (head.toLowerCase() !== 'api' || first === -1) return head.toLowerCase();
-  const second = path.indexOf('/', first + 1);
-  return `api/${(second === -1 ? path.slice(first + 1) : path.slice(first + 1, second)).toLowerCase()}`;
+/** What every request's pipeline shares: built once when the table is mounted. */
+interface Pipeline {
+  services: AppServices;
+  checkReplies: boolean;
+  sendJson: ReturnType<typeof jsonSender>;
 }
 
 /**
@@ -79,24 +60,18 @@ function groupOfPath(path: string): string {
  * steps and their order are the same on every path: access, input, idempotency, handler, reply.
  * Returns a promise only when some step is asynchronous.
  */
-function handle(
-  route: RouteSpec,
-  req: Request,
-  res: Response,
-  services: AppServices,
-  checkReplies: boolean,
-): Promise<void> | undefined {
+function handle(route: RouteSpec, req: Request, res: Response, pipe: Pipeline): Promise<void> | undefined {
   // Nothing a token unlocks may sit in a shared or browser cache, refusals included.
   if (route.access.kind !== 'public' || req.headers.authorization !== undefined) res.setHeader('Cache-Control', 'no-store');
   // Hot path: forking a unit of work costs more than everything else a light request does (a
   // CPU profile of GET /health put MikroORM's fork at about a quarter of the service's work), so
   // the request's fork is made when something first asks for it, and routes that never touch
   // the database (health, public reads from Redis) skip it. Everything uses this one fork.
-  const unit = new UnitOfWork(services);
-  if (route.access.kind === 'public') return validated(route, req, res, services, checkReplies, unit, undefined);
+  const unit = new UnitOfWork(pipe.services);
+  if (route.access.kind === 'public') return validated(route, req, res, pipe, unit, undefined);
   // Who asks comes before what they sent: a stranger learns nothing about a route's schema.
-  return authorize(route.access, req, unit.em, services.identity).then((caller) =>
-    validated(route, req, res, services, checkReplies, unit, caller),
+  return authorize(route.access, req, unit.em, pipe.services.identity).then((caller) =>
+    validated(route, req, res, pipe, unit, caller),
   );
 }
 
@@ -111,8 +86,7 @@ function validated(
   route: RouteSpec,
   req: Request,
   res: Response,
-  services: AppServices,
-  checkReplies: boolean,
+  pipe: Pipeline,
   unit: UnitOfWork,
   caller: Caller | undefined,
 ): Promise<void> | undefined {
@@ -125,11 +99,11 @@ function validated(
   const input: Input = { params, query, body };
 
   const key = route.idempotent && caller ? req.get('idempotency-key') : undefined;
-  if (key !== undefined) return idempotent(route, req, res, services, checkReplies, unit, caller!, input, key);
+  if (key !== undefined) return idempotent(route, req, res, pipe, unit, caller!, input, key);
 
-  const result = route.handler(context(req, res, services, unit, caller, input));
-  if (isPromise(result)) return result.then((settled) => reply(route, res, services, checkReplies, settled));
-  reply(route, res, services, checkReplies, result);
+  const result = route.handler(context(req, res, pipe.services, unit, caller, input));
+  if (isPromise(result)) return result.then((settled) => reply(route, req, res, pipe, settled));
+  reply(route, req, res, pipe, result);
   return undefined;
 }
 
@@ -143,8 +117,7 @@ async function idempotent(
   route: RouteSpec,
   req: Request,
   res: Response,
-  services: AppServices,
-  checkReplies: boolean,
+  pipe: Pipeline,
   unit: UnitOfWork,
   caller: Caller,
   input: Input,
@@ -158,19 +131,20 @@ async function idempotent(
     requestHash(route.method, route.path, input.params, input.body),
   );
   if (claim.kind === 'replay') {
-    res.set('Idempotent-Replayed', 'true').status(claim.status).json(claim.body);
+    res.setHeader('Idempotent-Replayed', 'true');
+    pipe.sendJson(req, res, claim.status, claim.body);
     return;
   }
   let result;
   try {
-    result = await route.handler(context(req, res, services, unit, caller, input));
-    if (checkReplies && !route.raw && !res.headersSent) assertContract(route, result, services);
+    result = await route.handler(context(req, res, pipe.services, unit, caller, input));
+    if (pipe.checkReplies && !route.raw && !res.headersSent) assertContract(route, result, pipe.services);
   } catch (err) {
     await abandonIdempotent(em().fork(), claim.recordId);
     throw err;
   }
   await completeIdempotent(em().fork(), claim.recordId, result?.status ?? 204, result?.body ?? null);
-  write(route, res, result);
+  write(route, req, res, pipe, result);
 }
 
 function context(
@@ -206,12 +180,12 @@ class HandlerContextImpl {
   }
 }
 
-function reply(route: RouteSpec, res: Response, services: AppServices, checkReplies: boolean, result: HandlerResult): void {
-  if (checkReplies && !route.raw && !res.headersSent) assertContract(route, result, services);
-  write(route, res, result);
+function reply(route: RouteSpec, req: Request, res: Response, pipe: Pipeline, result: HandlerResult): void {
+  if (pipe.checkReplies && !route.raw && !res.headersSent) assertContract(route, result, pipe.services);
+  write(route, req, res, pipe, result);
 }
 
-function write(route: RouteSpec, res: Response, result: HandlerResult): void {
+function write(route: RouteSpec, req: Request, res: Response, pipe: Pipeline, result: HandlerResult): void {
   if (route.raw || res.headersSent) return;
   if (!result) {
     res.status(204).end();
@@ -219,7 +193,7 @@ function write(route: RouteSpec, res: Response, result: HandlerResult): void {
   }
   if (result.headers) res.set(result.headers);
   if (result.body === undefined) res.status(result.status).end();
-  else res.status(result.status).json(result.body);
+  else pipe.sendJson(req, res, result.status, result.body);
 }
 
 function isPromise<T>(value: T | Promise<T>): value is Promise<T> {

@@ -82,8 +82,3 @@ export function defineRoute<
 export function json(status: number, body: unknown, headers?: Record<string, string>): Reply {
   return { status, body, headers };
 }
-
-/** `/groups/{group_id}` becomes express's `/groups/:group_id`. */
-export function toExpressPath(path: string): string {
-  return path.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1');
-}
