@@ -1,10 +1,12 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
 import { Account } from '../../entities/account.entity';
 import { Order } from '../../entities/order.entity';
 import { PendingOrder } from '../../entities/pending-order.entity';
 import { dec, type Dec } from '../../platform/decimal';
 import { AppError, ValidationFailure } from '../../platform/errors';
+import { databaseErrorSummary, isDatabaseError } from '../../platform/logger';
 import { lockAccounts } from '../accounts/accounts';
 import { accountView } from '../accounts/account-view';
 import { recordEvent } from '../events/outbox';
@@ -28,6 +30,35 @@ export interface TickOutcome {
   cancelled: number;
   marginCalls: number;
   stoppedOut: number;
+  /** Candidates (or a stage's lookup) that failed; the pass throws once the rest is done. */
+  failed: number;
+}
+
+/** A pass's counts before it has done anything; also the start of a job's totals over its passes. */
+export function noCounts(): Omit<TickOutcome, 'symbol'> {
+  return {
+    trailed: 0,
+    closed: { sl: 0, tp: 0 },
+    triggered: 0,
+    filled: 0,
+    cancelled: 0,
+    marginCalls: 0,
+    stoppedOut: 0,
+    failed: 0,
+  };
+}
+
+/** Adds a pass's counts to `totals` (a tick job's, over its passes). */
+export function addCounts(totals: Omit<TickOutcome, 'symbol'>, pass: Omit<TickOutcome, 'symbol'>): void {
+  totals.trailed += pass.trailed;
+  totals.closed.sl += pass.closed.sl;
+  totals.closed.tp += pass.closed.tp;
+  totals.triggered += pass.triggered;
+  totals.filled += pass.filled;
+  totals.cancelled += pass.cancelled;
+  totals.marginCalls += pass.marginCalls;
+  totals.stoppedOut += pass.stoppedOut;
+  totals.failed += pass.failed;
 }
 
 /** Why a candidate was or was not acted on. */
@@ -169,14 +200,28 @@ export function passLookup(symbol: string, bid: string, ask: string): { sql: str
   };
 }
 
-/** Runs `work` over `items`, at most `limit` at a time. */
-async function inParallel<T, R>(items: T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
+/**
+ * Runs `work` over `items`, at most `limit` at a time, and every item to the end: one item's
+ * error stops neither its lane nor the others (each item is its own transaction), and the
+ * returned promise settles only once every lane is done, so nothing still runs after it.
+ * A failed item is handed to `failed` and its result is undefined.
+ */
+async function inParallel<T, R>(
+  items: T[],
+  limit: number,
+  work: (item: T) => Promise<R>,
+  failed: (item: T, err: unknown) => void,
+): Promise<Array<R | undefined>> {
+  const out: Array<R | undefined> = new Array(items.length);
   let next = 0;
   const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
     while (next < items.length) {
       const i = next++;
-      out[i] = await work(items[i]!);
+      try {
+        out[i] = await work(items[i]!);
+      } catch (err) {
+        failed(items[i]!, err);
+      }
     }
   });
   await Promise.all(lanes);
@@ -366,7 +411,8 @@ interface MarginOutcome {
  *
  * Margin level = equity / margin x 100 (decisions 12), with the account locked. Below the
  * group's margin_call_level the account gets one `account.margin_call` per crossing (a
- * flag on the account, cleared when the level is back at or above it); below its
+ * flag on the account, cleared when the level is back at or above it, or by
+ * openMarketOrder when it opens on an account with nothing open); below its
  * stopout_level its most losing open order is closed (reason `stop_out`), again and again,
  * until the level is restored or nothing is open, and one `account.stop_out` names them.
  */
@@ -498,70 +544,112 @@ function mostLosing(open: Order[], pricing: PricingContext): string | null {
   return worst?.ticket ?? null;
 }
 
+export interface EvaluateOptions {
+  /** Where each failed candidate is logged. */
+  logger: Logger;
+  /** Called as the pass goes, often: between pages and after each account's margin (the caller extends its lease). */
+  heartbeat?: () => Promise<void>;
+}
+
+/**
+ * A pass in which some candidates (or a stage's lookup) failed, thrown once every other
+ * candidate and the margin stage have run, so the job is retried. Its message names no
+ * values (a database error is summarised), as BullMQ keeps it in Redis.
+ */
+export class EnginePassFailed extends Error {
+  constructor(
+    readonly outcome: TickOutcome,
+    first: unknown,
+  ) {
+    const cause = isDatabaseError(first) ? databaseErrorSummary(first) : first instanceof Error ? first.message : String(first);
+    super(`engine pass of ${outcome.symbol}: ${outcome.failed} step(s) failed, the first: ${cause}`);
+    this.name = 'EnginePassFailed';
+  }
+}
+
 /**
  * Evaluates one symbol at its latest quote: trailing stops, then sl and tp, then pending
  * orders, then the margin of every account holding the symbol. Each lookup is an indexed
  * range query bounded by the quote (widened by the widest group spread), so its cost
  * follows the number of orders the tick acts on, not the number resting. `heartbeat` is
- * called between pages (the caller extends its lease).
+ * called between pages and after each account of the margin stage (the caller extends its
+ * lease, as often as it sees fit).
+ *
+ * Every candidate is decided in its own transaction, so one that fails (a deadlock, a lost
+ * connection) is logged and counted, and the others, the later stages and above all the
+ * margin stage still run; once everything is done the pass throws EnginePassFailed, so the
+ * job is retried and the failed candidates are evaluated again.
  */
 export async function evaluateSymbol(
   em: EntityManager,
   quotes: QuoteStore,
   symbol: string,
-  heartbeat: () => Promise<void> = async () => undefined,
+  { logger, heartbeat = async () => undefined }: EvaluateOptions,
 ): Promise<TickOutcome> {
-  const out: TickOutcome = {
-    symbol,
-    trailed: 0,
-    closed: { sl: 0, tp: 0 },
-    triggered: 0,
-    filled: 0,
-    cancelled: 0,
-    marginCalls: 0,
-    stoppedOut: 0,
-  };
+  const out: TickOutcome = { symbol, ...noCounts() };
   const raw = await quotes.get(symbol);
   if (!raw) return out;
   const bid = dec(raw.bid).toFixed();
   const ask = dec(raw.ask).toFixed();
   const fork = () => em.fork() as EntityManager;
+  let firstFailure: unknown;
+  const failed = (stage: Stage | 'lookup' | 'margin', what: Record<string, string>) => (err: unknown) => {
+    if (out.failed++ === 0) firstFailure = err;
+    logger.error({ err, symbol, stage, ...what }, 'engine step failed; the pass will throw once the rest is done');
+  };
+  const ticketFailed = (stage: Stage) => (ticket: string, err: unknown) => failed(stage, { ticket })(err);
 
   // Every lookup of the pass, first pages in one round trip; a branch with more than a page
   // of candidates is then paged through on its own.
   const lookup = passLookup(symbol, bid, ask);
-  const first = await em.execute<Array<{ branch: number; ticket: string }>>(lookup.sql, lookup.params);
+  let first: Array<{ branch: number; ticket: string }> = [];
+  try {
+    first = await em.execute<Array<{ branch: number; ticket: string }>>(lookup.sql, lookup.params);
+  } catch (err) {
+    failed('lookup', {})(err);
+  }
+  // A stage whose paging fails is counted as failed too; the stages after it still run.
   const run = async (stage: Stage, work: (tickets: string[]) => Promise<void>) => {
-    for (const [i, b] of BRANCHES.entries()) {
-      if (b.stage !== stage) continue;
-      const tickets = first.filter((r) => Number(r.branch) === i).map((r) => String(r.ticket));
-      if (tickets.length === 0) continue;
-      // The lookup read one ticket past a page to know there are more: work the page, then
-      // go on after its last ticket (not from the start, which would work the page twice).
-      const page = tickets.slice(0, PAGE);
-      await work(page);
-      if (tickets.length > PAGE)
-        await forCandidates(
-          em,
-          `${BAND_CTE} select ticket from ${b.from} where ${b.where}`,
-          [symbol, symbol, b.price === 'bid' ? bid : ask],
-          page[page.length - 1]!,
-          work,
-        );
+    try {
+      for (const [i, b] of BRANCHES.entries()) {
+        if (b.stage !== stage) continue;
+        const tickets = first.filter((r) => Number(r.branch) === i).map((r) => String(r.ticket));
+        if (tickets.length === 0) continue;
+        // The lookup read one ticket past a page to know there are more: work the page, then
+        // go on after its last ticket (not from the start, which would work the page twice).
+        const page = tickets.slice(0, PAGE);
+        await work(page);
+        if (tickets.length > PAGE)
+          await forCandidates(
+            em,
+            `${BAND_CTE} select ticket from ${b.from} where ${b.where}`,
+            [symbol, symbol, b.price === 'bid' ? bid : ask],
+            page[page.length - 1]!,
+            work,
+          );
+      }
+    } catch (err) {
+      failed(stage, { step: 'paging' })(err);
     }
   };
 
   await run('trail', async (tickets) => {
-    const moved = await inParallel(tickets, PARALLEL, (t) => trailStop(fork(), quotes, t));
+    const moved = await inParallel(tickets, PARALLEL, (t) => trailStop(fork(), quotes, t), ticketFailed('trail'));
     out.trailed += moved.filter(Boolean).length;
     await heartbeat();
   });
   await run('stops', async (tickets) => {
-    for (const hit of await inParallel(tickets, PARALLEL, (t) => closeIfStopHit(fork(), quotes, t))) if (hit) out.closed[hit]++;
+    for (const hit of await inParallel(tickets, PARALLEL, (t) => closeIfStopHit(fork(), quotes, t), ticketFailed('stops')))
+      if (hit) out.closed[hit]++;
     await heartbeat();
   });
   await run('pending', async (tickets) => {
-    for (const step of await inParallel(tickets, PARALLEL, (t) => decidePendingOrder(fork(), quotes, t))) {
+    for (const step of await inParallel(
+      tickets,
+      PARALLEL,
+      (t) => decidePendingOrder(fork(), quotes, t),
+      ticketFailed('pending'),
+    )) {
       if (step === 'filled') out.filled++;
       else if (step === 'triggered') out.triggered++;
       else if (step === 'cancelled') out.cancelled++;
@@ -570,19 +658,35 @@ export async function evaluateSymbol(
   });
 
   // Margin of every account holding the symbol: read without locks first, locked only when
-  // the level is below the margin call level or the account's call flag is up.
-  const accounts = await em.execute<Array<{ id: string; margin_call_active: boolean }>>(
-    `select a.id, a.margin_call_active from accounts a
-      where a.id in (select distinct account_id from orders where symbol = ? and status = 'open')`,
-    [symbol],
-  );
-  const outcomes = await inParallel(accounts, PARALLEL, async (a) =>
-    (await marginNeedsCheck(fork(), quotes, a.id, a.margin_call_active)) ? checkMargin(fork(), quotes, a.id) : null,
-  );
-  for (const outcome of outcomes) {
-    if (!outcome) continue;
-    if (outcome.marginCall) out.marginCalls++;
-    out.stoppedOut += outcome.stoppedOut.length;
+  // the level is below the margin call level or the account's call flag is up. It runs
+  // whatever failed above: a stop-out must not wait on another order's failure.
+  try {
+    const accounts = await em.execute<Array<{ id: string; margin_call_active: boolean }>>(
+      `select a.id, a.margin_call_active from accounts a
+        where a.id in (select distinct account_id from orders where symbol = ? and status = 'open')`,
+      [symbol],
+    );
+    const outcomes = await inParallel(
+      accounts,
+      PARALLEL,
+      async (a) => {
+        const outcome = (await marginNeedsCheck(fork(), quotes, a.id, a.margin_call_active))
+          ? await checkMargin(fork(), quotes, a.id)
+          : null;
+        // Every account holding the symbol is read, however many: the lease must outlast them.
+        await heartbeat();
+        return outcome;
+      },
+      (a, err) => failed('margin', { account_id: a.id })(err),
+    );
+    for (const outcome of outcomes) {
+      if (!outcome) continue;
+      if (outcome.marginCall) out.marginCalls++;
+      out.stoppedOut += outcome.stoppedOut.length;
+    }
+  } catch (err) {
+    failed('margin', { step: 'lookup' })(err);
   }
+  if (out.failed > 0) throw new EnginePassFailed(out, firstFailure);
   return out;
 }

@@ -12,7 +12,8 @@ const EXTEND = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call(
  * - `engine:lock:<symbol>`: held by the one worker evaluating the symbol, with a lease.
  *
  * A tick job takes the lock or, when another worker holds it, returns at once: the holder
- * sees `ver` ahead of `done` when its pass ends and evaluates again, from the latest quote.
+ * sees `ver` ahead of `done` when its pass ends and evaluates again, from the latest quote
+ * (or, at its job's bound, releases the lock and queues a tick job that does).
  * So ticks of one symbol are evaluated one at a time, in order, and a burst is coalesced to
  * the latest price. A worker killed mid-pass never wrote `done`: the next tick, the killed
  * job's retry or the sweep evaluates again. The database, not this book, guards against

@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { evaluateSymbol } from '../../../src/domain/engine/engine';
+import { EnginePassFailed, evaluateSymbol } from '../../../src/domain/engine/engine';
 import { adminToken, createCustomer } from '../../helpers/identity';
 import { spawnService, type ServiceProcess } from '../../helpers/service-process';
 import { REDIS_URL, startTestApp, waitFor, type TestApp } from '../../helpers/test-app';
 import { expectLedgerBalanced, fundedAccount } from '../../helpers/trading';
 import { group, settled, usdInstrument } from './engine-kit';
-import { expectOk } from './trading-kit';
+import { eventsOf, expectOk } from './trading-kit';
 
 jest.setTimeout(120_000);
 
@@ -100,8 +100,12 @@ test('when two evaluations of the same tick race (no lease between them), then e
   await app.runtime.services.quotes.set('GBPUSD', '1.0988', '1.099');
   const orm = app.runtime.services.orm;
   const [first, second] = await Promise.all([
-    evaluateSymbol(orm.em.fork() as EntityManager, app.runtime.services.quotes, 'GBPUSD'),
-    evaluateSymbol(orm.em.fork() as EntityManager, app.runtime.services.quotes, 'GBPUSD'),
+    evaluateSymbol(orm.em.fork() as EntityManager, app.runtime.services.quotes, 'GBPUSD', {
+      logger: app.runtime.services.logger,
+    }),
+    evaluateSymbol(orm.em.fork() as EntityManager, app.runtime.services.quotes, 'GBPUSD', {
+      logger: app.runtime.services.logger,
+    }),
   ]);
   expect(first.filled + second.filled).toBe(tickets.length);
   await expectEachFilledOnce(tickets);
@@ -125,6 +129,68 @@ test('when the worker is SIGKILLed in the middle of a tick, then two new workers
   await Promise.all(others.map((w) => w.waitForLog('workers started')));
   await waitFor('every order filled', async () => (await filled()) === tickets.length, 60_000);
   await settled(app, 'AUDUSD', 30_000);
+  await expectEachFilledOnce(tickets);
+  await expectLedgerBalanced(app);
+  // The tests below drive the engine by hand: no worker of this one may evaluate beside them.
+  for (const w of others) w.child.kill('SIGKILL');
+  await Promise.all(others.map((w) => w.exited));
+});
+
+test('when one candidate of a pass fails, then the other candidates and the margin stage still run, and the pass throws only once they are done', async () => {
+  await usdInstrument(app, token, 'EURUSD', 1.1, 1.1002, { settle: false });
+  const tickets = await restingBuyLimits('EURUSD', 1.099, 2, 20);
+  // An account the next quote stops out: 0.8 lots bought at 1.1002 with 1,000 (880.16 of margin).
+  const customer = await createCustomer(app, token);
+  const holder = await fundedAccount(
+    app,
+    token,
+    customer.id,
+    await group(app, token, { margin_call_level: 100, stopout_level: 50 }),
+    1000,
+  );
+  const position = expectOk(
+    await app.request('POST', '/orders', { token, body: { login: holder, symbol: 'EURUSD', cmd: 0, volume: 0.8 } }),
+    201,
+  ).order as number;
+  // The first candidate's fill fails in the database (its comment breaks a check added for the test).
+  const [poisoned, ...others] = tickets;
+  const connection = app.runtime.services.orm.em.fork().getConnection();
+  await connection.execute(
+    `alter table orders add constraint engine_fault_check check (comment is distinct from 'engine-fault-poisoned') not valid`,
+  );
+  await connection.execute(`update pending_orders set comment = 'engine-fault-poisoned' where ticket = ?`, [poisoned]);
+  try {
+    await app.runtime.services.quotes.set('EURUSD', '1.088', '1.0882');
+    const pass = evaluateSymbol(app.runtime.services.orm.em.fork() as EntityManager, app.runtime.services.quotes, 'EURUSD', {
+      logger: app.runtime.services.logger,
+    });
+    const failure = await pass.then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    // Read the moment the pass threw: every other lane had finished, and the stop-out was done.
+    expect(
+      await count(`select count(*) as n from pending_orders where ticket in (?) and status = 'filled'`, [others.map(String)]),
+    ).toBe(others.length);
+    expect(await count(`select count(*) as n from orders where ticket = ? and close_reason = 'stop_out'`, [position])).toBe(1);
+    expect(await eventsOf(app, 'account.stop_out', holder)).toHaveLength(1);
+    expect(await count(`select count(*) as n from pending_orders where ticket = ? and status = 'pending'`, [poisoned])).toBe(1);
+    // It threw for the retry, counted the failure and logged it, without the value that failed.
+    expect(failure).toBeInstanceOf(EnginePassFailed);
+    expect((failure as EnginePassFailed).outcome).toMatchObject({ filled: others.length, failed: 1, stoppedOut: 1 });
+    expect((failure as Error).message).not.toContain('engine-fault-poisoned');
+    expect(
+      app.logs.some(
+        (l) => l.msg === 'engine step failed; the pass will throw once the rest is done' && l.ticket === String(poisoned),
+      ),
+    ).toBe(true);
+  } finally {
+    await connection.execute(`alter table orders drop constraint engine_fault_check`);
+  }
+  // The retry fills what failed, and nothing twice.
+  await evaluateSymbol(app.runtime.services.orm.em.fork() as EntityManager, app.runtime.services.quotes, 'EURUSD', {
+    logger: app.runtime.services.logger,
+  });
   await expectEachFilledOnce(tickets);
   await expectLedgerBalanced(app);
 });
