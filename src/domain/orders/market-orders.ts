@@ -325,6 +325,13 @@ export async function openMarketOrder(
         `Not enough free margin: the order needs ${needed.toFixed(2)} ${locked.currency}, ${metrics.free_margin.toFixed(2)} is free`,
       );
     }
+    // The margin call flag (decisions 12: one call per crossing) is kept by the engine's margin
+    // check, which only sees accounts holding the ticked symbol: one whose positions all closed
+    // otherwise keeps it up, and its next crossing would send no call. With nothing open there
+    // is no margin level; this position starts from above the call level. The account is locked
+    // and its open orders were read after the lock, so a close in flight still counts as open.
+    if (open.length === 0 && locked.marginCallActive)
+      await tx.execute(`update accounts set margin_call_active = false where id = ?`, [locked.id]);
     const insert = openStatements.open(
       openingParams({
         account: { id: locked.id, login: locked.login, customerId: locked.customer.id },

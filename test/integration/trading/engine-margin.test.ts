@@ -82,6 +82,26 @@ test('when the margin level crosses the margin call level, then one margin_call 
   await expectLedgerBalanced(app);
 });
 
+test('when an account with a margin call closes everything by hand and opens again, then its next crossing sends a new margin_call', async () => {
+  await usdInstrument(app, token, 'CHFUSD', 1.1, 1.1002);
+  const customer = await createCustomer(app, token);
+  const login = await fundedAccount(app, token, customer.id, groupId, 1000);
+  const calls = async () => (await eventsOf(app, 'account.margin_call', login)).length;
+  const first = await open(login, 'CHFUSD', 0, 0.8); // 880.16 of margin
+  await quote(app, token, 'CHFUSD', 1.098, 1.0982); // 93.8 %: below the call level
+  expect(await calls()).toBe(1);
+
+  // Closed by hand while below: nothing is left for the engine's margin check to look at.
+  expectOk(await app.request('POST', `/orders/${first}/close`, { token }), 200, 'close');
+  await quote(app, token, 'CHFUSD', 1.1, 1.1002);
+  await open(login, 'CHFUSD', 0, 0.7); // the balance is 824 now: 770.14 of margin
+  await quote(app, token, 'CHFUSD', 1.098, 1.0982); // 670 / 768.60 = 87.2 %: the new position crosses the call level
+  expect(await calls()).toBe(2);
+  await quote(app, token, 'CHFUSD', 1.0975, 1.0977); // still below: no new call
+  expect(await calls()).toBe(2);
+  await expectLedgerBalanced(app);
+});
+
 test('when staff close orders by hand while a stop-out closes them, then each is booked once and no request fails', async () => {
   await usdInstrument(app, token, 'NZDUSD', 1.1, 1.1002);
   const customer = await createCustomer(app, token);
