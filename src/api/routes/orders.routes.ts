@@ -150,7 +150,7 @@ export const orderRoutes: RouteSpec[] = [
     operationId: 'modifyPendingOrder',
     summary: 'Change stop-loss, take-profit, trailing stop, trigger or limit price of a pending order',
     description:
-      'Only the fields sent change; null clears sl, tp and trailing_stop. Works only while the order is pending (409 ORDER_NOT_PENDING). The login query parameter must be the order’s account (404 otherwise).',
+      'Only the fields sent change; null clears sl, tp and trailing_stop. Works only while the order is pending, not once a stop-limit order has triggered (409 ORDER_NOT_PENDING). The login query parameter must be the order’s account (404 otherwise).',
     tags: ['pending orders'],
     access: { kind: 'staff_or_customer', permission: 'modify_orders' },
     params: OrderIdParam,
@@ -176,6 +176,8 @@ export const orderRoutes: RouteSpec[] = [
     path: '/orders/pending/{order_id}',
     operationId: 'cancelPendingOrder',
     summary: 'Cancel a pending order',
+    description:
+      'Cancels an order that is still waiting: pending, or a stop-limit order that has triggered and rests as a limit order at its limit_price. A filled, cancelled or expired order is 409 ORDER_NOT_PENDING. The login query parameter must be the order’s account (404 otherwise).',
     tags: ['pending orders'],
     access: { kind: 'staff_or_customer', permission: 'modify_orders' },
     params: OrderIdParam,

@@ -197,15 +197,24 @@ async function placePendingOrder(em: EntityManager, account: Account, input: New
   return order;
 }
 
-/** The pending order `ticket` of `account`; a ticket of another account is 404, as if absent. */
-async function lockPendingOrder(tx: EntityManager, account: Account, ticket: number): Promise<PendingOrder> {
+/**
+ * The pending order `ticket` of `account`, locked, if its status is one of `statuses` (409
+ * ORDER_NOT_PENDING otherwise); a ticket of another account is 404, as if absent.
+ */
+async function lockPendingOrder(
+  tx: EntityManager,
+  account: Account,
+  ticket: number,
+  statuses: readonly PendingStatus[],
+): Promise<PendingOrder> {
   const order = await tx.findOne(
     PendingOrder,
     { ticket: String(ticket), account: account.id },
     { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true },
   );
   if (!order) throw errors.notFound('Pending order');
-  if (order.status !== 'pending') throw errors.conflict('ORDER_NOT_PENDING', `Order ${ticket} is ${order.status}, not pending`);
+  if (!statuses.includes(order.status))
+    throw errors.conflict('ORDER_NOT_PENDING', `Order ${ticket} is ${order.status}, not ${statuses.join(' or ')}`);
   // Past its expiry an order is expired even before the expiry job has marked it.
   if (order.expiryAt && order.expiryAt.getTime() <= Date.now())
     throw errors.conflict('ORDER_NOT_PENDING', `Order ${ticket} has expired`);
@@ -260,7 +269,8 @@ export async function modifyPendingOrder(
   patch: PendingPatch,
 ): Promise<PendingOrder> {
   return em.transactional(async (tx) => {
-    const order = await lockPendingOrder(tx, account, ticket);
+    // Endpoint 8 works only while `pending` (decisions 5): a triggered stop-limit order is not modified.
+    const order = await lockPendingOrder(tx, account, ticket, ['pending']);
     const merged: PendingPrices = {
       trigger_price: patch.trigger_price ?? num(order.triggerPrice)!,
       limit_price: 'limit_price' in patch ? patch.limit_price : num(order.limitPrice),
@@ -290,9 +300,14 @@ export async function modifyPendingOrder(
   });
 }
 
+/**
+ * Cancels an order that still waits: `pending`, or a stop-limit order `triggered` and resting
+ * as a limit order at its limit price, which its owner may still withdraw. The engine decides
+ * an order holding the same row lock, so a cancel and a fill never both happen.
+ */
 export async function cancelPendingOrder(em: EntityManager, account: Account, ticket: number): Promise<PendingOrder> {
   return em.transactional(async (tx) => {
-    const order = await lockPendingOrder(tx, account, ticket);
+    const order = await lockPendingOrder(tx, account, ticket, ['pending', 'triggered']);
     order.status = 'cancelled';
     order.updatedAt = new Date();
     recordEvent(tx, {
