@@ -29,7 +29,7 @@ export class Notification extends BaseEntity<'readAt'> {
   @Property({ type: 'text' })
   body!: string;
 
-  /** The event's data: the public view of what it is about. */
+  /** What the customer may see of the event's data: its type's projection (notifications.ts), never the whole event. */
   @Property({ type: 'json' })
   data!: Record<string, unknown>;
 

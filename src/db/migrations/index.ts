@@ -21,6 +21,7 @@ import { Migration20261123172003_Notifications } from './Migration20261123172003
 import { Migration20261123173600_WebhookDeliveryStep } from './Migration20261123173600_WebhookDeliveryStep';
 import { Migration20261123190500_WebhookPendingIndex } from './Migration20261123190500_WebhookPendingIndex';
 import { Migration20261123200000_WebhookStepWaitsForLease } from './Migration20261123200000_WebhookStepWaitsForLease';
+import { Migration20261124090000_NotificationRiskData } from './Migration20261124090000_NotificationRiskData';
 
 export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122185420', class: Migration20261122185420 },
@@ -44,4 +45,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261123173600_WebhookDeliveryStep', class: Migration20261123173600_WebhookDeliveryStep },
   { name: 'Migration20261123190500_WebhookPendingIndex', class: Migration20261123190500_WebhookPendingIndex },
   { name: 'Migration20261123200000_WebhookStepWaitsForLease', class: Migration20261123200000_WebhookStepWaitsForLease },
+  { name: 'Migration20261124090000_NotificationRiskData', class: Migration20261124090000_NotificationRiskData },
 ];

@@ -8,6 +8,10 @@ import type { SecretBox } from '../../platform/crypto';
 import { errors } from '../../platform/errors';
 import type { EventConsumer, OutboxEvent } from '../events/consumers';
 import type { EventType } from '../events/event-types';
+import { TransferSchema } from '../money/transfers';
+import { WithdrawalSchema } from '../money/withdrawals';
+import { OrderSchema } from '../orders/market-orders';
+import { PayoutSchema } from '../prop/payouts';
 import { queueMail } from '../mail/mail-outbox';
 import { NotifyCustomersJob } from '../../jobs/notify-customers.job';
 
@@ -21,9 +25,31 @@ const money = (d: Data) => `${text(d.amount)} ${text(d.currency)}`.trim();
 interface Telling {
   title: string;
   body: (d: Data) => string;
+  /**
+   * What of the event's data the customer sees (the notification's `data`): a projection the
+   * type declares, never the event's data wholesale. Events carry staff-level data for
+   * webhooks (a risk rule's class and name, a staff user id, a group): only what is listed
+   * here reaches the customer.
+   */
+  shows: (d: Data) => Data;
   /** The built-in mail template sent beside the notification, and its values. */
   mail?: { template: string; data: (d: Data) => Data };
 }
+
+/** The listed fields of the event's data, those it has. */
+const fields =
+  (...keys: string[]) =>
+  (d: Data): Data =>
+    Object.fromEntries(keys.filter((k) => k in d).map((k) => [k, d[k]]));
+
+/** The fields of a view the customer already reads on its own routes (the view's schema), less `hidden`. */
+const viewFields = (view: z.ZodObject, hidden: string[] = []) => Object.keys(view.shape).filter((k) => !hidden.includes(k));
+
+// Not `decided_by`: which staff user decided is the desk's business.
+const payoutShown = fields(...viewFields(PayoutSchema, ['decided_by']));
+const withdrawalShown = fields(...viewFields(WithdrawalSchema));
+// The account's figures, not its group or customer id.
+const accountShown = ['login', 'currency', 'balance', 'equity', 'margin', 'free_margin', 'margin_level'];
 
 const moneyMail = (d: Data): Data => ({
   amount: text(d.amount),
@@ -36,26 +62,31 @@ const TELLINGS: Partial<Record<EventType, Telling>> = {
   'withdrawal.requested': {
     title: 'Withdrawal requested',
     body: (d) => `Your request to withdraw ${money(d)} from your wallet ${text(d.login)} awaits approval.`,
+    shows: withdrawalShown,
     mail: { template: 'withdrawal_requested', data: moneyMail },
   },
   'withdrawal.approved': {
     title: 'Withdrawal approved',
     body: (d) => `Your withdrawal of ${money(d)} from your wallet ${text(d.login)} is approved.`,
+    shows: withdrawalShown,
     mail: { template: 'withdrawal_approved', data: moneyMail },
   },
   'withdrawal.rejected': {
     title: 'Withdrawal rejected',
     body: (d) => `Your withdrawal of ${money(d)} was rejected: ${text(d.reason)}. The amount is back in your wallet.`,
+    shows: withdrawalShown,
     mail: { template: 'withdrawal_rejected', data: (d) => ({ ...moneyMail(d), reason: text(d.reason) }) },
   },
   'payout.approved': {
     title: 'Payout approved',
     body: (d) => `Your payout of ${money(d)} is approved.`,
+    shows: payoutShown,
     mail: { template: 'payout_approved', data: moneyMail },
   },
   'payout.rejected': {
     title: 'Payout rejected',
     body: (d) => `Your payout of ${money(d)} was rejected: ${text(d.reason)}.`,
+    shows: payoutShown,
     mail: { template: 'payout_rejected', data: (d) => ({ ...moneyMail(d), reason: text(d.reason) }) },
   },
   'order.closed': {
@@ -63,26 +94,32 @@ const TELLINGS: Partial<Record<EventType, Telling>> = {
     body: (d) =>
       `Your ${text(d.symbol)} position #${text(d.order)} on account ${text(d.login)} was closed ` +
       `${d.close_reason === 'stop_out' ? 'at stop-out' : 'by the dealing desk'} at ${text(d.close_price)}; profit ${text(d.profit)}.`,
+    shows: fields(...viewFields(OrderSchema)),
   },
   'transfer.completed': {
     title: 'Transfer completed',
     body: (d) =>
       `${text(d.amount)} ${text(d.from_currency)} moved from account ${text(d.from_login)} to account ${text(d.to_login)}` +
       ` (${text(d.converted_amount)} ${text(d.to_currency)}).`,
+    shows: fields(...viewFields(TransferSchema), 'created_at'),
   },
   'account.margin_call': {
     title: 'Margin call',
     body: (d) => `The margin level of your account ${text(d.login)} fell to ${text(d.margin_level)} %.`,
+    shows: fields(...accountShown, 'margin_call_level'),
     mail: { template: 'margin_call', data: (d) => ({ login: text(d.login), margin_level: text(d.margin_level) }) },
   },
-  // A risk rule's `notify` action: neutral on purpose, a customer is never told its risk class.
+  // A risk rule's `notify` action: neutral on purpose, a customer is never told its risk class
+  // (nor the rule or run that classed it), in the body or the data.
   'account.risk_classified': {
     title: 'Account review',
     body: (d) => `Your account ${text(d.login)} was reviewed under our trading conditions. Contact us with any questions.`,
+    shows: fields('login'),
   },
   'account.stop_out': {
     title: 'Stop-out',
     body: (d) => `Positions of your account ${text(d.login)} were closed at the stop-out level.`,
+    shows: fields(...accountShown, 'stopout_level', 'closed_orders'),
   },
 };
 
@@ -136,7 +173,7 @@ export async function notifyCustomers(tx: EntityManager, secrets: SecretBox, eve
           type: event.type,
           title: telling.title,
           body: telling.body(event.data),
-          data: event.data,
+          data: telling.shows(event.data),
         })),
       ),
     ],
@@ -162,7 +199,9 @@ export const NotificationSchema = z.object({
   type: z.string().describe('The event it tells about: `withdrawal.approved`, `order.closed`, ...'),
   title: z.string(),
   body: z.string(),
-  data: z.record(z.string(), z.unknown()).describe("The event's data: the public view of what it is about"),
+  data: z
+    .record(z.string(), z.unknown())
+    .describe("What the customer may see of the event's data (each type lists its fields): `login`, `amount`, ..."),
   is_read: z.boolean(),
   created_at: z.iso.datetime(),
 });

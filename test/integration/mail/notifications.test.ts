@@ -135,6 +135,50 @@ test('when events of other kinds arrive, then only those that concern the custom
   expect(payoutMails.some((m) => m.includes('was rejected: Rules broken'))).toBe(true);
 });
 
+test('when an event carries more than the customer may see, then the notification shows only what its type lists', async () => {
+  const customer = await createCustomer(app, admin);
+  const staffUser = randomUUID();
+  const group = randomUUID();
+  await writeEvents(customer.id, [
+    {
+      type: 'payout.approved',
+      data: { id: randomUUID(), login: 200001, amount: '250.00', currency: 'USD', status: 'approved', decided_by: staffUser },
+    },
+    {
+      type: 'account.margin_call',
+      data: {
+        login: 100001,
+        kind: 'live',
+        currency: 'USD',
+        balance: '100.00',
+        equity: '40.00',
+        margin: '50.00',
+        free_margin: '-10.00',
+        group_id: group,
+        leverage: 100,
+        customer_id: customer.id,
+        created_at: new Date().toISOString(),
+        margin_level: '80.00',
+        margin_call_level: 100,
+      },
+    },
+  ]);
+  const { items } = await notificationsOf(customer, 2);
+  const byType = Object.fromEntries(items.map((n: { type: string; data: unknown }) => [n.type, n.data]));
+  expect(Object.keys(byType['payout.approved']).sort()).toEqual(['amount', 'currency', 'id', 'login', 'status']);
+  expect(byType['account.margin_call']).toEqual({
+    login: 100001,
+    currency: 'USD',
+    balance: '100.00',
+    equity: '40.00',
+    margin: '50.00',
+    free_margin: '-10.00',
+    margin_level: '80.00',
+    margin_call_level: 100,
+  });
+  for (const hidden of [staffUser, group, customer.id]) expect(JSON.stringify(items)).not.toContain(hidden);
+});
+
 test('when the list is paged, then page and page_size are bounded (422 at the parameter) and pages do not overlap', async () => {
   const customer = await createCustomer(app, admin);
   await writeEvents(

@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import { Migration20261124090000_NotificationRiskData } from '../../../src/db/migrations/Migration20261124090000_NotificationRiskData';
 import { runRiskApply } from '../../../src/domain/risk/rules';
 import { adminToken, createCustomer, createStaff, type LoggedIn } from '../../helpers/identity';
 import { sql, startTestApp, waitFor, type TestApp } from '../../helpers/test-app';
@@ -186,13 +188,27 @@ describe('applying a rule', () => {
     );
     expect(notified[0]).toMatchObject({ customer_id: customer.id, data: { rule_id: rule.id, run_id: run.id } });
 
-    // The notify action reaches the customer through the notifications consumer, never naming the class.
+    // The notify action reaches the customer through the notifications consumer, never naming
+    // the class, the rule or the run: not in the body, the data, or a mail.
     const told = await waitFor('the risk notifications', async () => {
       const res = expectOk(await app.request('GET', '/customers/me/notifications?page_size=50', { token: customer.token }), 200);
       const mine = res.items.filter((n: { type: string }) => n.type === 'account.risk_classified');
-      return mine.some((n: { body: string }) => n.body.includes(String(scalper.login))) ? mine : undefined;
+      return mine.length >= 2 ? mine : undefined;
     });
-    for (const n of told) expect(n.body).not.toMatch(/toxic|watchlist/i);
+    expect(told.map((n: { data: unknown }) => n.data)).toEqual(
+      expect.arrayContaining([{ login: scalper.login }, { login: winner.login }]),
+    );
+    const unsaid = (text: string) => {
+      expect(text).not.toMatch(/toxic|watchlist|"risk_class"|"rule_(id|name)"|"run_id"/i);
+      for (const secret of [rule.id, rule.name, run.id]) expect(text).not.toContain(secret);
+    };
+    unsaid(JSON.stringify(told));
+    const mails = await sql<{ row: string }>(
+      app,
+      'select row_to_json(m)::text as row from mail_messages m where to_address = ?',
+      [customer.email],
+    );
+    for (const m of mails) unsaid(m.row);
 
     // TRADING_DISABLED on new orders, market and pending; the normal account still trades.
     const order = { symbol: 'EURUSD', cmd: 0, volume: 0.01 };
@@ -253,6 +269,24 @@ describe('applying a rule', () => {
     expect(run).toMatchObject({ status: 'failed', error: expect.stringContaining(target) });
     const [row] = await sql<{ group_id: string }>(app, 'select group_id from accounts where id = ?', [account.id]);
     expect(row!.group_id).toBe(group);
+  });
+
+  test('when risk notifications were stored with the whole event before the fix, then the migration leaves only the login', async () => {
+    const legacy = await createCustomer(app, admin);
+    const leaked = { login: 123456, risk_class: 'toxic', rule_id: randomUUID(), rule_name: 'scalpers', run_id: randomUUID() };
+    await sql(
+      app,
+      `insert into notifications (id, created_at, updated_at, customer_id, event_id, type, title, body, data)
+       values (gen_random_uuid(), now(), now(), ?, ?, 'account.risk_classified', 'Account review', 'Reviewed', ?::jsonb)`,
+      [legacy.id, randomUUID(), JSON.stringify(leaked)],
+    );
+    const orm = app.runtime.services.orm;
+    const migration = new Migration20261124090000_NotificationRiskData(orm.em.getDriver(), orm.config);
+    await migration.up();
+    for (const query of migration.getQueries()) await sql(app, String(query));
+
+    const res = expectOk(await app.request('GET', '/customers/me/notifications', { token: legacy.token }), 200);
+    expect(res.items.map((n: { data: unknown }) => n.data)).toEqual([{ login: 123456 }]);
   });
 
   test('when the run or rule is unknown, then 404', async () => {
