@@ -38,15 +38,33 @@ export function hashPassword(password: string): Promise<string> {
 let dummyHash: Promise<string> | undefined;
 
 /**
+ * The dummy hash, made once and kept. A failed attempt is forgotten, so the next unknown email
+ * tries again: kept, its rejection would refuse every unknown email from then on. The handler
+ * also keeps a failure nobody awaits (a known email started it) from going unhandled.
+ */
+function dummy(): Promise<string> {
+  if (!dummyHash) {
+    const made = hashPassword('dummy password that matches nothing');
+    dummyHash = made;
+    made.catch(() => {
+      if (dummyHash === made) dummyHash = undefined;
+    });
+  }
+  return dummyHash;
+}
+
+/**
  * Verifies a password. Without a stored hash (unknown email) it still verifies against a
  * dummy hash of the same parameters, so an unknown account costs what a wrong password costs
- * (and waits for a slot like any other).
+ * (and waits for a slot like any other). Any failure, the dummy hash's included, is a
+ * mismatch: an unknown email never answers otherwise than a wrong password.
  */
 export async function verifyPassword(storedHash: string | undefined, password: string): Promise<boolean> {
-  dummyHash ??= hashPassword('dummy password that matches nothing');
-  const hash = storedHash ?? (await dummyHash);
+  // Started on the first verification of any kind, so the first unknown email is not the slow one.
+  const pendingDummy = dummy();
   let ok = false;
   try {
+    const hash = storedHash ?? (await pendingDummy);
     ok = await inSlot(() => argon2.verify(hash, password));
   } catch {
     ok = false;
