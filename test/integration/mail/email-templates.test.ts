@@ -163,10 +163,15 @@ test('when an operator edits the built-in reset mail, then the next reset mail u
   const mail = await waitFor('the edited reset mail', async () => smtp.received.find((m) => m.to.includes(email)));
   const text = decodedMessage(mail.raw);
   expect(text).toMatch(/Servus Anna: https:\/\/portal\.broker\.invalid\/reset-password\?token=/);
-  const [row] = await sql<{ locale: string; subject: string }>(
-    app,
-    'select locale, subject from mail_messages where to_address = ?',
-    [email],
-  );
-  expect(row).toEqual({ locale: 'de-AT', subject: 'Neues Passwort für Anna' });
+  // The worker records the subject once the SMTP hand-off has returned, which can be a moment
+  // after the sink has the message: wait for the row to say sent.
+  const row = await waitFor('the reset mail recorded as sent', async () => {
+    const [found] = await sql<{ locale: string; subject: string; status: string }>(
+      app,
+      'select locale, subject, status from mail_messages where to_address = ?',
+      [email],
+    );
+    return found?.status === 'sent' ? found : undefined;
+  });
+  expect(row).toEqual({ locale: 'de-AT', subject: 'Neues Passwort für Anna', status: 'sent' });
 });
