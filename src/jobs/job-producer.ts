@@ -79,12 +79,7 @@ export class JobProducer {
     const parentData = parent.schema.parse(parentPayload);
     const children = childPayloads.map((p) => child.schema.parse(p));
     if (this.connection.status !== 'ready') throw errors.queueUnavailable();
-    if (!this.flows) {
-      this.flows = new FlowProducer({ connection: this.connection, prefix: this.prefix });
-      // Every request waiting on a flow's parent holds one 'closing' listener here until it is
-      // answered (BullMQ's waitUntilFinished), so 20 bulk closes at once are not a leak.
-      this.flows.setMaxListeners(0);
-    }
+    this.flows ??= new FlowProducer({ connection: this.connection, prefix: this.prefix });
     const node = await withTimeout(
       this.flows.add({
         name: parent.name,

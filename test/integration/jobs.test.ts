@@ -6,6 +6,7 @@ import { dispatchMail } from '../../src/domain/mail/mail-outbox';
 import { JOB_DEFINITIONS } from '../../src/jobs';
 import { defineJob, retryPolicy } from '../../src/jobs/job-definition';
 import { QUEUES } from '../../src/jobs/queues';
+import { QueueEventsHub } from '../../src/jobs/queue-events-hub';
 import { SendMailJob } from '../../src/jobs/send-mail.job';
 import { PROCESSORS } from '../../src/workers';
 import { defineProcessor } from '../../src/workers/processor';
@@ -102,6 +103,43 @@ describe('jobs end to end', () => {
     expect(res.text).toMatch(/^queue_job_outcomes_total\{queue="mail",outcome="completed"\} [1-9]/m);
     expect(res.text).toMatch(/^queue_job_outcomes_total\{queue="mail",outcome="failed"\} [1-9]/m);
     expect(res.text).toMatch(/^queue_jobs\{queue="mail",state="waiting"\} 0/m);
+  });
+
+  test("when a job's finish event is never heard, then the wait still ends, from the job's state", async () => {
+    const { jobs, redis, config } = app.runtime.services;
+    const hub = new QueueEventsHub(redis, config.queuePrefix);
+    try {
+      // A QueueEvents that hears nothing: the state read is all the wait has.
+      await (await hub.for(QUEUES.mail)).close();
+      const mail = await newMail();
+      await dispatchMail(jobs, mail);
+      const job = await jobs.queue(QUEUES.mail).getJob(`mail-${mail.id}`);
+      const started = Date.now();
+      await hub.waitFor(job!, 10_000);
+      expect((await mailRow(mail.id)).status).toBe('sent');
+      expect(Date.now() - started).toBeLessThan(5_000);
+      const broken = await jobs.queue(QUEUES.mail).add(SendMailJob.name, { mail_id: 42 }, { attempts: 1 });
+      await expect(hub.waitFor(broken, 10_000)).rejects.toThrow(/invalid payload/);
+    } finally {
+      await hub.close();
+    }
+  });
+
+  test('when the hub closes, then a wait in progress ends at once', async () => {
+    const { redis, config } = app.runtime.services;
+    const hub = new QueueEventsHub(redis, config.queuePrefix);
+    const queue = new Queue('idle', { connection: redis, prefix: config.queuePrefix });
+    try {
+      const job = await queue.add('never-run', {});
+      await hub.for('idle' as never);
+      const wait = hub.waitFor(job, 60_000);
+      await new Promise((r) => setTimeout(r, 100)); // the wait is on
+      await hub.close();
+      await expect(wait).rejects.toThrow(/closing/);
+    } finally {
+      await queue.obliterate({ force: true });
+      await queue.close();
+    }
   });
 
   test('when many waits run at once, then the process has opened one QueueEvents for the queue, not one per wait', async () => {
