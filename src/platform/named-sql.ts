@@ -40,7 +40,7 @@ export function namedStatement<P extends object>(text: string): NamedStatement<P
 
 const numbered = new Map<string, string>();
 
-/** The same statement with `pg`'s `$1, $2, …` placeholders (the bench baselines run statements through `pg`). */
+/** The same statement with `pg`'s `$1, $2, …` placeholders, as executeBound and the bench baselines send it. */
 export function pgPlaceholders(sql: string): string {
   let text = numbered.get(sql);
   if (text === undefined) {

@@ -5,6 +5,7 @@ import { BulkCloseItem, BulkCloseRun } from '../../entities/bulk-close.entity';
 import { Order } from '../../entities/order.entity';
 import type { JobProducer } from '../../jobs/job-producer';
 import { BulkCloseFinishJob, BulkCloseTicketJob, MAX_TICKETS_PER_JOB } from '../../jobs/bulk-close.job';
+import { executeBound } from '../../db/bound-statement';
 import { errors, PermanentJobFailure } from '../../platform/errors';
 import { namedStatement, type Statement } from '../../platform/named-sql';
 import type { QuoteStore } from '../prices/quote-store';
@@ -200,7 +201,7 @@ export async function closeRunTicket(
   termsOf: PricingSource = loadPricingTerms,
 ): Promise<string> {
   const read = runTicketStatement({ run_id: runId, ticket });
-  const [row] = await em.execute<RunTicketRow[]>(read.sql, read.values);
+  const [row] = await executeBound<RunTicketRow>(em, read);
   // A job for a ticket its run never had cannot succeed on any retry.
   if (!row) throw new PermanentJobFailure(`bulk close run ${runId} has no ticket ${ticket}`);
   if (row.item_status !== 'pending') return row.item_status;

@@ -5,6 +5,7 @@ import { Account } from '../../entities/account.entity';
 import { GroupInstrument } from '../../entities/group-instrument.entity';
 import { Instrument } from '../../entities/instrument.entity';
 import { Order } from '../../entities/order.entity';
+import { executeBound } from '../../db/bound-statement';
 import { D, dec, money, num, type Dec } from '../../platform/decimal';
 import { errors, fieldError } from '../../platform/errors';
 import { namedStatement, type Statement } from '../../platform/named-sql';
@@ -436,7 +437,7 @@ export async function closeAtPricing(
     profit: profit.toFixed(2),
     close_reason: reason,
   };
-  const { sql, values } = closeStatement({
+  const close = closeStatement({
     ticket,
     closed_at: closedAt,
     close_price: price.toFixed(),
@@ -445,7 +446,7 @@ export async function closeAtPricing(
     event: JSON.stringify(view),
     bulk_close_run_id: bulkCloseRunId,
   });
-  const rows = await em.execute<Array<{ booked: number }>>(sql, values);
+  const rows = await executeBound<{ booked: number }>(em, close);
   const booked = Number(rows[0]?.booked ?? 0) === 1;
   return {
     kind: 'closed',
