@@ -56,8 +56,8 @@ export class QueueEventsHub {
     const completed = `completed:${id}`;
     const failed = `failed:${id}`;
     return new Promise((resolve, reject) => {
-      let poller: NodeJS.Timeout | undefined;
-      let timer: NodeJS.Timeout | undefined;
+      // Every way out goes through `end`, which only ever runs from a later tick (events,
+      // timers, the poll's await), after the timers below exist.
       const end = (finish: () => void) => {
         if (!this.waits.delete(close)) return; // ended already
         clearTimeout(timer);
@@ -83,11 +83,11 @@ export class QueueEventsHub {
       this.waits.add(close);
       qe.on(completed, onCompleted);
       qe.on(failed, onFailed);
-      timer = setTimeout(
+      const timer = setTimeout(
         () => end(() => reject(new Error(`Job ${job.name} (id=${id}) did not finish within ${timeoutMs} ms`))),
         timeoutMs,
       );
-      poller = setInterval(() => void poll(), POLL_MS);
+      const poller = setInterval(() => void poll(), POLL_MS);
       void poll();
     });
   }
