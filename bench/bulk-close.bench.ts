@@ -5,7 +5,14 @@ import { Pool, type PoolClient } from 'pg';
 
 /** A pool or a checked-out client: both run a statement. */
 type Queryable = Pick<Pool, 'query'>;
-import { orderOfRow, runTicketStatement, type RunTicketRow } from '../src/domain/orders/bulk-close';
+import {
+  openTicketsStatement,
+  orderOfRow,
+  runItemsStatement,
+  runTicketStatement,
+  type RunItemRow,
+  type RunTicketRow,
+} from '../src/domain/orders/bulk-close';
 import { closeStatement, orderView } from '../src/domain/orders/market-orders';
 import { closingPrice, profitInQuoteCurrency, withSpread } from '../src/domain/orders/trading-math';
 import type { Quote } from '../src/domain/prices/quote-store';
@@ -471,10 +478,8 @@ async function plainStart(ctx: Ctx, bench: BenchAccount): Promise<{ runId: strin
   );
   if (account.rowCount === 0) throw new Error('no such account');
   return inTransaction(ctx, async (c) => {
-    const open = await c.query<{ id: string; ticket: string }>(
-      `select id, ticket from orders where account_id = $1 and status = 'open' order by ticket asc`,
-      [account.rows[0].id],
-    );
+    const read = openTicketsStatement({ account_id: account.rows[0].id });
+    const open = await c.query<{ ticket: string }>(pgPlaceholders(read.sql), read.values);
     const runId = randomUUID();
     const now = new Date();
     await c.query(
@@ -647,10 +652,8 @@ async function plainFinish(ctx: Ctx, runId: string): Promise<void> {
 /** bulkCloseResult: the run and its items, which the route answers with. */
 async function plainResult(ctx: Ctx, runId: string): Promise<{ closed: number }> {
   await ctx.pool.query('select * from bulk_close_runs where id = $1 limit 1', [runId]);
-  const items = await ctx.pool.query<{ ticket: string; status: string }>(
-    'select * from bulk_close_items where run_id = $1 order by ticket asc',
-    [runId],
-  );
+  const read = runItemsStatement({ run_id: runId });
+  const items = await ctx.pool.query<RunItemRow>(pgPlaceholders(read.sql), read.values);
   const body = JSON.stringify({
     closed: items.rows.filter((i) => i.status === 'closed').map((i) => Number(i.ticket)),
     failed: items.rows.filter((i) => i.status === 'failed').map((i) => ({ ticket: Number(i.ticket) })),
