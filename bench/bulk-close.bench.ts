@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import os from 'node:os';
 import { Redis } from 'ioredis';
-import { Pool, type PoolClient } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 
 /** A pool or a checked-out client: both run a statement. */
 type Queryable = Pick<Pool, 'query'>;
@@ -28,6 +28,7 @@ import {
   progressOf,
   request,
   withDatabase,
+  benchPool,
 } from './lib/bench-kit';
 import { call } from './lib/load';
 import { SPEED_UP } from './lib/readme-table';
@@ -118,7 +119,7 @@ export async function run(h: Harness): Promise<Figure[]> {
   const startWorker = (n: number) => h.startWorker(`worker${n}`, { ...env, WORKER_CONCURRENCY: String(CONCURRENCY) });
 
   const servers: Server[] = [];
-  const pool = new Pool({ connectionString: env.BENCH_DATABASE_URL, max: 2 * CONCURRENCY });
+  const pool = benchPool(env.BENCH_DATABASE_URL, 2 * CONCURRENCY);
   const redis = new Redis(REDIS_URL, { lazyConnect: true });
   try {
     // The API creates and migrates the database; workers start after it, so nobody races to migrate.

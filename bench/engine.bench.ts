@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { Pool } from 'pg';
 import { pino } from 'pino';
 import { passLookup } from '../src/domain/engine/engine';
 import { signalTicks } from '../src/domain/engine/ticks';
@@ -8,7 +7,15 @@ import { QuoteStore, quoteVersionKey } from '../src/domain/prices/quote-store';
 import { JobProducer } from '../src/jobs/job-producer';
 import { pgPlaceholders } from '../src/platform/named-sql';
 import { CHILD_EXEC_ARGV, fmt, type BatchRound, type Figure, type Harness, type Server } from './lib/harness';
-import { BENCH_ADMIN as ADMIN, BASE_DATABASE_URL, dropDatabase, progressOf, request, withDatabase } from './lib/bench-kit';
+import {
+  BENCH_ADMIN as ADMIN,
+  BASE_DATABASE_URL,
+  dropDatabase,
+  progressOf,
+  request,
+  withDatabase,
+  benchPool,
+} from './lib/bench-kit';
 
 /**
  * The trading engine (decisions 12) with 100,000 resting pending orders across 20 symbols
@@ -52,7 +59,7 @@ export async function run(h: Harness): Promise<Figure[]> {
     BENCH_LOG_LEVEL: 'warn',
   };
   const servers: Server[] = [];
-  const pool = new Pool({ connectionString: env.BENCH_DATABASE_URL, max: SYMBOLS });
+  const pool = benchPool(env.BENCH_DATABASE_URL, SYMBOLS);
   const redis = new Redis(REDIS_URL, { lazyConnect: true });
   const startWorker = async (n: number) => {
     const w = await h.startWorker(`worker${n}`, env);

@@ -2,12 +2,12 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import nodemailer from 'nodemailer';
-import { Pool } from 'pg';
+import type { Pool } from 'pg';
 import { renderMail } from '../src/domain/mail/renderer';
 import { MAIL_TEMPLATES } from '../src/domain/mail/templates';
 import { SendMailJob } from '../src/jobs/send-mail.job';
 import { SMTP_POOL } from '../src/mail/mail-transport';
-import { BASE_DATABASE_URL, dropDatabase, progressOf, withDatabase } from './lib/bench-kit';
+import { BASE_DATABASE_URL, benchPool, dropDatabase, progressOf, withDatabase } from './lib/bench-kit';
 import { type BatchRound, type Figure, type Harness } from './lib/harness';
 
 /**
@@ -57,7 +57,7 @@ export async function run(h: Harness): Promise<Figure[]> {
       WORKER_QUEUES: 'mail',
       WORKER_CONCURRENCY: String(CONCURRENCY),
     });
-    pool = new Pool({ connectionString: databaseUrl, max: 4 });
+    pool = benchPool(databaseUrl, 4);
     const transport = nodemailer.createTransport({ host: '127.0.0.1', port: sink.port, secure: false, pool: true, ...SMTP_POOL });
 
     const sides = { candidate: [] as BatchRound[], baseline: [] as BatchRound[] };

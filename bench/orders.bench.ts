@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { Pool, type PoolClient } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import { openingParams, type NewMarketOrder } from '../src/domain/orders/market-orders';
 import { openStatements, type HoldingsAndTermsRow } from '../src/domain/orders/open-statements';
 import { openingPrice, withSpread } from '../src/domain/orders/trading-math';
@@ -17,6 +17,7 @@ import {
   progressOf,
   request,
   withDatabase,
+  benchPool,
 } from './lib/bench-kit';
 import { call, measure, nextSeq, type LoadResult } from './lib/load';
 
@@ -78,7 +79,7 @@ export async function run(h: Harness): Promise<Figure[]> {
   const database = `trading_bench_orders_${tag}`;
   const prefix = `bench-orders-${tag}`;
   const databaseUrl = withDatabase(BASE_DATABASE_URL, database);
-  const pool = new Pool({ connectionString: databaseUrl, max: POOL_SIZE });
+  const pool = benchPool(databaseUrl, POOL_SIZE);
   const redis = new Redis(REDIS_URL, { lazyConnect: true });
   let api: Server | undefined;
   try {

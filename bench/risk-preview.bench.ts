@@ -1,11 +1,19 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { Pool } from 'pg';
+import type { Pool } from 'pg';
 import { statsQuery } from '../src/domain/risk/classify';
 import { windowEndingAt } from '../src/domain/risk/preview';
 import { RiskRuleInputSchema } from '../src/domain/risk/rule-input';
 import { pgPlaceholders } from '../src/platform/named-sql';
-import { BENCH_ADMIN as ADMIN, BASE_DATABASE_URL, dropDatabase, progressOf, request, withDatabase } from './lib/bench-kit';
+import {
+  BENCH_ADMIN as ADMIN,
+  BASE_DATABASE_URL,
+  dropDatabase,
+  progressOf,
+  request,
+  withDatabase,
+  benchPool,
+} from './lib/bench-kit';
 import { CHILD_EXEC_ARGV, fmt, type BatchRound, type Figure, type Harness, type Server } from './lib/harness';
 import { call } from './lib/load';
 
@@ -41,7 +49,7 @@ export async function run(h: Harness): Promise<Figure[]> {
     BENCH_LOG_LEVEL: 'warn',
   };
   const servers: Server[] = [];
-  const pool = new Pool({ connectionString: env.BENCH_DATABASE_URL, max: 2 });
+  const pool = benchPool(env.BENCH_DATABASE_URL, 2);
   try {
     const api = await h.start({
       entry: 'servers/service.ts',

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
-import { Pool } from 'pg';
+import type { Pool } from 'pg';
 import { transferBooking, transferStatements } from '../src/domain/money/transfers';
 import { D, money } from '../src/platform/decimal';
 import { pgPlaceholders } from '../src/platform/named-sql';
@@ -16,6 +16,7 @@ import {
   progressOf,
   request,
   withDatabase,
+  benchPool,
 } from './lib/bench-kit';
 import { call, measure, nextSeq, type LoadResult } from './lib/load';
 
@@ -52,7 +53,7 @@ export async function run(h: Harness): Promise<Figure[]> {
   const tag = randomBytes(4).toString('hex');
   const database = `trading_bench_transfer_${tag}`;
   const databaseUrl = withDatabase(BASE_DATABASE_URL, database);
-  const pool = new Pool({ connectionString: databaseUrl, max: POOL_SIZE });
+  const pool = benchPool(databaseUrl, POOL_SIZE);
   let api: Server | undefined;
   try {
     api = await h.start({

@@ -1,11 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Pool } from 'pg';
+import type { Pool } from 'pg';
 import { request, Agent } from 'undici';
 import { signedHeaders, signingKey } from '../src/domain/webhooks/signature';
 import { SecretBox } from '../src/platform/crypto';
-import { BASE_DATABASE_URL, dropDatabase, withDatabase } from './lib/bench-kit';
+import { BASE_DATABASE_URL, benchPool, dropDatabase, withDatabase } from './lib/bench-kit';
 import { fmt, type Figure, type Harness, type BatchRound } from './lib/harness';
 
 /**
@@ -74,7 +74,7 @@ export async function run(h: Harness): Promise<Figure[]> {
   const jwtSecret = randomBytes(36).toString('base64url');
   const secret = `whsec_${randomBytes(32).toString('base64')}`;
   const receiver = await startReceiver();
-  const pool = new Pool({ connectionString: databaseUrl, max: 4 });
+  const pool = benchPool(databaseUrl, 4);
   const agent = new Agent({ keepAliveTimeout: 4000 });
   const figures: Figure[] = [];
   try {

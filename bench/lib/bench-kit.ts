@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Client } from 'pg';
+import { Client, Pool } from 'pg';
 import type { RunWindow, Server } from './harness';
 import { call, type LoadResult } from './load';
 
@@ -15,6 +15,18 @@ export function withDatabase(url: string, database: string): string {
   const parsed = new URL(url);
   parsed.pathname = `/${database}`;
   return parsed.toString();
+}
+
+/**
+ * A pool on a bench database, for the baselines and checks. It ignores errors of idle
+ * connections: pool.end() resolves while its connections are still closing, and the drop
+ * that follows (WITH (FORCE)) terminates them, which a pool without a listener throws as an
+ * unhandled 'error' that ended a whole `npm run bench` after the transfers bench.
+ */
+export function benchPool(connectionString: string, max: number): Pool {
+  const pool = new Pool({ connectionString, max });
+  pool.on('error', () => undefined);
+  return pool;
 }
 
 export async function dropDatabase(database: string): Promise<void> {
