@@ -5,7 +5,7 @@ import { adminToken, createCustomer } from '../../helpers/identity';
 import { spawnService, type ServiceProcess } from '../../helpers/service-process';
 import { REDIS_URL, startTestApp, waitFor, type TestApp } from '../../helpers/test-app';
 import { expectLedgerBalanced, fundedAccount } from '../../helpers/trading';
-import { group, settled, usdInstrument } from './engine-kit';
+import { group, restingBuyLimits, settled, usdInstrument } from './engine-kit';
 import { eventsOf, expectOk } from './trading-kit';
 
 jest.setTimeout(120_000);
@@ -45,32 +45,6 @@ async function count(sql: string, params: unknown[] = []): Promise<number> {
   return Number(rows[0]!.n);
 }
 
-/**
- * `accounts` funded accounts of one customer, each with `each` buy limits at `trigger` on
- * `symbol`, inserted as createPendingOrder writes them (placing hundreds through the API
- * would take most of the test's time).
- */
-async function restingBuyLimits(symbol: string, trigger: number, accounts: number, each: number): Promise<number[]> {
-  const groupId = await group(app, token);
-  const customer = await createCustomer(app, token);
-  const tickets: number[] = [];
-  for (let a = 0; a < accounts; a++) {
-    const login = await fundedAccount(app, token, customer.id, groupId, 100_000);
-    const rows = await app.runtime.services.orm.em
-      .fork()
-      .getConnection()
-      .execute<Array<{ ticket: string }>>(
-        `insert into pending_orders (id, created_at, updated_at, request_id, account_id, login, symbol, cmd, volume, trigger_price)
-         select gen_random_uuid(), now(), now(), gen_random_uuid(), a.id, a.login, ?, 2, 0.01, ?
-           from accounts a, generate_series(1, ?::int) where a.login = ?
-         returning ticket`,
-        [symbol, trigger, each, login],
-      );
-    tickets.push(...rows.map((r) => Number(r.ticket)));
-  }
-  return tickets;
-}
-
 /** Every ticket filled once: one market order each, one filled event each, no stray order. */
 async function expectEachFilledOnce(tickets: number[]): Promise<void> {
   const list = tickets.map(String);
@@ -95,7 +69,7 @@ async function expectEachFilledOnce(tickets: number[]): Promise<void> {
 
 test('when two evaluations of the same tick race (no lease between them), then every triggered order fills exactly once', async () => {
   await usdInstrument(app, token, 'GBPUSD', 1.1, 1.1002, { settle: false });
-  const tickets = await restingBuyLimits('GBPUSD', 1.099, 4, 25);
+  const tickets = await restingBuyLimits(app, token, { symbol: 'GBPUSD', trigger: 1.099, accounts: 4, each: 25 });
   // Set the quote behind the engine's back and evaluate it twice at once, as two workers would.
   await app.runtime.services.quotes.set('GBPUSD', '1.0988', '1.099');
   const orm = app.runtime.services.orm;
@@ -114,7 +88,7 @@ test('when two evaluations of the same tick race (no lease between them), then e
 
 test('when the worker is SIGKILLed in the middle of a tick, then two new workers finish it: no fill lost, none doubled', async () => {
   await usdInstrument(app, token, 'AUDUSD', 0.7, 0.7002, { settle: false });
-  const tickets = await restingBuyLimits('AUDUSD', 0.699, 6, 40);
+  const tickets = await restingBuyLimits(app, token, { symbol: 'AUDUSD', trigger: 0.699, accounts: 6, each: 40 });
   const first = startWorker();
   await first.waitForLog('workers started');
   expectOk(await app.request('POST', '/simulator/quotes', { token, body: { symbol: 'AUDUSD', bid: 0.6988, ask: 0.699 } }), 200);
@@ -138,7 +112,7 @@ test('when the worker is SIGKILLed in the middle of a tick, then two new workers
 
 test('when one candidate of a pass fails, then the other candidates and the margin stage still run, and the pass throws only once they are done', async () => {
   await usdInstrument(app, token, 'EURUSD', 1.1, 1.1002, { settle: false });
-  const tickets = await restingBuyLimits('EURUSD', 1.099, 2, 20);
+  const tickets = await restingBuyLimits(app, token, { symbol: 'EURUSD', trigger: 1.099, accounts: 2, each: 20 });
   // An account the next quote stops out: 0.8 lots bought at 1.1002 with 1,000 (880.16 of margin).
   const customer = await createCustomer(app, token);
   const holder = await fundedAccount(

@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { TickBook } from '../../../src/domain/engine/tick-book';
+import { createCustomer } from '../../helpers/identity';
 import { waitFor, type TestApp } from '../../helpers/test-app';
-import { expectOk } from './trading-kit';
+import { fundedAccount } from '../../helpers/trading';
+import { expectOk, sql } from './trading-kit';
 
 /** An instrument priced in USD (5 digits, 100,000 a lot) with its first quote (evaluated, unless no worker runs). */
 export async function usdInstrument(
@@ -75,4 +77,32 @@ export async function pendingByTicket(app: TestApp, token: string, login: number
 export async function ordersByTicket(app: TestApp, token: string, login: number): Promise<Map<number, any>> {
   const res = expectOk(await app.request('GET', `/orders?login=${login}`, { token }), 200, 'list orders');
   return new Map((res.items as any[]).map((o) => [o.order as number, o]));
+}
+
+/**
+ * `accounts` funded accounts of one new customer, each with `each` buy limits at `trigger` on
+ * `symbol`, inserted as createPendingOrder writes them (placing hundreds through the API
+ * would take most of a test's time). Returns their tickets.
+ */
+export async function restingBuyLimits(
+  app: TestApp,
+  token: string,
+  { symbol, trigger, accounts, each }: { symbol: string; trigger: number; accounts: number; each: number },
+): Promise<number[]> {
+  const groupId = await group(app, token);
+  const customer = await createCustomer(app, token);
+  const tickets: number[] = [];
+  for (let a = 0; a < accounts; a++) {
+    const login = await fundedAccount(app, token, customer.id, groupId, 100_000);
+    const rows = await sql<{ ticket: string }>(
+      app,
+      `insert into pending_orders (id, created_at, updated_at, request_id, account_id, login, symbol, cmd, volume, trigger_price)
+       select gen_random_uuid(), now(), now(), gen_random_uuid(), a.id, a.login, ?, 2, 0.01, ?
+         from accounts a, generate_series(1, ?::int) where a.login = ?
+       returning ticket`,
+      [symbol, trigger, each, login],
+    );
+    tickets.push(...rows.map((r) => Number(r.ticket)));
+  }
+  return tickets;
 }

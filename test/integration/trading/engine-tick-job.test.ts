@@ -7,7 +7,7 @@ import { engineTickProcessor, MAX_PASSES_PER_JOB, type TickJobResult } from '../
 import { adminToken, createCustomer } from '../../helpers/identity';
 import { startTestApp, type TestApp } from '../../helpers/test-app';
 import { expectLedgerBalanced, fundedAccount } from '../../helpers/trading';
-import { group, settled, usdInstrument } from './engine-kit';
+import { group, restingBuyLimits, settled, usdInstrument } from './engine-kit';
 import { expectOk, sql } from './trading-kit';
 
 jest.setTimeout(90_000);
@@ -20,26 +20,6 @@ beforeAll(async () => {
   token = await adminToken(app);
 });
 afterAll(() => app?.stop());
-
-/** `accounts` funded accounts, each with `each` buy limits at `trigger` on `symbol` (inserted as createPendingOrder writes them). */
-async function restingBuyLimits(symbol: string, trigger: number, accounts: number, each: number): Promise<string[]> {
-  const groupId = await group(app, token);
-  const customer = await createCustomer(app, token);
-  const tickets: string[] = [];
-  for (let a = 0; a < accounts; a++) {
-    const login = await fundedAccount(app, token, customer.id, groupId, 100_000);
-    const rows = await sql<{ ticket: string }>(
-      app,
-      `insert into pending_orders (id, created_at, updated_at, request_id, account_id, login, symbol, cmd, volume, trigger_price)
-       select gen_random_uuid(), now(), now(), gen_random_uuid(), a.id, a.login, ?, 2, 0.01, ?
-         from accounts a, generate_series(1, ?::int) where a.login = ?
-       returning ticket`,
-      [symbol, trigger, each, login],
-    );
-    tickets.push(...rows.map((r) => String(r.ticket)));
-  }
-  return tickets;
-}
 
 /** The context a worker gives the processor, around a fresh unit of work. */
 function jobContext(): JobContext {
@@ -61,7 +41,7 @@ async function waitingTicks(symbol: string): Promise<number> {
 test('when quote changes keep arriving faster than a pass, then a tick job stops at its bound, hands the symbol on to a queued tick, and no change is lost', async () => {
   await usdInstrument(app, token, 'NZDUSD', 0.6, 0.6002, { settle: false });
   // Eight accounts holding the symbol once filled: each pass reads the margin of every one.
-  const tickets = await restingBuyLimits('NZDUSD', 0.599, 8, 5);
+  const tickets = (await restingBuyLimits(app, token, { symbol: 'NZDUSD', trigger: 0.599, accounts: 8, each: 5 })).map(String);
   const quotes = app.runtime.services.quotes;
   const before = await waitingTicks('NZDUSD');
 
