@@ -21,14 +21,14 @@ import { pgPlaceholders } from '../src/platform/named-sql';
 import { cpuSecondsByName, machineCpu, processCpuSeconds, type MachineCpu } from './lib/cpu';
 import { CHILD_EXEC_ARGV, fmt, type BatchRound, type Figure, type Harness, type Server } from './lib/harness';
 import {
-  BENCH_ADMIN as ADMIN,
   BASE_DATABASE_URL,
+  BENCH_ADMIN as ADMIN,
+  benchPool,
   dropDatabase,
   median,
   progressOf,
   request,
   withDatabase,
-  benchPool,
 } from './lib/bench-kit';
 import { call } from './lib/load';
 import { SPEED_UP } from './lib/readme-table';

@@ -8,13 +8,13 @@ import { JobProducer } from '../src/jobs/job-producer';
 import { pgPlaceholders } from '../src/platform/named-sql';
 import { CHILD_EXEC_ARGV, fmt, type BatchRound, type Figure, type Harness, type Server } from './lib/harness';
 import {
-  BENCH_ADMIN as ADMIN,
   BASE_DATABASE_URL,
+  BENCH_ADMIN as ADMIN,
+  benchPool,
   dropDatabase,
   progressOf,
   request,
   withDatabase,
-  benchPool,
 } from './lib/bench-kit';
 
 /**

@@ -9,15 +9,15 @@ import { dec } from '../src/platform/decimal';
 import { pgPlaceholders, type Statement } from '../src/platform/named-sql';
 import { CHILD_EXEC_ARGV, fmt, type Figure, type Harness, type RunWindow, type Server } from './lib/harness';
 import {
-  BENCH_ADMIN as ADMIN,
   BASE_DATABASE_URL,
+  BENCH_ADMIN as ADMIN,
   benchCustomer,
+  benchPool,
   dropDatabase,
   measureLoop,
   progressOf,
   request,
   withDatabase,
-  benchPool,
 } from './lib/bench-kit';
 import { call, measure, nextSeq, type LoadResult } from './lib/load';
 

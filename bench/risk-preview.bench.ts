@@ -6,13 +6,13 @@ import { windowEndingAt } from '../src/domain/risk/preview';
 import { RiskRuleInputSchema } from '../src/domain/risk/rule-input';
 import { pgPlaceholders } from '../src/platform/named-sql';
 import {
-  BENCH_ADMIN as ADMIN,
   BASE_DATABASE_URL,
+  BENCH_ADMIN as ADMIN,
+  benchPool,
   dropDatabase,
   progressOf,
   request,
   withDatabase,
-  benchPool,
 } from './lib/bench-kit';
 import { CHILD_EXEC_ARGV, fmt, type BatchRound, type Figure, type Harness, type Server } from './lib/harness';
 import { call } from './lib/load';

@@ -7,16 +7,16 @@ import { pgPlaceholders } from '../src/platform/named-sql';
 import { cpuSecondsByName, machineCpu, processCpuSeconds } from './lib/cpu';
 import { CHILD_EXEC_ARGV, fmt, type Figure, type Harness, type RunWindow, type Server } from './lib/harness';
 import {
-  BENCH_ADMIN as ADMIN,
   BASE_DATABASE_URL,
+  BENCH_ADMIN as ADMIN,
   benchCustomer,
+  benchPool,
   dropDatabase,
   measureLoop,
   median,
   progressOf,
   request,
   withDatabase,
-  benchPool,
 } from './lib/bench-kit';
 import { call, measure, nextSeq, type LoadResult } from './lib/load';
 

@@ -12,11 +12,11 @@ interface PooledClient {
  * Runs one statement on a connection of the ORM's own pool with its values sent as
  * parameters (pg's extended protocol), returning its rows.
  *
- * For hot paths only (bulk close's per-ticket read and close): em.execute quotes every value
- * into the SQL text (MikroORM's formatQuery) and runs the result through knex's raw-query
- * machinery; on a closing statement that carries its event's JSON that formatting was the
- * largest share of a worker's own CPU per ticket. Parameters also keep a value from ever
- * being read as SQL. Outside a transaction the statement is its own implicit transaction;
+ * Used where a statement runs once per ticket or per answer (bulk close's per-ticket read and
+ * close, order close, a run's tickets and items): em.execute quotes every value into the SQL
+ * text (MikroORM's formatQuery) and runs the result through knex's raw-query machinery; on a
+ * closing statement that carries its event's JSON that formatting was the largest share of a
+ * worker's own CPU per ticket. Parameters also keep a value from ever being read as SQL. Outside a transaction the statement is its own implicit transaction;
  * inside one (em.transactional) it must run on the transaction's connection, so it goes
  * through em.execute there.
  */
