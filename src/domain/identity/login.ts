@@ -4,7 +4,7 @@ import type { PrincipalType } from '../../entities/session.entity';
 import { AppError } from '../../platform/errors';
 import type { Identity } from './identity';
 import { verifyPassword } from './passwords';
-import { findPrincipalByEmail, normalizeEmail } from './principals';
+import { findLoginPrincipal, normalizeEmail } from './principals';
 import { openSession, type ClientInfo, type TokenPair } from './sessions';
 import { verifySecondFactor } from './totp';
 
@@ -45,7 +45,7 @@ export async function login(
   // Counts this attempt as a failure up front (see LoginThrottle): every refusal below stays counted.
   await identity.throttle.begin(type, email, address);
 
-  const principal = await findPrincipalByEmail(em, type, email);
+  const principal = await findLoginPrincipal(em, type, email);
   const passwordOk = await verifyPassword(principal?.passwordHash, input.password);
   if (!principal || !passwordOk || !principal.isActive) throw invalidCredentials();
   if (principal.totpEnabled) {

@@ -1,7 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { executeBound } from '../../db/bound-statement';
 import { Customer } from '../../entities/customer.entity';
 import type { PrincipalType } from '../../entities/session.entity';
 import { StaffUser } from '../../entities/staff-user.entity';
+import { namedStatement } from '../../platform/named-sql';
 
 export type Principal = StaffUser | Customer;
 
@@ -14,8 +16,30 @@ export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
 }
 
-export async function findPrincipalByEmail(em: EntityManager, type: PrincipalType, email: string): Promise<Principal | null> {
-  return (await em.findOne(principalClass(type) as typeof StaffUser, { email: normalizeEmail(email) })) as Principal | null;
+/** What a password login reads of a principal: its credentials, nothing to track or write back. */
+export interface LoginPrincipal {
+  id: string;
+  passwordHash: string;
+  isActive: boolean;
+  totpEnabled: boolean;
+  totpSecret: string | null;
+}
+
+/** Columns as the PrincipalEntity maps them, under the property names. */
+const loginPrincipalStatement = (table: string) =>
+  namedStatement<{ email: string }>(
+    `select id, password_hash as "passwordHash", is_active as "isActive", totp_enabled as "totpEnabled", totp_secret as "totpSecret" from ${table} where email = :email`,
+  );
+const LOGIN_PRINCIPAL = { user: loginPrincipalStatement('staff_users'), customer: loginPrincipalStatement('customers') };
+
+/**
+ * Hot path (every login): the principal as one plain row sent with its email as a parameter,
+ * not a managed entity; the entity read built its query through the ORM's query builder and
+ * hydrated and tracked an entity the login never changes.
+ */
+export async function findLoginPrincipal(em: EntityManager, type: PrincipalType, email: string): Promise<LoginPrincipal | null> {
+  const [row] = await executeBound<LoginPrincipal>(em, LOGIN_PRINCIPAL[type].bind({ email: normalizeEmail(email) }));
+  return row ?? null;
 }
 
 export async function findPrincipal(em: EntityManager, type: PrincipalType, id: string): Promise<Principal | null> {

@@ -84,7 +84,7 @@ export async function verifySecondFactor(
   em: EntityManager,
   identity: Identity,
   type: PrincipalType,
-  principal: Principal,
+  principal: Pick<Principal, 'id' | 'totpSecret'>,
   code: string,
 ): Promise<boolean> {
   if (!principal.totpSecret) return false;
