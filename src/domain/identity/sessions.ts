@@ -6,9 +6,10 @@ import { RefreshToken } from '../../entities/refresh-token.entity';
 import { Session, type PrincipalType } from '../../entities/session.entity';
 import { randomToken, sha256Hex } from '../../platform/crypto';
 import { errors } from '../../platform/errors';
+import { namedStatement } from '../../platform/named-sql';
 import { loadBrokerSettings } from './broker-settings';
 import type { Identity } from './identity';
-import { findPrincipal, USER_PERMISSIONS_SQL } from './principals';
+import { findPrincipal } from './principals';
 
 /** How long a session lives without a refresh; every refresh starts the period again. */
 export const REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 3600;
@@ -94,20 +95,24 @@ async function tokenPair(
 /**
  * Every login makes a session and its first token pair. Hot path (each login): the session
  * row, its first refresh token, the principal's permissions (for the session cache) and the
- * access-token lifetime in one statement, one round trip where the unit of work took seven
- * (begin, two inserts, commit, the permissions, the settings); the CTE is atomic as a
- * transaction would be. Columns as the Session and RefreshToken entities map them.
+ * access-token lifetime in one call of the open_session function (migration
+ * OpenSessionFunction, where its plans are kept per connection), one round trip where the
+ * unit of work took seven (begin, two inserts, commit, the permissions, the settings).
  */
-const OPEN_SESSION_SQL = `with session as (
-    insert into sessions (id, created_at, updated_at, principal_type, principal_id, ip, user_agent, last_used_at, expires_at)
-    values (?, ?, ?, ?, ?, ?, ?, ?, ?)
-    returning id
-  ), token as (
-    insert into refresh_tokens (id, created_at, updated_at, session_id, token_hash, expires_at)
-    select ?::uuid, ?::timestamptz, ?::timestamptz, id, ?::text, ?::timestamptz from session
-  )
-  select (select access_token_ttl_seconds from broker_settings where id = 1) as ttl,
-    case when ?::text = 'user' then (${USER_PERMISSIONS_SQL}) else '{}'::text[] end as permissions`;
+const OPEN_SESSION = namedStatement<{
+  session_id: string;
+  now: Date;
+  type: PrincipalType;
+  principal_id: string;
+  ip: string | null;
+  user_agent: string | null;
+  expires_at: Date;
+  token_id: string;
+  token_hash: string;
+}>(
+  `select ttl, permissions from open_session(:session_id::uuid, :now::timestamptz, :type::text, :principal_id::uuid,
+    :ip::text, :user_agent::text, :expires_at::timestamptz, :token_id::uuid, :token_hash::text)`,
+);
 
 export async function openSession(
   em: EntityManager,
@@ -122,28 +127,21 @@ export async function openSession(
   const expiresAt = new Date(now.getTime() + REFRESH_TOKEN_TTL_SECONDS * 1000);
   const sessionId = randomUUID();
   const refreshToken = `rt_${randomToken(32)}`;
-  // Its values as parameters (executeBound): a login is a hot path, and em.execute would quote all sixteen into the text.
-  const [row] = await executeBound<{ ttl: number | null; permissions: string[] }>(em, {
-    sql: OPEN_SESSION_SQL,
-    values: [
-      sessionId,
-      now,
+  // Its values as parameters (executeBound): a login is a hot path, and em.execute would quote them all into the text.
+  const [row] = await executeBound<{ ttl: number | null; permissions: string[] }>(
+    em,
+    OPEN_SESSION.bind({
+      session_id: sessionId,
       now,
       type,
-      principalId,
-      client.ip?.slice(0, 64) ?? null,
-      client.userAgent?.slice(0, 512) ?? null,
-      now,
-      expiresAt,
-      randomUUID(),
-      now,
-      now,
-      sha256Hex(refreshToken),
-      expiresAt,
-      type,
-      principalId,
-    ],
-  });
+      principal_id: principalId,
+      ip: client.ip?.slice(0, 64) ?? null,
+      user_agent: client.userAgent?.slice(0, 512) ?? null,
+      expires_at: expiresAt,
+      token_id: randomUUID(),
+      token_hash: sha256Hex(refreshToken),
+    }),
+  );
   await identity.sessions.fill(sessionId, { state: 'active', principalId, principalType: type, permissions: row!.permissions });
   // No settings row yet (a fresh database): loadBrokerSettings writes the defaults.
   const ttl =
