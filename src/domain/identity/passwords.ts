@@ -6,12 +6,15 @@ const OPTIONS = { type: argon2.argon2id, memoryCost: 19 * 1024, timeCost: 2, par
 
 /**
  * How many hashes run at once: one per core, and always one thread of libuv's pool left over.
- * argon2 runs on that pool (4 threads unless UV_THREADPOOL_SIZE says otherwise), and so does
- * WebCrypto, which signs and verifies every JWT: the pool serves its queue in order, so with a
- * hash on every thread an authenticated GET waited behind whole hashes (during a burst of 8
- * logins on 2 cores its p99 went from 3.8 ms to 23 ms), and a login's own token signature
- * waited too. More hashes than cores only share the cores, so this costs no hashing rate;
- * the rest wait here in arrival order. A bigger machine raises UV_THREADPOOL_SIZE with its cores.
+ * argon2 runs on that pool (4 threads unless UV_THREADPOOL_SIZE says otherwise), which also
+ * serves dns.lookup (webhook hosts) and file reads, so a hash on every thread would queue
+ * those behind whole hashes. (JWTs do not use the pool: jose's Node build signs and verifies
+ * HS256 with node:crypto's synchronous HMAC.) More hashes than cores only share the cores:
+ * with four hashing threads on 2 cores an authenticated GET's p99 during a burst of 8 logins
+ * went from 3.8 ms to 23 ms, the event loop losing its time slices to them, and three slots on
+ * 2 cores hashed no faster than two (each hash cost more CPU, the threads evicting each other's
+ * 19 MiB from the cache). The rest wait here in arrival order. A bigger machine raises
+ * UV_THREADPOOL_SIZE with its cores.
  */
 export const HASH_SLOTS = Math.max(1, Math.min(availableParallelism(), (Number(process.env.UV_THREADPOOL_SIZE) || 4) - 1));
 
