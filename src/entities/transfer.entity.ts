@@ -11,7 +11,7 @@ import { Customer } from './customer.entity';
  * the id of the credit's row in the target account; both rows name the transfer
  * (reference_type `transfer`, reference_id = id).
  *
- * Invariant: convertedAmount = amount x rateMultiplier / rateDivisor, rounded half-even to 2
+ * Invariant: convertedAmount = amount x rateMultiplier / rateDivisor, rounded toward zero to 2
  * decimals once (the dealer side of the quotes named in `source`; both 1 for `identity`).
  */
 @Entity({ tableName: 'transfers' })

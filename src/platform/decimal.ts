@@ -44,26 +44,17 @@ function scaled(value: Decimal): [bigint, number] {
 }
 
 /**
- * numerator / denominator rounded half-even to the currency's minor unit (2 decimals), exactly:
+ * numerator / denominator rounded toward zero to the currency's minor unit (2 decimals), exactly:
  * the division is done on integers, so a quotient that is not a terminating decimal (an amount
- * divided by an ask) is rounded once, from its exact value, never from a 40-digit
- * approximation that could sit on the wrong side of a half cent.
+ * divided by an ask) is cut once, from its exact value, never from a 40-digit approximation
+ * that could sit a hair above a whole cent. Toward zero, not half-even: this is what a
+ * conversion credits, and rounding up by even half a cent would let a round trip make money.
  */
-export function moneyQuotient(numerator: number | string | Decimal, denominator: number | string | Decimal): Decimal {
+export function moneyQuotientDown(numerator: number | string | Decimal, denominator: number | string | Decimal): Decimal {
   const [n, nExp] = scaled(new D(numerator));
   const [d, dExp] = scaled(new D(denominator));
   if (d === 0n) throw new RangeError('division by zero');
-  // n·10^-nExp / (d·10^-dExp) in cents = n·10^(dExp+2) / (d·10^nExp)
-  let num = n * 10n ** BigInt(dExp + 2);
-  let den = d * 10n ** BigInt(nExp);
-  if (den < 0n) {
-    num = -num;
-    den = -den;
-  }
-  const negative = num < 0n;
-  const abs = negative ? -num : num;
-  let cents = abs / den;
-  const twice = 2n * (abs % den);
-  if (twice > den || (twice === den && cents % 2n === 1n)) cents += 1n;
-  return new D((negative ? -cents : cents).toString()).div(100);
+  // n·10^-nExp / (d·10^-dExp) in cents = n·10^(dExp+2) / (d·10^nExp); bigint division truncates toward zero.
+  const cents = (n * 10n ** BigInt(dExp + 2)) / (d * 10n ** BigInt(nExp));
+  return new D(cents.toString()).div(100);
 }

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { convertAtDealerRate, CurrencyConverter } from '../../src/domain/prices/conversion';
 import type { QuoteStore } from '../../src/domain/prices/quote-store';
 import { Instrument } from '../../src/entities/instrument.entity';
-import { dec, exactProduct, moneyQuotient } from '../../src/platform/decimal';
+import { D, dec, exactProduct, moneyQuotientDown } from '../../src/platform/decimal';
 
 /** Quotes as the store holds them (decimal text), for the pure conversion arithmetic. */
 function quotesOf(prices: Record<string, [string, string]>): QuoteStore {
@@ -37,9 +37,9 @@ const MARKET = {
   GBPUSD: ['1.25', '1.2503'],
 } as Record<string, [string, string]>;
 
-/** An independent rounding: the quotient at 200 digits, rounded half-even (ties are checked separately). */
-const Wide = Decimal.clone({ precision: 200, rounding: Decimal.ROUND_HALF_EVEN });
-const wideCents = (n: Decimal.Value, d: Decimal.Value) => new Wide(n).div(d).toDecimalPlaces(2, Decimal.ROUND_HALF_EVEN);
+/** An independent rounding: the quotient at 200 digits, cut toward zero (exact quotients are checked separately). */
+const Wide = Decimal.clone({ precision: 200, rounding: Decimal.ROUND_DOWN });
+const wideCents = (n: Decimal.Value, d: Decimal.Value) => new Wide(n).div(d).toDecimalPlaces(2, Decimal.ROUND_DOWN);
 
 describe('dealer-side conversion (decisions, section 4)', () => {
   test('when the currencies match, then the rate is identity and the amount is unchanged', async () => {
@@ -77,7 +77,7 @@ describe('dealer-side conversion (decisions, section 4)', () => {
     // GBP -> USD x GBPUSD bid, USD -> EUR / EURUSD ask
     const gbpEur = c.dealerRate('GBP', 'EUR')!;
     expect(gbpEur.source).toBe('GBPUSD,EURUSD');
-    expect(convertAtDealerRate(dec('100'), gbpEur).toFixed(2)).toBe('113.62'); // 125 / 1.1002 = 113.6157...
+    expect(convertAtDealerRate(dec('100'), gbpEur).toFixed(2)).toBe('113.61'); // 125 / 1.1002 = 113.6157..., cut
   });
 
   test('when a round trip converts there and back, then the customer never gains (bid below ask)', async () => {
@@ -108,24 +108,26 @@ describe('dealer-side conversion (decisions, section 4)', () => {
   });
 });
 
-describe('one half-even rounding from the exact quotient', () => {
+describe('one rounding toward zero from the exact quotient', () => {
   test.each([
-    ['0.03', '6', '0.00'], // 0.005: a tie, to the even cent
-    ['0.09', '6', '0.02'], // 0.015: a tie, to the even cent
+    ['0.03', '6', '0.00'], // 0.005: half a cent is not a cent
+    ['0.09', '6', '0.01'], // 0.015
     ['1', '8', '0.12'], // 0.125
-    ['3', '8', '0.38'], // 0.375
-    ['-1', '8', '-0.12'],
-    ['2', '3', '0.67'],
+    ['3', '8', '0.37'], // 0.375
+    ['2', '3', '0.66'], // 0.666...: never up
+    ['-1', '8', '-0.12'], // toward zero, not toward minus infinity
+    ['-2', '3', '-0.66'],
+    ['1.1', '1', '1.10'],
     ['1000000000000', '0.000001', '1000000000000000000.00'],
   ])('when %s / %s, then %s', (n, d, expected) => {
-    expect(moneyQuotient(n, d).toFixed(2)).toBe(expected);
+    expect(moneyQuotientDown(n, d).toFixed(2)).toBe(expected);
   });
 
-  test('when a quotient does not terminate, then rounding does not go through a 40-digit approximation', () => {
-    // 0.03 x (1/6) at 40 digits is 0.005000...0001 and would round up; the exact quotient is a tie.
-    const approximated = new Decimal('0.03').times(new Decimal(1).div(6));
-    expect(approximated.toDecimalPlaces(2, Decimal.ROUND_HALF_EVEN).toFixed(2)).toBe('0.01');
-    expect(moneyQuotient('0.03', '6').toFixed(2)).toBe('0.00');
+  test('when a quotient is a whole number of cents, then a 40-digit approximation just below it does not cost a cent', () => {
+    // 0.30 / 3 is exactly 0.10; 0.30 x (1/3) at 40 digits is 0.0999...9 and would be cut to 0.09.
+    const approximated = new D('0.30').times(new D(1).div(3));
+    expect(approximated.toDecimalPlaces(2, Decimal.ROUND_DOWN).toFixed(2)).toBe('0.09');
+    expect(moneyQuotientDown('0.30', '3').toFixed(2)).toBe('0.10');
   });
 
   test('when products of prices and amounts are long, then exactProduct keeps every digit', () => {
@@ -134,7 +136,7 @@ describe('one half-even rounding from the exact quotient', () => {
     expect(p.toFixed()).toBe(new Wide('999999999999.99').times('1234567.123456789012345').times('9876543.21987654321').toFixed());
   });
 
-  test('when random amounts convert at random rates, then the result equals the 200-digit quotient rounded half-even', () => {
+  test('when random amounts convert at random rates, then the result is the largest cent not above the exact quotient', () => {
     const cents = fc.bigInt({ min: 1n, max: 10n ** 14n });
     const price = fc.integer({ min: 1, max: 10_000_000_000_000 }).map((n) => new Decimal(n).div(1_000_000));
     fc.assert(
@@ -142,14 +144,87 @@ describe('one half-even rounding from the exact quotient', () => {
         const amount = new Decimal(c.toString()).div(100);
         const divisor = exactProduct(ask1, ask2);
         const numerator = exactProduct(amount, bid);
-        const wide = new Wide(numerator).div(divisor);
-        const got = moneyQuotient(numerator, divisor);
-        // Away from a tie the 200-digit quotient decides; at a tie, the even cent.
-        const offTie = wide.times(100).minus(wide.times(100).floor()).minus(0.5).abs().gt('1e-150');
-        if (offTie) expect(got.toFixed(2)).toBe(wideCents(numerator, divisor).toFixed(2));
-        else expect(got.times(100).mod(2).isZero()).toBe(true);
+        const got = new Wide(moneyQuotientDown(numerator, divisor));
+        // got x divisor <= numerator < (got + 0.01) x divisor, exactly (products of terminating decimals).
+        expect(got.times(divisor).lte(numerator)).toBe(true);
+        expect(got.plus('0.01').times(divisor).gt(numerator)).toBe(true);
       }),
       { seed: 10, numRuns: 2000 },
     );
+  });
+});
+
+describe('no sequence of conversions creates money', () => {
+  /** A quote with bid < ask: a mid of 0.5 to 2 (5 digits) and a spread of 1 to 50 points. */
+  const quote = fc
+    .tuple(fc.integer({ min: 50_000, max: 200_000 }), fc.integer({ min: 1, max: 50 }))
+    .map(([bid, spread]): [string, string] => [
+      new Decimal(bid).div(100_000).toFixed(),
+      new Decimal(bid + spread).div(100_000).toFixed(),
+    ]);
+  const CURRENCIES = ['USD', 'EUR', 'GBP'] as const;
+  const currency = fc.constantFrom(...CURRENCIES);
+  /** A transfer: from, to, and the share of the source's balance it moves (small ones too, where rounding bites). */
+  const step = fc.record({
+    from: currency,
+    to: currency,
+    share: fc.oneof(
+      fc.integer({ min: 1, max: 10 }).map((c) => ({ cents: c })),
+      fc.double({ min: 0, max: 1, noNaN: true }).map((f) => ({ fraction: f })),
+    ),
+  });
+
+  test('when random transfers run across USD, EUR and GBP at random quotes, then the holdings never gain value at mid prices', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        quote,
+        quote,
+        fc.array(fc.integer({ min: 1, max: 100_000 }), { minLength: 3, maxLength: 3 }),
+        fc.array(step, { minLength: 1, maxLength: 60 }),
+        async (eurusd, gbpusd, startCents, steps) => {
+          // GBP and EUR join only through USD: crossing must not open an arbitrage either.
+          const c = await converter({ EURUSD: eurusd, GBPUSD: gbpusd });
+          const mid = (q: [string, string]) => new Decimal(q[0]).plus(q[1]).div(2);
+          const mids: Record<string, Decimal> = { USD: new Decimal(1), EUR: mid(eurusd), GBP: mid(gbpusd) };
+          const held: Record<string, Decimal> = {};
+          CURRENCIES.forEach((cur, i) => (held[cur] = new Decimal(startCents[i]!).div(100)));
+          const value = () => CURRENCIES.reduce((v, cur) => v.plus(held[cur]!.times(mids[cur]!)), new Decimal(0));
+          const start = value();
+          let before = start;
+          for (const s of steps) {
+            if (s.from === s.to) continue;
+            const amount =
+              'cents' in s.share
+                ? Decimal.min(held[s.from]!, new Decimal(s.share.cents).div(100))
+                : held[s.from]!.times(s.share.fraction).toDecimalPlaces(2, Decimal.ROUND_DOWN);
+            if (amount.lte(0)) continue;
+            const converted = convertAtDealerRate(amount, c.dealerRate(s.from, s.to)!);
+            expect(converted.gte(0)).toBe(true);
+            if (converted.isZero()) continue; // the API refuses a transfer that converts to nothing
+            held[s.from] = held[s.from]!.minus(amount);
+            held[s.to] = held[s.to]!.plus(converted);
+            const after = value();
+            expect(after.lte(before)).toBe(true);
+            before = after;
+          }
+          expect(value().lte(start)).toBe(true);
+        },
+      ),
+      { seed: 23, numRuns: 1000 },
+    );
+  });
+
+  test('when 0.05 USD goes to EUR and back 100 times at EURUSD 1.1 / 1.1001, then the dollars only shrink', async () => {
+    const c = await converter({ EURUSD: ['1.1', '1.1001'] });
+    const there = c.dealerRate('USD', 'EUR')!;
+    const back = c.dealerRate('EUR', 'USD')!;
+    // Half-even rounding turned 0.05 USD into 0.05 EUR (0.04545...) and that into 0.06 USD (0.055).
+    expect(convertAtDealerRate(dec('0.05'), there).toFixed(2)).toBe('0.04');
+    let usd = dec('10');
+    for (let trip = 0; trip < 100; trip++) {
+      const eur = convertAtDealerRate(dec('0.05'), there);
+      usd = usd.minus('0.05').plus(convertAtDealerRate(eur, back));
+    }
+    expect(usd.toFixed(2)).toBe('9.00'); // each trip 0.05 -> 0.04 EUR -> 0.04 USD
   });
 });

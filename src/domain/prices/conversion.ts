@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Instrument } from '../../entities/instrument.entity';
-import { D, dec, exactProduct, moneyQuotient, type Dec } from '../../platform/decimal';
+import { D, dec, exactProduct, moneyQuotientDown, type Dec } from '../../platform/decimal';
 import type { QuoteStore } from './quote-store';
 
 export interface Rate {
@@ -17,7 +17,8 @@ interface Leg {
 
 /**
  * The side a dealer quotes a customer converting `from` into `to` (decisions, section 4):
- * converted = amount x multiplier / divisor, rounded half-even to 2 decimals once, at the end.
+ * converted = amount x multiplier / divisor, rounded down (toward zero) to 2 decimals once, at
+ * the end.
  * Each leg multiplies by the bid of the symbol whose base is the currency given (XY: x bid) or
  * divides by the ask of the symbol whose base is the currency received (YX: / ask), so the
  * multiplier is the product of the bids used and the divisor the product of the asks used.
@@ -37,9 +38,15 @@ interface Book {
   symbol: string;
 }
 
-/** One half-even rounding to 2 decimals, from the exact value of amount x multiplier / divisor. */
+/**
+ * The one conversion of money between currencies (transfers, payouts): amount x multiplier /
+ * divisor from its exact value, rounded toward zero to 2 decimals once. Never up: with bid
+ * below ask each leg already loses the spread, and only rounding up could hand back more than
+ * that (half-even turned 0.05 USD into 0.05 EUR and back into 0.06 USD), so no sequence of
+ * conversions can create money.
+ */
 export function convertAtDealerRate(amount: Dec, rate: DealerRate): Dec {
-  return moneyQuotient(exactProduct(amount, rate.multiplier), rate.divisor);
+  return moneyQuotientDown(exactProduct(amount, rate.multiplier), rate.divisor);
 }
 
 /**

@@ -153,13 +153,13 @@ describe('conversion at the dealer side of the latest quote', () => {
     const exact = new Decimal('33.33').times('1.10007').times('149.993');
     expect(body).toMatchObject({
       source: 'EURUSD,USDJPY',
-      converted_amount: Number(exact.toDecimalPlaces(2, Decimal.ROUND_HALF_EVEN)),
+      converted_amount: Number(exact.toDecimalPlaces(2, Decimal.ROUND_DOWN)),
     });
     expect(body.effective_rate).toBeCloseTo(body.converted_amount / 33.33, 12);
     // and back: / USDJPY ask, / EURUSD ask
     const back = expectOk(await transfer(app, alice, jpyLive, eurLive, 1000), 200);
     const wide = Decimal.clone({ precision: 100 });
-    const expected = new wide(1000).div(new wide('150.011').times('1.10021')).toDecimalPlaces(2, Decimal.ROUND_HALF_EVEN);
+    const expected = new wide(1000).div(new wide('150.011').times('1.10021')).toDecimalPlaces(2, Decimal.ROUND_DOWN);
     expect(back).toMatchObject({ source: 'USDJPY,EURUSD', converted_amount: Number(expected) });
   });
 
@@ -169,7 +169,7 @@ describe('conversion at the dealer side of the latest quote', () => {
     expect(body.converted_amount).toBe(100);
   });
 
-  test('when the transfer record is read back, then converted = amount x multiplier / divisor, rounded half-even', async () => {
+  test('when the transfer record is read back, then converted = amount x multiplier / divisor, rounded toward zero', async () => {
     const body = expectOk(await transfer(app, alice, wallet, jpyLive, 12.34), 200);
     const [row] = await sql<Record<string, string>>(
       app,
@@ -182,7 +182,7 @@ describe('conversion at the dealer side of the latest quote', () => {
     const recomputed = new wide(row!.amount!)
       .times(row!.rate_multiplier!)
       .div(row!.rate_divisor!)
-      .toDecimalPlaces(2, Decimal.ROUND_HALF_EVEN);
+      .toDecimalPlaces(2, Decimal.ROUND_DOWN);
     expect(row!.converted_amount).toBe(recomputed.toFixed(2));
     expect(row!.converted_amount).toBe('1851.00'); // 12.34 x 150
   });
