@@ -23,7 +23,16 @@ export type PayoutStatus = (typeof PAYOUT_STATUSES)[number];
 @Index({ properties: ['login', 'createdAt'] })
 @Index({ properties: ['customer', 'createdAt'] })
 export class Payout extends BaseEntity<
-  'status' | 'reason' | 'decidedAt' | 'decidedBy' | 'requestedBy' | 'walletAmount' | 'walletCurrency'
+  | 'status'
+  | 'reason'
+  | 'decidedAt'
+  | 'decidedBy'
+  | 'requestedBy'
+  | 'walletAmount'
+  | 'walletCurrency'
+  | 'rateSource'
+  | 'rateMultiplier'
+  | 'rateDivisor'
 > {
   @ManyToOne({ entity: () => Account, ref: true, deleteRule: 'restrict' })
   account!: Ref<Account>;
@@ -65,4 +74,20 @@ export class Payout extends BaseEntity<
 
   @Property({ type: 'string', length: 3, nullable: true })
   walletCurrency?: string | null = null;
+
+  /**
+   * The conversion, kept as a transfer keeps it, once approved: walletAmount = amount x
+   * rateMultiplier / rateDivisor cut toward zero to 2 decimals, at the dealer side of the quotes
+   * named in `rateSource` (both 1 for `identity`), so every credit can be recomputed to the cent.
+   */
+  @Property({ type: 'string', length: 80, nullable: true })
+  rateSource?: string | null = null;
+
+  /** The product of the bids used (exact decimal, no scale limit). */
+  @Property({ type: decimalText(), columnType: 'numeric', nullable: true })
+  rateMultiplier?: string | null = null;
+
+  /** The product of the asks used. */
+  @Property({ type: decimalText(), columnType: 'numeric', nullable: true })
+  rateDivisor?: string | null = null;
 }

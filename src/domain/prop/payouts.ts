@@ -175,6 +175,9 @@ export async function decidePayout(
       payout.status = 'approved';
       payout.walletAmount = converted.toFixed(2);
       payout.walletCurrency = target.currency;
+      payout.rateSource = rate.source;
+      payout.rateMultiplier = rate.multiplier.toFixed();
+      payout.rateDivisor = rate.divisor.toFixed();
     } else {
       payout.status = 'rejected';
       payout.reason = decision.reason;

@@ -1,5 +1,5 @@
 import { adminToken, createCustomer, createStaff, type LoggedIn } from '../../helpers/identity';
-import { startTestApp, type TestApp } from '../../helpers/test-app';
+import { sql, startTestApp, type TestApp } from '../../helpers/test-app';
 import { expectLedgerBalanced, setQuote, setUpMarket, type Market } from '../../helpers/trading';
 import { accountState, expectNoOverdraft, walletOf } from '../money/money-kit';
 import { eventsOf, expect422, expectError, expectOk, ledgerOf } from '../trading/trading-kit';
@@ -280,13 +280,25 @@ describe('deciding a payout', () => {
     expectOk(await decide(manager.token, id, 'reject', 'Below a cent'), 200);
   });
 
-  test('when the prop account is in EUR, then the wallet is credited at the dealer bid like a transfer', async () => {
+  test('when the prop account is in EUR, then the wallet is credited at the dealer bid like a transfer, cut to the cent, and the rate is kept', async () => {
     const { customer, prop, wallet } = await propWithProfit('EUR');
-    const { id, currency } = expectOk(await requestPayout(customer.token, prop, 100), 201);
+    const { id, currency } = expectOk(await requestPayout(customer.token, prop, 100.05), 201);
     expect(currency).toBe('EUR');
     expectOk(await decide(manager.token, id, 'approve'), 200);
-    // EURUSD bid 1.10: 100 EUR x 1.10 = 110.00 USD.
-    expect((await accountState(app, wallet)).balance).toBe('110.00');
+    // EURUSD bid 1.10: 100.05 EUR x 1.10 = 110.055 USD, cut toward zero (half-even would have paid 110.06).
+    expect((await accountState(app, wallet)).balance).toBe('110.05');
+    const [row] = await sql<Record<string, string>>(
+      app,
+      `select wallet_amount::text, wallet_currency, rate_source, rate_multiplier::text, rate_divisor::text from payouts where id = ?`,
+      [id],
+    );
+    expect(row).toEqual({
+      wallet_amount: '110.05',
+      wallet_currency: 'USD',
+      rate_source: 'EURUSD',
+      rate_multiplier: '1.1',
+      rate_divisor: '1',
+    });
   });
 });
 
