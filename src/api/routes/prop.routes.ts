@@ -23,8 +23,9 @@ export const propRoutes: RouteSpec[] = [
     summary: "Ask to pay out a prop account's profit to the customer's wallet",
     description:
       "A customer asks for its own prop accounts (another customer's login is 404, as one that does not exist); staff " +
-      'with `manage_payouts` for any. What a prop account can pay out is its profit: its balance less its starting ' +
-      'balance (its first deposit) less its pending payouts; more is 422 at `amount`, and a login that is not a prop ' +
+      'with `manage_payouts` for any. What a prop account can pay out is its profit: the smaller of its balance and its ' +
+      'equity (a loss still open counts against it, an open gain does not count), less its starting balance (its first ' +
+      'deposit), less its pending payouts; more is 422 at `amount`, and a login that is not a prop ' +
       "account is 422 at `login`. The amount (in the prop account's currency) is reserved at once and the payout waits " +
       'for staff (`pending`). ' +
       IDEMPOTENT,
@@ -36,7 +37,7 @@ export const propRoutes: RouteSpec[] = [
       201: { description: 'Requested, pending', schema: PayoutSchema },
       404: { description: 'No such account (or not yours)' },
     },
-    handler: async ({ body, em, caller }) => json(201, await requestPayout(em, caller!, body)),
+    handler: async ({ body, em, services, caller }) => json(201, await requestPayout(em, services.quotes, caller!, body)),
   }),
   defineRoute({
     method: 'get',

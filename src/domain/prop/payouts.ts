@@ -6,12 +6,13 @@ import { Payout, PAYOUT_STATUSES } from '../../entities/payout.entity';
 import { CurrencyConverter } from '../prices/conversion';
 import { D, dec, money, type Dec } from '../../platform/decimal';
 import { errors, fieldError } from '../../platform/errors';
-import { lockAccounts, unreserved } from '../accounts/accounts';
+import { lockAccounts } from '../accounts/accounts';
 import { recordAudit } from '../audit/audit';
 import { recordEvent } from '../events/outbox';
 import type { Caller, StaffCaller } from '../identity/caller';
 import { postToLedger } from '../ledger/ledger';
 import { assertCreditFits } from '../money/bounds';
+import { loadMetrics } from '../orders/market-orders';
 import { CurrencyCode, MoneyText } from '../money/money-text';
 import { convertAtDealerRate } from '../prices/conversion';
 import type { QuoteStore } from '../prices/quote-store';
@@ -57,12 +58,19 @@ async function startingBalance(tx: EntityManager, accountId: string): Promise<De
 }
 
 /**
- * What a prop account can still pay out: its profit, the balance less the starting balance
- * less what pending payouts reserve (a prop account's `reserved` holds nothing else:
- * withdrawals draw on the wallet only). Never below 0.
+ * What a prop account can still pay out (decisions, section 8): its profit, the smaller of its
+ * balance and its equity, less the starting balance, less what pending payouts reserve (a prop
+ * account's `reserved` holds nothing else: withdrawals draw on the wallet only). A loss still
+ * open counts against it: the balance is not profit while open positions can give it back, and
+ * paying it out would leave the firm's capital to cover the loss. An open gain does not count:
+ * it is not money until closed. Never below 0. Read under the account's lock, which order opens
+ * and closes take too, so the open positions priced here are the ones that stand.
  */
-function payable(account: Account, starting: Dec): Dec {
-  return D.max(unreserved(account).minus(starting), 0);
+async function payable(tx: EntityManager, quotes: QuoteStore, account: Account): Promise<Dec> {
+  const starting = await startingBalance(tx, account.id);
+  await tx.populate(account, ['group']);
+  const { balance, equity } = await loadMetrics(tx, quotes, account);
+  return D.max(D.min(balance, equity).minus(account.reserved).minus(starting), 0);
 }
 
 /**
@@ -73,6 +81,7 @@ function payable(account: Account, starting: Dec): Dec {
  */
 export async function requestPayout(
   em: EntityManager,
+  quotes: QuoteStore,
   caller: Caller,
   input: { login: number; amount: number },
 ): Promise<PayoutView> {
@@ -83,7 +92,7 @@ export async function requestPayout(
   const amount = money(input.amount);
   return em.transactional(async (tx) => {
     const account = (await lockAccounts(tx, [found.id])).get(found.id)!;
-    const available = payable(account, await startingBalance(tx, account.id));
+    const available = await payable(tx, quotes, account);
     if (amount.gt(available))
       throw fieldError(
         'body',
@@ -148,8 +157,8 @@ export async function decidePayout(
     prop.reserved = money(prop.reserved).minus(amount).toFixed(2);
     if (decision.kind === 'approve') {
       const target = locked.get(wallet!.id)!;
-      // The profit may have shrunk since the request (losing trades): pay out profit only.
-      const available = payable(prop, await startingBalance(tx, prop.id));
+      // The profit may have shrunk since the request (losing trades, open or closed): pay out profit only.
+      const available = await payable(tx, quotes, prop);
       if (amount.gt(available))
         throw errors.conflict(
           'PAYOUT_EXCEEDS_PROFIT',

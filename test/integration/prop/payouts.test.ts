@@ -6,7 +6,8 @@ import { eventsOf, expect422, expectError, expectOk, ledgerOf } from '../trading
 
 /**
  * Prop payouts (decisions, section 8; endpoint 10): a payout reserves at most the prop
- * account's profit (balance less its first deposit less pending payouts), approving moves
+ * account's profit (the smaller of balance and equity, less its first deposit, less pending
+ * payouts), approving moves
  * the money from the prop account to the customer's wallet through the ledger, rejecting
  * frees the reserve; both are terminal and happen once, audited, with events.
  */
@@ -144,6 +145,50 @@ describe('requesting a payout', () => {
     expect422(await app.request('POST', '/prop/payouts', { token: manager.token, body }), loc);
   });
 
+  test('when an open losing position brings equity below the balance, then the loss counts against the payable profit', async () => {
+    const { customer, prop, profit } = await propWithProfit();
+    expect(Number(profit)).toBeGreaterThan(1000);
+    expectOk(
+      await app.request('POST', '/orders', { token: customer.token, body: { login: prop, symbol: 'EURUSD', cmd: 0, volume: 1 } }),
+      201,
+    );
+    // Bought at 1.1002, now bid 1.095: about 520 USD lost while the position stays open.
+    await setQuote(app, admin, 'EURUSD', 1.095, 1.0952);
+    try {
+      const view = expectOk(await app.request('GET', `/api/crm/accounts/${prop}`, { token: admin }), 200);
+      expect(Number(view.balance)).toBe(10000 + Number(profit));
+      expect(Number(view.equity)).toBeLessThan(Number(view.balance) - 500);
+      const available = (Number(view.equity) - 10000).toFixed(2);
+      // The balance alone would allow the whole profit: the open loss is not the account's to pay out.
+      const whole = await requestPayout(customer.token, prop, Number(profit));
+      expect422(whole, ['body', 'amount']);
+      expect(whole.body.detail[0].msg).toContain(`${available} USD available`);
+      expect422(await requestPayout(customer.token, prop, Number(available) + 0.01), ['body', 'amount']);
+      expect((await accountState(app, prop)).reserved).toBe('0.00');
+      expectOk(await requestPayout(customer.token, prop, Number(available)), 201);
+      expect((await accountState(app, prop)).reserved).toBe(available);
+    } finally {
+      await setQuote(app, admin, 'EURUSD', 1.1, 1.1002);
+    }
+  });
+
+  test('when an open position is winning, then the open gain is not payable: the balance caps the profit', async () => {
+    const { customer, prop, profit } = await propWithProfit();
+    expectOk(
+      await app.request('POST', '/orders', { token: customer.token, body: { login: prop, symbol: 'EURUSD', cmd: 0, volume: 1 } }),
+      201,
+    );
+    await setQuote(app, admin, 'EURUSD', 1.11, 1.1102);
+    try {
+      const view = expectOk(await app.request('GET', `/api/crm/accounts/${prop}`, { token: admin }), 200);
+      expect(Number(view.equity)).toBeGreaterThan(Number(view.balance) + 500);
+      expect422(await requestPayout(customer.token, prop, Number(profit) + 0.01), ['body', 'amount']);
+      expectOk(await requestPayout(customer.token, prop, Number(profit)), 201);
+    } finally {
+      await setQuote(app, admin, 'EURUSD', 1.1, 1.1002);
+    }
+  });
+
   test('when 20 requests of a tenth of the profit race, then exactly 10 are reserved and the rest are 422', async () => {
     const { customer, prop, profit } = await propWithProfit();
     const tenth = Math.floor((Number(profit) / 10) * 100) / 100;
@@ -268,6 +313,25 @@ describe('deciding a payout', () => {
     await setQuote(app, admin, 'EURUSD', 1.1, 1.1002);
     expectError(await decide(manager.token, id, 'approve'), 409, 'PAYOUT_EXCEEDS_PROFIT');
     expectOk(await decide(manager.token, id, 'reject', 'Profit gone'), 200);
+  });
+
+  test('when a position opened since the request is losing, then approving is 409 PAYOUT_EXCEEDS_PROFIT and nothing moves', async () => {
+    const { customer, prop, wallet, profit } = await propWithProfit();
+    const { id } = expectOk(await requestPayout(customer.token, prop, Number(profit)), 201);
+    expectOk(
+      await app.request('POST', '/orders', { token: customer.token, body: { login: prop, symbol: 'EURUSD', cmd: 0, volume: 1 } }),
+      201,
+    );
+    await setQuote(app, admin, 'EURUSD', 1.095, 1.0952);
+    try {
+      const before = await accountState(app, prop);
+      expectError(await decide(manager.token, id, 'approve'), 409, 'PAYOUT_EXCEEDS_PROFIT');
+      expect(await accountState(app, prop)).toEqual(before);
+      expect((await accountState(app, wallet)).balance).toBe('0.00');
+    } finally {
+      await setQuote(app, admin, 'EURUSD', 1.1, 1.1002);
+    }
+    expectOk(await decide(manager.token, id, 'reject', 'Open loss'), 200);
   });
 
   test('when the amount converts to less than a cent of the wallet currency, then 409 PAYOUT_TOO_SMALL and nothing moves', async () => {
