@@ -24,6 +24,10 @@ describe('webhook endpoint SSRF guard', () => {
     'https://224.0.0.1/',
     'https://255.255.255.255/',
     'https://[::ffff:169.254.169.254]/',
+    'https://[::169.254.169.254]/', // IPv4-compatible
+    'https://[64:ff9b::169.254.169.254]/', // NAT64
+    'https://[2002:a9fe:a9fe::1]/', // 6to4 of 169.254.169.254
+    'https://[::0.0.0.0]/',
   ];
   const privateOnes = [
     'https://127.0.0.1/',
@@ -35,6 +39,15 @@ describe('webhook endpoint SSRF guard', () => {
     'https://[::1]/',
     'https://[::ffff:127.0.0.1]/', // IPv4-mapped
     'https://[::ffff:7f00:1]/',
+    'https://[::127.0.0.1]/', // IPv4-compatible, which the URL parser writes [::7f00:1]
+    'https://[::7f00:1]/',
+    'https://[::10.0.0.1]/',
+    'https://[::ffff:0:127.0.0.1]/', // IPv4-translated (RFC 6145)
+    'https://[64:ff9b::127.0.0.1]/', // NAT64 well-known prefix
+    'https://[64:ff9b::a00:1]/',
+    'https://[64:ff9b:1:7f00:0:100::]/', // NAT64 local-use prefix: 127.0.0.1 in bits 48-63 and 72-87
+    'https://[2002:7f00:1::]/', // 6to4 of 127.0.0.1
+    'https://[2002:c0a8:101::1]/', // 6to4 of 192.168.1.1
     'https://10.0.0.8/',
     'https://172.16.3.4/',
     'https://192.168.1.1/',
@@ -84,6 +97,42 @@ describe('webhook endpoint SSRF guard', () => {
     expect((await run('public.test')).address).toEqual([{ address: '93.184.216.34', family: 4 }]);
   });
 
+  test.each([
+    ['::127.0.0.1', '127.0.0.1'],
+    ['::ffff:127.0.0.1', '127.0.0.1'],
+    ['::ffff:0:7f00:1', '127.0.0.1'],
+    ['64:ff9b::7f00:1', '127.0.0.1'],
+    ['64:ff9b:1:7f00:0:100::', '127.0.0.1'],
+    ['2002:7f00:1::', '127.0.0.1'],
+    ['::a9fe:a9fe', '169.254.169.254'],
+    ['64:ff9b::a9fe:a9fe', '169.254.169.254'],
+    ['2002:a9fe:a9fe:1234::1', '169.254.169.254'],
+  ])('when an IPv6 address %s embeds %s, then it is judged as that IPv4 address', (v6, v4) => {
+    expect(addressProblem(v6, false)).toBe(addressProblem(v4, false));
+    expect(addressProblem(v6, true)).toBe(addressProblem(v4, true));
+  });
+
+  test('when an IPv6 address embeds a public IPv4 address, then it passes as that address does', () => {
+    for (const a of ['64:ff9b::808:808', '64:ff9b::8.8.8.8', '2002:5db8:d822::1', '::ffff:93.184.216.34', '::8.8.8.8'])
+      expect(addressProblem(a, false)).toBeUndefined();
+    // IPv6's own loopback and unspecified addresses stay what they are, not 0.0.0.1 and 0.0.0.0.
+    expect(addressProblem('::1', false)).toMatch(/loopback/);
+    expect(addressProblem('::1', true)).toBeUndefined();
+    expect(addressProblem('::', true)).toMatch(/unspecified/);
+  });
+
+  test('when a name resolves to an IPv6 form of a forbidden IPv4 address, then creation and the delivery socket refuse it', async () => {
+    const forms = ['::7f00:1', '::ffff:0:7f00:1', '64:ff9b::7f00:1', '64:ff9b:1:7f00:0:100::', '2002:7f00:1::'];
+    const table = Object.fromEntries(forms.map((a, i) => [`v6-${i}.test`, ['2606:2800:220:1:248:1893:25c8:1946', a]]));
+    const dns = fakeDns(table);
+    const lookup = guardedLookup(false, dns);
+    for (const host of Object.keys(table)) {
+      await expect(checkEndpoint(`https://${host}/hook`, false, dns)).rejects.toThrow(/resolves to a loopback/);
+      const err = await new Promise<Error | null>((resolve) => lookup(host, { all: true }, (e) => resolve(e)));
+      expect(err?.message).toMatch(new RegExp(`refused: ${host} resolves to a loopback`));
+    }
+  });
+
   test('addresses: public unicast passes, metadata never does', () => {
     expect(addressProblem('8.8.8.8', false)).toBeUndefined();
     expect(addressProblem('2001:4860:4860::8888', false)).toBeUndefined();
@@ -123,13 +172,17 @@ describe('webhook sender: the address actually connected to', () => {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const port = (server.address() as { port: number }).port;
-    const dns = fakeDns({ 'rebind.test': ['127.0.0.1'], 'meta.test': ['169.254.169.254'] });
+    const dns = fakeDns({ 'rebind.test': ['127.0.0.1'], 'meta.test': ['169.254.169.254'], 'nat64.test': ['64:ff9b::7f00:1'] });
     const strict = new WebhookSender({ timeoutMs: 1000, allowPrivate: false, lookup: dns });
     const lenient = new WebhookSender({ timeoutMs: 1000, allowPrivate: true, lookup: dns });
     try {
       const refused = await strict.send(`https://rebind.test:${port}/hook`, {}, '{}');
       expect(refused).toMatchObject({ ok: false, statusCode: null });
       expect(refused.error).toMatch(/refused: rebind.test resolves to a loopback/);
+      // The same loopback behind a NAT64 prefix: a gateway would connect to 127.0.0.1.
+      expect((await strict.send(`https://nat64.test:${port}/hook`, {}, '{}')).error).toMatch(
+        /refused: nat64.test resolves to a loopback/,
+      );
       const metadata = await lenient.send(`http://meta.test:${port}/hook`, {}, '{}');
       expect(metadata.error).toMatch(/link-local/);
       // The same name allowed (private URLs on) connects for real.

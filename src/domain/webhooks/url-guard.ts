@@ -12,8 +12,10 @@ import ipaddr from 'ipaddr.js';
  * connects to is checked again at connect time (`guardedLookup`), so a name that resolved to
  * a public address at creation and to 127.0.0.1 later (DNS rebinding) is refused then.
  * Alternative spellings of an address (decimal `2130706433`, octal `0177.0.0.1`, hex
- * `0x7f.1`) are normalised by the WHATWG URL parser before we look; IPv4-mapped IPv6
- * (`::ffff:127.0.0.1`) is checked as the IPv4 address it maps to.
+ * `0x7f.1`) are normalised by the WHATWG URL parser before we look. An IPv6 address that
+ * carries an IPv4 address (decisions, section 18) is judged by that IPv4 address: a host
+ * that translates or tunnels it (the kernel's IPv4-compatible handling, a NAT64 gateway, a
+ * 6to4 relay) ends up connecting to it, so `[::127.0.0.1]` is loopback as much as 127.0.0.1.
  */
 
 /** Ranges (ipaddr.js names) allowed only with WEBHOOKS_ALLOW_PRIVATE_URLS. */
@@ -40,13 +42,43 @@ export function addressProblem(address: string, allowPrivate: boolean): string |
   } catch {
     return `${address} is not an IP address`;
   }
-  if (ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).isIPv4MappedAddress()) ip = (ip as ipaddr.IPv6).toIPv4Address();
+  if (ip.kind() === 'ipv6') ip = embeddedIPv4(ip as ipaddr.IPv6) ?? ip;
   const normal = ip.toNormalizedString();
   if (ip.kind() === 'ipv6' && METADATA.has(ipaddr.IPv6.parse(normal).toString())) return 'a cloud metadata address';
   const range = ip.range();
   if (range === 'unicast') return undefined;
   if (PRIVATE_RANGES.has(range)) return allowPrivate ? undefined : `a ${describe(range)} address`;
   return `a ${describe(range)} address`;
+}
+
+/**
+ * The IPv4 address an IPv6 address carries, where its form says it carries one:
+ *   ::a.b.c.d        IPv4-compatible (::/96, deprecated but still routed by some stacks);
+ *                    `::` and `::1` themselves are IPv6's unspecified and loopback addresses
+ *   ::ffff:a.b.c.d   IPv4-mapped (::ffff:0:0/96)
+ *   ::ffff:0:a.b.c.d IPv4-translated (::ffff:0:0:0/96, RFC 6145)
+ *   64:ff9b::a.b.c.d NAT64 well-known prefix (64:ff9b::/96, RFC 6052)
+ *   64:ff9b:1::/48   NAT64 local-use prefix (RFC 8215): the address in bits 48-63 and 72-87
+ *   2002:AABB:CCDD:: 6to4 (2002::/16, RFC 3056): the address in bits 16-47
+ */
+function embeddedIPv4(ip: ipaddr.IPv6): ipaddr.IPv4 | undefined {
+  const b = ip.toByteArray();
+  const v4 = (...bytes: number[]) => new ipaddr.IPv4(bytes);
+  switch (ip.range()) {
+    case 'ipv4Mapped':
+    case 'rfc6145':
+      return v4(b[12]!, b[13]!, b[14]!, b[15]!);
+    case 'rfc6052':
+      // 64:ff9b:1::/48 differs from 64:ff9b::/96 in its third group.
+      return b[4] === 0 && b[5] === 1 ? v4(b[6]!, b[7]!, b[9]!, b[10]!) : v4(b[12]!, b[13]!, b[14]!, b[15]!);
+    case '6to4':
+      return v4(b[2]!, b[3]!, b[4]!, b[5]!);
+    case 'unspecified':
+    case 'loopback':
+      return undefined;
+  }
+  if (b.slice(0, 12).every((x) => x === 0)) return v4(b[12]!, b[13]!, b[14]!, b[15]!);
+  return undefined;
 }
 
 function describe(range: string): string {
