@@ -15,12 +15,17 @@ import { decide, expectNoOverdraft, sum, transfer, walletOf, withdraw } from './
  *     the completed withdrawals, less what transfers took out, plus what they put in;
  *   - every transfer a client was told about is booked once, as told, and nothing else is;
  *     its two legs are -amount and +converted_amount, and converted_amount is amount x the
- *     recorded rate rounded toward zero, at quotes that were really set.
+ *     recorded rate rounded toward zero, at quotes that were really set;
+ *   - every payout of a prop account's profit is booked as told; an approved one debits the
+ *     prop account and credits the wallet amount x its recorded rate, rounded toward zero;
+ *   - no conversion credits more than the amount debited is worth at its recorded dealer rate.
  * The operations are drawn from a seeded generator (BANK_SEED to replay a mix); the
  * interleaving is whatever the machine makes of 16 clients at once.
  */
 const SEED = Number(process.env.BANK_SEED ?? 20261123);
 const CLIENTS = 16;
+/** Each prop account's first deposit: its starting balance, never payable. */
+const PROP_START = 1000;
 const Wide = Decimal.clone({ precision: 120, rounding: Decimal.ROUND_DOWN });
 
 let app: TestApp;
@@ -42,7 +47,10 @@ function generator(seed: number): () => number {
 
 interface Holder {
   customer: LoggedIn;
+  /** The wallet and live accounts, between which transfers move money. */
   logins: number[];
+  /** A prop account funded with its starting balance: deposits into it are profit to pay out. */
+  prop: number;
 }
 
 interface Ledger {
@@ -52,6 +60,9 @@ interface Ledger {
   /** Withdrawals accepted (202), by id, and how staff decided them (200 answers). */
   withdrawals: Map<string, { amount: string; currency: string; decided?: 'completed' | 'rejected' }>;
   pending: string[];
+  /** Payouts requested (201), by id, and how staff decided them (200 answers). */
+  payouts: Map<string, { login: number; amount: string; currency: string; decided?: 'approved' | 'rejected' }>;
+  pendingPayouts: string[];
   /** Every answer's status, by operation. */
   statuses: Map<string, number[]>;
 }
@@ -72,13 +83,26 @@ async function runWorkload(
   rand: () => number,
   extra?: () => Promise<void>,
 ): Promise<Ledger> {
-  const ledger: Ledger = { deposits: new Map(), transfers: new Map(), withdrawals: new Map(), pending: [], statuses: new Map() };
+  const ledger: Ledger = {
+    deposits: new Map(),
+    transfers: new Map(),
+    withdrawals: new Map(),
+    pending: [],
+    payouts: new Map(),
+    pendingPayouts: [],
+    statuses: new Map(),
+  };
+  // The props' starting balances, deposited when they were opened.
+  for (const h of holders) {
+    const currency = currencyOf.get(h.prop)!;
+    ledger.deposits.set(currency, (ledger.deposits.get(currency) ?? new Decimal(0)).plus(PROP_START));
+  }
   const plan = Array.from({ length: operations }, () => rand());
   let next = 0;
 
   const step = async (pick: number, r: () => number): Promise<void> => {
     const holder = holders[Math.floor(r() * holders.length)]!;
-    if (pick < 0.62) {
+    if (pick < 0.58) {
       const from = holder.logins[Math.floor(r() * holder.logins.length)]!;
       const others = holder.logins.filter((l) => l !== from);
       const to = others[Math.floor(r() * others.length)]!;
@@ -99,19 +123,45 @@ async function runWorkload(
       const res = await transfer(app, holder.customer, from, to, amount);
       note(ledger, 'transfer', res, [200, 422]);
       if (res.status === 200) ledger.transfers.set(res.body.transfer_out_id, res.body);
-    } else if (pick < 0.74) {
-      const login = holder.logins[Math.floor(r() * holder.logins.length)]!;
+    } else if (pick < 0.7) {
+      // One deposit in five is the prop account's profit, which payouts then draw on.
+      const login = r() < 0.2 ? holder.prop : holder.logins[Math.floor(r() * holder.logins.length)]!;
       const amount = cents(r, currencyOf.get(login) === 'JPY' ? 50_000 : 300);
       const res = await app.request('POST', `/api/backoffice/accounts/${login}/deposits`, { token: admin, body: { amount } });
       note(ledger, 'deposit', res, [201]);
       const currency = currencyOf.get(login)!;
       ledger.deposits.set(currency, (ledger.deposits.get(currency) ?? new Decimal(0)).plus(res.body.amount));
-    } else if (pick < 0.88) {
+    } else if (pick < 0.8) {
       const res = await withdraw(app, holder.customer, cents(r, 200));
       note(ledger, 'withdraw', res, [202, 422]);
       if (res.status === 202) {
         ledger.withdrawals.set(res.body.transaction_id, { amount: res.body.amount, currency: res.body.currency });
         ledger.pending.push(res.body.transaction_id);
+      }
+    } else if (pick < 0.87) {
+      const res = await app.request('POST', '/prop/payouts', {
+        token: holder.customer.token,
+        body: { login: holder.prop, amount: cents(r, currencyOf.get(holder.prop) === 'JPY' ? 30_000 : 200) },
+      });
+      note(ledger, 'payout', res, [201, 422]);
+      if (res.status === 201) {
+        ledger.payouts.set(res.body.id, { login: holder.prop, amount: res.body.amount, currency: res.body.currency });
+        ledger.pendingPayouts.push(res.body.id);
+      }
+    } else if (pick < 0.92) {
+      if (ledger.pendingPayouts.length === 0) return;
+      // Not removed from the list: a later pick may decide it again and must get 409.
+      const id = ledger.pendingPayouts[Math.floor(r() * ledger.pendingPayouts.length)]!;
+      const how = r() < 0.7 ? 'approve' : 'reject';
+      const res = await app.request('POST', `/prop/payouts/${id}/${how}`, {
+        token: approver.token,
+        body: how === 'reject' ? { reason: 'Consistency rule' } : undefined,
+      });
+      note(ledger, 'decide payout', res, [200, 409]);
+      if (res.status === 200) {
+        const p = ledger.payouts.get(id)!;
+        if (p.decided) throw new Error(`payout ${id} was decided twice: ${p.decided}, then ${res.body.status}`);
+        p.decided = res.body.status;
       }
     } else {
       if (ledger.pending.length === 0) return;
@@ -147,18 +197,30 @@ async function runWorkload(
   return ledger;
 }
 
+/**
+ * A conversion never credits more than the amount debited is worth at its recorded dealer rate
+ * (product of the bids over product of the asks), and credits exactly that worth cut toward
+ * zero to the cent: rounding can only cost the customer, so no sequence of them makes money.
+ */
+function expectFairConversion(debited: string, credited: string, multiplier: string, divisor: string): void {
+  const worth = new Wide(debited).times(multiplier).div(divisor);
+  expect(new Wide(credited).lte(worth)).toBe(true);
+  expect(credited).toBe(worth.toDecimalPlaces(2, Decimal.ROUND_DOWN).toFixed(2));
+}
+
 /** The checks every run ends with. */
 async function checkBooks(holders: Holder[], currencyOf: Map<number, string>, ledger: Ledger): Promise<void> {
   await expectLedgerBalanced(app);
   await expectNoOverdraft(app);
   expect(app.logs.filter((l) => l.msg === 'unhandled error')).toEqual([]);
-  const logins = holders.flatMap((h) => h.logins);
+  const logins = holders.flatMap((h) => [...h.logins, h.prop]);
 
-  // Each wallet reserves exactly its pending withdrawals.
+  // Each wallet reserves exactly its pending withdrawals, each prop account its pending payouts.
   const reserves = await sql<{ login: string; reserved: string; pending: string }>(
     app,
     `select a.login::text as login, a.reserved::text as reserved,
-            coalesce((select sum(w.amount) from withdrawals w where w.account_id = a.id and w.status = 'pending'), 0)::numeric(38,2)::text as pending
+            (coalesce((select sum(w.amount) from withdrawals w where w.account_id = a.id and w.status = 'pending'), 0)
+             + coalesce((select sum(p.amount) from payouts p where p.account_id = a.id and p.status = 'pending'), 0))::numeric(38,2)::text as pending
        from accounts a where a.login in (?)`,
     [logins],
   );
@@ -219,9 +281,39 @@ async function checkBooks(holders: Holder[], currencyOf: Map<number, string>, le
     expect(t.in_account).toBe(t.to_account);
     expect(t.out_leg).toBe(new Decimal(t.amount!).neg().toFixed(2));
     expect(t.in_leg).toBe(t.converted_amount);
-    const recomputed = new Wide(t.amount!).times(t.rate_multiplier!).div(t.rate_divisor!).toDecimalPlaces(2, Decimal.ROUND_DOWN);
-    expect(t.converted_amount).toBe(recomputed.toFixed(2));
+    expectFairConversion(t.amount!, t.converted_amount!, t.rate_multiplier!, t.rate_divisor!);
     expect(told!.effective_rate).toBeCloseTo(Number(t.converted_amount) / Number(t.amount), 12);
+  }
+
+  // Every payout told is recorded as told; an approved one is booked once, converted at its recorded rate.
+  const storedPayouts = await sql<Record<string, any>>(
+    app,
+    `select p.id, p.login::text as login, p.amount::text as amount, p.currency, p.status, p.wallet_amount::text as wallet_amount,
+            p.wallet_currency, p.rate_multiplier::text as rate_multiplier, p.rate_divisor::text as rate_divisor,
+            (select json_agg(json_build_object('login', a.login::text, 'amount', l.amount::text) order by l.seq)
+               from ledger_entries l join accounts a on a.id = l.account_id
+              where l.reference_type = 'payout' and l.reference_id = p.id::text) as legs
+       from payouts p where p.login in (?)`,
+    [holders.map((h) => h.prop)],
+  );
+  expect(storedPayouts).toHaveLength(ledger.payouts.size);
+  const approvedPayouts = storedPayouts.filter((p) => p.status === 'approved');
+  for (const p of storedPayouts) {
+    const told = ledger.payouts.get(p.id);
+    expect(told).toBeDefined();
+    expect(p).toMatchObject({ login: String(told!.login), amount: told!.amount, currency: told!.currency });
+    expect(p.status).toBe(told!.decided ?? 'pending');
+    if (p.status !== 'approved') {
+      expect(p.legs).toBeNull();
+      continue;
+    }
+    const wallet = holders.find((h) => h.prop === Number(p.login))!.logins[0]!;
+    expect(p.legs).toEqual([
+      { login: p.login, amount: new Decimal(p.amount).neg().toFixed(2) },
+      { login: String(wallet), amount: p.wallet_amount },
+    ]);
+    expect(p.wallet_currency).toBe(currencyOf.get(wallet));
+    expectFairConversion(p.amount, p.wallet_amount, p.rate_multiplier, p.rate_divisor);
   }
 
   // Conservation, per currency, to the cent.
@@ -242,8 +334,10 @@ async function checkBooks(holders: Holder[], currencyOf: Map<number, string>, le
     );
     const out = sum(records.filter((t) => t.from_currency === currency).map((t) => t.amount!));
     const into = sum(records.filter((t) => t.to_currency === currency).map((t) => t.converted_amount!));
+    const propsPaid = sum(approvedPayouts.filter((p) => p.currency === currency).map((p) => p.amount));
+    const walletsGot = sum(approvedPayouts.filter((p) => p.wallet_currency === currency).map((p) => p.wallet_amount));
     const deposited = ledger.deposits.get(currency) ?? new Decimal(0);
-    expect(held.toFixed(2)).toBe(deposited.minus(paidOut).minus(out).plus(into).toFixed(2));
+    expect(held.toFixed(2)).toBe(deposited.minus(paidOut).minus(out).plus(into).minus(propsPaid).plus(walletsGot).toFixed(2));
   }
 }
 
@@ -251,7 +345,7 @@ beforeAll(async () => {
   app = await startTestApp({ label: 'bank' });
   admin = await adminToken(app);
   market = await setUpMarket(app, admin);
-  approver = await createStaff(app, ['approve_withdrawals'], admin);
+  approver = await createStaff(app, ['approve_withdrawals', 'manage_payouts'], admin);
   const gbp = await app.request('POST', '/api/platform/instruments', {
     token: admin,
     body: { symbol: 'GBPUSD', digits: 5, contract_size: 100000, base_currency: 'GBP', quote_currency: 'USD' },
@@ -261,7 +355,12 @@ beforeAll(async () => {
 });
 afterAll(() => app?.stop());
 
-async function holdersWith(count: number, currencies: string[]): Promise<{ holders: Holder[]; currencyOf: Map<number, string> }> {
+/** `count` customers, each with a wallet, live accounts in `currencies` and a prop account (in `propCurrencies`, by turns). */
+async function holdersWith(
+  count: number,
+  currencies: string[],
+  propCurrencies: string[],
+): Promise<{ holders: Holder[]; currencyOf: Map<number, string> }> {
   const holders: Holder[] = [];
   const currencyOf = new Map<number, string>();
   for (let i = 0; i < count; i++) {
@@ -277,13 +376,23 @@ async function holdersWith(count: number, currencies: string[]): Promise<{ holde
       currencyOf.set(login, currency);
       logins.push(login);
     }
-    holders.push({ customer, logins });
+    const propCurrency = propCurrencies[i % propCurrencies.length]!;
+    const prop = expectOk(
+      await openAccount(app, admin, customer.id, { kind: 'prop', group_id: market.groupId, currency: propCurrency }),
+      201,
+    ).login;
+    currencyOf.set(prop, propCurrency);
+    expectOk(
+      await app.request('POST', `/api/backoffice/accounts/${prop}/deposits`, { token: admin, body: { amount: PROP_START } }),
+      201,
+    );
+    holders.push({ customer, logins, prop });
   }
   return { holders, currencyOf };
 }
 
-test('when 3,000 random transfers, deposits, withdrawals and decisions run at once in one currency, then the books balance to the cent', async () => {
-  const { holders, currencyOf } = await holdersWith(3, ['USD', 'USD']);
+test('when 3,000 random transfers, deposits, withdrawals, payouts and decisions run at once in one currency, then the books balance to the cent', async () => {
+  const { holders, currencyOf } = await holdersWith(3, ['USD', 'USD'], ['USD']);
   const ledger = await runWorkload(holders, currencyOf, 3000, generator(SEED));
   // The mix really happened: plenty of each outcome, including refusals and lost races.
   expect(ledger.transfers.size).toBeGreaterThan(800);
@@ -292,12 +401,15 @@ test('when 3,000 random transfers, deposits, withdrawals and decisions run at on
   expect(ledger.statuses.get('decide')).toContain(409);
   expect([...ledger.withdrawals.values()].some((w) => w.decided === 'completed')).toBe(true);
   expect([...ledger.withdrawals.values()].some((w) => w.decided === 'rejected')).toBe(true);
+  expect([...ledger.payouts.values()].some((p) => p.decided === 'approved')).toBe(true);
+  expect([...ledger.payouts.values()].some((p) => p.decided === 'rejected')).toBe(true);
+  expect(ledger.statuses.get('decide payout')).toContain(409);
   await checkBooks(holders, currencyOf, ledger);
   for (const t of ledger.transfers.values()) expect(t).toMatchObject({ source: 'identity', effective_rate: 1 });
 }, 240_000);
 
-test('when 2,000 operations run across USD, EUR, JPY and GBP accounts while the quotes move, then every transfer keeps its recorded rate and each currency balances', async () => {
-  const { holders, currencyOf } = await holdersWith(3, ['EUR', 'JPY', 'GBP']);
+test('when 2,000 operations run across USD, EUR, JPY and GBP accounts while the quotes move, then every transfer and payout keeps its recorded rate, credits no more than the debit is worth at it, and each currency balances', async () => {
+  const { holders, currencyOf } = await holdersWith(3, ['EUR', 'JPY', 'GBP'], ['EUR', 'GBP', 'JPY']);
   const rand = generator(SEED + 1);
   const set: Record<string, Array<{ bid: string; ask: string }>> = {
     EURUSD: [{ bid: '1.1', ask: '1.1002' }],
@@ -319,6 +431,7 @@ test('when 2,000 operations run across USD, EUR, JPY and GBP accounts while the 
   };
   const ledger = await runWorkload(holders, currencyOf, 2000, rand, moveQuotes);
   expect(ledger.transfers.size).toBeGreaterThan(500);
+  expect([...ledger.payouts.values()].filter((p) => p.decided === 'approved').length).toBeGreaterThan(10);
   await checkBooks(holders, currencyOf, ledger);
 
   // Every rate is made of quotes that were really set, on the dealer's side of each leg.
@@ -326,8 +439,11 @@ test('when 2,000 operations run across USD, EUR, JPY and GBP accounts while the 
   const asks = (s: string) => new Set(set[s]!.map((q) => new Decimal(q.ask).toFixed()));
   const records = await sql<{ from_currency: string; to_currency: string; source: string; m: string; d: string }>(
     app,
-    `select from_currency, to_currency, source, rate_multiplier::text as m, rate_divisor::text as d from transfers where customer_id in (?)`,
-    [holders.map((h) => h.customer.id)],
+    `select from_currency, to_currency, source, rate_multiplier::text as m, rate_divisor::text as d from transfers where customer_id in (?)
+     union all
+     select currency, wallet_currency, rate_source, rate_multiplier::text, rate_divisor::text from payouts
+      where customer_id in (?) and status = 'approved'`,
+    [holders.map((h) => h.customer.id), holders.map((h) => h.customer.id)],
   );
   const sources = new Set<string>();
   for (const t of records) {
