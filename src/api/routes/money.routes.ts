@@ -56,9 +56,9 @@ export const moneyRoutes: RouteSpec[] = [
       'balance (422 at `amount`).\n\n' +
       'Conversion uses the latest quote of the symbol joining the two currencies, on the side a dealer quotes you: ' +
       'with the symbol FROMTO, amount x bid; with TOFROM, amount / ask; otherwise through USD, each leg so; rounded ' +
-      'down (toward zero) to 2 decimals once, at the end, so no round trip gains. `source` names the symbol(s) used (comma-separated when crossed) or ' +
-      '`identity`; `effective_rate` is converted_amount / amount. No quote path between the currencies is 422 at ' +
-      '`to_login`. Group spreads do not apply to conversions.\n\n' +
+      'down (toward zero) to 2 decimals once, at the end, so no round trip gains. `source` names the symbol(s) ' +
+      'used (comma-separated when crossed) or `identity`; `effective_rate` is converted_amount / amount. No quote ' +
+      'path between the currencies is 422 at `to_login`. Group spreads do not apply to conversions.\n\n' +
       'Synchronous: the answer comes once both legs are booked (`status` `completed`). The logins come back as text ' +
       'and the amounts as JSON numbers, as the specification types them; `GET /customers/me/transactions` lists the ' +
       'two ledger rows (ids `transfer_out_id` and `transfer_in_id`) with their amounts as decimal text. ' +

@@ -25,9 +25,9 @@ export const propRoutes: RouteSpec[] = [
       "A customer asks for its own prop accounts (another customer's login is 404, as one that does not exist); staff " +
       'with `manage_payouts` for any. What a prop account can pay out is its profit: the smaller of its balance and its ' +
       'equity (a loss still open counts against it, an open gain does not count), less its starting balance (its first ' +
-      'deposit), less its pending payouts; more is 422 at `amount`, and a login that is not a prop ' +
-      "account is 422 at `login`. The amount (in the prop account's currency) is reserved at once and the payout waits " +
-      'for staff (`pending`). ' +
+      'deposit), less its pending payouts; more is 422 at `amount`, and a login that is not a prop account is 422 ' +
+      "at `login`. The amount (in the prop account's currency) is reserved at once and the payout waits for staff " +
+      '(`pending`). ' +
       IDEMPOTENT,
     tags: ['payouts'],
     idempotent: true,
