@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import {
   confirmPasswordReset,
-  RESET_ANSWER_FLOOR_MS,
   RESET_LIMITS,
+  RESET_MAIL_INTERVAL_SECONDS,
   RESET_REQUESTED,
   RESET_TOKEN_TTL_SECONDS,
   requestPasswordReset,
@@ -17,37 +17,24 @@ export const passwordResetRoutes: RouteSpec[] = [
     operationId: 'forgotPassword',
     summary: 'Ask for a password-reset mail',
     description:
-      'Always 202 with the same body, in the same time, whether or not a customer uses the email (no account ' +
-      "enumeration). For an active customer a `password_reset` mail is queued in the customer's locale; it is " +
-      `never sent in the request. Its link carries a single-use token valid ${RESET_TOKEN_TTL_SECONDS / 60} minutes ` +
-      '(stored only as a hash), for `POST /customers/password-reset/confirm`. Requests are throttled per email ' +
-      `(${RESET_LIMITS.email} an hour) and per client address (${RESET_LIMITS.address} an hour), counted for every ` +
-      'email, known or not: 429 `RATE_LIMITED` with `Retry-After`.',
+      'Always 202 with the same body, whether or not a customer uses the email (no account enumeration). The ' +
+      'request only applies the throttle and queues a job, the same for every email, so its time tells nothing ' +
+      "either; the job looks the customer up and, for an active one, queues a `password_reset` mail in the customer's " +
+      `locale. Its link carries a single-use token valid ${RESET_TOKEN_TTL_SECONDS / 60} minutes (stored only as a ` +
+      'hash), for `POST /customers/password-reset/confirm`. At most one mail per customer every ' +
+      `${RESET_MAIL_INTERVAL_SECONDS / 60} minutes: a request inside that window is answered the same and sends ` +
+      `nothing new. Requests are throttled per email from one client address (${RESET_LIMITS.emailPerAddress} an ` +
+      `hour) and per client address (${RESET_LIMITS.address} an hour), counted for every email, known or not: 429 ` +
+      '`RATE_LIMITED` with `Retry-After`. Another address is never throttled for an email by these counts.',
     tags: ['password reset'],
     access: { kind: 'public' },
     body: z.object({ email: z.string().min(1).max(320) }),
     responses: {
       202: { description: 'Accepted (whether or not the email is known)', schema: ResetRequestedSchema },
-      429: { description: 'Too many reset requests for this email or from this address' },
+      429: { description: 'Too many reset requests for this email from this address, or from this address' },
     },
-    handler: async ({ body, em, services, req }) => {
-      const started = Date.now();
-      try {
-        await requestPasswordReset(
-          em,
-          {
-            identity: services.identity,
-            jobs: services.jobs,
-            mailSecrets: services.mailSecrets,
-            resetUrl: services.config.passwordResetUrl,
-          },
-          body.email,
-          req.clientIp,
-        );
-      } finally {
-        const wait = started + RESET_ANSWER_FLOOR_MS - Date.now();
-        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      }
+    handler: async ({ body, services, req }) => {
+      await requestPasswordReset(services, body.email, req.clientIp);
       return json(202, RESET_REQUESTED);
     },
   }),

@@ -1,9 +1,13 @@
+import { randomUUID } from 'node:crypto';
+import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { Customer } from '../../entities/customer.entity';
 import { PasswordResetToken } from '../../entities/password-reset-token.entity';
 import { Session } from '../../entities/session.entity';
+import type { PayloadOf } from '../../jobs/job-definition';
 import type { JobProducer } from '../../jobs/job-producer';
+import { PasswordResetJob } from '../../jobs/password-reset.job';
 import { randomToken, sha256Hex, type SecretBox } from '../../platform/crypto';
 import { fieldError } from '../../platform/errors';
 import type { Identity } from '../identity/identity';
@@ -17,14 +21,18 @@ import type { MailMessage } from '../../entities/mail-message.entity';
 
 /** A reset token works for one hour, once. */
 export const RESET_TOKEN_TTL_SECONDS = 3600;
-/** Reset requests per email and per client address, in one-hour windows. */
-export const RESET_LIMITS = { email: 5, address: 20, windowSeconds: 3600 } as const;
 /**
- * Every answer to a reset request leaves no earlier than this after the request arrived, so
- * the time taken does not tell a known email (a token and a mail row written, a job added)
- * from an unknown one (one lookup). The work takes a few milliseconds; the floor hides it.
+ * Reset requests in one-hour windows: per email from one client address, and per client
+ * address whatever the email. Never per email alone: a stranger could then spend an email's
+ * budget and keep its owner from resetting for the whole window. What protects the owner's
+ * inbox from a stranger asking from many addresses is RESET_MAIL_INTERVAL_SECONDS.
  */
-export const RESET_ANSWER_FLOOR_MS = 150;
+export const RESET_LIMITS = { emailPerAddress: 5, address: 20, windowSeconds: 3600 } as const;
+/**
+ * At most one reset mail per customer in this long: a request inside it is answered the same
+ * and sends nothing new (the mail already sent still works for an hour).
+ */
+export const RESET_MAIL_INTERVAL_SECONDS = 600;
 
 export const ResetRequestedSchema = z.object({ detail: z.string() });
 export const RESET_REQUESTED = {
@@ -32,7 +40,6 @@ export const RESET_REQUESTED = {
 } as const;
 
 export interface ResetServices {
-  identity: Identity;
   jobs: JobProducer;
   mailSecrets: SecretBox;
   resetUrl: string;
@@ -43,41 +50,72 @@ export function resetLink(base: string, token: string): string {
 }
 
 /**
- * POST /customers/password-reset/forgot: throttled per email and per address (counted for
- * every email, known or not), then, for an active customer with this email, a token (stored
- * as its SHA-256) and a `password_reset` mail row committed together; the send job is added
- * after the commit. Nothing is sent in the request, and the answer is the same either way.
+ * POST /customers/password-reset/forgot, the request path: the throttle, then a job carrying
+ * the email. The same Redis calls for every email, known or not, and no database lookup: the
+ * time of the answer cannot depend on whether a customer uses the email, however loaded the
+ * service is (a floor on the answer time only hides the difference until load pushes the
+ * known-email work past it).
  */
 export async function requestPasswordReset(
-  em: EntityManager,
-  s: ResetServices,
+  s: { identity: Identity; jobs: JobProducer },
   emailText: string,
   clientIp: string | null,
 ): Promise<void> {
   const email = normalizeEmail(emailText);
+  const address = clientIp ?? 'unknown';
   await s.identity.resetThrottle.take([
-    { key: `email:${sha256Hex(email)}`, limit: RESET_LIMITS.email },
-    { key: `ip:${clientIp ?? 'unknown'}`, limit: RESET_LIMITS.address },
+    { key: `email-address:${sha256Hex(`${email} ${address}`)}`, limit: RESET_LIMITS.emailPerAddress },
+    { key: `address:${address}`, limit: RESET_LIMITS.address },
   ]);
-  // Made for every request, so known and unknown emails do the same work up to the lookup.
+  await s.jobs.enqueue(PasswordResetJob, { request_id: randomUUID(), email });
+}
+
+export type ResetOutcome = 'queued' | 'no_customer' | 'already_done' | 'recently_sent';
+
+/**
+ * The password-reset job: for an active customer with this email, a token (stored as its
+ * SHA-256, keyed by the request) and a `password_reset` mail row committed together, then the
+ * send job. The customer row is locked for the decision, so of two requests racing for one
+ * customer the second sees the first's token. Nothing is made when the request already made
+ * its token (the job's retry) or the customer had a token in the last
+ * RESET_MAIL_INTERVAL_SECONDS. A crash after the commit and before the send job is added
+ * leaves a queued mail row, which the outbox relay re-adds.
+ */
+export async function sendPasswordReset(
+  em: EntityManager,
+  s: ResetServices,
+  request: PayloadOf<typeof PasswordResetJob>,
+): Promise<ResetOutcome> {
   const token = randomToken(32);
-  const mail = await em.transactional(async (tx): Promise<MailMessage | undefined> => {
-    const customer = await tx.findOne(Customer, { email, isActive: true });
-    if (!customer) return undefined;
+  const done = await em.transactional(async (tx): Promise<{ outcome: ResetOutcome; mail?: MailMessage }> => {
+    const customer = await tx.findOne(
+      Customer,
+      { email: request.email, isActive: true },
+      { lockMode: LockMode.PESSIMISTIC_WRITE },
+    );
+    if (!customer) return { outcome: 'no_customer' };
+    if ((await tx.count(PasswordResetToken, { requestId: request.request_id })) > 0) return { outcome: 'already_done' };
+    const since = new Date(Date.now() - RESET_MAIL_INTERVAL_SECONDS * 1000);
+    if ((await tx.count(PasswordResetToken, { customerId: customer.id, createdAt: { $gt: since } })) > 0) {
+      return { outcome: 'recently_sent' };
+    }
     tx.create(PasswordResetToken, {
       customerId: customer.id,
+      requestId: request.request_id,
       tokenHash: sha256Hex(token),
       expiresAt: new Date(Date.now() + RESET_TOKEN_TTL_SECONDS * 1000),
     });
-    return queueMail(tx as EntityManager, s.mailSecrets, {
+    const mail = queueMail(tx as EntityManager, s.mailSecrets, {
       template: 'password_reset',
       locale: customer.locale,
       to: customer.email,
       data: { first_name: customer.firstName, last_name: customer.lastName, valid_minutes: RESET_TOKEN_TTL_SECONDS / 60 },
       secretData: { reset_url: resetLink(s.resetUrl, token), reset_token: token },
     });
+    return { outcome: 'queued', mail };
   });
-  if (mail) await dispatchMail(s.jobs, mail);
+  if (done.mail) await dispatchMail(s.jobs, done.mail);
+  return done.outcome;
 }
 
 const invalidToken = () => fieldError('body', ['token'], 'The reset token is invalid, expired or already used');

@@ -29,7 +29,7 @@ export interface Identity {
   sessions: AuthCache<SessionFacts>;
   apiTokens: AuthCache<ApiTokenFacts>;
   throttle: LoginThrottle;
-  /** Password-reset requests, per email and per client address (RESET_LIMITS). */
+  /** Password-reset requests, per email from one client address and per client address (RESET_LIMITS). */
   resetThrottle: RequestThrottle;
   totpBox: SecretBox;
   defaultAccessTokenTtl: number;

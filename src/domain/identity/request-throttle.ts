@@ -23,7 +23,7 @@ end
 return 0`;
 
 /**
- * Fixed-window request limits over several keys at once (per email and per client address),
+ * Fixed-window request limits over several keys at once (say per email from an address and per address),
  * counted in one Redis script so parallel requests cannot slip past a limit. Every request is
  * counted, whatever its outcome: for password resets the count must not depend on whether the
  * email belongs to anyone, or a 429 would tell.

@@ -1,0 +1,12 @@
+import { sendPasswordReset } from '../domain/customers/password-reset';
+import { PasswordResetJob } from '../jobs/password-reset.job';
+import { defineProcessor } from './processor';
+
+/** A reset request that passed the throttle: the customer lookup, the token and the mail row (see sendPasswordReset). */
+export const passwordResetProcessor = defineProcessor(PasswordResetJob, async (request, { em, services }) => ({
+  outcome: await sendPasswordReset(
+    em,
+    { jobs: services.jobs, mailSecrets: services.mailSecrets, resetUrl: services.config.passwordResetUrl },
+    request,
+  ),
+}));
