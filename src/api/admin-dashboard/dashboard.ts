@@ -12,6 +12,7 @@ import { login } from '../../domain/identity/login';
 import { revokeSessions } from '../../domain/identity/sessions';
 import { ALL_QUEUES } from '../../jobs/queues';
 import { AppError } from '../../platform/errors';
+import { allowedChange, HIDDEN_CONTROLS_CSS } from './dashboard-actions';
 import { loginPage } from './login-page';
 
 /**
@@ -19,12 +20,14 @@ import { loginPage } from './login-page';
  * src/jobs registered from the same table the workers use. A browser cannot send a Bearer
  * header, so staff sign in on /admin/login and get a cookie holding an access token of a
  * real login session (revocable like any: sign-out, DELETE /auth/sessions/{id}, or the user's
- * deactivation end it at once). Looking needs view_queues; anything that changes a queue
- * needs manage_queues, is checked by the server (a viewer's attempt is refused, not only
- * hidden), must come from this origin (CSRF), and is audited.
+ * deactivation end it at once). Looking needs view_queues; a change needs manage_queues, must
+ * be one of the few the dashboard allows (dashboard-actions), is checked by the server (a
+ * refused attempt is refused, not only hidden), must come from this origin (CSRF), and is
+ * audited.
  */
 export const DASHBOARD_PATH = '/admin/queues';
 const LOGIN_PATH = '/admin/login';
+const STYLESHEET_PATH = '/admin/dashboard.css';
 const COOKIE = 'admin_session';
 /** One sign-in lasts a working day; the session can be revoked at any time before. */
 const SESSION_SECONDS = 8 * 3600;
@@ -74,6 +77,13 @@ function setSessionCookie(res: Response, token: string | null, secure: boolean):
   res.append('Set-Cookie', `${COOKIE}=${token ? encodeURIComponent(token) : ''}; ${attributes.join('; ')}`);
 }
 
+/** bull-board's page, with the stylesheet that hides the controls of refused changes (see dashboard-actions). */
+function linkStylesheet(res: Response): void {
+  const send = res.send.bind(res);
+  res.send = (body?: unknown) =>
+    send(typeof body === 'string' ? body.replace('</head>', `<link href="${STYLESHEET_PATH}" rel="stylesheet"></head>`) : body);
+}
+
 /** A state change must come from a page of this origin: SameSite=Strict already keeps other sites' cookies out; this is the second lock. */
 function sameOrigin(req: Request): boolean {
   const origin = req.get('origin') ?? req.get('referer');
@@ -83,21 +93,6 @@ function sameOrigin(req: Request): boolean {
   } catch {
     return false;
   }
-}
-
-const AUDITED_ACTIONS: Array<[RegExp, string]> = [
-  [/\/retry(\/|$)/, 'queue.jobs.retried'],
-  [/\/promote(\/|$)/, 'queue.jobs.promoted'],
-  [/\/clean\//, 'queue.cleaned'],
-  [/\/pause$/, 'queue.paused'],
-  [/\/resume$/, 'queue.resumed'],
-  [/\/add$/, 'queue.job.added'],
-  [/\/(remove|empty|obliterate)/, 'queue.jobs.removed'],
-];
-
-function auditAction(method: string, path: string): string {
-  if (method === 'DELETE') return 'queue.jobs.removed';
-  return AUDITED_ACTIONS.find(([re]) => re.test(path))?.[1] ?? 'queue.changed';
 }
 
 export function mountQueueDashboard(app: Express, services: AppServices): void {
@@ -112,6 +107,11 @@ export function mountQueueDashboard(app: Express, services: AppServices): void {
   });
 
   const form = express.urlencoded({ extended: false, limit: '8kb' });
+
+  app.get(STYLESHEET_PATH, (req, res) => {
+    req.routeTemplate = STYLESHEET_PATH;
+    res.type('css').set('Cache-Control', 'no-cache').send(HIDDEN_CONTROLS_CSS);
+  });
 
   app.get(LOGIN_PATH, ...pageCsp(false), (req, res) => {
     req.routeTemplate = LOGIN_PATH;
@@ -199,6 +199,14 @@ export function mountQueueDashboard(app: Express, services: AppServices): void {
           res.status(403).json({ detail: 'Missing permission manage_queues', code: 'FORBIDDEN' });
           return;
         }
+        const action = allowedChange(req.method, req.path);
+        if (!action) {
+          res.status(403).json({
+            detail: 'The queue dashboard only retries, promotes, cleans and removes jobs; it never adds a job or changes one',
+            code: 'FORBIDDEN',
+          });
+          return;
+        }
         if (!sameOrigin(req)) {
           res.status(403).json({ detail: 'A change must come from this site', code: 'FORBIDDEN' });
           return;
@@ -208,7 +216,7 @@ export function mountQueueDashboard(app: Express, services: AppServices): void {
           if (res.statusCode >= 400) return;
           const em = services.orm.em.fork() as EntityManager;
           recordAudit(em, caller, {
-            action: auditAction(req.method, path),
+            action,
             entityType: 'queue',
             entityId: /\/api\/queues\/([^/]+)/.exec(path)?.[1] ?? null,
             after: { method: req.method, path: `${DASHBOARD_PATH}${path}` },
@@ -217,6 +225,7 @@ export function mountQueueDashboard(app: Express, services: AppServices): void {
         });
       }
       req.dashboardCaller = caller;
+      if (!isApi && req.method === 'GET') linkStylesheet(res);
       next();
     } catch (err) {
       next(err);
