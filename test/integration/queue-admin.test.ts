@@ -238,3 +238,111 @@ describe('what the dashboard may change', () => {
     );
   });
 });
+
+describe('the dashboard cookie as a credential', () => {
+  let short: TestApp;
+  const IDLE = 2;
+  const ABSOLUTE = 5;
+  beforeAll(async () => {
+    short = await startTestApp({
+      label: 'dashcookie',
+      processors,
+      env: {
+        DASHBOARD_IDLE_TIMEOUT_SECONDS: String(IDLE),
+        DASHBOARD_SESSION_MAX_SECONDS: String(ABSOLUTE),
+        DASHBOARD_COOKIE_SECURE: 'false',
+      },
+    });
+  });
+  afterAll(() => short?.stop());
+
+  const valueOf = (cookie: string) => decodeURIComponent(cookie.split('=').slice(1).join('='));
+  const sessionOf = async (target: TestApp, cookie: string) => {
+    const [row] = await sql<{ id: string; kind: string; secret_hash: string; revoked_reason: string | null }>(
+      target,
+      "select id, kind, secret_hash, revoked_reason from sessions where secret_hash = encode(sha256(convert_to(?, 'UTF8')), 'hex')",
+      [valueOf(cookie)],
+    );
+    return row;
+  };
+
+  test('when the cookie value is sent as a Bearer token, then the API answers 401; it is stored only as a hash', async () => {
+    const { cookie } = await signIn(app, ADMIN.email, ADMIN.password);
+    expect((await board(app, cookie, 'GET', '/api/queues')).status).toBe(200);
+    for (const path of ['/auth/sessions', '/api/admin/queues', '/api/admin/settings']) {
+      const res = await app.request('GET', path, { token: valueOf(cookie) });
+      expect([path, res.status]).toEqual([path, 401]);
+    }
+    const session = await sessionOf(app, cookie);
+    expect(session).toMatchObject({ kind: 'dashboard', revoked_reason: null });
+    expect(session!.secret_hash).not.toContain(valueOf(cookie));
+  });
+
+  test('when the user signs out, then the session is revoked and the cookie is refused', async () => {
+    const { cookie } = await signIn(app, ADMIN.email, ADMIN.password);
+    const out = await fetch(`${app.baseUrl}/admin/logout`, { redirect: 'manual', headers: { cookie } });
+    expect(out.status).toBe(303);
+    expect(out.headers.get('set-cookie')).toMatch(/^admin_session=; .*Max-Age=0/);
+    expect((await board(app, cookie, 'GET', '/api/queues')).status).toBe(401);
+    expect((await sessionOf(app, cookie))!.revoked_reason).toBe('signed_out');
+  });
+
+  test('when the session is deleted from the session list, or the user is deactivated, then the cookie is refused at once', async () => {
+    const admin = await adminToken(app);
+    const user = await createStaff(app, ['view_queues'], admin);
+    const first = await signIn(app, user.email, user.password);
+    const listed = await app.request('GET', '/auth/sessions', { token: user.token });
+    const id = (await sessionOf(app, first.cookie))!.id;
+    expect(listed.body.items.map((s: { id: string }) => s.id)).toContain(id);
+    expect((await app.request('DELETE', `/auth/sessions/${id}`, { token: user.token })).status).toBe(204);
+    expect((await board(app, first.cookie, 'GET', '/api/queues')).status).toBe(401);
+
+    const second = await signIn(app, user.email, user.password);
+    expect((await board(app, second.cookie, 'GET', '/api/queues')).status).toBe(200);
+    expect((await app.request('PATCH', `/api/admin/users/${user.id}`, { token: admin, body: { is_active: false } })).status).toBe(
+      200,
+    );
+    expect((await board(app, second.cookie, 'GET', '/api/queues')).status).toBe(401);
+  });
+
+  test('when the dashboard is left idle past its idle timeout, then the cookie is refused', async () => {
+    const { cookie } = await signIn(short, ADMIN.email, ADMIN.password);
+    expect((await board(short, cookie, 'GET', '/api/queues')).status).toBe(200);
+    // Watched in Postgres, not by requests: a request is activity and would keep the session alive.
+    await waitFor(
+      'the idle timeout to pass',
+      async () =>
+        (
+          await sql<{ ended: boolean }>(
+            short,
+            "select expires_at <= now() as ended from sessions where kind = 'dashboard' and id = ?",
+            [(await sessionOf(short, cookie))!.id],
+          )
+        )[0]!.ended,
+    );
+    expect((await board(short, cookie, 'GET', '/api/queues')).status).toBe(401);
+  });
+
+  test('when the dashboard is used without pause, then it outlives the idle timeout but ends at the absolute limit', async () => {
+    const signedIn = Date.now();
+    const { cookie, setCookie } = await signIn(short, ADMIN.email, ADMIN.password);
+    expect(setCookie).toContain(`Max-Age=${ABSOLUTE}`);
+    const ended = await waitFor(
+      'the absolute limit to end an active session',
+      async () => (await board(short, cookie, 'GET', '/api/queues')).status === 401 && Date.now(),
+      (ABSOLUTE + 5) * 1000,
+    );
+    // Polled every 50 ms, so never idle: only the absolute limit can have ended it.
+    expect(ended - signedIn).toBeGreaterThanOrEqual((ABSOLUTE - 1) * 1000);
+    expect(ended - signedIn).toBeGreaterThan(IDLE * 1000);
+  });
+
+  test('when DASHBOARD_COOKIE_SECURE is false, then the cookie has no Secure flag; by default outside development it has', async () => {
+    const plain = (await signIn(short, ADMIN.email, ADMIN.password)).setCookie;
+    expect(plain).toMatch(/HttpOnly/);
+    expect(plain).not.toMatch(/Secure/);
+    const secure = (await signIn(app, ADMIN.email, ADMIN.password)).setCookie;
+    expect(secure).toMatch(/; Secure/);
+    expect(secure).toMatch(/SameSite=Strict/);
+  });
+});

@@ -65,7 +65,8 @@ export async function refreshLivePermissions(em: EntityManager, identity: Identi
   if (userIds.length === 0) return;
   const sessions = await em.find(
     Session,
-    { principalType: 'user', principalId: { $in: userIds }, revokedAt: null, expiresAt: { $gt: new Date() } },
+    // Dashboard sessions read permissions from Postgres on each request; only API sessions are cached.
+    { principalType: 'user', principalId: { $in: userIds }, kind: 'api', revokedAt: null, expiresAt: { $gt: new Date() } },
     { fields: ['id', 'principalId'] },
   );
   const tokens = await em.find(ApiToken, { issuedById: { $in: userIds }, revokedAt: null });
