@@ -199,6 +199,21 @@ describe('what the dashboard may change', () => {
     expect(await app.runtime.services.jobs.queue('simulator').isPaused()).toBe(false);
   });
 
+  test('when a manager retries a completed job, or all completed jobs, then it is refused and nothing runs again', async () => {
+    const { cookie } = await signIn(app, ADMIN.email, ADMIN.password);
+    feed.down = false;
+    const done = await app.runtime.services.jobs.enqueue(SimulatorTickJob, { symbols: ['FEED'], volatility_bps: 3 });
+    await waitFor('the tick to complete', async () => (await stateOf(done.id!)) === 'completed');
+    const finishedOn = (await Job.fromId(app.runtime.services.jobs.queue('simulator'), done.id!))!.finishedOn;
+
+    const one = await board(app, cookie, 'PUT', `/api/queues/simulator/${done.id}/retry`);
+    expect(one.status).toBe(409);
+    expect(await one.json()).toEqual({ code: 'JOB_NOT_FAILED', detail: expect.any(String) });
+    expect((await board(app, cookie, 'PUT', '/api/queues/simulator/retry/completed')).status).toBe(403);
+    expect(await stateOf(done.id!)).toBe('completed');
+    expect((await Job.fromId(app.runtime.services.jobs.queue('simulator'), done.id!))!.finishedOn).toBe(finishedOn);
+  });
+
   test('when a manager retries, promotes, removes and cleans through the dashboard, then each works and is audited', async () => {
     const { cookie } = await signIn(app, ADMIN.email, ADMIN.password);
     const queue = app.runtime.services.jobs.queue('simulator');

@@ -30,6 +30,12 @@ const LOGIN_PATH = '/admin/login';
 const STYLESHEET_PATH = '/admin/dashboard.css';
 const COOKIE = 'admin_session';
 
+/**
+ * Retries of failed jobs only (see dashboard-actions), so no retry button on completed ones.
+ * BaseAdapter reads allowCompletedRetries; BullMQAdapter's declared options type omits it.
+ */
+const ADAPTER_OPTIONS = { allowRetries: true, allowCompletedRetries: false };
+
 declare module 'express-serve-static-core' {
   interface Request {
     dashboardCaller?: StaffCaller;
@@ -105,7 +111,7 @@ export function mountQueueDashboard(app: Express, services: AppServices): void {
   const board = new ExpressAdapter();
   board.setBasePath(DASHBOARD_PATH);
   createBullBoard({
-    queues: ALL_QUEUES.map((name) => new BullMQAdapter(services.jobs.queue(name))),
+    queues: ALL_QUEUES.map((name) => new BullMQAdapter(services.jobs.queue(name), ADAPTER_OPTIONS)),
     serverAdapter: board,
     options: { uiConfig: { boardTitle: 'Trading queues', miscLinks: [{ text: 'Sign out', url: '/admin/logout' }] } },
   });
@@ -198,8 +204,8 @@ export function mountQueueDashboard(app: Express, services: AppServices): void {
           res.status(403).json({ detail: 'Missing permission manage_queues', code: 'FORBIDDEN' });
           return;
         }
-        const action = allowedChange(req.method, req.path);
-        if (!action) {
+        const change = allowedChange(req.method, req.path);
+        if (!change) {
           res.status(403).json({
             detail: 'The queue dashboard only retries, promotes, cleans and removes jobs; it never adds a job or changes one',
             code: 'FORBIDDEN',
@@ -210,6 +216,12 @@ export function mountQueueDashboard(app: Express, services: AppServices): void {
           res.status(403).json({ detail: 'A change must come from this site', code: 'FORBIDDEN' });
           return;
         }
+        const state = change.failedJob && (await jobState(services, change.failedJob));
+        if (state && state !== 'failed') {
+          res.status(409).json({ detail: `The job is ${state}; only a failed job can be retried`, code: 'JOB_NOT_FAILED' });
+          return;
+        }
+        const action = change.audit;
         const path = req.path;
         res.on('finish', () => {
           if (res.statusCode >= 400) return;
@@ -231,6 +243,13 @@ export function mountQueueDashboard(app: Express, services: AppServices): void {
     }
   });
   app.use(DASHBOARD_PATH, board.getRouter());
+}
+
+/** The state of a job a dashboard request names; undefined when there is no such job (bull-board answers 404 then). */
+async function jobState(services: AppServices, job: { queue: string; id: string }): Promise<string | undefined> {
+  const queue = ALL_QUEUES.find((name) => name === job.queue);
+  if (!queue) return undefined;
+  return (await services.jobs.queue(queue).getJob(job.id))?.getState();
 }
 
 /** The staff caller of the dashboard cookie: a live dashboard session of an active user, or undefined. */
