@@ -93,6 +93,9 @@ const EnvSchema = z.object({
   MAIL_REQUEUE_AFTER_SECONDS: integerText(1, 86400).default(60),
   PASSWORD_RESET_URL: urlText(['https:', 'http:']).default('https://portal.broker.invalid/reset-password'),
   BODY_LIMIT_BYTES: integerText(1024, 50 * 1024 * 1024).default(1024 * 1024),
+  DASHBOARD_IDLE_TIMEOUT_SECONDS: integerText(1, 86400).default(1800),
+  DASHBOARD_SESSION_MAX_SECONDS: integerText(1, 7 * 86400).default(8 * 3600),
+  DASHBOARD_COOKIE_SECURE: booleanText.optional(),
   TRUST_PROXY: z
     .string()
     .min(1)
@@ -168,6 +171,12 @@ export interface Config {
   /** The customer portal page a reset mail links to, with `?token=<token>` appended. */
   passwordResetUrl: string;
   bodyLimitBytes: number;
+  /**
+   * The queue dashboard's sign-in: idle and absolute lifetimes of its session, and whether its
+   * cookie is `Secure` (DASHBOARD_COOKIE_SECURE; by default everywhere but development, as a
+   * browser drops a Secure cookie set over plain http from any host but localhost).
+   */
+  dashboard: { idleSeconds: number; absoluteSeconds: number; cookieSecure: boolean };
   /** Which hops may set X-Forwarded-For (the client address sessions and the login throttle see); see compileTrust. */
   trustProxy: string;
 }
@@ -250,6 +259,11 @@ export function loadConfig(env: Env = process.env): Config {
     passwordResetUrl: e.PASSWORD_RESET_URL,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     trustProxy: e.TRUST_PROXY,
+    dashboard: {
+      idleSeconds: e.DASHBOARD_IDLE_TIMEOUT_SECONDS,
+      absoluteSeconds: e.DASHBOARD_SESSION_MAX_SECONDS,
+      cookieSecure: e.DASHBOARD_COOKIE_SECURE ?? e.NODE_ENV !== 'development',
+    },
   });
 }
 

@@ -3,12 +3,27 @@ import { BaseEntity } from './base.entity';
 
 export type PrincipalType = 'user' | 'customer';
 
+/**
+ * `api`: a login on the API, whose access tokens are signed and whose refresh tokens rotate.
+ * `dashboard`: a sign-in on the queue dashboard, whose one credential is its cookie.
+ */
+export type SessionKind = 'api' | 'dashboard';
+
 /** One login. Its refresh tokens rotate inside it; revoking it kills every token it issued. */
 @Entity({ tableName: 'sessions' })
 @Index({ properties: ['principalType', 'principalId'] })
-export class Session extends BaseEntity<'lastUsedAt' | 'revokedAt' | 'revokedReason' | 'ip' | 'userAgent'> {
+export class Session extends BaseEntity<
+  'lastUsedAt' | 'revokedAt' | 'revokedReason' | 'ip' | 'userAgent' | 'kind' | 'secretHash'
+> {
   @Enum({ items: ['user', 'customer'], type: 'string' })
   principalType!: PrincipalType;
+
+  @Enum({ items: ['api', 'dashboard'], type: 'string', default: 'api' })
+  kind: SessionKind = 'api';
+
+  /** A dashboard session's cookie value as SHA-256 hex; the value itself is never stored. */
+  @Property({ type: 'string', length: 64, nullable: true, unique: true })
+  secretHash?: string | null = null;
 
   @Property({ type: 'uuid' })
   principalId!: string;
@@ -22,7 +37,10 @@ export class Session extends BaseEntity<'lastUsedAt' | 'revokedAt' | 'revokedRea
   @Property({ type: 'datetime', columnType: 'timestamptz' })
   lastUsedAt: Date = new Date();
 
-  /** The session ends when its refresh tokens do: each refresh pushes this forward. */
+  /**
+   * The session ends when its refresh tokens do: each refresh pushes this forward. A dashboard
+   * session's: the sooner of its idle timeout from the last request and its absolute limit.
+   */
   @Property({ type: 'datetime', columnType: 'timestamptz' })
   expiresAt!: Date;
 

@@ -109,6 +109,49 @@ describeWithBrowser('the queue dashboard in a browser', () => {
     await context.close();
   });
 
+  test('when a manager opens a failed job and the queue menu, then retry and clean show but adding and editing jobs do not, and a forced add is refused', async () => {
+    feed.down = true;
+    const id = await failedTick();
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await signIn(page, ADMIN.email, ADMIN.password);
+    await page.goto(`${app.baseUrl}/admin/queues/queue/simulator/${id}`);
+    await page.getByText('price feed down').first().waitFor();
+    await page.locator('button:has(svg.lucide-refresh-cw)').first().waitFor();
+    // bull-board renders the controls; the dashboard's stylesheet hides them.
+    for (const icon of ['pencil', 'files']) {
+      const control = page.locator(`li:has(svg.lucide-${icon})`);
+      expect(await control.count()).toBe(1);
+      expect(await control.isVisible()).toBe(false);
+    }
+
+    await page.goto(`${app.baseUrl}/admin/queues/queue/simulator?status=failed`);
+    await page.locator('button:has(svg.lucide-ellipsis-vertical)').first().click();
+    await page.getByRole('menuitem', { name: /Retry all/i }).waitFor();
+    expect(await page.getByRole('menuitem', { name: /Empty/i }).isVisible()).toBe(true);
+    for (const name of [/Add job/i, /Pause/i, /Set concurrency/i, /Set rate limit/i, /Obliterate/i]) {
+      const item = page.locator('[role=menuitem]', { hasText: name });
+      expect(await item.count()).toBe(1);
+      expect(await item.isVisible()).toBe(false);
+    }
+
+    const jobs = async () =>
+      Object.values(await app.runtime.services.jobs.queue('simulator').getJobCounts()).reduce((a, b) => a + b, 0);
+    const before = await jobs();
+    // What the hidden "Add job" form would send, from the page itself (its cookie and origin).
+    const status = await page.evaluate(async () => {
+      const res = await fetch('/admin/queues/api/queues/simulator/add', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'simulator-tick', data: { symbols: ['FEED'], volatility_bps: 4400 }, options: {} }),
+      });
+      return res.status;
+    });
+    expect(status).toBe(403);
+    expect(await jobs()).toBe(before);
+    await context.close();
+  });
+
   test('when a viewer presses retry, then the server refuses it and the job stays failed', async () => {
     feed.down = true;
     const id = await failedTick();

@@ -52,6 +52,22 @@ describe('configuration', () => {
     expect(config.jwt.ephemeral).toBe(false);
   });
 
+  test('when the dashboard variables are unset, then 30 minutes idle, 8 hours in all, and a Secure cookie outside development', () => {
+    expect(loadConfig({}).dashboard).toEqual({ idleSeconds: 1800, absoluteSeconds: 28800, cookieSecure: false });
+    expect(loadConfig({ NODE_ENV: 'test' }).dashboard.cookieSecure).toBe(true);
+    expect(loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(40) }).dashboard.cookieSecure).toBe(true);
+    expect(
+      loadConfig({
+        NODE_ENV: 'production',
+        JWT_SECRET: 'x'.repeat(40),
+        DASHBOARD_COOKIE_SECURE: 'false',
+        DASHBOARD_IDLE_TIMEOUT_SECONDS: '600',
+        DASHBOARD_SESSION_MAX_SECONDS: '3600',
+      }).dashboard,
+    ).toEqual({ idleSeconds: 600, absoluteSeconds: 3600, cookieSecure: false });
+    expect(problemsOf({ DASHBOARD_IDLE_TIMEOUT_SECONDS: '0' })[0]).toMatch(/^DASHBOARD_IDLE_TIMEOUT_SECONDS: /);
+  });
+
   test('when an empty string is exported, then it counts as unset', () => {
     expect(loadConfig({ PORT: '', SMTP_URL: '' }).port).toBe(8000);
   });

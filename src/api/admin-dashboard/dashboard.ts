@@ -6,28 +6,35 @@ import express, { type Express, type NextFunction, type Request, type Response }
 import helmet from 'helmet';
 import type { AppServices } from '../../app-services';
 import { recordAudit } from '../../domain/audit/audit';
-import { authenticate } from '../../domain/identity/authenticate';
 import type { StaffCaller } from '../../domain/identity/caller';
-import { login } from '../../domain/identity/login';
+import { openDashboardSession, resolveDashboardSession, type DashboardLifetimes } from '../../domain/identity/dashboard-sessions';
+import { checkLogin } from '../../domain/identity/login';
 import { revokeSessions } from '../../domain/identity/sessions';
 import { ALL_QUEUES } from '../../jobs/queues';
 import { AppError } from '../../platform/errors';
+import { allowedChange, HIDDEN_CONTROLS_CSS } from './dashboard-actions';
 import { loginPage } from './login-page';
 
 /**
- * The queue dashboard (decisions, section 11): bull-board at /admin/queues, every queue of
- * src/jobs registered from the same table the workers use. A browser cannot send a Bearer
- * header, so staff sign in on /admin/login and get a cookie holding an access token of a
- * real login session (revocable like any: sign-out, DELETE /auth/sessions/{id}, or the user's
- * deactivation end it at once). Looking needs view_queues; anything that changes a queue
- * needs manage_queues, is checked by the server (a viewer's attempt is refused, not only
- * hidden), must come from this origin (CSRF), and is audited.
+ * The queue dashboard (decisions, sections 11 and 18): bull-board at /admin/queues, every
+ * queue of src/jobs registered from the same table the workers use. A browser cannot send a
+ * Bearer header, so staff sign in on /admin/login and get a cookie that is its own credential:
+ * an opaque reference to a session of kind `dashboard` (see dashboard-sessions), never an
+ * access token, ended by sign-out, by its idle and absolute limits, by DELETE
+ * /auth/sessions/{id} or by the user's deactivation. Looking needs view_queues; a change needs
+ * manage_queues, must be one of the few the dashboard allows (dashboard-actions), must come
+ * from this origin (CSRF), and is audited.
  */
 export const DASHBOARD_PATH = '/admin/queues';
 const LOGIN_PATH = '/admin/login';
+const STYLESHEET_PATH = '/admin/dashboard.css';
 const COOKIE = 'admin_session';
-/** One sign-in lasts a working day; the session can be revoked at any time before. */
-const SESSION_SECONDS = 8 * 3600;
+
+/**
+ * Retries of failed jobs only (see dashboard-actions), so no retry button on completed ones.
+ * BaseAdapter reads allowCompletedRetries; BullMQAdapter's declared options type omits it.
+ */
+const ADAPTER_OPTIONS = { allowRetries: true, allowCompletedRetries: false };
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -68,10 +75,22 @@ function readCookie(req: Request, name: string): string | undefined {
   return undefined;
 }
 
-function setSessionCookie(res: Response, token: string | null, secure: boolean): void {
-  const attributes = ['HttpOnly', 'SameSite=Strict', 'Path=/admin', `Max-Age=${token ? SESSION_SECONDS : 0}`];
-  if (secure) attributes.push('Secure');
-  res.append('Set-Cookie', `${COOKIE}=${token ? encodeURIComponent(token) : ''}; ${attributes.join('; ')}`);
+interface CookieRules {
+  secure: boolean;
+  maxAgeSeconds: number;
+}
+
+function setSessionCookie(res: Response, value: string | null, rules: CookieRules): void {
+  const attributes = ['HttpOnly', 'SameSite=Strict', 'Path=/admin', `Max-Age=${value ? rules.maxAgeSeconds : 0}`];
+  if (rules.secure) attributes.push('Secure');
+  res.append('Set-Cookie', `${COOKIE}=${value ? encodeURIComponent(value) : ''}; ${attributes.join('; ')}`);
+}
+
+/** bull-board's page, with the stylesheet that hides the controls of refused changes (see dashboard-actions). */
+function linkStylesheet(res: Response): void {
+  const send = res.send.bind(res);
+  res.send = (body?: unknown) =>
+    send(typeof body === 'string' ? body.replace('</head>', `<link href="${STYLESHEET_PATH}" rel="stylesheet"></head>`) : body);
 }
 
 /** A state change must come from a page of this origin: SameSite=Strict already keeps other sites' cookies out; this is the second lock. */
@@ -85,33 +104,24 @@ function sameOrigin(req: Request): boolean {
   }
 }
 
-const AUDITED_ACTIONS: Array<[RegExp, string]> = [
-  [/\/retry(\/|$)/, 'queue.jobs.retried'],
-  [/\/promote(\/|$)/, 'queue.jobs.promoted'],
-  [/\/clean\//, 'queue.cleaned'],
-  [/\/pause$/, 'queue.paused'],
-  [/\/resume$/, 'queue.resumed'],
-  [/\/add$/, 'queue.job.added'],
-  [/\/(remove|empty|obliterate)/, 'queue.jobs.removed'],
-];
-
-function auditAction(method: string, path: string): string {
-  if (method === 'DELETE') return 'queue.jobs.removed';
-  return AUDITED_ACTIONS.find(([re]) => re.test(path))?.[1] ?? 'queue.changed';
-}
-
 export function mountQueueDashboard(app: Express, services: AppServices): void {
-  const secure = services.config.env !== 'development';
+  const lifetimes: DashboardLifetimes = services.config.dashboard;
+  const cookieRules = { secure: services.config.dashboard.cookieSecure, maxAgeSeconds: lifetimes.absoluteSeconds };
 
   const board = new ExpressAdapter();
   board.setBasePath(DASHBOARD_PATH);
   createBullBoard({
-    queues: ALL_QUEUES.map((name) => new BullMQAdapter(services.jobs.queue(name))),
+    queues: ALL_QUEUES.map((name) => new BullMQAdapter(services.jobs.queue(name), ADAPTER_OPTIONS)),
     serverAdapter: board,
     options: { uiConfig: { boardTitle: 'Trading queues', miscLinks: [{ text: 'Sign out', url: '/admin/logout' }] } },
   });
 
   const form = express.urlencoded({ extended: false, limit: '8kb' });
+
+  app.get(STYLESHEET_PATH, (req, res) => {
+    req.routeTemplate = STYLESHEET_PATH;
+    res.type('css').set('Cache-Control', 'no-cache').send(HIDDEN_CONTROLS_CSS);
+  });
 
   app.get(LOGIN_PATH, ...pageCsp(false), (req, res) => {
     req.routeTemplate = LOGIN_PATH;
@@ -133,14 +143,8 @@ export function mountQueueDashboard(app: Express, services: AppServices): void {
     const totp = typeof req.body?.totp_code === 'string' && req.body.totp_code ? req.body.totp_code.slice(0, 64) : undefined;
     try {
       const em = services.orm.em.fork() as EntityManager;
-      const result = await login(
-        em,
-        services.identity,
-        'user',
-        { email, password, totp_code: totp },
-        { ip: req.clientIp, userAgent: req.get('user-agent') ?? null },
-        { accessTtlSeconds: SESSION_SECONDS },
-      );
+      const client = { ip: req.clientIp, userAgent: req.get('user-agent') ?? null };
+      const result = await checkLogin(em, services.identity, 'user', { email, password, totp_code: totp }, client);
       if (result.kind === 'totp_required') {
         res
           .status(401)
@@ -148,7 +152,8 @@ export function mountQueueDashboard(app: Express, services: AppServices): void {
           .send(loginPage({ email, error: 'Enter the code from your authenticator app too.', askTotp: true }));
         return;
       }
-      setSessionCookie(res, result.pair.access_token, secure);
+      const { cookie } = await openDashboardSession(em, result.principalId, client, lifetimes);
+      setSessionCookie(res, cookie, cookieRules);
       res.redirect(303, DASHBOARD_PATH);
     } catch (err) {
       if (err instanceof AppError && (err.status === 401 || err.status === 429)) {
@@ -168,10 +173,10 @@ export function mountQueueDashboard(app: Express, services: AppServices): void {
   app.get('/admin/logout', async (req, res, next) => {
     req.routeTemplate = '/admin/logout';
     try {
-      const caller = await cookieCaller(req, services);
+      const caller = await cookieCaller(req, services, lifetimes);
       if (caller?.kind === 'user')
         await revokeSessions(services.orm.em.fork() as EntityManager, services.identity, [caller.sessionId], 'signed_out');
-      setSessionCookie(res, null, secure);
+      setSessionCookie(res, null, cookieRules);
       res.redirect(303, LOGIN_PATH);
     } catch (err) {
       next(err);
@@ -182,7 +187,7 @@ export function mountQueueDashboard(app: Express, services: AppServices): void {
     req.routeTemplate = DASHBOARD_PATH;
     res.set('Cache-Control', 'no-store');
     try {
-      const caller = await cookieCaller(req, services);
+      const caller = await cookieCaller(req, services, lifetimes);
       const isApi = req.path.startsWith('/api/');
       if (!caller || caller.kind !== 'user') {
         if (isApi) res.status(401).json({ detail: 'Sign in at /admin/login', code: 'UNAUTHENTICATED' });
@@ -199,16 +204,30 @@ export function mountQueueDashboard(app: Express, services: AppServices): void {
           res.status(403).json({ detail: 'Missing permission manage_queues', code: 'FORBIDDEN' });
           return;
         }
+        const change = allowedChange(req.method, req.path);
+        if (!change) {
+          res.status(403).json({
+            detail: 'The queue dashboard only retries, promotes, cleans and removes jobs; it never adds a job or changes one',
+            code: 'FORBIDDEN',
+          });
+          return;
+        }
         if (!sameOrigin(req)) {
           res.status(403).json({ detail: 'A change must come from this site', code: 'FORBIDDEN' });
           return;
         }
+        const state = change.failedJob && (await jobState(services, change.failedJob));
+        if (state && state !== 'failed') {
+          res.status(409).json({ detail: `The job is ${state}; only a failed job can be retried`, code: 'JOB_NOT_FAILED' });
+          return;
+        }
+        const action = change.audit;
         const path = req.path;
         res.on('finish', () => {
           if (res.statusCode >= 400) return;
           const em = services.orm.em.fork() as EntityManager;
           recordAudit(em, caller, {
-            action: auditAction(req.method, path),
+            action,
             entityType: 'queue',
             entityId: /\/api\/queues\/([^/]+)/.exec(path)?.[1] ?? null,
             after: { method: req.method, path: `${DASHBOARD_PATH}${path}` },
@@ -217,6 +236,7 @@ export function mountQueueDashboard(app: Express, services: AppServices): void {
         });
       }
       req.dashboardCaller = caller;
+      if (!isApi && req.method === 'GET') linkStylesheet(res);
       next();
     } catch (err) {
       next(err);
@@ -225,14 +245,20 @@ export function mountQueueDashboard(app: Express, services: AppServices): void {
   app.use(DASHBOARD_PATH, board.getRouter());
 }
 
-/** The staff caller of the dashboard cookie, checked exactly as a Bearer token is (signature, session, revocation). */
-async function cookieCaller(req: Request, services: AppServices) {
-  const token = readCookie(req, COOKIE);
-  if (!token) return undefined;
-  try {
-    return await authenticate(services.orm.em.fork() as EntityManager, services.identity, `Bearer ${token}`);
-  } catch (err) {
-    if (err instanceof AppError && err.status === 401) return undefined;
-    throw err;
-  }
+/** The state of a job a dashboard request names; undefined when there is no such job (bull-board answers 404 then). */
+async function jobState(services: AppServices, job: { queue: string; id: string }): Promise<string | undefined> {
+  const queue = ALL_QUEUES.find((name) => name === job.queue);
+  if (!queue) return undefined;
+  return (await services.jobs.queue(queue).getJob(job.id))?.getState();
+}
+
+/** The staff caller of the dashboard cookie: a live dashboard session of an active user, or undefined. */
+async function cookieCaller(
+  req: Request,
+  services: AppServices,
+  lifetimes: DashboardLifetimes,
+): Promise<StaffCaller | undefined> {
+  const cookie = readCookie(req, COOKIE);
+  if (!cookie) return undefined;
+  return resolveDashboardSession(services.orm.em.fork() as EntityManager, cookie, lifetimes);
 }

@@ -143,7 +143,7 @@ export const adminRoutes: RouteSpec[] = [
     operationId: 'updateStaffUser',
     summary: "Change a staff user's name, roles or active state, from its very next request",
     description:
-      'Only the fields sent change. Roles you add must hold only permissions you hold, and only an admin assigns or removes the admin role (403). Deactivating revokes every session and API token of the user at once. No change may leave no active user with manage_users (409 LAST_USER_MANAGER).',
+      'Only the fields sent change. You must hold every permission the user holds, whatever you change (403): nobody acts on a more powerful colleague. Roles you add must hold only permissions you hold, and only an admin assigns or removes the admin role (403). Deactivating revokes every session and API token of the user at once. No change may leave no active user with manage_users (409 LAST_USER_MANAGER).',
     tags: ['staff administration'],
     access: { kind: 'staff', permission: 'manage_users' },
     params: UserId,

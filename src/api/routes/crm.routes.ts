@@ -128,12 +128,13 @@ export const crmRoutes: RouteSpec[] = [
     path: '/api/crm/settings/api-tokens/{token_id}',
     operationId: 'revokeApiToken',
     summary: 'Revoke an API token, at once',
+    description: "Another user's token can be revoked only by a caller holding every permission that user holds (403).",
     tags: ['api tokens'],
     access: { kind: 'staff', permission: 'manage_api_tokens' },
     params: z.object({ token_id: z.uuid() }),
     responses: { 204: { description: 'Revoked' }, 404: { description: 'Not found' } },
     handler: async ({ params, em, services, caller }) => {
-      const token = await revokeApiToken(em, services.identity, params.token_id);
+      const token = await revokeApiToken(em, services.identity, asStaff(caller), params.token_id);
       recordAudit(em, asStaff(caller), {
         action: 'api_token.revoked',
         entityType: 'api_token',

@@ -25,6 +25,7 @@ import { Migration20261124090000_NotificationRiskData } from './Migration2026112
 import { Migration20261125050000_OpenSessionFunction } from './Migration20261125050000_OpenSessionFunction';
 import { Migration20261126100000_PayoutRate } from './Migration20261126100000_PayoutRate';
 import { Migration20261126130000_PasswordResetRequests } from './Migration20261126130000_PasswordResetRequests';
+import { Migration20261126120000_DashboardSessions } from './Migration20261126120000_DashboardSessions';
 
 export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122185420', class: Migration20261122185420 },
@@ -51,5 +52,6 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261124090000_NotificationRiskData', class: Migration20261124090000_NotificationRiskData },
   { name: 'Migration20261125050000_OpenSessionFunction', class: Migration20261125050000_OpenSessionFunction },
   { name: 'Migration20261126100000_PayoutRate', class: Migration20261126100000_PayoutRate },
+  { name: 'Migration20261126120000_DashboardSessions', class: Migration20261126120000_DashboardSessions },
   { name: 'Migration20261126130000_PasswordResetRequests', class: Migration20261126130000_PasswordResetRequests },
 ];

@@ -7,6 +7,8 @@ import { errors, ValidationFailure } from '../../platform/errors';
 import type { ApiTokenFacts, Identity } from './identity';
 import { PermissionSchema, type Permission } from './permissions';
 import { permissionsOf } from './principals';
+import type { StaffCaller } from './caller';
+import { assertMayActOn } from './staff';
 
 /** Every API token starts with this, so it is recognisable (and so secret scanners can find leaked ones). */
 export const API_TOKEN_PREFIX = 'tia_';
@@ -122,9 +124,11 @@ export function apiTokenFacts(token: ApiToken, issuerPermissions: ReadonlySet<st
 }
 
 /** Revokes at once: the cache tombstone is written now; the caller's flush records it in Postgres. */
-export async function revokeApiToken(em: EntityManager, identity: Identity, id: string): Promise<ApiToken> {
+export async function revokeApiToken(em: EntityManager, identity: Identity, actor: StaffCaller, id: string): Promise<ApiToken> {
   const token = await em.findOne(ApiToken, { id });
   if (!token) throw errors.notFound('API token');
+  // Another user's token is that user's credential: acting on it is acting on the user.
+  if (token.issuedById !== actor.userId) await assertMayActOn(em, actor, token.issuedById);
   if (!token.revokedAt) {
     await identity.apiTokens.revoke([token.tokenHash]);
     token.revokedAt = new Date();

@@ -55,7 +55,8 @@ async function sessionFacts(
   } catch {
     redisUp = false;
   }
-  const session = await em.findOne(Session, { id: sessionId, principalType: type });
+  // Only API sessions: a dashboard session has no access tokens (its cookie is its credential).
+  const session = await em.findOne(Session, { id: sessionId, principalType: type, kind: 'api' });
   const live = session && !session.revokedAt && session.expiresAt.getTime() > Date.now();
   const principal = live ? await findPrincipal(em, type, session.principalId) : null;
   if (!session || !live || !principal?.isActive) {

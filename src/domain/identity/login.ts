@@ -27,19 +27,22 @@ export const TOTP_REQUIRED: z.output<typeof TotpRequiredSchema> = {
 /** One answer for an unknown email, a wrong password and a disabled account: no enumeration. */
 const invalidCredentials = () => new AppError(401, 'INVALID_CREDENTIALS', 'Invalid email or password');
 
+/** A password check's outcome: who it is, or that a TOTP code must come too. */
+export type LoginCheck = { kind: 'verified'; principalId: string } | { kind: 'totp_required' };
+
 /**
- * Password login for staff (`user`) and customers. Order matters: the throttle first, then
- * the password (always hashed, even for an unknown email), and only after a correct
- * password is anything said about TOTP.
+ * The credential checks of a password login for staff (`user`) and customers, without opening
+ * a session: the API login opens one with tokens, the queue dashboard one with a cookie.
+ * Order matters: the throttle first, then the password (always hashed, even for an unknown
+ * email), and only after a correct password is anything said about TOTP.
  */
-export async function login(
+export async function checkLogin(
   em: EntityManager,
   identity: Identity,
   type: PrincipalType,
   input: LoginInput,
   client: ClientInfo,
-  options: { accessTtlSeconds?: number } = {},
-): Promise<LoginResult> {
+): Promise<LoginCheck> {
   const email = normalizeEmail(input.email);
   const address = client.ip ?? 'unknown';
   // Counts this attempt as a failure up front (see LoginThrottle): every refusal below stays counted.
@@ -58,5 +61,18 @@ export async function login(
     }
   }
   await identity.throttle.succeed(type, email, address);
-  return { kind: 'tokens', pair: await openSession(em, identity, type, principal.id, client, options.accessTtlSeconds) };
+  return { kind: 'verified', principalId: principal.id };
+}
+
+/** Password login on the API: a session and its first token pair. */
+export async function login(
+  em: EntityManager,
+  identity: Identity,
+  type: PrincipalType,
+  input: LoginInput,
+  client: ClientInfo,
+): Promise<LoginResult> {
+  const check = await checkLogin(em, identity, type, input, client);
+  if (check.kind === 'totp_required') return check;
+  return { kind: 'tokens', pair: await openSession(em, identity, type, check.principalId, client) };
 }

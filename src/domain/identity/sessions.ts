@@ -120,8 +120,6 @@ export async function openSession(
   type: PrincipalType,
   principalId: string,
   client: ClientInfo,
-  /** The queue dashboard's cookie carries one token for its whole sign-in (see admin-dashboard). */
-  accessTtlSeconds?: number,
 ): Promise<TokenPair> {
   const now = new Date();
   const expiresAt = new Date(now.getTime() + REFRESH_TOKEN_TTL_SECONDS * 1000);
@@ -144,8 +142,7 @@ export async function openSession(
   );
   await identity.sessions.fill(sessionId, { state: 'active', principalId, principalType: type, permissions: row!.permissions });
   // No settings row yet (a fresh database): loadBrokerSettings writes the defaults.
-  const ttl =
-    accessTtlSeconds ?? row!.ttl ?? (await loadBrokerSettings(em, identity.defaultAccessTokenTtl)).accessTokenTtlSeconds;
+  const ttl = row!.ttl ?? (await loadBrokerSettings(em, identity.defaultAccessTokenTtl)).accessTokenTtlSeconds;
   return tokenPair(identity, { sessionId, principalId, type }, refreshToken, ttl);
 }
 

@@ -11,7 +11,7 @@ import type { Identity } from './identity';
 import { ADMIN_ROLE } from './permissions';
 import { permissionsOf } from './principals';
 import { revokeSessions } from './sessions';
-import { assertGrantable, isAdmin, roleView, staffUserView } from './staff';
+import { assertGrantable, assertMayActOn, isAdmin, roleView, staffUserView } from './staff';
 import { flushUnique } from '../../db/flush-unique';
 
 /**
@@ -65,7 +65,8 @@ export async function refreshLivePermissions(em: EntityManager, identity: Identi
   if (userIds.length === 0) return;
   const sessions = await em.find(
     Session,
-    { principalType: 'user', principalId: { $in: userIds }, revokedAt: null, expiresAt: { $gt: new Date() } },
+    // Dashboard sessions read permissions from Postgres on each request; only API sessions are cached.
+    { principalType: 'user', principalId: { $in: userIds }, kind: 'api', revokedAt: null, expiresAt: { $gt: new Date() } },
     { fields: ['id', 'principalId'] },
   );
   const tokens = await em.find(ApiToken, { issuedById: { $in: userIds }, revokedAt: null });
@@ -105,6 +106,8 @@ export async function updateStaffUser(
     await lockStaffAdministration(tx);
     const found = await tx.findOne(StaffUser, userId, { populate: ['roles'], refresh: true });
     if (!found) throw errors.notFound('Staff user');
+    // Read under the lock, before this change: what the user holds now is what the actor must hold.
+    await assertMayActOn(tx, actor, found.id);
     const before = staffUserView(found);
     if (patch.role_ids !== undefined) {
       const roles = await rolesById(tx, [...new Set(patch.role_ids)]);

@@ -9,7 +9,7 @@ import type { StaffCaller } from './caller';
 import { assertPasswordPolicy } from './password-policy';
 import { hashPassword } from './passwords';
 import { ADMIN_ROLE, PERMISSIONS, PermissionSchema, type Permission } from './permissions';
-import { normalizeEmail } from './principals';
+import { normalizeEmail, permissionsOf } from './principals';
 import { flushUnique } from '../../db/flush-unique';
 
 export const RoleSchema = z.object({
@@ -68,6 +68,20 @@ export function assertGrantable(actor: StaffCaller, permissions: Iterable<string
   const missing = [...new Set(permissions)].filter((p) => !actor.permissions.has(p)).sort();
   if (missing.length)
     throw errors.forbidden(`You can only grant permissions you hold yourself; you do not hold ${missing.join(', ')}`);
+}
+
+/**
+ * No escalation through acting on people either: deactivating, reactivating or re-roling
+ * another staff user (or revoking its credentials) needs every permission that user holds,
+ * as granting them would. Else a holder of manage_users alone could lock every admin out.
+ */
+export async function assertMayActOn(em: EntityManager, actor: StaffCaller, userId: string): Promise<void> {
+  const held = await permissionsOf(em, 'user', userId);
+  const missing = held.filter((p) => !actor.permissions.has(p));
+  if (missing.length)
+    throw errors.forbidden(
+      `You can only act on a staff user whose permissions you all hold; you do not hold ${missing.join(', ')}`,
+    );
 }
 
 /** Whether the caller holds the built-in admin role. An API token never counts as an admin. */

@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { adminToken, createStaff, loginStaff, type LoggedIn } from '../../helpers/identity';
+import { ADMIN, adminToken, createStaff, loginStaff, type LoggedIn } from '../../helpers/identity';
 import { sql, startTestApp, type TestApp } from '../../helpers/test-app';
 
 /**
- * No privilege escalation through roles (issue 8): a staff user grants only what it holds,
- * in a role it creates or to a user it creates, and only an admin hands out the admin role.
+ * No privilege escalation through roles: a staff user grants only what it holds, in a role
+ * it creates or to a user it creates, and only an admin hands out the admin role; and it acts
+ * (deactivates, re-roles, revokes credentials) only on users whose permissions it all holds.
  * Walked with a manage_users-only user, as the probe did.
  */
 let app: TestApp;
@@ -109,5 +110,73 @@ describe('role names', () => {
     const name = `Desk-${suffix()}`;
     expect((await createRole(admin, [], name)).status).toBe(201);
     expect((await createRole(admin, [], name.toLowerCase())).status).toBe(409);
+  });
+});
+
+describe('acting on other staff users', () => {
+  const adminId = async () =>
+    (await sql<{ id: string }>(app, 'select id from staff_users where email = ?', [ADMIN.email]))[0]!.id;
+  const userRow = async (id: string) =>
+    (
+      await sql<{ is_active: boolean; full_name: string; role_ids: string[] }>(
+        app,
+        `select u.is_active, u.full_name, array(select role_id::text from staff_user_roles where staff_user_id = u.id order by 1) as role_ids
+           from staff_users u where u.id = ?`,
+        [id],
+      )
+    )[0]!;
+  const patchUser = (token: string, id: string, body: unknown) => app.request('PATCH', `/api/admin/users/${id}`, { token, body });
+
+  test('when a manage_users-only user deactivates, renames or re-roles the admin, then 403 and the admin is unchanged and still signed in', async () => {
+    const id = await adminId();
+    const before = await userRow(id);
+    for (const body of [{ is_active: false }, { role_ids: [] }, { full_name: 'Demoted' }]) {
+      const res = await patchUser(manager.token, id, body);
+      expect(res.status).toBe(403);
+      expect(res.body).toEqual({ code: 'FORBIDDEN', detail: expect.stringContaining('manage_settings') });
+    }
+    expect(await userRow(id)).toEqual(before);
+    expect((await app.request('GET', '/api/admin/settings', { token: admin })).status).toBe(200);
+  });
+
+  test('when it acts on a user holding one permission more than itself, then 403 naming it; the user keeps working', async () => {
+    const wider = await createStaff(app, ['manage_users', 'view_audit'], admin);
+    const res = await patchUser(manager.token, wider.id, { is_active: false });
+    expect(res.status).toBe(403);
+    expect(res.body.detail).toContain('view_audit');
+    expect((await userRow(wider.id)).is_active).toBe(true);
+    expect((await app.request('GET', '/api/admin/audit', { token: wider.token })).status).toBe(200);
+  });
+
+  test('when it acts on a user whose permissions are a subset of its own, then deactivating, reactivating and re-roling work', async () => {
+    const peer = await createStaff(app, ['manage_users'], admin);
+    const clerk = await createStaff(app, [], admin);
+    expect((await patchUser(manager.token, clerk.id, { is_active: false })).status).toBe(200);
+    expect((await app.request('GET', '/auth/sessions', { token: clerk.token })).status).toBe(401);
+    expect((await patchUser(manager.token, clerk.id, { is_active: true })).status).toBe(200);
+    const peerRole = (await userRow(peer.id)).role_ids;
+    expect((await patchUser(manager.token, clerk.id, { role_ids: peerRole })).status).toBe(200);
+    expect((await userRow(clerk.id)).role_ids).toEqual(peerRole);
+    expect((await patchUser(manager.token, peer.id, { is_active: false })).status).toBe(200);
+  });
+
+  test("when a manage_api_tokens holder revokes an admin's API token, then 403 and the token works; a token of a lesser user it may revoke", async () => {
+    const keeper = await createStaff(app, ['manage_api_tokens', 'view_audit'], admin);
+    const issue = async (token: string, scopes: string[]) => {
+      const res = await app.request('POST', '/api/crm/settings/api-tokens', { token, body: { name: `t-${suffix()}`, scopes } });
+      expect(res.status).toBe(201);
+      return res.body as { id: string; token: string };
+    };
+    const adminsToken = await issue(admin, ['view_audit']);
+    const refused = await app.request('DELETE', `/api/crm/settings/api-tokens/${adminsToken.id}`, { token: keeper.token });
+    expect(refused.status).toBe(403);
+    expect((await app.request('GET', '/api/admin/audit', { token: adminsToken.token })).status).toBe(200);
+
+    const lesser = await createStaff(app, ['view_audit', 'manage_api_tokens'], admin);
+    const lessersToken = await issue(lesser.token, ['view_audit']);
+    expect((await app.request('DELETE', `/api/crm/settings/api-tokens/${lessersToken.id}`, { token: keeper.token })).status).toBe(
+      204,
+    );
+    expect((await app.request('GET', '/api/admin/audit', { token: lessersToken.token })).status).toBe(401);
   });
 });
