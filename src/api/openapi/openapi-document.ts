@@ -257,7 +257,10 @@ export function buildOpenApiDocument(routes: RouteSpec[], info: JsonSchema = API
       'x-access': route.access,
     };
     if (route.body) {
-      operation.requestBody = { required: true, content: { 'application/json': { schema: schemaOf(route.body, 'input') } } };
+      operation.requestBody = {
+        required: !route.body.isOptional(),
+        content: { 'application/json': { schema: schemaOf(route.body, 'input') } },
+      };
     }
     (paths[route.path] ??= {})[route.method] = operation;
   }
