@@ -897,6 +897,7 @@ function tokenArb(route: RouteSpec): fc.Arbitrary<string> {
       return fc.constant('admin');
     case 'session':
     case 'staff_or_customer':
+    case 'authenticated':
       return fc.constantFrom('admin', 'customer');
   }
 }

@@ -13,14 +13,17 @@ import type { AppServices } from '../../app-services';
  * - `staff`: staff user tokens holding `permission`, or API tokens scoped to it;
  * - `customer`: customer tokens only;
  * - `session`: any token of a login session, staff or customer (session and TOTP routes);
- * - `staff_or_customer`: staff with `permission`, or a customer acting on its own objects.
+ * - `staff_or_customer`: staff with `permission`, or a customer acting on its own objects;
+ * - `authenticated`: any valid token, staff, customer or API token, whatever its permissions
+ *   (reads every caller may make, such as the latest quotes).
  */
 export type Access =
   | { kind: 'public' }
   | { kind: 'staff'; permission: Permission }
   | { kind: 'customer' }
   | { kind: 'session' }
-  | { kind: 'staff_or_customer'; permission: Permission };
+  | { kind: 'staff_or_customer'; permission: Permission }
+  | { kind: 'authenticated' };
 
 export interface ResponseSpec {
   description: string;

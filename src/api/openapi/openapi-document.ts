@@ -123,6 +123,8 @@ function securityOf(access: Access): JsonSchema[] {
     case 'customer':
     case 'session':
       return [{ accessToken: [] }];
+    case 'authenticated':
+      return [{ accessToken: [] }, { apiToken: [] }];
   }
 }
 
@@ -138,6 +140,8 @@ function forbiddenOf(access: Access): string | undefined {
       return 'FORBIDDEN: not a customer token';
     case 'session':
       return 'FORBIDDEN: an API token (this route belongs to a login session)';
+    case 'authenticated':
+      return undefined;
   }
 }
 
@@ -153,6 +157,8 @@ function accessNote(access: Access): string {
       return 'Access: customer token.';
     case 'session':
       return 'Access: the token of any login session (staff or customer).';
+    case 'authenticated':
+      return 'Access: any token: staff, customer or API token, whatever its permissions.';
   }
 }
 
@@ -200,11 +206,9 @@ function responsesOf(route: RouteSpec): Record<string, JsonSchema> {
         : undefined;
     responses[status] = { description: spec.description, ...(content ? { content } : {}) };
   }
+  if (route.access.kind !== 'public') responses['401'] ??= ref('Unauthenticated');
   const forbidden = forbiddenOf(route.access);
-  if (forbidden) {
-    responses['401'] ??= ref('Unauthenticated');
-    responses['403'] ??= { description: forbidden, content: errorContent };
-  }
+  if (forbidden) responses['403'] ??= { description: forbidden, content: errorContent };
   // A route that names an object in its path answers 404 when there is none (or not the caller's).
   if (route.params) responses['404'] ??= ref('NotFound');
   if (route.idempotent)
@@ -257,7 +261,10 @@ export function buildOpenApiDocument(routes: RouteSpec[], info: JsonSchema = API
       'x-access': route.access,
     };
     if (route.body) {
-      operation.requestBody = { required: true, content: { 'application/json': { schema: schemaOf(route.body, 'input') } } };
+      operation.requestBody = {
+        required: !route.body.isOptional(),
+        content: { 'application/json': { schema: schemaOf(route.body, 'input') } },
+      };
     }
     (paths[route.path] ??= {})[route.method] = operation;
   }

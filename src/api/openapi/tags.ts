@@ -17,7 +17,8 @@ export const TAGS: Record<string, string> = {
   payouts: "Payouts of prop accounts' profit to the customer's wallet (`/prop/payouts`)",
   notifications: 'What happened to your money and positions, newest first (`/customers/me/notifications`)',
   groups: 'Trading groups and how each trades an instrument (`/groups`)',
-  instruments: 'Tradable symbols (`/api/platform/instruments`)',
+  instruments: 'Tradable symbols (`/api/platform/instruments`), and what a customer may trade (`/customers/me/instruments`)',
+  quotes: 'The latest prices, for every caller (`/quotes`)',
   orders: 'Market orders and bulk close (`/orders`)',
   'pending orders': 'Limit, stop and stop-limit orders (`/orders/pending`)',
   risk: 'Risk rules: classifying trading accounts by their closed orders, previews and saved rules (`/risk`)',
@@ -62,7 +63,7 @@ export const TAG_GROUPS: Array<{ name: string; tags: string[] }> = [
     name: 'Customers and money',
     tags: ['customers', 'password reset', 'accounts', 'money', 'withdrawals', 'payouts', 'notifications'],
   },
-  { name: 'Trading', tags: ['groups', 'instruments', 'orders', 'pending orders', 'risk', 'simulator'] },
+  { name: 'Trading', tags: ['groups', 'instruments', 'quotes', 'orders', 'pending orders', 'risk', 'simulator'] },
   { name: 'Integrations', tags: ['webhooks'] },
   { name: 'Operations', tags: ['email templates', 'observability', 'queues'] },
 ];

@@ -111,7 +111,7 @@ export const accountRoutes: RouteSpec[] = [
     idempotent: true,
     access: { kind: 'staff', permission: 'manage_accounts' },
     params: LoginParam,
-    body: z.object({ amount: MoneyAmount, comment: z.string().max(500).optional() }),
+    body: z.strictObject({ amount: MoneyAmount, comment: z.string().max(500).optional() }),
     responses: {
       201: { description: 'Deposited', schema: DepositSchema },
       404: { description: 'No such account' },

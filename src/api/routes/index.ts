@@ -12,6 +12,7 @@ import { orderRoutes } from './orders.routes';
 import { propRoutes } from './prop.routes';
 import { passwordResetRoutes } from './password-reset.routes';
 import { queueRoutes } from './queues.routes';
+import { quoteRoutes } from './quotes.routes';
 import { riskRoutes } from './risk.routes';
 import { simulatorRoutes } from './simulator.routes';
 import { systemRoutes } from './system.routes';
@@ -28,6 +29,7 @@ export const ROUTES: RouteSpec[] = [
   ...groupRoutes,
   ...instrumentRoutes,
   ...simulatorRoutes,
+  ...quoteRoutes,
   ...accountRoutes,
   ...moneyRoutes,
   ...notificationRoutes,

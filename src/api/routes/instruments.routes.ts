@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import { createInstrument, InstrumentSchema, instrumentView } from '../../domain/instruments/instruments';
+import { createInstrument, InstrumentSchema, InstrumentSymbol, instrumentView } from '../../domain/instruments/instruments';
+import { CustomerGroupTermsSchema, customerInstruments } from '../../domain/instruments/customer-instruments';
 import { Instrument } from '../../entities/instrument.entity';
-import { asStaff } from '../http/access';
+import { asCustomer, asStaff } from '../http/access';
 import { defineRoute, json, type RouteSpec } from '../http/route';
 import { withPlaces } from '../../platform/decimal-places';
 import { CONTRACT_SIZE_MAX } from '../../domain/money/bounds';
@@ -16,10 +17,7 @@ export const instrumentRoutes: RouteSpec[] = [
     tags: ['instruments'],
     access: { kind: 'staff', permission: 'manage_groups' },
     body: z.object({
-      symbol: z
-        .string()
-        .regex(/^[A-Z0-9][A-Z0-9._-]{0,31}$/)
-        .describe('Capital letters, digits, dot, dash or underscore; up to 32'),
+      symbol: InstrumentSymbol,
       description: z.string().max(500).nullable().optional(),
       digits: z.int().min(0).max(10),
       contract_size: withPlaces(z.number().gt(0).max(CONTRACT_SIZE_MAX), 4).describe('Units per lot, up to 1,000,000'),
@@ -39,5 +37,22 @@ export const instrumentRoutes: RouteSpec[] = [
     responses: { 200: { description: 'Instruments', schema: z.object({ items: z.array(InstrumentSchema) }) } },
     handler: async ({ em }) =>
       json(200, { items: (await em.find(Instrument, {}, { orderBy: { symbol: 'asc' } })).map(instrumentView) }),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/customers/me/instruments',
+    operationId: 'listMyInstruments',
+    summary: 'What you may trade, and on what terms',
+    description:
+      'One entry per group your trading accounts trade under (the wallet trades under none), in the order of your ' +
+      'first login in it: the group’s commission, swap and margin terms, your logins in it, and the instruments it ' +
+      'has enabled, each with its spread (in points, added to the quotes of `GET /quotes`), commission and swaps. ' +
+      'Groups you have no account in are not shown.',
+    tags: ['instruments'],
+    access: { kind: 'customer' },
+    responses: {
+      200: { description: 'Your groups and their instruments', schema: z.object({ items: z.array(CustomerGroupTermsSchema) }) },
+    },
+    handler: async ({ em, caller }) => json(200, { items: await customerInstruments(em, asCustomer(caller).customerId) }),
   }),
 ];

@@ -19,6 +19,7 @@ import { Login, LoginText, MoneyAmount } from '../http/amounts';
 import { findPage } from '../../db/find-page';
 import { pageQuery, pageSchema } from '../http/paging';
 import { defineRoute, json, type RouteSpec } from '../http/route';
+import { NoFields } from '../http/strict-body';
 
 const IDEMPOTENT =
   'Accepts an Idempotency-Key header: the same key and body within 24 hours replays the first answer ' +
@@ -66,7 +67,7 @@ export const moneyRoutes: RouteSpec[] = [
     tags: ['money'],
     idempotent: true,
     access: { kind: 'customer' },
-    body: z.object({ from_login: LoginInBody, to_login: LoginInBody, amount: MoneyAmount }),
+    body: z.strictObject({ from_login: LoginInBody, to_login: LoginInBody, amount: MoneyAmount }),
     responses: {
       200: { description: 'Transferred', schema: TransferSchema },
       404: { description: 'Not one of your accounts' },
@@ -88,7 +89,7 @@ export const moneyRoutes: RouteSpec[] = [
     tags: ['withdrawals'],
     idempotent: true,
     access: { kind: 'customer' },
-    body: z.object({
+    body: z.strictObject({
       amount: MoneyAmount,
       payment_data: PaymentData,
       comment: z.string().max(500).optional(),
@@ -186,6 +187,7 @@ export const moneyRoutes: RouteSpec[] = [
     idempotent: true,
     access: { kind: 'staff', permission: 'approve_withdrawals' },
     params: WithdrawalIdParam,
+    body: NoFields,
     responses: {
       200: { description: 'Approved', schema: WithdrawalSchema },
       404: { description: 'No such withdrawal' },
@@ -206,7 +208,7 @@ export const moneyRoutes: RouteSpec[] = [
     idempotent: true,
     access: { kind: 'staff', permission: 'approve_withdrawals' },
     params: WithdrawalIdParam,
-    body: z.object({ reason: z.string().min(1).max(500) }),
+    body: z.strictObject({ reason: z.string().min(1).max(500) }),
     responses: {
       200: { description: 'Rejected', schema: WithdrawalSchema },
       404: { description: 'No such withdrawal' },

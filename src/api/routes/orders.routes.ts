@@ -25,6 +25,7 @@ import { asStaff } from '../http/access';
 import { integerText, Login, LoginText, Price, TicketParam, TrailingStop, Volume } from '../http/amounts';
 import { defineRoute, json, type RouteSpec } from '../http/route';
 import { runAndReply } from '../http/run-reply';
+import { NoFields } from '../http/strict-body';
 import { isoInstant } from '../http/timestamps';
 
 /** Staff act on any account; a customer only on its own (another's is 404, as if absent). */
@@ -40,6 +41,13 @@ async function orderForCaller(em: EntityManager, caller: Caller | undefined, tic
 }
 
 const LoginOnly = z.object({ login: LoginText });
+
+/** A retried order request must not open, place or close twice (decisions, section 18). */
+const IDEMPOTENT =
+  'Accepts an Idempotency-Key header: the same key and body within 24 hours replays the first answer ' +
+  '(`Idempotent-Replayed: true`) and trades nothing; another body is 422; while the first is in flight, 409. ' +
+  'Unknown body fields are refused (422 `extra_forbidden` at the field).';
+
 const OrderIdParam = z.object({ order_id: integerText('A pending order id') });
 
 export const orderRoutes: RouteSpec[] = [
@@ -48,10 +56,12 @@ export const orderRoutes: RouteSpec[] = [
     path: '/orders',
     operationId: 'openOrder',
     summary: 'Open a market order at the current quote',
-    description: 'Buys at ask, sells at bid (plus the group spread). 422 on volume when free margin does not cover it.',
+    description:
+      'Buys at ask, sells at bid (plus the group spread). 422 on volume when free margin does not cover it. ' + IDEMPOTENT,
     tags: ['orders'],
+    idempotent: true,
     access: { kind: 'staff_or_customer', permission: 'open_position' },
-    body: z.object({
+    body: z.strictObject({
       login: Login,
       symbol: z.string().min(1).max(32),
       cmd: z.literal([0, 1]).describe('0 buy, 1 sell'),
@@ -90,9 +100,12 @@ export const orderRoutes: RouteSpec[] = [
     path: '/orders/{ticket}/close',
     operationId: 'closeOrder',
     summary: 'Close one market order at the current quote and book its profit',
+    description: 'Closes the whole order: the body, if any, has no fields. ' + IDEMPOTENT,
     tags: ['orders'],
+    idempotent: true,
     access: { kind: 'staff_or_customer', permission: 'close_position' },
     params: z.object({ ticket: TicketParam }),
+    body: NoFields,
     responses: {
       200: { description: 'Closed', schema: OrderSchema },
       409: { description: 'ORDER_NOT_OPEN, or PRICE_UNAVAILABLE when the symbol has no quote' },
@@ -107,9 +120,11 @@ export const orderRoutes: RouteSpec[] = [
     path: '/orders/pending',
     operationId: 'createPendingOrder',
     summary: 'Place a pending order',
+    description: IDEMPOTENT,
     tags: ['pending orders'],
+    idempotent: true,
     access: { kind: 'staff_or_customer', permission: 'open_position' },
-    body: z.object({
+    body: z.strictObject({
       login: Login,
       symbol: z.string().min(1).max(32),
       cmd: z
@@ -150,12 +165,12 @@ export const orderRoutes: RouteSpec[] = [
     operationId: 'modifyPendingOrder',
     summary: 'Change stop-loss, take-profit, trailing stop, trigger or limit price of a pending order',
     description:
-      'Only the fields sent change; null clears sl, tp and trailing_stop. Works only while the order is pending, not once a stop-limit order has triggered (409 ORDER_NOT_PENDING). The login query parameter must be the order’s account (404 otherwise).',
+      'Only the fields sent change; null clears sl, tp and trailing_stop. Works only while the order is pending, not once a stop-limit order has triggered (409 ORDER_NOT_PENDING). The login query parameter must be the order’s account (404 otherwise). Unknown body fields are refused (422 `extra_forbidden` at the field).',
     tags: ['pending orders'],
     access: { kind: 'staff_or_customer', permission: 'modify_orders' },
     params: OrderIdParam,
     query: LoginOnly,
-    body: z.object({
+    body: z.strictObject({
       sl: Price.nullable().optional(),
       tp: Price.nullable().optional(),
       trailing_stop: TrailingStop.nullable().optional(),
@@ -194,10 +209,12 @@ export const orderRoutes: RouteSpec[] = [
     operationId: 'bulkCloseOrders',
     summary: 'Close every open order of an account',
     description:
-      'Each ticket closes in its own transaction (one queued job per ticket); a ticket that cannot close is listed in failed with a reason, an already closed one counts as closed. Answers when all are done; after BULK_CLOSE_WAIT_MS (30 s) it answers 202 with the run id and GET /orders/bulk-close/{id} gives the result.',
+      'Each ticket closes in its own transaction (one queued job per ticket); a ticket that cannot close is listed in failed with a reason, an already closed one counts as closed. Answers when all are done; after BULK_CLOSE_WAIT_MS (30 s) it answers 202 with the run id and GET /orders/bulk-close/{id} gives the result. ' +
+      IDEMPOTENT,
     tags: ['orders'],
+    idempotent: true,
     access: { kind: 'staff', permission: 'close_position' },
-    body: z.object({ login: Login, comment: z.string().max(255).optional() }),
+    body: z.strictObject({ login: Login, comment: z.string().max(255).optional() }),
     responses: {
       200: { description: 'Every ticket decided', schema: BulkCloseResultSchema },
       202: { description: 'Still running', schema: BulkCloseAcceptedSchema },

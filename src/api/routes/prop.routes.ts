@@ -8,6 +8,7 @@ import { Login, LoginText, MoneyAmount } from '../http/amounts';
 import { findPage } from '../../db/find-page';
 import { pageQuery, pageSchema } from '../http/paging';
 import { defineRoute, json, type RouteSpec } from '../http/route';
+import { NoFields } from '../http/strict-body';
 
 const IDEMPOTENT =
   'Accepts an Idempotency-Key header: the same key and body within 24 hours replays the first answer ' +
@@ -32,7 +33,7 @@ export const propRoutes: RouteSpec[] = [
     tags: ['payouts'],
     idempotent: true,
     access: { kind: 'staff_or_customer', permission: 'manage_payouts' },
-    body: z.object({ login: Login, amount: MoneyAmount }),
+    body: z.strictObject({ login: Login, amount: MoneyAmount }),
     responses: {
       201: { description: 'Requested, pending', schema: PayoutSchema },
       404: { description: 'No such account (or not yours)' },
@@ -104,6 +105,7 @@ export const propRoutes: RouteSpec[] = [
     idempotent: true,
     access: { kind: 'staff', permission: 'manage_payouts' },
     params: PayoutIdParam,
+    body: NoFields,
     responses: {
       200: { description: 'Approved', schema: PayoutSchema },
       404: { description: 'No such payout' },
@@ -125,7 +127,7 @@ export const propRoutes: RouteSpec[] = [
     idempotent: true,
     access: { kind: 'staff', permission: 'manage_payouts' },
     params: PayoutIdParam,
-    body: z.object({ reason: z.string().min(1).max(500) }),
+    body: z.strictObject({ reason: z.string().min(1).max(500) }),
     responses: {
       200: { description: 'Rejected', schema: PayoutSchema },
       404: { description: 'No such payout' },

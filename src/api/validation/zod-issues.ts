@@ -110,11 +110,19 @@ function rawAt(input: unknown, path: readonly PropertyKey[]): unknown {
 
 /** `input` is the raw value that was parsed (body, query or path params), to tell absent fields apart. */
 export function zodIssuesToItems(where: Location, issues: readonly Issue[], root: z.ZodType, input?: unknown): ValidationItem[] {
-  return issues.flatMap(flattenUnion).map((issue) => {
+  return issues.flatMap(flattenUnion).flatMap((issue): ValidationItem[] => {
+    const path = issue.path.map((p) => (typeof p === 'number' ? p : String(p)));
+    // A strict object (z.strictObject) reports its unknown keys in one issue; Pydantic points
+    // at each of them, so a client sees which field it mistyped.
+    if (issue.code === 'unrecognized_keys')
+      return issue.keys.map((key) => ({
+        loc: [where, ...path, key],
+        msg: 'Extra inputs are not permitted',
+        type: 'extra_forbidden',
+      }));
     const absent = input !== undefined && rawAt(input, issue.path) === undefined;
     const [type, msg] = describe(issue, root, absent);
-    const path = issue.path.map((p) => (typeof p === 'number' ? p : String(p)));
-    return { loc: [where, ...path], msg, type };
+    return [{ loc: [where, ...path], msg, type }];
   });
 }
 

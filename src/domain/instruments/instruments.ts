@@ -28,6 +28,12 @@ export interface GroupInstrumentTerms {
   swap_short: number;
 }
 
+/** An instrument's symbol as it is created and named everywhere else. */
+export const InstrumentSymbol = z
+  .string()
+  .regex(/^[A-Z0-9][A-Z0-9._-]{0,31}$/)
+  .describe('Capital letters, digits, dot, dash or underscore; up to 32');
+
 export const InstrumentSchema = z.object({
   id: z.uuid(),
   symbol: z.string(),

@@ -19,7 +19,7 @@ const fill = (path: string) => path.replace(/\{[^}]+\}/g, () => randomUUID());
 const withKind = (...kinds: string[]) => ROUTES.filter((r) => kinds.includes(r.access.kind)).map((r) => [nameOf(r), r] as const);
 const permissionOf = (r: RouteSpec): Permission => (r.access as { permission: Permission }).permission;
 
-const guarded = withKind('staff', 'customer', 'session', 'staff_or_customer');
+const guarded = withKind('staff', 'customer', 'session', 'staff_or_customer', 'authenticated');
 const staffRoutes = withKind('staff');
 const permissioned = withKind('staff', 'staff_or_customer');
 const customerRoutes = withKind('customer');

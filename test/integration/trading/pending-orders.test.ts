@@ -338,13 +338,22 @@ describe('PATCH /orders/pending/{id} (endpoint 8)', () => {
     expect(await stored(p.order)).toEqual(p);
   });
 
-  test('when the body carries fields endpoint 8 does not change, then they are ignored and only the known ones apply', async () => {
+  test('when the body carries fields endpoint 8 does not change, then each is 422 extra_forbidden and nothing applies', async () => {
+    // Decisions, section 18: trading routes refuse unknown fields rather than drop them.
     const p = await place(2);
-    const body = expectOk(
-      await patch(p.order, { tp: 1.13, volume: 5, symbol: 'USDJPY', cmd: 3, status: 'cancelled', login: 1, comment: 'x' }),
-      200,
-    );
-    expect(body).toEqual({ ...p, tp: 1.13 });
+    const res = await patch(p.order, {
+      tp: 1.13,
+      volume: 5,
+      symbol: 'USDJPY',
+      cmd: 3,
+      status: 'cancelled',
+      login: 1,
+      comment: 'x',
+    });
+    for (const field of ['volume', 'symbol', 'cmd', 'status', 'login', 'comment'])
+      expect422(res, ['body', field], 'extra_forbidden');
+    expect(res.body.detail).toHaveLength(6);
+    expect(await stored(p.order)).toEqual(p);
   });
 
   test('when every field is sent at once, then all change together', async () => {
