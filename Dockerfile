@@ -23,6 +23,8 @@ COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 
 COPY tsconfig*.json ./
+# The version check every npm script and dist/main.js run first, and the locked incremental build.
+COPY scripts/check-node.js scripts/build.sh ./scripts/
 COPY src ./src
 RUN npm run build
 
@@ -57,6 +59,8 @@ WORKDIR /app
 # Files stay owned by root: the app only needs to read them.
 COPY --from=deps  /app/node_modules ./node_modules
 COPY --from=build /app/dist         ./dist
+# dist/main.js requires ../scripts/check-node.js first; it reads package.json's "engines".
+COPY scripts/check-node.js ./scripts/
 COPY package.json ./
 
 # Unprivileged user shipped with the official node image (uid 1000).

@@ -1,3 +1,6 @@
+// First, before any native addon loads: under another Node.js this exits with one line saying
+// how to get the right one (instead of a bare "Segmentation fault" from argon2).
+import '../scripts/check-node';
 import { ConfigError, loadConfig } from './config/config';
 import { createLogger } from './platform/logger';
 import { installCrashPolicy } from './process-policy';
