@@ -5,6 +5,7 @@ import { ConfigError, loadConfig } from './config/config';
 import { createLogger } from './platform/logger';
 import { installCrashPolicy } from './process-policy';
 import { startRuntime, type RuntimeOptions } from './runtime';
+import { StartupRefused } from './startup-refused';
 
 /**
  * `npm start`: create the database if missing, migrate, then run the tiers ROLE names
@@ -44,6 +45,10 @@ export async function main(options: Omit<RuntimeOptions, 'logger'> = {}): Promis
 }
 
 export function failedStart(err: unknown): never {
+  if (err instanceof StartupRefused) {
+    process.stderr.write(`${err.message}\n`);
+    process.exit(err.exitCode);
+  }
   process.stderr.write(`start-up failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   process.exit(1);
 }
