@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import type { Config } from '../../src/config/config';
+import { TEST_PROCESS_ENV } from './test-env';
 import { directDatabaseUrl } from './test-database';
 
 const ROOT = join(__dirname, '..', '..');
@@ -35,7 +36,14 @@ export function spawnService(env: Record<string, string>, options: { entry?: str
   const script = options.entry ? join(ROOT, 'test', 'helpers', `${options.entry}.ts`) : join(ROOT, 'src', 'main.ts');
   const child = spawn(process.execPath, ['--import', 'tsx', script], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', NODE_ENV: 'test', LOG_LEVEL: 'info', ...deploymentEnv(env), ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'info',
+      ...TEST_PROCESS_ENV,
+      ...deploymentEnv(env),
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: Array<Record<string, unknown>> = [];
