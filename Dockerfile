@@ -66,16 +66,17 @@ COPY package.json ./
 # Unprivileged user shipped with the official node image (uid 1000).
 USER node
 
-EXPOSE 8000
+# The API (PORT); a worker's /health and /metrics (WORKER_HTTP_PORT).
+EXPOSE 8000 9100
 
 # The app drains (stops accepting HTTP, lets in-flight jobs finish) on SIGTERM.
 STOPSIGNAL SIGTERM
 
 # Liveness only. slim images have no curl/wget, so use node's built-in fetch.
-# The worker role serves no HTTP: docker-compose.yml overrides this check for
-# it (and /ready for the api role).
+# ROLE=worker answers /health on WORKER_HTTP_PORT, the other roles on PORT
+# (docker-compose.yml asks the api role for /ready instead).
 HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8000)+'/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+  CMD ["node", "-e", "const e=process.env,p=e.ROLE==='worker'?(e.WORKER_HTTP_PORT||9100):(e.PORT||8000);fetch('http://127.0.0.1:'+p+'/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 
 # Exec form: node is PID 1 and receives SIGTERM directly (no npm / sh in
 # between to swallow it).
