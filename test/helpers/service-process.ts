@@ -11,7 +11,7 @@ export interface ServiceProcess {
   logs: Array<Record<string, unknown>>;
   stderr: () => string;
   exited: Promise<number | null>;
-  /** The first log line with this message, waiting up to `timeoutMs`. */
+  /** The first log line with this message, waiting up to `timeoutMs` (a minute by default: a loaded machine starts slowly). */
   waitForLog(msg: string, timeoutMs?: number): Promise<Record<string, unknown>>;
 }
 
@@ -69,7 +69,7 @@ export function spawnService(env: Record<string, string>, options: { entry?: str
     logs,
     stderr: () => err,
     exited,
-    waitForLog(msg, timeoutMs = 20_000) {
+    waitForLog(msg, timeoutMs = 60_000) {
       return new Promise((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`no "${msg}" log within ${timeoutMs} ms; stderr: ${err}`)), timeoutMs);
         const check = () => {
