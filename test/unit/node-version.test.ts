@@ -1,6 +1,6 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 
 /**
  * The project runs on one Node.js line, pinned in four places that must agree: .nvmrc (nvm),
@@ -69,4 +69,31 @@ onOtherNode('when the machine’s own Node.js runs the check or the service, the
       );
     }
   }
+});
+
+onOtherNode('when the machine’s own npm runs an npm script, then it stops at the check with the one-line fix', () => {
+  for (const node of others.filter((n) => existsSync(join(dirname(n), 'npm')))) {
+    const run = spawnSync(join(dirname(node), 'npm'), ['run', '--silent', 'build'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      env: { PATH: `${dirname(node)}:/usr/bin:/bin`, HOME: process.env.HOME ?? '' },
+      timeout: 60_000,
+    });
+    expect({ node, status: run.status }).toEqual({ node, status: 1 });
+    expect(run.stderr).toMatch(/^Node \S+ found; this project runs on Node \d+ [^\n]*scripts\/use-node\.sh/m);
+  }
+});
+
+test('when scripts/npm runs in a shell that has only the machine’s PATH, then npm runs on the pinned Node.js', () => {
+  const cache = ['HOME', 'XDG_CACHE_HOME', 'NODE_CACHE_DIR'].filter((k) => process.env[k] !== undefined);
+  const run = spawnSync(join(ROOT, 'scripts', 'npm'), ['exec', '--', 'node', '--version'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    env: { PATH: '/usr/bin:/bin', ...Object.fromEntries(cache.map((k) => [k, process.env[k]!])) },
+    timeout: 120_000,
+  });
+  expect({ status: run.status, version: run.stdout.trim().split('\n').pop() }).toEqual({
+    status: 0,
+    version: `v${read('.nvmrc').trim()}`,
+  });
 });
