@@ -127,12 +127,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     // ROLE=all answers /health and /metrics on the API's port; a worker-only process on its own.
     if (config.role === 'worker') workerHttp = await startWorkerHttp(services, config.host, config.workerHttpPort);
   } catch (err) {
-    await closeAll(logger, [
-      () => (server ? closeServer(server, 0) : undefined),
-      () => workers?.close(),
-      () => workerRedis && closeRedis(workerRedis),
-      () => closeServices(services),
-    ]);
+    await closeAll(logger, [() => workers?.close(), () => workerRedis && closeRedis(workerRedis), () => closeServices(services)]);
     throw err;
   }
   const port = server ? (server.address() as { port: number }).port : undefined;
