@@ -12,7 +12,7 @@ import { StartupRefused } from './startup-refused';
  * how to start it, instead of a driver's stack trace.
  */
 const START_HINT =
-  'start them with `docker compose up -d postgres redis` (Debian packages: `sudo service postgresql start` and `sudo service redis-server start`)';
+  'to start them: `docker compose up -d postgres redis` (Debian packages: `sudo service postgresql start` and `sudo service redis-server start`)';
 
 /** host:port of a URL, without the credentials it may carry. */
 function where(url: string): string {

@@ -21,7 +21,7 @@ function start(env: Record<string, string>): ServiceProcess {
   return p;
 }
 
-const HINT = 'start them with `docker compose up -d postgres redis`';
+const HINT = 'to start them: `docker compose up -d postgres redis`';
 
 test('when nothing listens on the Redis port, then start-up gives up after the deadline in one line naming Redis and the fix', async () => {
   const port = await freePort();
