@@ -23,6 +23,8 @@ COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 
 COPY tsconfig*.json ./
+# The version check every npm script and dist/main.js run first, and the locked incremental build.
+COPY scripts/check-node.js scripts/build.sh ./scripts/
 COPY src ./src
 RUN npm run build
 
@@ -57,21 +59,24 @@ WORKDIR /app
 # Files stay owned by root: the app only needs to read them.
 COPY --from=deps  /app/node_modules ./node_modules
 COPY --from=build /app/dist         ./dist
+# dist/main.js requires ../scripts/check-node.js first; it reads package.json's "engines".
+COPY scripts/check-node.js ./scripts/
 COPY package.json ./
 
 # Unprivileged user shipped with the official node image (uid 1000).
 USER node
 
-EXPOSE 8000
+# The API (PORT); a worker's /health and /metrics (WORKER_HTTP_PORT).
+EXPOSE 8000 9100
 
 # The app drains (stops accepting HTTP, lets in-flight jobs finish) on SIGTERM.
 STOPSIGNAL SIGTERM
 
 # Liveness only. slim images have no curl/wget, so use node's built-in fetch.
-# The worker role serves no HTTP: docker-compose.yml overrides this check for
-# it (and /ready for the api role).
+# ROLE=worker answers /health on WORKER_HTTP_PORT, the other roles on PORT
+# (docker-compose.yml asks the api role for /ready instead).
 HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8000)+'/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+  CMD ["node", "-e", "const e=process.env,p=e.ROLE==='worker'?(e.WORKER_HTTP_PORT||9100):(e.PORT||8000);fetch('http://127.0.0.1:'+p+'/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 
 # Exec form: node is PID 1 and receives SIGTERM directly (no npm / sh in
 # between to swallow it).

@@ -1,7 +1,11 @@
+// First, before any native addon loads: under another Node.js this exits with one line saying
+// how to get the right one (instead of a bare "Segmentation fault" from argon2).
+import '../scripts/check-node';
 import { ConfigError, loadConfig } from './config/config';
 import { createLogger } from './platform/logger';
 import { installCrashPolicy } from './process-policy';
 import { startRuntime, type RuntimeOptions } from './runtime';
+import { StartupRefused } from './startup-refused';
 
 /**
  * `npm start`: create the database if missing, migrate, then run the tiers ROLE names
@@ -41,6 +45,10 @@ export async function main(options: Omit<RuntimeOptions, 'logger'> = {}): Promis
 }
 
 export function failedStart(err: unknown): never {
+  if (err instanceof StartupRefused) {
+    process.stderr.write(`${err.message}\n`);
+    process.exit(err.exitCode);
+  }
   process.stderr.write(`start-up failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   process.exit(1);
 }

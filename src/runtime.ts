@@ -27,6 +27,8 @@ import type { AppServices } from './app-services';
 import { PROCESSORS } from './workers';
 import type { Processor } from './workers/processor';
 import { startWorkers, type WorkerHost } from './workers/worker-host';
+import { startWorkerHttp } from './workers/worker-http';
+import { waitForDependencies } from './wait-for-dependencies';
 
 /**
  * The composition root: the only module that knows both tiers. ROLE picks which run here.
@@ -37,6 +39,8 @@ export interface Runtime {
   /** The port actually bound (PORT=0 picks a free one). */
   port?: number;
   workers?: WorkerHost;
+  /** ROLE=worker: the port its /health and /metrics listener bound (WORKER_HTTP_PORT=0 picks a free one). */
+  workerHttpPort?: number;
   /** Drains and closes everything; safe to call twice. */
   stop(): Promise<void>;
 }
@@ -71,6 +75,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       'WEBHOOKS_ALLOW_PRIVATE_URLS is on: webhooks may reach loopback and private networks over plain http (development and tests only)',
     );
 
+  await waitForDependencies(config, logger, !options.skipMigrations);
   if (!options.skipMigrations) {
     // Migrations hold a session-level advisory lock: behind PgBouncer in transaction mode they need the direct URL.
     await ensureDatabase(config.migrationDatabaseUrl, logger);
@@ -82,8 +87,9 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
   });
   if (generated) announceGeneratedAdmin(generated, logger);
   const redis = createRedis(config.redis, 'producer', logger);
-  // Start-up does not wait forever for Redis: the API starts and /ready says 503 until it answers.
-  await redisReady(redis, 3000);
+  // Redis has just answered a probe; on a loaded machine this connection may still take a moment.
+  // Should it be gone again, the API starts anyway and /ready says 503 until it answers.
+  await redisReady(redis, Math.max(config.bootTimeoutMs, 3000));
   const jobs = new JobProducer(redis, config.queuePrefix);
   const metrics = new Metrics({ defaultMetrics: options.defaultMetrics ?? true });
   metrics.watchQueues(jobs, redis, config.queuePrefix);
@@ -111,18 +117,23 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
   let workerRedis: RedisClient | undefined;
   let workers: WorkerHost | undefined;
   let server: Server | undefined;
+  let workerHttp: Server | undefined;
   try {
     if (config.role !== 'api') {
       workerRedis = createRedis(config.redis, 'worker', logger);
       workers = await startWorkers(services, workerRedis, definitions, processors);
     }
-    if (config.role !== 'worker') server = await listen(createApp(services, options.routes), config.port);
+    if (config.role !== 'worker') server = await listen(createApp(services, options.routes), config.host, config.port);
+    // ROLE=all answers /health and /metrics on the API's port; a worker-only process on its own.
+    if (config.role === 'worker') workerHttp = await startWorkerHttp(services, config.host, config.workerHttpPort);
   } catch (err) {
     await closeAll(logger, [() => workers?.close(), () => workerRedis && closeRedis(workerRedis), () => closeServices(services)]);
     throw err;
   }
   const port = server ? (server.address() as { port: number }).port : undefined;
-  if (port !== undefined) logger.info({ port, role: config.role }, 'api listening');
+  if (port !== undefined) logger.info({ host: config.host, port, role: config.role }, 'api listening');
+  const workerHttpPort = workerHttp ? (workerHttp.address() as { port: number }).port : undefined;
+  if (workerHttpPort !== undefined) logger.info({ host: config.host, port: workerHttpPort }, 'worker http listening');
 
   let stopping: Promise<void> | undefined;
   const stop = () =>
@@ -132,18 +143,20 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       await closeAll(logger, [
         () => (server ? closeServer(server, config.shutdownGraceMs) : undefined),
         () => workers?.close(),
+        // Health and metrics answer until the jobs in hand have finished.
+        () => (workerHttp ? closeServer(workerHttp, 0) : undefined),
         () => workerRedis && closeRedis(workerRedis),
         () => closeServices(services),
       ]);
       logger.info('shutdown complete');
     })());
 
-  return { services, server, port, workers, stop };
+  return { services, server, port, workers, workerHttpPort, stop };
 }
 
-function listen(app: ReturnType<typeof createApp>, port: number): Promise<Server> {
+function listen(app: ReturnType<typeof createApp>, host: string, port: number): Promise<Server> {
   return new Promise((resolve, reject) => {
-    const server = app.listen(port, '0.0.0.0');
+    const server = app.listen(port, host);
     answerClientErrors(server);
     server.once('listening', () => resolve(server));
     server.once('error', reject);

@@ -13,6 +13,8 @@ export function benchConfig(role: 'api' | 'worker', overrides: Record<string, st
     NODE_ENV: 'production',
     ROLE: role,
     PORT: '0',
+    // A bench worker's /health and /metrics on a free port: 9100 may be a running worker's.
+    WORKER_HTTP_PORT: '0',
     LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'silent',
     // Production refuses to start without a key; 36 random bytes are 48 base64url characters.
     // BENCH_JWT_SECRET when the bench must seal a secret the child can open (webhook secrets).

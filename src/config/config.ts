@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { passwordProblem } from '../domain/identity/password-policy';
 import { ALL_QUEUES, type QueueName } from '../jobs/queues';
@@ -63,6 +64,24 @@ const EnvSchema = z.object({
     .default('redis://127.0.0.1:6379'),
   REDIS_CLUSTER: booleanText.default(false),
   PORT: integerText(0, 65535).default(8000),
+  HOST: z
+    .string()
+    .refine(
+      (v) =>
+        isIP(v) !== 0 ||
+        /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*$/.test(v),
+      {
+        message: 'must be an IP address (0.0.0.0, 127.0.0.1, ::) or a host name',
+      },
+    )
+    .default('0.0.0.0'),
+  WORKER_HTTP_PORT: integerText(0, 65535).default(9100),
+  // A Bearer token Prometheus sends; long and plain enough to sit in a header and resist guessing.
+  METRICS_TOKEN: z
+    .string()
+    .regex(/^[\x21-\x7e]{16,256}$/, { message: 'must be 16 to 256 printable characters without spaces' })
+    .optional(),
+  BOOT_TIMEOUT_MS: integerText(0, 600000).default(30000),
   SMTP_URL: urlText(['smtp:', 'smtps:']).optional(),
   MAIL_FROM: z.string().min(3).default('Trading Back Office <no-reply@broker.invalid>'),
   JWT_SECRET: z.string().min(32, { message: 'must be at least 32 characters' }).optional(),
@@ -123,6 +142,7 @@ export const CONFIG_VARIABLES: readonly string[] = Object.keys(EnvSchema.shape);
 /** Variables whose values must never be echoed back, not even in an error message. */
 const SECRET_VARIABLES = new Set([
   'JWT_SECRET',
+  'METRICS_TOKEN',
   'BOOTSTRAP_ADMIN_PASSWORD',
   'DATABASE_URL',
   'DATABASE_MIGRATION_URL',
@@ -145,6 +165,14 @@ export interface Config {
   migrationDatabaseUrl: string;
   redis: RedisTarget;
   port: number;
+  /** The address the API and a worker's HTTP listener bind. */
+  host: string;
+  /** Where a ROLE=worker process answers /health and /metrics (0 picks a free port). */
+  workerHttpPort: number;
+  /** When set, /metrics answers only a request bearing it (`Authorization: Bearer <token>`). */
+  metricsToken: string | undefined;
+  /** How long start-up waits for Postgres and Redis to answer before it gives up, naming them. */
+  bootTimeoutMs: number;
   smtpUrl: string | undefined;
   mailFrom: string;
   jwt: { secret: string; issuer: string; audience: string; ephemeral: boolean };
@@ -235,6 +263,10 @@ export function loadConfig(env: Env = process.env): Config {
     migrationDatabaseUrl: e.DATABASE_MIGRATION_URL ?? e.DATABASE_URL,
     redis: { url: e.REDIS_URL, cluster: e.REDIS_CLUSTER },
     port: e.PORT,
+    host: e.HOST,
+    workerHttpPort: e.WORKER_HTTP_PORT,
+    metricsToken: e.METRICS_TOKEN,
+    bootTimeoutMs: e.BOOT_TIMEOUT_MS,
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM,
     // Outside production a missing secret gets a random one: tokens then die with the process.

@@ -19,7 +19,8 @@ export interface PrivateRedis {
   close(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
+/** A loopback port nothing listens on (at the moment of asking). */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.listen(0, '127.0.0.1', () => {
@@ -47,7 +48,8 @@ async function answers(port: number, timeoutMs: number): Promise<void> {
   }
 }
 
-export async function startPrivateRedis(): Promise<PrivateRedis> {
+/** `started: false` reserves the port and URL only: start() brings it up later (a Redis that comes up late). */
+export async function startPrivateRedis(options: { started?: boolean } = {}): Promise<PrivateRedis> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'test-redis-'));
   let child: ChildProcess | undefined;
@@ -79,7 +81,7 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
     running.kill(signal);
     await exited;
   };
-  await start();
+  if (options.started !== false) await start();
   return {
     url: `redis://127.0.0.1:${port}`,
     port,

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import type { Config } from '../../src/config/config';
+import { TEST_PROCESS_ENV } from './test-env';
 import { directDatabaseUrl } from './test-database';
 
 const ROOT = join(__dirname, '..', '..');
@@ -10,7 +11,7 @@ export interface ServiceProcess {
   logs: Array<Record<string, unknown>>;
   stderr: () => string;
   exited: Promise<number | null>;
-  /** The first log line with this message, waiting up to `timeoutMs`. */
+  /** The first log line with this message, waiting up to `timeoutMs` (a minute by default: a loaded machine starts slowly). */
   waitForLog(msg: string, timeoutMs?: number): Promise<Record<string, unknown>>;
 }
 
@@ -35,7 +36,14 @@ export function spawnService(env: Record<string, string>, options: { entry?: str
   const script = options.entry ? join(ROOT, 'test', 'helpers', `${options.entry}.ts`) : join(ROOT, 'src', 'main.ts');
   const child = spawn(process.execPath, ['--import', 'tsx', script], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', NODE_ENV: 'test', LOG_LEVEL: 'info', ...deploymentEnv(env), ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'info',
+      ...TEST_PROCESS_ENV,
+      ...deploymentEnv(env),
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: Array<Record<string, unknown>> = [];
@@ -61,7 +69,7 @@ export function spawnService(env: Record<string, string>, options: { entry?: str
     logs,
     stderr: () => err,
     exited,
-    waitForLog(msg, timeoutMs = 20_000) {
+    waitForLog(msg, timeoutMs = 60_000) {
       return new Promise((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`no "${msg}" log within ${timeoutMs} ms; stderr: ${err}`)), timeoutMs);
         const check = () => {

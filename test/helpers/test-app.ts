@@ -12,6 +12,7 @@ import { createLogger } from '../../src/platform/logger';
 import { startRuntime, type Runtime } from '../../src/runtime';
 import type { Processor } from '../../src/workers/processor';
 import { ADMIN } from './identity';
+import { TEST_PROCESS_ENV } from './test-env';
 import { cloneTemplateDatabase, databaseUrl, dropDatabase } from './test-database';
 
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -94,6 +95,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     WEBHOOKS_ALLOW_PRIVATE_URLS: 'true',
     BOOTSTRAP_ADMIN_EMAIL: ADMIN.email,
     BOOTSTRAP_ADMIN_PASSWORD: ADMIN.password,
+    ...TEST_PROCESS_ENV,
     ...options.env,
   });
   const logs: Array<Record<string, unknown>> = [];

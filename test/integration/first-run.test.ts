@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { loadConfig } from '../../src/config/config';
 import { GENERATED_ADMIN_EMAIL } from '../../src/domain/identity/staff';
-import { runDemo } from '../../scripts/demo';
+import { runDemo } from '../../src/demo/seed-demo';
 import { spawnService, type ServiceProcess } from '../helpers/service-process';
 import { REDIS_URL, obliterateQueues, waitFor } from '../helpers/test-app';
 import { cloneTemplateDatabase, databaseUrl, dropDatabase } from '../helpers/test-database';

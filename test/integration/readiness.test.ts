@@ -1,17 +1,26 @@
 import { SendMailJob } from '../../src/jobs/send-mail.job';
 import { AppError } from '../../src/platform/errors';
-import { startTestApp, type TestApp } from '../helpers/test-app';
+import { startPrivateRedis, type PrivateRedis } from '../helpers/redis-server';
+import { startTestApp, waitFor, type TestApp } from '../helpers/test-app';
 
 let app: TestApp;
 let cutOff: TestApp;
+let lostRedis: PrivateRedis;
 beforeAll(async () => {
   app = await startTestApp({ label: 'readiness' });
-  // A second instance of the same deployment whose Redis cannot be reached.
-  cutOff = await startTestApp({ shareWith: app, env: { REDIS_URL: 'redis://127.0.0.1:1', ROLE: 'api' } });
+  // A second instance of the same deployment whose Redis goes away after start-up (start-up
+  // itself waits for Redis: see test/integration/boot.test.ts).
+  lostRedis = await startPrivateRedis();
+  cutOff = await startTestApp({ shareWith: app, env: { REDIS_URL: lostRedis.url, ROLE: 'api' } });
+  await lostRedis.stop();
+  await waitFor('the cut-off instance to see its Redis gone', async () => cutOff.runtime.services.redis.status !== 'ready');
 });
 afterAll(async () => {
+  // Back up first: closing queue connections that wait on a lost Redis is another test's subject.
+  await lostRedis?.start();
   await cutOff?.stop();
   await app?.stop();
+  await lostRedis?.close();
 });
 
 describe('health and readiness', () => {

@@ -114,6 +114,36 @@ describe('configuration', () => {
   });
 });
 
+describe('listening, metrics and the boot deadline', () => {
+  test('when nothing is set, then the API and a worker listen on every address, the worker on 9100, and /metrics is open', () => {
+    const config = loadConfig({});
+    expect({ host: config.host, worker: config.workerHttpPort, token: config.metricsToken, boot: config.bootTimeoutMs }).toEqual({
+      host: '0.0.0.0',
+      worker: 9100,
+      token: undefined,
+      boot: 30000,
+    });
+  });
+
+  test('when HOST, WORKER_HTTP_PORT, METRICS_TOKEN and BOOT_TIMEOUT_MS are given, then they are taken', () => {
+    const token = 'scrape-' + 'k'.repeat(20);
+    const config = loadConfig({ HOST: '::1', WORKER_HTTP_PORT: '0', METRICS_TOKEN: token, BOOT_TIMEOUT_MS: '500' });
+    expect([config.host, config.workerHttpPort, config.metricsToken, config.bootTimeoutMs]).toEqual(['::1', 0, token, 500]);
+    expect(loadConfig({ HOST: 'api.internal' }).host).toBe('api.internal');
+  });
+
+  test('when they are wrong, then each is named, and the token is never echoed', () => {
+    const problems = problemsOf({
+      HOST: 'not a host',
+      WORKER_HTTP_PORT: '70000',
+      METRICS_TOKEN: 'short token',
+      BOOT_TIMEOUT_MS: '-1',
+    });
+    expect(problems.map((p) => p.split(':')[0])).toEqual(['HOST', 'WORKER_HTTP_PORT', 'METRICS_TOKEN', 'BOOT_TIMEOUT_MS']);
+    expect(problems.join('\n')).not.toContain('short token');
+  });
+});
+
 describe('the README configuration table', () => {
   test('when the table and the config schema are compared, then each lists exactly the variables of the other', () => {
     const readme = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');

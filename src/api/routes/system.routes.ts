@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { errors } from '../../platform/errors';
+import { METRICS_REFUSED, metricsAllowed } from '../../platform/metrics-access';
 import { withTimeout } from '../../platform/with-timeout';
 import { defineRoute, json, type RouteSpec } from '../http/route';
 
@@ -51,12 +53,17 @@ export const systemRoutes: RouteSpec[] = [
     operationId: 'getMetrics',
     summary: 'Prometheus metrics',
     description:
-      'HTTP latency histogram by route, queue depth by state and job outcomes per queue, the outbox relay lag (outbox_oldest_unpublished_seconds), process metrics.',
+      'HTTP latency histogram by route, queue depth by state and job outcomes per queue, the outbox relay lag (outbox_oldest_unpublished_seconds), process metrics. ' +
+      'When the deployment sets METRICS_TOKEN, the request must bear it as a Bearer token (401 otherwise).',
     tags: ['observability'],
     access: { kind: 'public' },
     raw: true,
-    responses: { 200: { description: 'Prometheus text exposition format' } },
-    handler: async ({ services, res }) => {
+    responses: {
+      200: { description: 'Prometheus text exposition format' },
+      401: { description: 'METRICS_TOKEN is set and the request does not bear it' },
+    },
+    handler: async ({ services, req, res }) => {
+      if (!metricsAllowed(req.headers.authorization, services.config.metricsToken)) throw errors.unauthenticated(METRICS_REFUSED);
       const body = await services.metrics.registry.metrics();
       res.type(services.metrics.registry.contentType).send(body);
       return undefined;

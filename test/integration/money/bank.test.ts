@@ -1,6 +1,7 @@
 import Decimal from 'decimal.js';
 import { adminToken, createCustomer, createStaff, type LoggedIn } from '../../helpers/identity';
 import { sql, startTestApp, type TestApp, type TestResponse } from '../../helpers/test-app';
+import { scaled } from '../../helpers/test-scale';
 import { expectLedgerBalanced, setQuote, setUpMarket, type Market } from '../../helpers/trading';
 import { expectOk, openAccount } from '../trading/trading-kit';
 import { decide, expectNoOverdraft, sum, transfer, walletOf, withdraw } from './money-kit';
@@ -20,12 +21,16 @@ import { decide, expectNoOverdraft, sum, transfer, walletOf, withdraw } from './
  *     prop account and credits the wallet amount x its recorded rate, rounded toward zero;
  *   - no conversion credits more than the amount debited is worth at its recorded dealer rate.
  * The operations are drawn from a seeded generator (BANK_SEED to replay a mix); the
- * interleaving is whatever the machine makes of 16 clients at once.
+ * interleaving is whatever the machine makes of 16 clients at once. TEST_SCALE=0.2 runs a
+ * fifth of the operations (CI runs them all).
  */
 const SEED = Number(process.env.BANK_SEED ?? 20261123);
 const CLIENTS = 16;
 /** Each prop account's first deposit: its starting balance, never payable. */
 const PROP_START = 1000;
+// Below a few hundred operations the mix may lack a refusal or a lost race.
+const ONE_CURRENCY_OPERATIONS = scaled(3000, 400);
+const MANY_CURRENCY_OPERATIONS = scaled(2000, 400);
 const Wide = Decimal.clone({ precision: 120, rounding: Decimal.ROUND_DOWN });
 
 let app: TestApp;
@@ -391,11 +396,11 @@ async function holdersWith(
   return { holders, currencyOf };
 }
 
-test('when 3,000 random transfers, deposits, withdrawals, payouts and decisions run at once in one currency, then the books balance to the cent', async () => {
+test(`when ${ONE_CURRENCY_OPERATIONS.toLocaleString('en')} random transfers, deposits, withdrawals, payouts and decisions run at once in one currency, then the books balance to the cent`, async () => {
   const { holders, currencyOf } = await holdersWith(3, ['USD', 'USD'], ['USD']);
-  const ledger = await runWorkload(holders, currencyOf, 3000, generator(SEED));
+  const ledger = await runWorkload(holders, currencyOf, ONE_CURRENCY_OPERATIONS, generator(SEED));
   // The mix really happened: plenty of each outcome, including refusals and lost races.
-  expect(ledger.transfers.size).toBeGreaterThan(800);
+  expect(ledger.transfers.size).toBeGreaterThan(Math.round((ONE_CURRENCY_OPERATIONS * 800) / 3000));
   expect(ledger.statuses.get('transfer')).toContain(422);
   expect(ledger.statuses.get('withdraw')).toContain(202);
   expect(ledger.statuses.get('decide')).toContain(409);
@@ -408,7 +413,7 @@ test('when 3,000 random transfers, deposits, withdrawals, payouts and decisions 
   for (const t of ledger.transfers.values()) expect(t).toMatchObject({ source: 'identity', effective_rate: 1 });
 }, 240_000);
 
-test('when 2,000 operations run across USD, EUR, JPY and GBP accounts while the quotes move, then every transfer and payout keeps its recorded rate, credits no more than the debit is worth at it, and each currency balances', async () => {
+test(`when ${MANY_CURRENCY_OPERATIONS.toLocaleString('en')} operations run across USD, EUR, JPY and GBP accounts while the quotes move, then every transfer and payout keeps its recorded rate, credits no more than the debit is worth at it, and each currency balances`, async () => {
   const { holders, currencyOf } = await holdersWith(3, ['EUR', 'JPY', 'GBP'], ['EUR', 'GBP', 'JPY']);
   const rand = generator(SEED + 1);
   const set: Record<string, Array<{ bid: string; ask: string }>> = {
@@ -429,9 +434,11 @@ test('when 2,000 operations run across USD, EUR, JPY and GBP accounts while the 
     // Paced: a few moves a second, like a feed, not a tight loop competing with the clients.
     await new Promise((r) => setTimeout(r, 50));
   };
-  const ledger = await runWorkload(holders, currencyOf, 2000, rand, moveQuotes);
-  expect(ledger.transfers.size).toBeGreaterThan(500);
-  expect([...ledger.payouts.values()].filter((p) => p.decided === 'approved').length).toBeGreaterThan(10);
+  const ledger = await runWorkload(holders, currencyOf, MANY_CURRENCY_OPERATIONS, rand, moveQuotes);
+  expect(ledger.transfers.size).toBeGreaterThan(Math.round((MANY_CURRENCY_OPERATIONS * 500) / 2000));
+  expect([...ledger.payouts.values()].filter((p) => p.decided === 'approved').length).toBeGreaterThan(
+    Math.round((MANY_CURRENCY_OPERATIONS * 10) / 2000),
+  );
   await checkBooks(holders, currencyOf, ledger);
 
   // Every rate is made of quotes that were really set, on the dealer's side of each leg.

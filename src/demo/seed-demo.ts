@@ -1,23 +1,27 @@
+// First, before any native addon loads (see src/main.ts).
+import '../../scripts/check-node';
 /**
- * `npm run demo`: seeds a small demo broker into the configured database and Redis, so the
- * docs page and the dashboards show something alive: instruments with quotes, a group, a
+ * `npm run demo` (in the image `node dist/demo/seed-demo.js`: the compose `demo` service)
+ * seeds a small demo broker into the configured database and Redis, so the docs page and the dashboards show something alive: instruments with quotes, a group, a
  * customer with a wallet and a funded live account holding two positions, and the random
  * walk moving the prices. It starts the service's API tier in this process (migrating the
  * database if needed) and seeds through the public HTTP API, the way a client would.
  * Run it again at any time: what exists is kept, and the demo passwords are renewed.
- * The workers of a running `npm start` (or `npm run start:worker`) move the prices.
+ * The workers of a running `npm start` (or `npm run start:worker`) move the prices; the
+ * service sees the demo only when it runs with the same DATABASE_URL and QUEUE_PREFIX.
  */
 import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { loadConfig, type Config } from '../src/config/config';
-import { createStaffUser } from '../src/domain/identity/staff';
-import { hashPassword } from '../src/domain/identity/passwords';
-import { ADMIN_ROLE } from '../src/domain/identity/permissions';
-import { Customer } from '../src/entities/customer.entity';
-import { Role } from '../src/entities/role.entity';
-import { StaffUser } from '../src/entities/staff-user.entity';
-import { startRuntime } from '../src/runtime';
-import { createLogger } from '../src/platform/logger';
+import { loadConfig, type Config } from '../config/config';
+import { createStaffUser } from '../domain/identity/staff';
+import { hashPassword } from '../domain/identity/passwords';
+import { ADMIN_ROLE } from '../domain/identity/permissions';
+import { Customer } from '../entities/customer.entity';
+import { Role } from '../entities/role.entity';
+import { StaffUser } from '../entities/staff-user.entity';
+import { startRuntime } from '../runtime';
+import { createLogger } from '../platform/logger';
+import { StartupRefused } from '../startup-refused';
 
 export const DEMO_DEALER = 'demo-dealer@trading.localhost';
 export const DEMO_CUSTOMER = 'demo-customer@trading.localhost';
@@ -36,6 +40,8 @@ export interface DemoLogins {
   customer: { email: string; password: string; login: number };
 }
 
+// The demo reads answers loosely; the integration tests hold every answer to its contract.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Call = (method: string, path: string, body?: unknown) => Promise<{ status: number; body: any }>;
 
 /** A dealer with the admin role, created or given a new password: the demo seeds as this user. */
@@ -140,7 +146,8 @@ export async function seedDemo(call: Call, em: EntityManager): Promise<DemoLogin
 /** Starts the API tier in-process on a free port, seeds, and stops again. */
 export async function runDemo(config: Config): Promise<DemoLogins> {
   const runtime = await startRuntime(
-    { ...config, role: 'api', port: 0 },
+    // Its own API on loopback, on a free port: the real service may be using PORT already.
+    { ...config, role: 'api', host: '127.0.0.1', port: 0 },
     { logger: createLogger('warn'), defaultMetrics: false },
   );
   try {
@@ -170,15 +177,35 @@ export async function runDemo(config: Config): Promise<DemoLogins> {
   }
 }
 
+/** Where the service this demo seeded for answers: its HOST and PORT, as a browser on this machine reaches them. */
+export function serviceAddress(config: Pick<Config, 'host' | 'port'>): string {
+  const host = ['0.0.0.0', '::'].includes(config.host)
+    ? 'localhost'
+    : config.host.includes(':')
+      ? `[${config.host}]`
+      : config.host;
+  return `http://${host}:${config.port}`;
+}
+
+/** The database and queues seeded, named without credentials. */
+function seededWhere(config: Config): string {
+  const db = new URL(config.databaseUrl);
+  return `database ${decodeURIComponent(db.pathname.slice(1))} on ${db.hostname}:${db.port || 5432} (DATABASE_URL), queue prefix ${config.queuePrefix} (QUEUE_PREFIX)`;
+}
+
 if (require.main === module) {
-  runDemo(loadConfig()).then(
+  const config = loadConfig();
+  const docs = `${serviceAddress(config)}/docs`;
+  runDemo(config).then(
     ({ dealer, customer }) => {
       process.stdout.write(
         [
-          'The demo broker is seeded. Start the service (npm start) if it is not running: its workers move the prices.',
+          `The demo broker is seeded into ${seededWhere(config)}.`,
+          'The service must run with the same DATABASE_URL and QUEUE_PREFIX to see it; start it (npm start)',
+          'if it is not running: its workers move the prices.',
           '',
           `  Staff (every permission):  ${dealer.email}  /  ${dealer.password}`,
-          '    POST /api/admin/users/login, then try /groups, /orders, /api/crm/customers on http://localhost:8000/docs',
+          `    POST /api/admin/users/login, then try /groups, /orders, /api/crm/customers on ${docs}`,
           `  Customer:                  ${customer.email}  /  ${customer.password}`,
           `    POST /api/customer/login; live account ${customer.login} holds two open positions`,
           '',
@@ -190,7 +217,7 @@ if (require.main === module) {
     },
     (err: unknown) => {
       process.stderr.write(`demo failed: ${err instanceof Error ? err.message : String(err)}\n`);
-      process.exit(1);
+      process.exit(err instanceof StartupRefused ? err.exitCode : 1);
     },
   );
 }
