@@ -84,11 +84,11 @@ export function spawnService(env: Record<string, string>, options: { entry?: str
 }
 
 /** The deployment an in-process test app belongs to: its database, Redis, queue prefix and key. */
-type Deployment = { config: Pick<Config, 'databaseUrl' | 'queuePrefix' | 'jwt' | 'redis'> };
+type Deployment = { config: Pick<Config, 'databaseUrl' | 'queuePrefix' | 'jwt' | 'redis' | 'dataKeys'> };
 
 /**
  * A worker-tier process of the same deployment as `app` (same database, Redis, queue prefix
- * and key, so it opens what the API sealed), for tests that kill or signal the worker tier.
+ * and keys, so it opens what the API sealed), for tests that kill or signal the worker tier.
  * `env` adds to or overrides that (WORKER_QUEUES, WORKER_LOCK_MS, ...).
  */
 export function spawnWorkerOf(
@@ -103,6 +103,10 @@ export function spawnWorkerOf(
       REDIS_URL: app.config.redis.url,
       QUEUE_PREFIX: app.config.queuePrefix,
       JWT_SECRET: app.config.jwt.secret,
+      // Unset, both find the development key in the shared database.
+      ...(app.config.dataKeys
+        ? { DATA_ENCRYPTION_KEYS: app.config.dataKeys.map((k) => `${k.id}:${k.key.toString('base64')}`).join(',') }
+        : {}),
       ...env,
     },
     options,

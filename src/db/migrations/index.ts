@@ -23,6 +23,7 @@ import { Migration20261123190500_WebhookPendingIndex } from './Migration20261123
 import { Migration20261123200000_WebhookStepWaitsForLease } from './Migration20261123200000_WebhookStepWaitsForLease';
 import { Migration20261124090000_NotificationRiskData } from './Migration20261124090000_NotificationRiskData';
 import { Migration20261125050000_OpenSessionFunction } from './Migration20261125050000_OpenSessionFunction';
+import { Migration20261126140000_DevelopmentDataKeys } from './Migration20261126140000_DevelopmentDataKeys';
 
 export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122185420', class: Migration20261122185420 },
@@ -48,4 +49,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261123200000_WebhookStepWaitsForLease', class: Migration20261123200000_WebhookStepWaitsForLease },
   { name: 'Migration20261124090000_NotificationRiskData', class: Migration20261124090000_NotificationRiskData },
   { name: 'Migration20261125050000_OpenSessionFunction', class: Migration20261125050000_OpenSessionFunction },
+  { name: 'Migration20261126140000_DevelopmentDataKeys', class: Migration20261126140000_DevelopmentDataKeys },
 ];
