@@ -4,6 +4,7 @@ import { EngineSweepJob, EngineTickJob } from './engine-tick.job';
 import { ExpirePendingOrdersJob } from './expire-pending-orders.job';
 import { NotifyCustomersJob } from './notify-customers.job';
 import { OutboxRelayJob } from './outbox-relay.job';
+import { ResealSecretsJob } from './reseal-secrets.job';
 import { RiskApplyJob, RiskPreviewJob } from './risk.job';
 import { SendMailJob } from './send-mail.job';
 import { SimulatorTickJob } from './simulator-tick.job';
@@ -24,4 +25,5 @@ export const JOB_DEFINITIONS: JobDefinition[] = [
   NotifyCustomersJob,
   EngineTickJob,
   EngineSweepJob,
+  ResealSecretsJob,
 ];

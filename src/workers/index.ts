@@ -4,6 +4,7 @@ import { engineSweepProcessor, engineTickProcessor } from './engine-tick.worker'
 import { expirePendingOrdersProcessor } from './expire-pending-orders.worker';
 import { notifyCustomersProcessor } from './notify-customers.worker';
 import { outboxRelayProcessor } from './outbox-relay.worker';
+import { resealSecretsProcessor } from './reseal-secrets.worker';
 import { riskApplyProcessor, riskPreviewProcessor } from './risk.worker';
 import { sendMailProcessor } from './send-mail.worker';
 import { simulatorTickProcessor } from './simulator-tick.worker';
@@ -24,4 +25,5 @@ export const PROCESSORS: Processor[] = [
   notifyCustomersProcessor,
   engineTickProcessor,
   engineSweepProcessor,
+  resealSecretsProcessor,
 ];

@@ -13,6 +13,7 @@ import { propRoutes } from './prop.routes';
 import { passwordResetRoutes } from './password-reset.routes';
 import { queueRoutes } from './queues.routes';
 import { riskRoutes } from './risk.routes';
+import { secretsRoutes } from './secrets.routes';
 import { simulatorRoutes } from './simulator.routes';
 import { systemRoutes } from './system.routes';
 import { webhookRoutes } from './webhooks.routes';
@@ -35,5 +36,6 @@ export const ROUTES: RouteSpec[] = [
   ...propRoutes,
   ...riskRoutes,
   ...queueRoutes,
+  ...secretsRoutes,
   ...webhookRoutes,
 ];
