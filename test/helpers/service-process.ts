@@ -29,11 +29,13 @@ function deploymentEnv(env: Record<string, string>): Record<string, string> {
 
 /**
  * Runs `src/main.ts` as its own process, as `npm start` would, with only the given
- * environment; `entry` names a test/helpers script that runs it with test-only options.
+ * environment; `entry` names a test/helpers script that runs it with test-only options, and
+ * `built` runs the compiled `dist/main.js` itself, exactly what `npm start` runs (build first).
  */
-export function spawnService(env: Record<string, string>, options: { entry?: string } = {}): ServiceProcess {
+export function spawnService(env: Record<string, string>, options: { entry?: string; built?: boolean } = {}): ServiceProcess {
   const script = options.entry ? join(ROOT, 'test', 'helpers', `${options.entry}.ts`) : join(ROOT, 'src', 'main.ts');
-  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+  const args = options.built ? [join(ROOT, 'dist', 'main.js')] : ['--import', 'tsx', script];
+  const child = spawn(process.execPath, args, {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', NODE_ENV: 'test', LOG_LEVEL: 'info', ...deploymentEnv(env), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
