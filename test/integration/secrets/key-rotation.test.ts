@@ -109,3 +109,13 @@ test('when a new key is put first and the re-seal runs, then every secret moves 
   await waitFor('the event delivered', async () => receiver.eventIds().includes(event), 20_000);
   expect(receiver.received.every((r) => r.verified !== null)).toBe(true);
 });
+
+test('when the schema is read, then every column that looks like it holds a secret is one the re-seal walks', async () => {
+  // A sealed column the re-seal does not know would keep its old key id, and removing that key would break it.
+  const columns = await sql<{ name: string }>(
+    apps[0]!,
+    `select table_name || '.' || column_name as name from information_schema.columns
+      where table_schema = current_schema() and (column_name like '%secret%' or column_name like '%sealed%')`,
+  );
+  expect(columns.map((c) => c.name).sort()).toEqual(SEALED_COLUMNS.map((c) => `${c.table}.${c.column}`).sort());
+});
