@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Pool } from 'pg';
 import { request, Agent } from 'undici';
 import { signedHeaders, signingKey } from '../src/domain/webhooks/signature';
-import { SecretBox } from '../src/platform/crypto';
+import { DataKeyRing } from '../src/platform/secret-box';
 import { BASE_DATABASE_URL, benchPool, dropDatabase, withDatabase } from './lib/bench-kit';
 import { fmt, type Figure, type Harness, type BatchRound } from './lib/harness';
 
@@ -71,7 +71,7 @@ export async function run(h: Harness): Promise<Figure[]> {
   const tag = randomBytes(4).toString('hex');
   const database = `trading_bench_webhooks_${tag}`;
   const databaseUrl = withDatabase(BASE_DATABASE_URL, database);
-  const jwtSecret = randomBytes(36).toString('base64url');
+  const dataKey = randomBytes(32);
   const secret = `whsec_${randomBytes(32).toString('base64')}`;
   const receiver = await startReceiver();
   const pool = benchPool(databaseUrl, 4);
@@ -81,14 +81,18 @@ export async function run(h: Harness): Promise<Figure[]> {
     await h.startWorker('worker', {
       BENCH_DATABASE_URL: databaseUrl,
       BENCH_QUEUE_PREFIX: `bench-webhooks-${tag}`,
-      BENCH_JWT_SECRET: jwtSecret,
+      BENCH_DATA_ENCRYPTION_KEYS: `bench:${dataKey.toString('base64')}`,
       WEBHOOKS_ALLOW_PRIVATE_URLS: 'true',
     });
     const webhookId = randomUUID();
     await pool.query(
       `insert into webhooks (id, created_at, updated_at, endpoint_url, secret_sealed, is_active, batch_size_max, events)
        values ($1, now(), now(), $2, $3, true, 1, '["order.opened"]')`,
-      [webhookId, receiver.url, new SecretBox(jwtSecret, 'webhook-secret').seal(secret)],
+      [
+        webhookId,
+        receiver.url,
+        new DataKeyRing([{ id: 'bench', key: dataKey }], undefined, () => undefined).box('webhook-secret').seal(secret),
+      ],
     );
     const key = signingKey(secret);
 

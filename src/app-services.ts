@@ -9,7 +9,7 @@ import type { QuoteStore } from './domain/prices/quote-store';
 import type { JobProducer } from './jobs/job-producer';
 import type { QueueEventsHub } from './jobs/queue-events-hub';
 import type { MailTransport } from './mail/mail-transport';
-import type { SecretBox } from './platform/crypto';
+import type { SecretBox } from './platform/secret-box';
 import type { WebhookSender } from './domain/webhooks/sender';
 import type { Metrics } from './platform/metrics';
 

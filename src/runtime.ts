@@ -18,7 +18,10 @@ import { createIdentity } from './domain/identity/identity';
 import { EmailTemplateRenderer } from './domain/mail/renderer';
 import { QuoteStore } from './domain/prices/quote-store';
 import { bootstrapStaff } from './domain/identity/staff';
-import { SecretBox } from './platform/crypto';
+import { DataKeyRing } from './platform/secret-box';
+import { recordUnsealFailure } from './platform/unseal-failures';
+import { resolveDataKeys } from './domain/secrets/data-keys';
+import { SECRET_PURPOSES, UNSEAL_FAILURE_LOG } from './domain/secrets/sealed-columns';
 import { WebhookSender } from './domain/webhooks/sender';
 import { createLogger } from './platform/logger';
 import { Metrics } from './platform/metrics';
@@ -66,9 +69,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
   const processors = [...(options.processors ?? PROCESSORS), ...(options.extraJobs ?? []).map((j) => j.processor)];
   const eventConsumers = checkConsumers([...EVENT_CONSUMERS, ...(options.consumers ?? [])], definitions);
   if (config.jwt.ephemeral)
-    logger.warn(
-      'JWT_SECRET is not set: using a random key, tokens and the secrets of queued mail will not survive a restart or reach another process',
-    );
+    logger.warn('JWT_SECRET is not set: using a random key, tokens will not survive a restart or reach another process');
 
   if (config.webhooksAllowPrivateUrls)
     logger.warn(
@@ -82,6 +83,11 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     await runMigrations(config.migrationDatabaseUrl, logger);
   }
   const orm = await openOrm(config.databaseUrl, logger);
+  const { keys: dataKeys, development } = await resolveDataKeys(config, orm.em.fork() as EntityManager);
+  if (development)
+    logger.warn(
+      'DATA_ENCRYPTION_KEYS is not set: secrets at rest are sealed under a development key stored in the database (never in production)',
+    );
   const generated = await bootstrapStaff(orm.em.fork() as EntityManager, config.bootstrapAdmin, {
     generateWhenMissing: config.env !== 'production',
   });
@@ -93,6 +99,15 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
   const jobs = new JobProducer(redis, config.queuePrefix);
   const metrics = new Metrics({ defaultMetrics: options.defaultMetrics ?? true });
   metrics.watchQueues(jobs, redis, config.queuePrefix);
+  metrics.watchUnsealFailures(redis, config.queuePrefix);
+  // Values of earlier releases were sealed under JWT_SECRET: readable while it is set, until re-sealed.
+  const keyRing = new DataKeyRing(dataKeys, config.jwt.ephemeral ? undefined : config.jwt.secret, (failure) => {
+    logger.error(
+      { purpose: failure.purpose, subject: failure.subject, reason: failure.reason, key_id: failure.keyId, err: failure.message },
+      UNSEAL_FAILURE_LOG,
+    );
+    recordUnsealFailure(redis, config.queuePrefix, failure.purpose, failure.reason);
+  });
   metrics.watchOutbox(() => outboxLagSeconds(orm.em.fork() as EntityManager));
   const services: AppServices = {
     config,
@@ -103,14 +118,12 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     queueEvents: new QueueEventsHub(redis, config.queuePrefix),
     metrics,
     mail: createMailTransport(config.smtpUrl, logger),
-    // Its own HKDF label: never the JWT key, never the TOTP seeds' key.
-    mailSecrets: new SecretBox(config.jwt.secret, 'mail-secret-data'),
+    mailSecrets: keyRing.box(SECRET_PURPOSES.mail),
     mailRenderer: new EmailTemplateRenderer(),
-    identity: createIdentity(config, redis),
+    identity: createIdentity(config, redis, keyRing.box(SECRET_PURPOSES.totp)),
     quotes: new QuoteStore(redis, config.queuePrefix),
     eventConsumers,
-    // Its own HKDF label, like the mail secrets.
-    webhookSecrets: new SecretBox(config.jwt.secret, 'webhook-secret'),
+    webhookSecrets: keyRing.box(SECRET_PURPOSES.webhook),
     webhookSender: new WebhookSender({ timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhooksAllowPrivateUrls }),
   };
 

@@ -6,6 +6,7 @@ import { passwordProblem } from '../domain/identity/password-policy';
 import { ALL_QUEUES, type QueueName } from '../jobs/queues';
 import { compileTrust } from '../platform/client-address';
 import type { RedisTarget } from '../platform/redis';
+import { DATA_KEY_ID, type DataKey } from '../platform/secret-box';
 
 /**
  * Configuration comes only from environment variables (decisions, section 1) and is
@@ -86,6 +87,8 @@ const EnvSchema = z.object({
   MAIL_FROM: z.string().min(3).default('Trading Back Office <no-reply@broker.invalid>'),
   JWT_SECRET: z.string().min(32, { message: 'must be at least 32 characters' }).optional(),
   JWT_SECRET_FILE: z.string().min(1).optional(),
+  // `id:base64key` pairs, comma-separated: the first seals secrets at rest, all of them open (parseDataKeys).
+  DATA_ENCRYPTION_KEYS: z.string().max(10_000).optional(),
   JWT_ISSUER: z.string().min(1).default('trading-api'),
   JWT_AUDIENCE: z.string().min(1).default('trading-api'),
   ACCESS_TOKEN_TTL_SECONDS: integerText(60, 86400).default(900),
@@ -143,6 +146,7 @@ export const CONFIG_VARIABLES: readonly string[] = Object.keys(EnvSchema.shape);
 const SECRET_VARIABLES = new Set([
   'JWT_SECRET',
   'METRICS_TOKEN',
+  'DATA_ENCRYPTION_KEYS',
   'BOOTSTRAP_ADMIN_PASSWORD',
   'DATABASE_URL',
   'DATABASE_MIGRATION_URL',
@@ -176,6 +180,11 @@ export interface Config {
   smtpUrl: string | undefined;
   mailFrom: string;
   jwt: { secret: string; issuer: string; audience: string; ephemeral: boolean };
+  /**
+   * The keys secrets at rest are sealed under (DATA_ENCRYPTION_KEYS), the sealing one first;
+   * undefined outside production when unset: the database's development key is used then.
+   */
+  dataKeys: readonly DataKey[] | undefined;
   accessTokenTtlSeconds: number;
   queuePrefix: string;
   bootstrapAdmin: { email: string; password: string } | undefined;
@@ -241,6 +250,10 @@ export function loadConfig(env: Env = process.env): Config {
   if (ephemeral && e.NODE_ENV === 'production') {
     problems.push('JWT_SECRET: required in production (or JWT_SECRET_FILE)');
   }
+  const dataKeys = e.DATA_ENCRYPTION_KEYS === undefined ? undefined : parseDataKeys(e.DATA_ENCRYPTION_KEYS, problems);
+  if (e.DATA_ENCRYPTION_KEYS === undefined && e.NODE_ENV === 'production') {
+    problems.push('DATA_ENCRYPTION_KEYS: required in production (id:base64key pairs, comma-separated; the first one seals)');
+  }
   if (e.BOOTSTRAP_ADMIN_EMAIL && e.BOOTSTRAP_ADMIN_PASSWORD) {
     const weak = passwordProblem(e.BOOTSTRAP_ADMIN_PASSWORD, { email: e.BOOTSTRAP_ADMIN_EMAIL });
     if (weak) problems.push(`BOOTSTRAP_ADMIN_PASSWORD: ${weak}`);
@@ -271,6 +284,7 @@ export function loadConfig(env: Env = process.env): Config {
     mailFrom: e.MAIL_FROM,
     // Outside production a missing secret gets a random one: tokens then die with the process.
     jwt: { secret: secret ?? randomBytes(32).toString('base64url'), issuer: e.JWT_ISSUER, audience: e.JWT_AUDIENCE, ephemeral },
+    dataKeys,
     accessTokenTtlSeconds: e.ACCESS_TOKEN_TTL_SECONDS,
     queuePrefix: e.QUEUE_PREFIX,
     bootstrapAdmin:
@@ -297,6 +311,31 @@ export function loadConfig(env: Env = process.env): Config {
       cookieSecure: e.DASHBOARD_COOKIE_SECURE ?? e.NODE_ENV !== 'development',
     },
   });
+}
+
+/**
+ * DATA_ENCRYPTION_KEYS: `id:base64key` pairs, comma-separated, each key exactly 32 bytes
+ * (`openssl rand -base64 32`). Problems name the pair by its id or position, never a key.
+ */
+function parseDataKeys(text: string, problems: string[]): DataKey[] | undefined {
+  const keys: DataKey[] = [];
+  const pairs = text.split(',').map((p) => p.trim());
+  pairs.forEach((pair, index) => {
+    const colon = pair.indexOf(':');
+    const id = colon < 0 ? '' : pair.slice(0, colon);
+    const value = colon < 0 ? '' : pair.slice(colon + 1);
+    const where = `pair ${index + 1}`;
+    if (!DATA_KEY_ID.test(id)) {
+      problems.push(`DATA_ENCRYPTION_KEYS: ${where} must be id:base64key, the id 1 to 32 letters, digits, _ or -`);
+      return;
+    }
+    const key = /^[A-Za-z0-9+/_-]+={0,2}$/.test(value) ? Buffer.from(value, 'base64') : Buffer.alloc(0);
+    if (key.length !== 32)
+      problems.push(`DATA_ENCRYPTION_KEYS: key "${id}" must be 32 bytes in base64 (openssl rand -base64 32)`);
+    else if (keys.some((k) => k.id === id)) problems.push(`DATA_ENCRYPTION_KEYS: key id "${id}" appears twice`);
+    else keys.push({ id, key });
+  });
+  return keys.length === pairs.length ? keys : undefined;
 }
 
 /** `WORKER_CONCURRENCY_<QUEUE>`: the queue's name in capitals, `-` written `_` (bulk-close: WORKER_CONCURRENCY_BULK_CLOSE). */

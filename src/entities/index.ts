@@ -4,6 +4,7 @@ import { AuditEntry } from './audit-entry.entity';
 import { BackupCode } from './backup-code.entity';
 import { BaseEntity } from './base.entity';
 import { BulkCloseItem, BulkCloseRun } from './bulk-close.entity';
+import { DevelopmentDataKey } from './development-data-key.entity';
 import { DomainEvent } from './domain-event.entity';
 import { EmailTemplate } from './email-template.entity';
 import { EventInboxEntry } from './event-inbox-entry.entity';
@@ -68,4 +69,5 @@ export const ENTITIES = [
   RiskRunItem,
   Webhook,
   Notification,
+  DevelopmentDataKey,
 ];

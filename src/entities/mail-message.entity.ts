@@ -45,7 +45,7 @@ export class MailMessage extends BaseEntity<
   @Property({ type: 'json' })
   data!: Record<string, unknown>;
 
-  /** Secret template values, sealed (`v1.<iv>.<ciphertext>.<tag>`); null once the mail is final. */
+  /** Secret template values, sealed (`v2:<key id>:<iv>:<ciphertext>`, platform/secret-box.ts); null once the mail is final. */
   @Property({ type: 'text', nullable: true })
   secretData?: string | null = null;
 

@@ -2,8 +2,8 @@ import { Check, Entity, Property } from '@mikro-orm/core';
 import { BaseEntity } from './base.entity';
 
 /**
- * An integrator's endpoint (decisions, section 7). The secret is sealed (AES-256-GCM under a
- * key derived from JWT_SECRET with its own label): the workers must read it to sign, and the
+ * An integrator's endpoint (decisions, section 7). The secret is sealed (AES-256-GCM under
+ * DATA_ENCRYPTION_KEYS, platform/secret-box.ts): the workers must read it to sign, and the
  * API never answers it. `events` null means every event type, including types added later.
  * Deliveries, their batches and attempts live in tables of their own, written with SQL by the
  * webhook workers (domain/webhooks/delivery.ts).

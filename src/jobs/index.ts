@@ -5,6 +5,7 @@ import { ExpirePendingOrdersJob } from './expire-pending-orders.job';
 import { NotifyCustomersJob } from './notify-customers.job';
 import { OutboxRelayJob } from './outbox-relay.job';
 import { PasswordResetJob } from './password-reset.job';
+import { ResealSecretsJob } from './reseal-secrets.job';
 import { RiskApplyJob, RiskPreviewJob } from './risk.job';
 import { SendMailJob } from './send-mail.job';
 import { SimulatorTickJob } from './simulator-tick.job';
@@ -26,4 +27,5 @@ export const JOB_DEFINITIONS: JobDefinition[] = [
   EngineTickJob,
   EngineSweepJob,
   PasswordResetJob,
+  ResealSecretsJob,
 ];

@@ -3,6 +3,7 @@ import type { JobProducer } from '../jobs/job-producer';
 import { ALL_QUEUES } from '../jobs/queues';
 import type { RedisClient } from './redis';
 import { readTiming, type HistogramSnapshot } from './queue-timings';
+import { readUnsealFailures } from './unseal-failures';
 import { withTimeout } from './with-timeout';
 
 /**
@@ -84,6 +85,25 @@ export class Metrics {
         counts.forEach((m, i) => {
           if (m) this.inc(pairs[i]!, m.meta.count);
         });
+      },
+    });
+  }
+
+  /**
+   * `secrets_unseal_failures_total`: sealed values no process could open, by purpose (what
+   * kind of secret) and reason (unknown_key, tampered, malformed, legacy_key_missing). Any
+   * increase is a key configuration fault: alert on it.
+   */
+  watchUnsealFailures(redis: RedisClient, prefix: string): void {
+    new Counter({
+      name: 'secrets_unseal_failures_total',
+      help: 'Sealed secrets that could not be unsealed, by purpose and reason, across every process of the deployment',
+      labelNames: ['purpose', 'reason'] as const,
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        const counts = await safe(readUnsealFailures(redis, prefix));
+        for (const c of counts ?? []) this.inc({ purpose: c.purpose, reason: c.reason }, c.count);
       },
     });
   }

@@ -5,6 +5,7 @@ import { expirePendingOrdersProcessor } from './expire-pending-orders.worker';
 import { notifyCustomersProcessor } from './notify-customers.worker';
 import { outboxRelayProcessor } from './outbox-relay.worker';
 import { passwordResetProcessor } from './password-reset.worker';
+import { resealSecretsProcessor } from './reseal-secrets.worker';
 import { riskApplyProcessor, riskPreviewProcessor } from './risk.worker';
 import { sendMailProcessor } from './send-mail.worker';
 import { simulatorTickProcessor } from './simulator-tick.worker';
@@ -26,4 +27,5 @@ export const PROCESSORS: Processor[] = [
   engineTickProcessor,
   engineSweepProcessor,
   passwordResetProcessor,
+  resealSecretsProcessor,
 ];

@@ -4,7 +4,7 @@ import { MailMessage } from '../entities/mail-message.entity';
 import { MailTemplateError, type RenderedMail } from '../domain/mail/renderer';
 import { SendMailJob } from '../jobs/send-mail.job';
 import { MailSendError } from '../mail/mail-transport';
-import type { SecretBox } from '../platform/crypto';
+import { UnsealError } from '../platform/secret-box';
 import { defineProcessor } from './processor';
 
 /** Tries over a row's whole life, across jobs the relay re-adds: a mail that keeps failing ends. */
@@ -25,8 +25,8 @@ export const UNKNOWN_OUTCOME =
  *   nothing, because the server may already have the mail.
  * - A temporary failure (4xx, refused connection, timeout) puts the row back to `queued` and
  *   the job retries with exponential backoff; a permanent one (5xx) is recorded `failed` at
- *   once and never retried; a template that cannot render, or secrets sealed under another
- *   key, fail at once too. After MAX_ATTEMPTS the row is `failed`.
+ *   once and never retried; a template that cannot render, or secrets no configured key
+ *   opens, fail at once too. After MAX_ATTEMPTS the row is `failed`.
  * Once the mail is final its secrets are erased; the subject is kept only when no secret value
  * appears in it.
  */
@@ -47,13 +47,15 @@ export const sendMailProcessor = defineProcessor(SendMailJob, async ({ mail_id }
   let secrets: Record<string, string>;
   let rendered: RenderedMail;
   try {
-    secrets = mail.secretData ? openSecrets(services.mailSecrets, mail.secretData) : {};
+    secrets = mail.secretData
+      ? (JSON.parse(services.mailSecrets.open(mail.secretData, `the secret values of mail ${mail.id}`)) as Record<string, string>)
+      : {};
     rendered = await services.mailRenderer.render(em, { template: mail.template, locale: mail.locale, data: mail.data, secrets });
   } catch (err) {
-    // Retrying cannot make a template appear or a sealed value open under another key.
-    if (err instanceof MailTemplateError || err instanceof SealedSecretsError) {
+    // Retrying cannot make a template appear or a sealed value open under a key this process lacks.
+    if (err instanceof MailTemplateError || err instanceof UnsealError) {
       mail.attempts += 1;
-      return giveUp(em, mail, err.message);
+      return giveUp(em, mail, err instanceof UnsealError ? `${err.name}: ${err.message}` : err.message);
     }
     throw err;
   }
@@ -105,14 +107,4 @@ async function giveUp(em: EntityManager, mail: MailMessage, reason: string): Pro
   mail.secretData = null;
   await em.flush();
   throw new UnrecoverableError(reason);
-}
-
-class SealedSecretsError extends Error {}
-
-function openSecrets(box: SecretBox, sealed: string): Record<string, string> {
-  try {
-    return JSON.parse(box.open(sealed)) as Record<string, string>;
-  } catch {
-    throw new SealedSecretsError('the mail secrets cannot be opened (JWT_SECRET differs from the one that sealed them)');
-  }
 }

@@ -5,6 +5,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RedisClient } from '../platform/redis';
 import type { JobDefinition } from '../jobs/job-definition';
 import { PermanentJobFailure } from '../platform/errors';
+import { UnsealError } from '../platform/secret-box';
 import { recordTiming } from '../platform/queue-timings';
 import { databaseErrorSummary, isDatabaseError, logContext } from '../platform/logger';
 import type { AppServices } from '../app-services';
@@ -123,6 +124,13 @@ async function runJob(job: Job, byName: Map<string, Processor>, services: AppSer
     // error's message would carry the values of its statement there.
     if (isDatabaseError(err)) throw new Error(databaseErrorSummary(err));
     if (err instanceof PermanentJobFailure) throw new UnrecoverableError(err.message);
+    if (err instanceof UnsealError) {
+      // A sealed value no key here opens: no retry mends it. The job stays on the dashboard
+      // as failed whatever its own removal rule (it names what could not be unsealed), and its
+      // id stays taken, so nothing re-adds it quietly: retry it once the keys are fixed.
+      job.opts.removeOnFail = { age: 7 * 24 * 3600 };
+      throw new UnrecoverableError(`${err.name}: ${err.message}`);
+    }
     throw err;
   }
 }

@@ -30,11 +30,13 @@ function deploymentEnv(env: Record<string, string>): Record<string, string> {
 
 /**
  * Runs `src/main.ts` as its own process, as `npm start` would, with only the given
- * environment; `entry` names a test/helpers script that runs it with test-only options.
+ * environment; `entry` names a test/helpers script that runs it with test-only options, and
+ * `built` runs the compiled `dist/main.js` itself, exactly what `npm start` runs (build first).
  */
-export function spawnService(env: Record<string, string>, options: { entry?: string } = {}): ServiceProcess {
+export function spawnService(env: Record<string, string>, options: { entry?: string; built?: boolean } = {}): ServiceProcess {
   const script = options.entry ? join(ROOT, 'test', 'helpers', `${options.entry}.ts`) : join(ROOT, 'src', 'main.ts');
-  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+  const args = options.built ? [join(ROOT, 'dist', 'main.js')] : ['--import', 'tsx', script];
+  const child = spawn(process.execPath, args, {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '',
@@ -92,11 +94,11 @@ export function spawnService(env: Record<string, string>, options: { entry?: str
 }
 
 /** The deployment an in-process test app belongs to: its database, Redis, queue prefix and key. */
-type Deployment = { config: Pick<Config, 'databaseUrl' | 'queuePrefix' | 'jwt' | 'redis'> };
+type Deployment = { config: Pick<Config, 'databaseUrl' | 'queuePrefix' | 'jwt' | 'redis' | 'dataKeys'> };
 
 /**
  * A worker-tier process of the same deployment as `app` (same database, Redis, queue prefix
- * and key, so it opens what the API sealed), for tests that kill or signal the worker tier.
+ * and keys, so it opens what the API sealed), for tests that kill or signal the worker tier.
  * `env` adds to or overrides that (WORKER_QUEUES, WORKER_LOCK_MS, ...).
  */
 export function spawnWorkerOf(
@@ -111,6 +113,10 @@ export function spawnWorkerOf(
       REDIS_URL: app.config.redis.url,
       QUEUE_PREFIX: app.config.queuePrefix,
       JWT_SECRET: app.config.jwt.secret,
+      // Unset, both find the development key in the shared database.
+      ...(app.config.dataKeys
+        ? { DATA_ENCRYPTION_KEYS: app.config.dataKeys.map((k) => `${k.id}:${k.key.toString('base64')}`).join(',') }
+        : {}),
       ...env,
     },
     options,

@@ -15,7 +15,8 @@ function metricsNamedByRules(): Map<string, string> {
   const found = new Map<string, string>();
   for (const { expr } of file.groups.flatMap((g) => g.rules)) {
     // Our metric families all start with one of these; label names (queue, le) do not.
-    for (const [name] of expr.matchAll(/\b(?:http|queue|outbox)_[a-z_]+\b/g)) found.set(name.replace(HISTOGRAM_SERIES, ''), expr);
+    for (const [name] of expr.matchAll(/\b(?:http|queue|outbox|secrets)_[a-z_]+\b/g))
+      found.set(name.replace(HISTOGRAM_SERIES, ''), expr);
   }
   return found;
 }

@@ -1,7 +1,11 @@
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CONFIG_VARIABLES, ConfigError, loadConfig } from '../../src/config/config';
 import { ALL_QUEUES } from '../../src/jobs/queues';
+
+const KEY = randomBytes(32);
+const KEYS = `k2:${KEY.toString('base64')}`;
 
 function problemsOf(env: Record<string, string>): string[] {
   try {
@@ -99,7 +103,36 @@ describe('configuration', () => {
   });
 
   test('when in production without a JWT secret, then start-up stops', () => {
-    expect(problemsOf({ NODE_ENV: 'production' })).toEqual([expect.stringMatching(/^JWT_SECRET: required in production/)]);
+    expect(problemsOf({ NODE_ENV: 'production', DATA_ENCRYPTION_KEYS: KEYS })).toEqual([
+      expect.stringMatching(/^JWT_SECRET: required in production/),
+    ]);
+  });
+
+  test('when in production without DATA_ENCRYPTION_KEYS, then start-up stops naming it', () => {
+    expect(problemsOf({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(40) })).toEqual([
+      expect.stringMatching(/^DATA_ENCRYPTION_KEYS: required in production/),
+    ]);
+  });
+
+  test('when DATA_ENCRYPTION_KEYS lists keys, then the first seals and every one is kept in order', () => {
+    const second = randomBytes(32);
+    const config = loadConfig({ DATA_ENCRYPTION_KEYS: `${KEYS}, old-1:${second.toString('base64url')}` });
+    expect(config.dataKeys?.map((k) => k.id)).toEqual(['k2', 'old-1']);
+    expect(config.dataKeys?.[1]?.key.equals(second)).toBe(true);
+    expect(loadConfig({}).dataKeys).toBeUndefined();
+  });
+
+  test.each([
+    ['no id', KEY.toString('base64')],
+    ['an id with a dot', `k.1:${KEY.toString('base64')}`],
+    ['a short key', `k1:${randomBytes(16).toString('base64')}`],
+    ['a key that is not base64', 'k1:not base64 at all!'],
+    ['a repeated id', `k1:${KEY.toString('base64')},k1:${randomBytes(32).toString('base64')}`],
+  ])('when DATA_ENCRYPTION_KEYS has %s, then start-up stops naming it without echoing a key', (_what, value) => {
+    const problems = problemsOf({ DATA_ENCRYPTION_KEYS: value });
+    expect(problems.length).toBeGreaterThan(0);
+    expect(problems.every((p) => p.startsWith('DATA_ENCRYPTION_KEYS: '))).toBe(true);
+    expect(problems.join('\n')).not.toContain(KEY.toString('base64'));
   });
 
   test('when only one bootstrap admin variable is set, then the missing one is named', () => {

@@ -5,7 +5,8 @@
 export const TAGS: Record<string, string> = {
   auth: 'Logins, token refresh, sessions and two-factor authentication (`/api/admin/users/login`, `/api/customer/login`, `/auth/*`)',
   'staff administration': 'Staff users and roles (`/api/admin/users`, `/api/admin/roles`)',
-  'broker settings': 'Settings of this broker deployment (`/api/admin/settings`)',
+  'broker settings':
+    'Settings of this broker deployment (`/api/admin/settings`) and the keys of its secrets at rest (`/api/admin/secrets`)',
   audit: 'Who changed what, when (`/api/admin/audit`)',
   'api tokens': 'Scoped long-lived tokens for integrations (`/api/crm/settings/api-tokens`)',
   'password reset': 'A customer who forgot the password gets a mail with a single-use link (`/customers/password-reset/*`)',

@@ -14,6 +14,7 @@ import { passwordResetRoutes } from './password-reset.routes';
 import { queueRoutes } from './queues.routes';
 import { quoteRoutes } from './quotes.routes';
 import { riskRoutes } from './risk.routes';
+import { secretsRoutes } from './secrets.routes';
 import { simulatorRoutes } from './simulator.routes';
 import { systemRoutes } from './system.routes';
 import { webhookRoutes } from './webhooks.routes';
@@ -37,5 +38,6 @@ export const ROUTES: RouteSpec[] = [
   ...propRoutes,
   ...riskRoutes,
   ...queueRoutes,
+  ...secretsRoutes,
   ...webhookRoutes,
 ];

@@ -26,6 +26,7 @@ import { Migration20261125050000_OpenSessionFunction } from './Migration20261125
 import { Migration20261126100000_PayoutRate } from './Migration20261126100000_PayoutRate';
 import { Migration20261126130000_PasswordResetRequests } from './Migration20261126130000_PasswordResetRequests';
 import { Migration20261126120000_DashboardSessions } from './Migration20261126120000_DashboardSessions';
+import { Migration20261126140000_DevelopmentDataKeys } from './Migration20261126140000_DevelopmentDataKeys';
 
 export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122185420', class: Migration20261122185420 },
@@ -54,4 +55,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261126100000_PayoutRate', class: Migration20261126100000_PayoutRate },
   { name: 'Migration20261126120000_DashboardSessions', class: Migration20261126120000_DashboardSessions },
   { name: 'Migration20261126130000_PasswordResetRequests', class: Migration20261126130000_PasswordResetRequests },
+  { name: 'Migration20261126140000_DevelopmentDataKeys', class: Migration20261126140000_DevelopmentDataKeys },
 ];

@@ -1,7 +1,7 @@
 import type { RedisClient } from '../../platform/redis';
 import type { Config } from '../../config/config';
 import type { PrincipalType } from '../../entities/session.entity';
-import { SecretBox } from '../../platform/crypto';
+import type { SecretBox } from '../../platform/secret-box';
 import { RESET_LIMITS } from '../customers/password-reset';
 import { AccessTokens } from './access-tokens';
 import { AuthCache } from './auth-cache';
@@ -31,18 +31,19 @@ export interface Identity {
   throttle: LoginThrottle;
   /** Password-reset requests, per email from one client address and per client address (RESET_LIMITS). */
   resetThrottle: RequestThrottle;
+  /** Seals TOTP seeds at rest. */
   totpBox: SecretBox;
   defaultAccessTokenTtl: number;
 }
 
-export function createIdentity(config: Config, redis: RedisClient): Identity {
+export function createIdentity(config: Config, redis: RedisClient, totpBox: SecretBox): Identity {
   return {
     accessTokens: new AccessTokens(config.jwt.secret, config.jwt.issuer, config.jwt.audience),
     sessions: new AuthCache<SessionFacts>(redis, config.queuePrefix, 'session'),
     apiTokens: new AuthCache<ApiTokenFacts>(redis, config.queuePrefix, 'apitoken'),
     throttle: new LoginThrottle(redis, config.queuePrefix),
     resetThrottle: new RequestThrottle(redis, config.queuePrefix, 'password-reset', RESET_LIMITS.windowSeconds),
-    totpBox: new SecretBox(config.jwt.secret, 'totp-secret'),
+    totpBox,
     defaultAccessTokenTtl: config.accessTokenTtlSeconds,
   };
 }

@@ -43,7 +43,7 @@ export async function enableTotp(
 ): Promise<z.output<typeof BackupCodesSchema>> {
   if (principal.totpEnabled) throw errors.conflict('TOTP_ALREADY_ENABLED', 'Two-factor authentication is already enabled');
   if (!principal.totpPendingSecret) throw errors.conflict('TOTP_NOT_SET_UP', 'Call /auth/totp/setup first');
-  const secret = identity.totpBox.open(principal.totpPendingSecret);
+  const secret = identity.totpBox.open(principal.totpPendingSecret, `the pending TOTP seed of ${type} ${principal.id}`);
   if (!(await acceptTotpCode(em, type, principal.id, secret, code))) throw fieldError('body', ['code'], 'The code is not valid');
 
   const codes = Array.from({ length: BACKUP_CODE_COUNT }, newBackupCode);
@@ -90,7 +90,13 @@ export async function verifySecondFactor(
   if (!principal.totpSecret) return false;
   const trimmed = code.replace(/\s+/g, '');
   if (/^\d{6}$/.test(trimmed))
-    return acceptTotpCode(em, type, principal.id, identity.totpBox.open(principal.totpSecret), trimmed);
+    return acceptTotpCode(
+      em,
+      type,
+      principal.id,
+      identity.totpBox.open(principal.totpSecret, `the TOTP seed of ${type} ${principal.id}`),
+      trimmed,
+    );
   return consumeBackupCode(em, type, principal.id, trimmed);
 }
 

@@ -4,7 +4,7 @@ import { MailMessage } from '../../entities/mail-message.entity';
 import type { JobProducer } from '../../jobs/job-producer';
 import { SendMailJob } from '../../jobs/send-mail.job';
 import { AppError } from '../../platform/errors';
-import type { SecretBox } from '../../platform/crypto';
+import type { SecretBox } from '../../platform/secret-box';
 import { Locale, TemplateKey } from './email-templates';
 
 export const QueueMailSchema = z.object({
@@ -22,7 +22,7 @@ export type QueueMailRequest = z.input<typeof QueueMailSchema>;
 /**
  * Records a mail in the caller's unit of work, so it commits with the change that causes it
  * (the mail row is the outbox): template key, locale, recipient and data, with `secretData`
- * sealed (AES-256-GCM, key from JWT_SECRET by HKDF under its own label). After the commit,
+ * sealed (AES-256-GCM under DATA_ENCRYPTION_KEYS, its own subkey). After the commit,
  * `dispatchMail` adds its send job; if that never happens (a crash, Redis down), the outbox
  * relay re-adds it after MAIL_REQUEUE_AFTER_SECONDS. Nothing rendered is stored here: the
  * send-mail worker renders at send time.

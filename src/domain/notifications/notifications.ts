@@ -4,7 +4,7 @@ import { Customer } from '../../entities/customer.entity';
 import type { MailMessage } from '../../entities/mail-message.entity';
 import { findPage, type Paging } from '../../db/find-page';
 import { Notification } from '../../entities/notification.entity';
-import type { SecretBox } from '../../platform/crypto';
+import type { SecretBox } from '../../platform/secret-box';
 import { errors } from '../../platform/errors';
 import type { EventConsumer, OutboxEvent } from '../events/consumers';
 import type { EventType } from '../events/event-types';

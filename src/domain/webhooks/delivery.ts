@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { SecretBox } from '../../platform/crypto';
+import { UnsealError, type SecretBox } from '../../platform/secret-box';
 import { recordAudit } from '../audit/audit';
 import { recordEvent } from '../events/outbox';
 import type { SendResult, WebhookSender } from './sender';
@@ -194,8 +194,19 @@ export async function deliverWebhook(em: EntityManager, webhookId: string, optio
   let claim = await claimDelivery(em, webhookId, leaseMs);
   while (claim) {
     const current: Claim = claim;
-    const key = signingKey(options.secrets.open(current.secretSealed));
     const at = new Date();
+    let key: Buffer;
+    try {
+      key = signingKey(options.secrets.open(current.secretSealed, `the signing secret of webhook ${webhookId}`));
+    } catch (err) {
+      // Nothing was sent. The attempt is recorded (the delivery says why it waits, and its
+      // schedule still gives up in the end); the caller's job then fails loudly.
+      if (err instanceof UnsealError) {
+        const failed = { ok: false, statusCode: null, durationMs: 0, error: err.message, responseBody: null };
+        await em.transactional((tx) => recordFailure(tx as EntityManager, current, failed, at));
+      }
+      throw err;
+    }
     const result = await options.sender.send(
       current.url,
       { ...signedHeaders(key, current.deliveryId, current.body, at) },

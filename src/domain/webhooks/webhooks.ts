@@ -2,7 +2,7 @@ import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { Webhook } from '../../entities/webhook.entity';
-import type { SecretBox } from '../../platform/crypto';
+import type { SecretBox } from '../../platform/secret-box';
 import { errors, fieldError } from '../../platform/errors';
 import { recordAudit } from '../audit/audit';
 import { EVENT_TYPES } from '../events/event-types';

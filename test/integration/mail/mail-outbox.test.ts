@@ -1,9 +1,10 @@
+import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { dispatchMail, queueMail } from '../../../src/domain/mail/mail-outbox';
 import { MailMessage } from '../../../src/entities/mail-message.entity';
 import { SendMailJob } from '../../../src/jobs/send-mail.job';
 import type { MailRenderer } from '../../../src/domain/mail/renderer';
-import { SecretBox } from '../../../src/platform/crypto';
+import { DataKeyRing } from '../../../src/platform/secret-box';
 import { sendMailProcessor } from '../../../src/workers/send-mail.worker';
 import type { JobContext } from '../../../src/workers/processor';
 import { decodedMessage, mailRowText, queueResetMail } from '../../helpers/mail';
@@ -51,7 +52,7 @@ test('when a reset mail is queued and sent, then its link is readable in no colu
     data: { first_name: 'Ada' },
     status: 'queued',
     subject: null,
-    secret_data: expect.stringMatching(/^v1\./),
+    secret_data: expect.stringMatching(/^v2:development:/),
   });
 
   expect(await dispatchMail(api.runtime.services.jobs, mail)).toBe(true);
@@ -143,9 +144,11 @@ test('when a mail cannot be rendered, then it fails at once without sending, and
   expect(job!.attemptsMade).toBe(1);
 });
 
-test('when the secrets were sealed under another JWT_SECRET, then the mail fails for good without sending', async () => {
+test('when the secrets were sealed under a key this deployment does not have, then the mail fails for good without sending', async () => {
   const em = api.runtime.services.orm.em.fork() as EntityManager;
-  const elsewhere = new SecretBox('another-deployment-key-of-32-characters!', 'mail-secret-data');
+  const elsewhere = new DataKeyRing([{ id: 'elsewhere', key: randomBytes(32) }], undefined, () => undefined).box(
+    'mail-secret-data',
+  );
   const mail = queueMail(em, elsewhere, {
     template: 'password_reset',
     to: 'customer@broker.test',
@@ -157,7 +160,7 @@ test('when the secrets were sealed under another JWT_SECRET, then the mail fails
   expect(await settled(mail.id)).toMatchObject({
     status: 'failed',
     secretData: null,
-    lastError: expect.stringMatching(/JWT_SECRET/),
+    lastError: expect.stringMatching(/^UnsealError: .*key id "elsewhere", which is not in DATA_ENCRYPTION_KEYS/),
   });
   expect(received(mail.id)).toEqual([]);
 });

@@ -41,7 +41,7 @@ test('when a webhook is created with defaults, then 201 answers it without the s
   // Stored sealed, never in clear.
   const [row] = await sql<{ secret_sealed: string }>(app, 'select secret_sealed from webhooks where id = ?', [res.body.id]);
   expect(row!.secret_sealed).not.toContain(SECRET);
-  expect(row!.secret_sealed.startsWith('v1.')).toBe(true);
+  expect(row!.secret_sealed.startsWith('v2:development:')).toBe(true);
 });
 
 test('when fields are out of bounds, then 422 points at each', async () => {

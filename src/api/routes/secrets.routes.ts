@@ -1,0 +1,69 @@
+import { z } from 'zod';
+import { recordAudit } from '../../domain/audit/audit';
+import { sealedByKey } from '../../domain/secrets/sealed-columns';
+import { ResealSecretsJob } from '../../jobs/reseal-secrets.job';
+import { asStaff } from '../http/access';
+import { defineRoute, json, type RouteSpec } from '../http/route';
+
+const SealedByKeySchema = z
+  .record(z.string(), z.int())
+  .describe(
+    'How many stored secrets each key id seals; `(JWT_SECRET)` counts values of earlier releases. An id at 0 may be removed.',
+  );
+
+const KeysSchema = z.object({
+  current_key_id: z.string().describe('The key new secrets are sealed under: the first of DATA_ENCRYPTION_KEYS'),
+  key_ids: z.array(z.string()).describe('Every key id this process can unseal with'),
+  sealed_by_key: SealedByKeySchema,
+});
+
+const ResealQueuedSchema = z.object({
+  job_id: z.string().describe('The re-seal job (queue `events`): its result lists what moved and what each key still seals'),
+  queued: z
+    .enum(['added', 'replaced', 'present'])
+    .describe('`present`: a run is already waiting or running, and covers this request'),
+  current_key_id: z.string(),
+});
+
+/** Data encryption keys for secrets at rest (decisions, section 18): where values stand, and the re-seal of a rotation. */
+export const secretsRoutes: RouteSpec[] = [
+  defineRoute({
+    method: 'get',
+    path: '/api/admin/secrets',
+    operationId: 'getSecretKeys',
+    summary: 'Data encryption keys: the current one, and how many secrets each seals',
+    tags: ['broker settings'],
+    access: { kind: 'staff', permission: 'manage_settings' },
+    responses: { 200: { description: 'The keys and what they seal (never a key itself)', schema: KeysSchema } },
+    handler: async ({ em, services }) =>
+      json(200, {
+        current_key_id: services.webhookSecrets.currentKeyId,
+        key_ids: services.webhookSecrets.keyIds,
+        sealed_by_key: await sealedByKey(em),
+      }),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/api/admin/secrets/reseal',
+    operationId: 'resealSecrets',
+    summary: 'Re-seal every secret at rest under the current key',
+    description:
+      'The step of a key rotation after every process runs with the new key first in DATA_ENCRYPTION_KEYS, before the old one is removed. ' +
+      'Idempotent: one run at a time, and a run moves only what is not under the current key yet.',
+    tags: ['broker settings'],
+    access: { kind: 'staff', permission: 'manage_settings' },
+    responses: { 202: { description: 'The re-seal job is queued', schema: ResealQueuedSchema } },
+    handler: async ({ em, services, caller }) => {
+      const queued = await services.jobs.ensureQueued(ResealSecretsJob, {});
+      const currentKeyId = services.webhookSecrets.currentKeyId;
+      recordAudit(em, asStaff(caller), {
+        action: 'secrets.reseal_queued',
+        entityType: 'data_encryption_key',
+        entityId: currentKeyId,
+        after: { queued },
+      });
+      await em.flush();
+      return json(202, { job_id: ResealSecretsJob.jobId!({}), queued, current_key_id: currentKeyId });
+    },
+  }),
+];

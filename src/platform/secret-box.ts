@@ -1,0 +1,159 @@
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+
+/** One data encryption key: 32 bytes under an id that every value sealed with it records. */
+export interface DataKey {
+  id: string;
+  key: Buffer;
+}
+
+/** Key ids are written into every sealed value: short, and never ':' or ','. */
+export const DATA_KEY_ID = /^[A-Za-z0-9_-]{1,32}$/;
+
+/** Why a value could not be unsealed; a label of `secrets_unseal_failures_total`. */
+export type UnsealReason = 'unknown_key' | 'tampered' | 'malformed' | 'legacy_key_missing';
+
+/**
+ * A sealed value that cannot be opened: a configuration or data fault that no retry mends.
+ * The message names what and why, never the value.
+ */
+export class UnsealError extends Error {
+  constructor(
+    readonly purpose: string,
+    readonly subject: string,
+    readonly reason: UnsealReason,
+    readonly keyId: string | null,
+  ) {
+    super(`${subject} cannot be unsealed: ${REASONS[reason](keyId)}`);
+    this.name = 'UnsealError';
+  }
+}
+
+const REASONS: Record<UnsealReason, (keyId: string | null) => string> = {
+  unknown_key: (id) => `it was sealed under key id "${id}", which is not in DATA_ENCRYPTION_KEYS`,
+  tampered: (id) => `it does not authenticate under key id "${id}" (altered, or that id names another key)`,
+  malformed: () => 'it is not a sealed value',
+  legacy_key_missing: () => 'it was sealed under the JWT_SECRET of an earlier release and JWT_SECRET is not set (or has changed)',
+};
+
+/** Current values: `v2:<key id>:<iv>:<ciphertext and GCM tag>`, base64url. */
+const CURRENT = 'v2';
+/** Values sealed before DATA_ENCRYPTION_KEYS: `v1.<iv>.<ciphertext>.<tag>` under a key derived from JWT_SECRET. */
+const LEGACY = 'v1';
+
+/**
+ * The data encryption keys of this process (DATA_ENCRYPTION_KEYS, or outside production the
+ * development key in the database): the first seals, all of them open. `legacySecret` is
+ * the JWT_SECRET that sealed values before this format existed; they stay readable until the
+ * re-seal job has moved them. Every value that cannot be opened is reported once, here, so
+ * no caller can swallow it quietly.
+ */
+export class DataKeyRing {
+  readonly currentId: string;
+  private readonly keys: Map<string, Buffer>;
+
+  constructor(
+    keys: readonly DataKey[],
+    private readonly legacySecret: string | undefined,
+    private readonly onUnsealFailure: (failure: UnsealError) => void,
+  ) {
+    if (keys.length === 0) throw new Error('a key ring needs at least one key');
+    this.currentId = keys[0]!.id;
+    this.keys = new Map(keys.map((k) => [k.id, k.key]));
+  }
+
+  get keyIds(): string[] {
+    return [...this.keys.keys()];
+  }
+
+  /** A box for one purpose: each purpose seals under its own subkey, so a value never opens as another kind. */
+  box(purpose: string): SecretBox {
+    return new SecretBox(this, purpose);
+  }
+
+  /** @internal */
+  subkey(id: string, purpose: string): Buffer | undefined {
+    const key = this.keys.get(id);
+    return key && Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), `trading-api:data-key:${purpose}`, 32));
+  }
+
+  /** @internal The key values sealed by earlier releases were under (same HKDF labels as then). */
+  legacyKey(purpose: string): Buffer | undefined {
+    return this.legacySecret === undefined
+      ? undefined
+      : Buffer.from(hkdfSync('sha256', this.legacySecret, Buffer.alloc(0), `trading-api:${purpose}`, 32));
+  }
+
+  /** @internal */
+  fail(failure: UnsealError): never {
+    this.onUnsealFailure(failure);
+    throw failure;
+  }
+}
+
+/** AES-256-GCM for the few secrets that must be readable again (TOTP seeds, webhook secrets, a mail's secret values). */
+export class SecretBox {
+  constructor(
+    private readonly ring: DataKeyRing,
+    readonly purpose: string,
+  ) {}
+
+  seal(plain: string): string {
+    const id = this.ring.currentId;
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.ring.subkey(id, this.purpose)!, iv);
+    const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final(), cipher.getAuthTag()]);
+    return [CURRENT, id, iv.toString('base64url'), body.toString('base64url')].join(':');
+  }
+
+  get currentKeyId(): string {
+    return this.ring.currentId;
+  }
+
+  get keyIds(): string[] {
+    return this.ring.keyIds;
+  }
+
+  /** How every value sealed under the current key begins: what the re-seal job leaves alone. */
+  get currentPrefix(): string {
+    return `${CURRENT}:${this.ring.currentId}:`;
+  }
+
+  /** Opens a value; `subject` names it for the log and the error ("webhook <id>"), never the value. */
+  open(sealed: string, subject: string): string {
+    if (sealed.startsWith(`${LEGACY}.`)) return this.openLegacy(sealed, subject);
+    const [version, id, iv, body, extra] = sealed.split(':');
+    if (version !== CURRENT || !id || !iv || !body || extra !== undefined) return this.fail(subject, 'malformed', null);
+    const key = this.ring.subkey(id, this.purpose);
+    if (!key) return this.fail(subject, 'unknown_key', id);
+    const raw = Buffer.from(body, 'base64url');
+    if (raw.length < 16) return this.fail(subject, 'malformed', id);
+    return (
+      this.decrypt(key, iv, raw.subarray(0, raw.length - 16), raw.subarray(raw.length - 16)) ?? this.fail(subject, 'tampered', id)
+    );
+  }
+
+  private openLegacy(sealed: string, subject: string): string {
+    const [, iv, body, tag, extra] = sealed.split('.');
+    if (!iv || !body || !tag || extra !== undefined) return this.fail(subject, 'malformed', null);
+    const key = this.ring.legacyKey(this.purpose);
+    if (!key) return this.fail(subject, 'legacy_key_missing', null);
+    return (
+      this.decrypt(key, iv, Buffer.from(body, 'base64url'), Buffer.from(tag, 'base64url')) ??
+      this.fail(subject, 'legacy_key_missing', null)
+    );
+  }
+
+  private decrypt(key: Buffer, iv: string, body: Buffer, tag: Buffer): string | undefined {
+    try {
+      const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
+      decipher.setAuthTag(tag);
+      return Buffer.concat([decipher.update(body), decipher.final()]).toString('utf8');
+    } catch {
+      return undefined;
+    }
+  }
+
+  private fail(subject: string, reason: UnsealReason, keyId: string | null): never {
+    return this.ring.fail(new UnsealError(this.purpose, subject, reason, keyId));
+  }
+}
