@@ -59,11 +59,14 @@ describe('configuration', () => {
   test('when the dashboard variables are unset, then 30 minutes idle, 8 hours in all, and a Secure cookie outside development', () => {
     expect(loadConfig({}).dashboard).toEqual({ idleSeconds: 1800, absoluteSeconds: 28800, cookieSecure: false });
     expect(loadConfig({ NODE_ENV: 'test' }).dashboard.cookieSecure).toBe(true);
-    expect(loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(40) }).dashboard.cookieSecure).toBe(true);
+    expect(
+      loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(40), DATA_ENCRYPTION_KEYS: KEYS }).dashboard.cookieSecure,
+    ).toBe(true);
     expect(
       loadConfig({
         NODE_ENV: 'production',
         JWT_SECRET: 'x'.repeat(40),
+        DATA_ENCRYPTION_KEYS: KEYS,
         DASHBOARD_COOKIE_SECURE: 'false',
         DASHBOARD_IDLE_TIMEOUT_SECONDS: '600',
         DASHBOARD_SESSION_MAX_SECONDS: '3600',
