@@ -66,7 +66,7 @@ describe('mail templates rendered in code', () => {
     expect(renderTemplate('text', '{{n}} {{ok}} {not} {{! a note }}', { n: 0, ok: false })).toBe('0 false {not} ');
     expect(() => renderTemplate('text', '{{#if a}}x{{/if}}', { a: true })).toThrow(/only placeholders/);
     expect(() => renderTemplate('html', '{{{raw}}}', { raw: '<b>' })).toThrow(/escaped/);
-    expect(() => renderTemplate('text', 'Hi {{name', { name: 'x' })).toThrow(/does not parse.*line 1, column 6/);
+    expect(() => renderTemplate('text', 'Hi {{name', { name: 'x' })).toThrow(/does not parse.*line 1, column 4/);
     await expect(renderer.render(em, { template: 'nope', locale: 'en', data: {}, secrets: {} })).rejects.toThrow(
       'no mail template "nope"',
     );

@@ -32,8 +32,10 @@ describe('the mail template language', () => {
       ['{{this}}', /not a placeholder name/, 1, 1],
       ['{{../up}}', /not a placeholder name/, 1, 1],
       ['{{@root.x}}', /not a placeholder name/, 1, 1],
-      ['Hello\n  {{name', /Parse error/, 2, 5],
-      ['{{#each a}}x{{/if}}', /doesn't match/, 1, 4],
+      ['Hello\n  {{name', /Parse error: this \{\{ has no closing \}\}/, 2, 3],
+      ['{{#each a}}x{{/if}}', /only placeholders/, 1, 1],
+      ['x\n{{a.b.c.d.e}}', /at most 4 parts/, 2, 1],
+      ['{{a "}}" b b b}}', /without helpers/, 1, 1],
     ];
     for (const [source, msg, line, column] of cases) {
       let error: unknown;
@@ -127,6 +129,19 @@ describe('template limits', () => {
     expect(templatePlaceholders(many(TEMPLATE_MAX_PLACEHOLDERS))).toHaveLength(TEMPLATE_MAX_PLACEHOLDERS);
     expect(() => templatePlaceholders(many(TEMPLATE_MAX_PLACEHOLDERS + 1))).toThrow(/at most 200 placeholders/);
     expect(() => templatePlaceholders('{{a}}'.repeat(20_000))).toThrow(TemplateCheckError);
+  });
+
+  test('when a placeholder holds more than a short path, then the scan refuses it before Handlebars parses it', () => {
+    // Handlebars' parser takes seconds over such texts: 200 paths of 150 parts, or 200 helpers of 150 arguments.
+    const started = performance.now();
+    const paths = Array.from({ length: 200 }, () => `{{${'a.'.repeat(150)}a}}`).join('');
+    expect(() => templatePlaceholders(paths)).toThrow(/at most 4 parts/);
+    const args = Array.from({ length: 200 }, () => `{{a ${'b '.repeat(150)}}}`).join('');
+    expect(() => templatePlaceholders(args)).toThrow(/without helpers or arguments/);
+    expect(() => templatePlaceholders(`{{a "}}" ${'b '.repeat(20_000)}}}`)).toThrow(/without helpers/);
+    expect(() => templatePlaceholders('{{this.a}}')).toThrow(/not a placeholder name/);
+    expect(performance.now() - started).toBeLessThan(100);
+    expect(templatePlaceholders('\\{{a "b" c}} {{~ x.y ~}} {{!-- {{not one}} --}}')).toEqual(['x.y']);
   });
 
   test('when a render would pass its size cap, then it stops before building the text', () => {

@@ -146,6 +146,6 @@ export const emailTemplateRoutes: RouteSpec[] = [
       200: { description: 'The rendered mail', schema: PreviewSchema },
       404: { description: 'No such template' },
     },
-    handler: async ({ params, body, em }) => json(200, previewTemplate(await findTemplate(em, params.template_id), body)),
+    handler: async ({ params, body, em }) => json(200, await previewTemplate(await findTemplate(em, params.template_id), body)),
   }),
 ];

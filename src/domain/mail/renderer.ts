@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { EmailTemplate } from '../../entities/email-template.entity';
-import { MailTemplateError, renderTemplate, type RenderOptions } from './template-engine';
+import { checkTemplatePart, MailTemplateError, renderTemplate, type RenderOptions } from './template-engine';
 
 export { MailTemplateError } from './template-engine';
 
@@ -98,6 +98,22 @@ export class EmailTemplateRenderer implements MailRenderer {
   async render(em: EntityManager, request: MailRenderRequest): Promise<RenderedMail> {
     const row = await em.findOne(EmailTemplate, { key: request.template }, { refresh: true });
     if (!row) throw new MailTemplateError(`no mail template "${request.template}"`);
+    // A part seen for the first time costs up to tens of milliseconds to check: one at a time,
+    // with a turn of the event loop between them (the checks are cached for the render below).
+    const t = row.translations[pickLocale(row, request.locale)];
+    for (const [kind, source] of [
+      ['subject', t?.subject],
+      ['text', t?.text],
+      ['html', t?.html],
+    ] as const) {
+      if (!source) continue;
+      try {
+        checkTemplatePart(kind, source, Object.keys(request.secrets));
+      } catch {
+        // renderMail reports it, as a MailTemplateError.
+      }
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
     return renderMail({ key: row.key, defaultLocale: row.defaultLocale, translations: row.translations }, request);
   }
 }

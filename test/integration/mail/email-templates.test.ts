@@ -91,7 +91,7 @@ test('when a template text does not parse or uses more than placeholders, then 4
     'body/translations/en/text',
     'body/translations/not a locale',
   ]);
-  expect(byLoc['body/translations/en/subject']).toMatch(/line 1, column 6/);
+  expect(byLoc['body/translations/en/subject']).toMatch(/line 1, column 4/);
   expect(byLoc['body/translations/en/html']).toMatch(/escaped.*line 2, column 1/);
   expect(byLoc['body/translations/en/text']).toMatch(/only placeholders.*line 1, column 1/);
 });
