@@ -285,3 +285,42 @@ describe('secret placeholders are link-only', () => {
     });
   });
 });
+
+describe('customer names in mails', () => {
+  async function resetMailFor(first_name: string, subject: string) {
+    await app.request('PATCH', '/email-templates/password_reset', {
+      token: admin,
+      body: {
+        translations: {
+          ...MAIL_TEMPLATES[0]!.translations,
+          en: { ...MAIL_TEMPLATES[0]!.translations.en!, subject, html: MAIL_TEMPLATES[0]!.translations.en!.html! },
+        },
+      },
+    });
+    const email = `name-${Date.now()}-${Math.random().toString(16).slice(2)}@broker.test`;
+    const created = await app.request('POST', '/api/crm/customers', {
+      token: admin,
+      body: { email, password: 'Quartz-river-lantern-27', first_name: 'Placeholder', last_name: 'Name', locale: 'en' },
+    });
+    expect(created.status).toBe(201);
+    // Written straight to the table: a name stored before names were checked.
+    await sql(app, 'update customers set first_name = ? where email = ?', [first_name, email]);
+    expect((await app.request('POST', '/customers/password-reset/forgot', { body: { email } })).status).toBe(202);
+    return waitFor('the reset mail', async () => smtp.received.find((m) => m.to.includes(email)));
+  }
+
+  test('when a name holds markup, then the mail html shows it escaped', async () => {
+    const mail = await resetMailFor('<b>x</b>', 'Reset your password');
+    const raw = decodedMessage(mail.raw);
+    expect(raw).toContain('<p>Hello &lt;b&gt;x&lt;/b&gt;,</p>');
+    expect(raw).not.toContain('<p>Hello <b>x</b>');
+  });
+
+  test('when a stored name holds a line break, then the subject stays one header line', async () => {
+    const mail = await resetMailFor('a\r\nBcc: spy@evil.test', 'Reset for {{first_name}}');
+    expect(mail.to).toHaveLength(1);
+    const headers = mail.raw.slice(0, mail.raw.search(/\r?\n\r?\n/));
+    expect(headers).not.toMatch(/^Bcc:/im);
+    expect(headers).toMatch(/^Subject: Reset for a Bcc: spy@evil\.test\r?$/im);
+  });
+});
