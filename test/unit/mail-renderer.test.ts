@@ -72,6 +72,20 @@ describe('mail templates rendered in code', () => {
     );
   });
 
+  test('when the worker renders a template past the limits, then the mail fails, as a save or a preview would', async () => {
+    const over = new CodeTemplateRenderer([
+      { key: 'many', defaultLocale: 'en', translations: { en: { subject: 's', text: '{{a}} '.repeat(201) } } },
+      { key: 'huge', defaultLocale: 'en', translations: { en: { subject: 's', text: '{{a}} '.repeat(200) } } },
+      { key: 'leak', defaultLocale: 'en', translations: { en: { subject: 's', text: 'x', html: '<img src="{{reset_url}}">' } } },
+    ]);
+    const request = { locale: 'en', secrets: { reset_url: 'https://x.test/r' } };
+    await expect(over.render(em, { ...request, template: 'many', data: { a: 'x' } })).rejects.toThrow(/at most 200 placeholders/);
+    await expect(over.render(em, { ...request, template: 'huge', data: { a: 'x'.repeat(1400) } })).rejects.toThrow(
+      /would be 280\d+ characters, more than 26214\d/,
+    );
+    await expect(over.render(em, { ...request, template: 'leak', data: {} })).rejects.toThrow(MailTemplateError);
+  });
+
   test('when the shipped templates render with their data, then every translation fills every placeholder', async () => {
     const shipped = new CodeTemplateRenderer(MAIL_TEMPLATES);
     for (const t of MAIL_TEMPLATES) {
