@@ -141,7 +141,7 @@ describe('template limits', () => {
     expect(() => templatePlaceholders(`{{a "}}" ${'b '.repeat(20_000)}}}`)).toThrow(/without helpers/);
     expect(() => templatePlaceholders('{{this.a}}')).toThrow(/not a placeholder name/);
     expect(performance.now() - started).toBeLessThan(100);
-    expect(templatePlaceholders('\\{{a "b" c}} {{~ x.y ~}} {{!-- {{not one}} --}}')).toEqual(['x.y']);
+    expect(templatePlaceholders('\\{{a "b" c}} {{~ x.y ~}} {{!-- {{not one}} --}} {{~!-- z --~}}{{w}}')).toEqual(['x.y', 'w']);
   });
 
   test('when a render would pass its size cap, then it stops before building the text', () => {

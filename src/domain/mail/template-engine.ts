@@ -117,10 +117,17 @@ function prescan(source: string): string[] {
       throw new TemplateSyntaxError(what, line, at - before.lastIndexOf('\n'));
     };
     const open = /^\{\{~?!(--)?/.exec(source.slice(at, at + 6));
-    const close = open?.[1] ? '--}}' : '}}';
-    const end = source.indexOf(close, at + (open ? open[0].length : 2));
-    if (end === -1) syntax(`Parse error: this {{ has no closing ${close}`);
-    from = end + close.length;
+    if (open?.[1]) {
+      const close = /--~?\}\}/g;
+      close.lastIndex = at + open[0].length;
+      const found = close.exec(source);
+      if (!found) syntax('Parse error: this {{!-- has no closing --}}');
+      from = found!.index + found![0].length;
+      continue;
+    }
+    const end = source.indexOf('}}', at + (open ? open[0].length : 2));
+    if (end === -1) syntax('Parse error: this {{ has no closing }}');
+    from = end + 2;
     if (open) continue;
     const inner = source.slice(at + 2, end);
     const path = PLACEHOLDER.exec(inner)?.[1];
