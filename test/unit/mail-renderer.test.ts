@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { CodeTemplateRenderer, MailTemplateError, fillPlaceholders, type MailTemplate } from '../../src/domain/mail/renderer';
+import { CodeTemplateRenderer, MailTemplateError, type MailTemplate } from '../../src/domain/mail/renderer';
+import { renderTemplate } from '../../src/domain/mail/template-engine';
 import { MAIL_TEMPLATES } from '../../src/domain/mail/templates';
 
 const em = undefined as unknown as EntityManager; // code templates never read the database
@@ -8,7 +9,11 @@ const greeting: MailTemplate = {
   key: 'greeting',
   defaultLocale: 'en',
   translations: {
-    en: { subject: 'Hi {{customer.first_name}}', text: 'Your code: {{code}}', html: '<p>{{customer.first_name}} {{code}}</p>' },
+    en: {
+      subject: 'Hi {{customer.first_name}}',
+      text: 'Your code: {{code}}',
+      html: '<p>{{customer.first_name}} <a href="{{reset_url}}">{{n}}</a></p>',
+    },
     de: { subject: 'Hallo {{customer.first_name}}', text: 'Ihr Code: {{ code }}' },
   },
 };
@@ -19,19 +24,23 @@ describe('mail templates rendered in code', () => {
     const mail = await renderer.render(em, {
       template: 'greeting',
       locale: 'en',
-      data: { customer: { first_name: 'Jo <b>' } },
-      secrets: { code: 'a&b' },
+      data: { customer: { first_name: 'Jo <b>' }, n: '2 < 3' },
+      secrets: { code: 'a&b', reset_url: 'https://x.test/?a=1&b=2' },
     });
     expect(mail).toEqual({
       subject: 'Hi Jo <b>',
       text: 'Your code: a&b',
-      html: '<p>Jo &lt;b&gt; a&amp;b</p>',
+      html: '<p>Jo &lt;b&gt; <a href="https://x.test/?a=1&amp;b=2">2 &lt; 3</a></p>',
       locale: 'en',
     });
   });
 
   test('when a locale is asked for, then it, its language, or the default is used', async () => {
-    const input = { template: 'greeting', data: { customer: { first_name: 'Jo' } }, secrets: { code: '1' } };
+    const input = {
+      template: 'greeting',
+      data: { customer: { first_name: 'Jo' }, n: 1 },
+      secrets: { code: '1', reset_url: 'https://x.test/r' },
+    };
     expect(await renderer.render(em, { ...input, locale: 'de-AT' })).toMatchObject({
       locale: 'de',
       subject: 'Hallo Jo',
@@ -46,21 +55,35 @@ describe('mail templates rendered in code', () => {
       { key: 'leaky', defaultLocale: 'en', translations: { en: { subject: 'Code {{code}}', text: '{{code}}' } } },
     ]);
     await expect(leaky.render(em, { template: 'leaky', locale: 'en', data: {}, secrets: { code: '1' } })).rejects.toThrow(
-      new MailTemplateError('no value for the placeholder {{code}}'),
+      new MailTemplateError('the template breaks a rule: {{code}} carries a secret: it may not appear in the subject'),
     );
   });
 
   test('when a value is missing, not a scalar, or the template unknown, then rendering fails naming it', async () => {
-    expect(() => fillPlaceholders('{{a.b}}', { a: {} }, false)).toThrow('no value for the placeholder {{a.b}}');
-    expect(() => fillPlaceholders('{{a}}', { a: { b: 1 } }, false)).toThrow(MailTemplateError);
-    expect(() => fillPlaceholders('{{toString}}', {}, false)).toThrow(MailTemplateError);
-    expect(fillPlaceholders('{{n}} {{ok}} {not} {{! a note }}', { n: 0, ok: false }, false)).toBe('0 false {not} ');
-    expect(() => fillPlaceholders('{{#if a}}x{{/if}}', { a: true }, false)).toThrow(/only placeholders/);
-    expect(() => fillPlaceholders('{{{raw}}}', { raw: '<b>' }, true)).toThrow(/escaped/);
-    expect(() => fillPlaceholders('Hi {{name', { name: 'x' }, false)).toThrow(/does not parse.*line 1, column 6/);
+    expect(() => renderTemplate('text', '{{a.b}}', { a: {} })).toThrow('no value for the placeholder {{a.b}}');
+    expect(() => renderTemplate('text', '{{a}}', { a: { b: 1 } })).toThrow(MailTemplateError);
+    expect(() => renderTemplate('text', '{{toString}}', {})).toThrow(MailTemplateError);
+    expect(renderTemplate('text', '{{n}} {{ok}} {not} {{! a note }}', { n: 0, ok: false })).toBe('0 false {not} ');
+    expect(() => renderTemplate('text', '{{#if a}}x{{/if}}', { a: true })).toThrow(/only placeholders/);
+    expect(() => renderTemplate('html', '{{{raw}}}', { raw: '<b>' })).toThrow(/escaped/);
+    expect(() => renderTemplate('text', 'Hi {{name', { name: 'x' })).toThrow(/does not parse.*line 1, column 4/);
     await expect(renderer.render(em, { template: 'nope', locale: 'en', data: {}, secrets: {} })).rejects.toThrow(
       'no mail template "nope"',
     );
+  });
+
+  test('when the worker renders a template past the limits, then the mail fails, as a save or a preview would', async () => {
+    const over = new CodeTemplateRenderer([
+      { key: 'many', defaultLocale: 'en', translations: { en: { subject: 's', text: '{{a}} '.repeat(201) } } },
+      { key: 'huge', defaultLocale: 'en', translations: { en: { subject: 's', text: '{{a}} '.repeat(200) } } },
+      { key: 'leak', defaultLocale: 'en', translations: { en: { subject: 's', text: 'x', html: '<img src="{{reset_url}}">' } } },
+    ]);
+    const request = { locale: 'en', secrets: { reset_url: 'https://x.test/r' } };
+    await expect(over.render(em, { ...request, template: 'many', data: { a: 'x' } })).rejects.toThrow(/at most 200 placeholders/);
+    await expect(over.render(em, { ...request, template: 'huge', data: { a: 'x'.repeat(1400) } })).rejects.toThrow(
+      /would be 280\d+ characters, more than 26214\d/,
+    );
+    await expect(over.render(em, { ...request, template: 'leak', data: {} })).rejects.toThrow(MailTemplateError);
   });
 
   test('when the shipped templates render with their data, then every translation fills every placeholder', async () => {

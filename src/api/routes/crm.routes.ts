@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { recordAudit } from '../../domain/audit/audit';
-import { createCustomer, CustomerSchema, customerView } from '../../domain/customers/customers';
+import { createCustomer, CustomerSchema, customerView, PersonName } from '../../domain/customers/customers';
 import {
   ApiTokenSchema,
   apiTokenView,
@@ -29,8 +29,8 @@ export const crmRoutes: RouteSpec[] = [
     body: z.object({
       email: z.email().max(320),
       password: z.string().min(10).max(256),
-      first_name: z.string().trim().min(1).max(100),
-      last_name: z.string().trim().min(1).max(100),
+      first_name: PersonName,
+      last_name: PersonName,
       locale: z
         .string()
         .regex(/^[a-z]{2,3}(-[A-Z]{2})?$/)

@@ -26,7 +26,11 @@ const PLACEHOLDERS =
   'Placeholders are `{{name}}` and `{{path.to.value}}` (Handlebars in strict mode, placeholders only: blocks, ' +
   'helpers, partials and `{{{raw}}}` are refused). Values are HTML-escaped in `html` and kept as they are in ' +
   '`subject` and `text`. A text that does not parse is 422 at `["body", "translations", <locale>, <field>]`, ' +
-  'naming the line and column; `default_locale` must have a translation (422 at `default_locale`).';
+  'naming the line and column; `default_locale` must have a translation (422 at `default_locale`). Each text is at ' +
+  'most 64 KiB with at most 200 placeholders. Values that carry a secret (`reset_url`, `reset_token`) may stand ' +
+  'only as the whole `href` of an `<a>` in `html` (a link; the `<a>` may not have `ping`, and the part may not use ' +
+  '`<style>`, `<link>`, `<script>`, raw-text or SVG/MathML elements) and as a whole word in `text`; never in ' +
+  '`subject`: 422 at that field otherwise.';
 
 const ACCESS = { kind: 'staff', permission: 'manage_email_templates' } as const;
 
@@ -124,7 +128,10 @@ export const emailTemplateRoutes: RouteSpec[] = [
       "Picks the translation for `locale`, then its language (`de-AT`, then `de`), then the template's " +
       '`default_locale`, and fills every placeholder from `sample_data` (HTML-escaped in `html`). `locale` in the ' +
       'answer is the translation used. A placeholder that `sample_data` does not resolve to text, a number or a ' +
-      'boolean is 422, one entry each at `["body", "sample_data", "<placeholder>"]`. Nothing is sent or stored.',
+      'boolean is 422, one entry each at `["body", "sample_data", "<placeholder>"]`. The stored texts are checked ' +
+      'against the rules of a save (422 at `["path", "template_id", "translations", <locale>, <field>]`); an answer ' +
+      'larger than 256 KiB is 422 at `["body", "sample_data"]`, and one that takes longer than its time budget is 422 ' +
+      'at `["path", "template_id"]`. Nothing is sent or stored.',
     tags: ['email templates'],
     access: ACCESS,
     params: TemplateIdParam,
@@ -139,6 +146,6 @@ export const emailTemplateRoutes: RouteSpec[] = [
       200: { description: 'The rendered mail', schema: PreviewSchema },
       404: { description: 'No such template' },
     },
-    handler: async ({ params, body, em }) => json(200, previewTemplate(await findTemplate(em, params.template_id), body)),
+    handler: async ({ params, body, em }) => json(200, await previewTemplate(await findTemplate(em, params.template_id), body)),
   }),
 ];

@@ -11,6 +11,26 @@ import { openWallet } from '../accounts/accounts';
 import { recordEvent } from '../events/outbox';
 import { flushUnique } from '../../db/flush-unique';
 
+/**
+ * Control characters (line breaks and tabs, NUL, DEL, C1), the Unicode line and paragraph
+ * separators, and the bidirectional embeddings, overrides and isolates.
+ */
+const NOT_IN_A_NAME = /[\p{Cc}\u2028\u2029\u202A-\u202E\u2066-\u2069]/u;
+
+/**
+ * A customer's first or last name: one line of printable text, 1 to 100 characters after
+ * trimming. A name goes into mail subjects and texts, where a line break would start a header
+ * or a paragraph of the customer's making and an override would reverse the text after it;
+ * refused (422 at the field) on every path that sets one. Markup is kept as typed: every place
+ * that shows a name escapes it.
+ */
+export const PersonName = z
+  .string()
+  .refine((s) => !NOT_IN_A_NAME.test(s), { message: 'A name is one line of text, without control characters' })
+  .trim()
+  .min(1)
+  .max(100);
+
 export interface NewCustomer {
   email: string;
   password: string;

@@ -1,11 +1,20 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { EmailTemplate, type TemplateTranslation } from '../../entities/email-template.entity';
-import { AppError, errors, ValidationFailure, type ValidationItem } from '../../platform/errors';
+import { AppError, errors, fieldError, ValidationFailure, type ValidationItem } from '../../platform/errors';
 import { recordAudit } from '../audit/audit';
 import type { StaffCaller } from '../identity/caller';
-import { pickLocale } from './renderer';
-import { renderTemplate, templatePlaceholders, TemplateSyntaxError, unresolvedPlaceholders } from './template-engine';
+import { pickLocale, RENDERED_MAIL_MAX_CHARS, renderTranslation } from './renderer';
+import {
+  checkTemplatePart,
+  TEMPLATE_TEXT_MAX_BYTES,
+  TemplateCheckError,
+  TemplateOutputTooLarge,
+  listedPlaceholders,
+  TemplateRenderTimeout,
+  TemplateSyntaxError,
+  unresolvedPlaceholders,
+} from './template-engine';
 import { flushUnique } from '../../db/flush-unique';
 
 export const TemplateKey = z
@@ -19,12 +28,21 @@ export const Locale = z
   .regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$/, { message: 'A locale is a BCP 47 language tag such as en, de or de-AT' })
   .describe('BCP 47 language tag: `en`, `de`, `de-AT`');
 
-const TemplateText = (max: number) => z.string().min(1).max(max);
+/** At most TEMPLATE_TEXT_MAX_BYTES of UTF-8 (decisions section 18); characters are counted first, cheaply. */
+const TemplateText = (max: number) =>
+  z
+    .string()
+    .min(1)
+    .max(max)
+    .refine((s) => Buffer.byteLength(s) <= TEMPLATE_TEXT_MAX_BYTES, {
+      message: `String should have at most ${TEMPLATE_TEXT_MAX_BYTES} bytes`,
+      params: { type: 'string_too_long' },
+    });
 
 export const TranslationSchema = z.object({
   subject: TemplateText(998).refine((s) => !/[\r\n]/.test(s), { message: 'A subject is one line' }),
-  html: TemplateText(100_000),
-  text: TemplateText(100_000),
+  html: TemplateText(TEMPLATE_TEXT_MAX_BYTES),
+  text: TemplateText(TEMPLATE_TEXT_MAX_BYTES),
 });
 
 export const TranslationsSchema = z
@@ -75,7 +93,7 @@ export function emailTemplateView(t: EmailTemplate): EmailTemplateView {
   for (const tr of Object.values(t.translations)) {
     for (const source of [tr.subject, tr.html, tr.text]) {
       try {
-        for (const p of templatePlaceholders(source)) if (!placeholders.includes(p)) placeholders.push(p);
+        for (const p of listedPlaceholders(source)) if (!placeholders.includes(p)) placeholders.push(p);
       } catch {
         // Stored templates were checked on save; a built-in one edited in SQL shows what it can.
       }
@@ -96,10 +114,11 @@ export function emailTemplateView(t: EmailTemplate): EmailTemplateView {
 
 /**
  * Every template text must parse (422 at `["body", "translations", <locale>, <field>]`, naming
- * the line and column), the locale keys must be language tags, and the default locale must
- * have a translation.
+ * the line and column), keep to the limits and put secret values only where they may stand
+ * (same place), the locale keys must be language tags, and the default locale must have a
+ * translation.
  */
-function checkTemplate(defaultLocale: string, translations: Record<string, TemplateTranslation>): void {
+async function checkTemplate(defaultLocale: string, translations: Record<string, TemplateTranslation>): Promise<void> {
   const problems: ValidationItem[] = [];
   for (const [locale, t] of Object.entries(translations)) {
     if (!Locale.safeParse(locale).success) {
@@ -111,21 +130,32 @@ function checkTemplate(defaultLocale: string, translations: Record<string, Templ
       continue;
     }
     for (const field of ['subject', 'html', 'text'] as const) {
-      try {
-        templatePlaceholders(t[field]);
-      } catch (err) {
-        if (!(err instanceof TemplateSyntaxError)) throw err;
-        problems.push({
-          loc: ['body', 'translations', locale, field],
-          msg: `The template does not parse: ${err.message}`,
-          type: 'value_error',
-        });
-      }
+      await nextTurn();
+      const problem = partProblem(field, t[field]);
+      if (problem) problems.push({ loc: ['body', 'translations', locale, field], msg: problem, type: 'value_error' });
     }
   }
   if (!Object.keys(translations).includes(defaultLocale))
     problems.push({ loc: ['body', 'default_locale'], msg: 'The default locale must have a translation', type: 'value_error' });
   if (problems.length) throw new ValidationFailure(problems);
+}
+
+/**
+ * One part's check takes up to some tens of milliseconds (64 KiB through Handlebars' parser and
+ * the html tokenizer); a body holds up to fifteen such parts. Other requests get their turn
+ * between parts, so no request holds the event loop for the sum.
+ */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+function partProblem(field: 'subject' | 'html' | 'text', source: string): string | undefined {
+  try {
+    checkTemplatePart(field, source);
+    return undefined;
+  } catch (err) {
+    if (err instanceof TemplateSyntaxError) return `The template does not parse: ${err.message}`;
+    if (err instanceof TemplateCheckError) return err.message;
+    throw err;
+  }
 }
 
 const keyTaken = () => errors.conflict('KEY_TAKEN', 'Another template has this key');
@@ -143,7 +173,7 @@ export async function createTemplate(
   actor: StaffCaller,
   input: z.output<typeof NewTemplateSchema>,
 ): Promise<EmailTemplateView> {
-  checkTemplate(input.default_locale, input.translations);
+  await checkTemplate(input.default_locale, input.translations);
   const t = em.create(EmailTemplate, {
     key: input.key,
     name: input.name,
@@ -168,7 +198,7 @@ export async function updateTemplate(
     throw new AppError(409, 'TEMPLATE_BUILT_IN', 'The service sends this template by its key: the key cannot change');
   const defaultLocale = patch.default_locale ?? t.defaultLocale;
   const translations = patch.translations ?? t.translations;
-  checkTemplate(defaultLocale, translations);
+  await checkTemplate(defaultLocale, translations);
   if (patch.key !== undefined) t.key = patch.key;
   if (patch.name !== undefined) t.name = patch.name;
   t.defaultLocale = defaultLocale;
@@ -193,17 +223,31 @@ export async function deleteTemplate(em: EntityManager, actor: StaffCaller, idOr
   await em.flush();
 }
 
+/** A preview's rendering (values read, escaped and joined), once its parts are checked: a few milliseconds at the limits. */
+export const PREVIEW_BUDGET_MS = 50;
+
 /**
  * Endpoint 16: the translation for `locale`, its language, or the default; every placeholder
  * filled from `sample_data` (HTML-escaped in `html`). Placeholders it does not resolve to text,
  * a number or a boolean are 422, one entry each at `["body", "sample_data", <placeholder>]`.
+ * The stored texts are checked again (a template saved before a rule existed is refused here
+ * as it would be on save, at `["path", "template_id", "translations", <locale>, <field>]`), the
+ * answer is at most RENDERED_MAIL_MAX_CHARS characters and 256 KiB, and the work stops at
+ * PREVIEW_BUDGET_MS (422 otherwise).
  */
-export function previewTemplate(
+export async function previewTemplate(
   t: EmailTemplate,
   input: { locale: string; sample_data: Record<string, unknown> },
-): z.output<typeof PreviewSchema> {
+): Promise<z.output<typeof PreviewSchema>> {
   const locale = pickLocale(t, input.locale);
   const tr = t.translations[locale]!;
+  const broken: ValidationItem[] = [];
+  for (const field of ['subject', 'html', 'text'] as const) {
+    await nextTurn();
+    const problem = partProblem(field, tr[field]);
+    if (problem) broken.push({ loc: ['path', 'template_id', 'translations', locale, field], msg: problem, type: 'value_error' });
+  }
+  if (broken.length) throw new ValidationFailure(broken);
   const missing = unresolvedPlaceholders([tr.subject, tr.html, tr.text], input.sample_data);
   if (missing.length)
     throw new ValidationFailure(
@@ -213,10 +257,24 @@ export function previewTemplate(
         type: 'missing',
       })),
     );
-  return {
-    subject: renderTemplate(tr.subject, input.sample_data, false),
-    html: renderTemplate(tr.html, input.sample_data, true),
-    text: renderTemplate(tr.text, input.sample_data, false),
-    locale,
-  };
+  let rendered: ReturnType<typeof renderTranslation>;
+  try {
+    // The parts are checked and cached above: what is left is reading values and joining.
+    rendered = renderTranslation(tr, input.sample_data, {}, { deadline: performance.now() + PREVIEW_BUDGET_MS });
+  } catch (err) {
+    if (err instanceof TemplateOutputTooLarge) throw tooLarge(`more than ${RENDERED_MAIL_MAX_CHARS} characters`);
+    if (err instanceof TemplateRenderTimeout)
+      throw fieldError('path', ['template_id'], `The preview took longer than its budget of ${PREVIEW_BUDGET_MS} ms`);
+    throw err;
+  }
+  const answer = { subject: rendered.subject, html: rendered.html ?? '', text: rendered.text, locale };
+  // Characters were capped before rendering; escaping in JSON (quotes, control characters) can still grow them.
+  const bytes = Buffer.byteLength(JSON.stringify(answer));
+  if (bytes > PREVIEW_MAX_BYTES) throw tooLarge(`${bytes} bytes`);
+  return answer;
 }
+
+const PREVIEW_MAX_BYTES = 256 * 1024;
+
+const tooLarge = (size: string) =>
+  fieldError('body', ['sample_data'], `The preview would be ${size}; an answer is at most ${PREVIEW_MAX_BYTES} bytes`);

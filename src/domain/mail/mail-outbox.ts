@@ -6,6 +6,7 @@ import { SendMailJob } from '../../jobs/send-mail.job';
 import { AppError } from '../../platform/errors';
 import type { SecretBox } from '../../platform/secret-box';
 import { Locale, TemplateKey } from './email-templates';
+import { SECRET_PLACEHOLDER_NAMES } from './secret-placeholders';
 
 export const QueueMailSchema = z.object({
   template: TemplateKey,
@@ -13,8 +14,11 @@ export const QueueMailSchema = z.object({
   to: z.email().max(320),
   /** Template values kept readable in `mail_messages.data`: no secrets. */
   data: z.record(z.string(), z.unknown()).default({}),
-  /** Template values for the body only, sealed at rest and erased once the mail is final (a reset link). */
-  secretData: z.record(z.string(), z.string().min(1)).optional(),
+  /**
+   * Template values for the body only, sealed at rest and erased once the mail is final (a
+   * reset link). Only the names templates are checked against may carry a secret.
+   */
+  secretData: z.partialRecord(z.enum(SECRET_PLACEHOLDER_NAMES), z.string().min(1)).optional(),
 });
 
 export type QueueMailRequest = z.input<typeof QueueMailSchema>;

@@ -1,8 +1,11 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { EmailTemplate } from '../../entities/email-template.entity';
-import { MailTemplateError, renderTemplate } from './template-engine';
+import { checkTemplatePart, MailTemplateError, renderTemplate, type RenderOptions } from './template-engine';
 
 export { MailTemplateError } from './template-engine';
+
+/** The most a rendered mail (subject, text and html together) may hold, in characters: a preview's answer too. */
+export const RENDERED_MAIL_MAX_CHARS = 256 * 1024;
 
 export interface MailRenderRequest {
   template: string;
@@ -44,17 +47,35 @@ export interface MailTemplate {
   translations: Record<string, MailTranslation>;
 }
 
-/** Renders one template with the placeholder rules of decisions section 6 (template-engine.ts). */
+/** Renders one template with the placeholder rules of decisions sections 6 and 18 (template-engine.ts). */
 export function renderMail(template: MailTemplate, request: Omit<MailRenderRequest, 'template'>): RenderedMail {
   const locale = pickLocale(template, request.locale);
   const t = template.translations[locale]!;
-  const body = { ...request.data, ...request.secrets };
-  return {
-    subject: renderTemplate(t.subject, request.data, false),
-    text: renderTemplate(t.text, body, false),
-    html: t.html === undefined || t.html === '' ? null : renderTemplate(t.html, body, true),
-    locale,
+  return { ...renderTranslation(t, request.data, request.secrets), locale };
+}
+
+/**
+ * The three parts of one translation, within RENDERED_MAIL_MAX_CHARS together. Secrets reach
+ * the body only; the subject's line breaks and other control characters become spaces, so no
+ * value can add a header line.
+ */
+export function renderTranslation(
+  t: MailTranslation,
+  data: Record<string, unknown>,
+  secrets: Record<string, string>,
+  options: Pick<RenderOptions, 'deadline'> = {},
+): Omit<RenderedMail, 'locale'> {
+  const body = { ...data, ...secrets };
+  let left = RENDERED_MAIL_MAX_CHARS;
+  const part = (kind: 'subject' | 'text' | 'html', source: string, values: Record<string, unknown>) => {
+    const out = renderTemplate(kind, source, values, { ...options, secrets: Object.keys(secrets), maxChars: left });
+    left -= out.length;
+    return out;
   };
+  const subject = part('subject', t.subject, data).replace(/[\p{Cc}\u2028\u2029]+/gu, ' ');
+  const text = part('text', t.text, body);
+  const html = t.html === undefined || t.html === '' ? null : part('html', t.html, body);
+  return { subject, text, html };
 }
 
 /** Renders the templates it was given. */
@@ -77,6 +98,22 @@ export class EmailTemplateRenderer implements MailRenderer {
   async render(em: EntityManager, request: MailRenderRequest): Promise<RenderedMail> {
     const row = await em.findOne(EmailTemplate, { key: request.template }, { refresh: true });
     if (!row) throw new MailTemplateError(`no mail template "${request.template}"`);
+    // A part seen for the first time costs up to tens of milliseconds to check: one at a time,
+    // with a turn of the event loop between them (the checks are cached for the render below).
+    const t = row.translations[pickLocale(row, request.locale)];
+    for (const [kind, source] of [
+      ['subject', t?.subject],
+      ['text', t?.text],
+      ['html', t?.html],
+    ] as const) {
+      if (!source) continue;
+      try {
+        checkTemplatePart(kind, source, Object.keys(request.secrets));
+      } catch {
+        // renderMail reports it, as a MailTemplateError.
+      }
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
     return renderMail({ key: row.key, defaultLocale: row.defaultLocale, translations: row.translations }, request);
   }
 }
@@ -86,12 +123,4 @@ export function pickLocale(template: Pick<MailTemplate, 'defaultLocale' | 'trans
   const available = Object.keys(template.translations);
   const find = (l: string) => available.find((a) => a.toLowerCase() === l.toLowerCase());
   return find(wanted) ?? find(wanted.split('-')[0]!) ?? template.defaultLocale;
-}
-
-/**
- * Fills `{{name}}` and `{{path.to.value}}` with text, numbers or booleans from `values`,
- * HTML-escaped when `html` (Handlebars in strict mode, restricted to placeholders).
- */
-export function fillPlaceholders(source: string, values: Record<string, unknown>, html: boolean): string {
-  return renderTemplate(source, values, html);
 }

