@@ -95,6 +95,7 @@ function validated(
   const params = route.params ? parsePart('path', route.params, req.params, (items ??= [])) : undefined;
   const query = route.query ? parsePart('query', route.query, req.query, (items ??= [])) : undefined;
   const body = route.body ? parsePart('body', route.body, req.body, (items ??= [])) : undefined;
+  if (!route.body && carriesBody(req)) (items ??= []).push(NO_BODY);
   if (items?.length) throw new ValidationFailure(items);
   const input: Input = { params, query, body };
 
@@ -217,6 +218,19 @@ function assertContract(route: RouteSpec, result: HandlerResult, services: AppSe
 function scopeOf(caller: Caller): string {
   if (caller.kind === 'customer') return `customer:${caller.customerId}`;
   return caller.kind === 'user' ? `user:${caller.userId}` : `api_token:${caller.tokenId}`;
+}
+
+/**
+ * A route that declares no body takes none: a body sent there would be ignored, and a client
+ * that sends one (`{"volume": 0.05}` to a close, hoping for a partial close) believes it said
+ * something. Refused as a body field is on the trading routes (extra_forbidden), so the
+ * document's "no requestBody" is what the service does, and the two never disagree.
+ */
+const NO_BODY: ValidationItem = { loc: ['body'], msg: 'This operation takes no request body', type: 'extra_forbidden' };
+
+function carriesBody(req: Request): boolean {
+  const length = req.headers['content-length'];
+  return (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined;
 }
 
 function parsePart(where: Location, schema: z.ZodType, value: unknown, items: ValidationItem[]): unknown {

@@ -20,7 +20,8 @@ export const API_INFO = {
   version: API_VERSION,
   description:
     'Back-office API of a forex/CFD broker for staff, customers and integrators. Errors follow one format: 422 ' +
-    '`{"detail": [{"loc", "msg", "type"}]}` with Pydantic v2 type names for validation, `{"detail", "code"}` for everything else.',
+    '`{"detail": [{"loc", "msg", "type"}]}` with Pydantic v2 type names for validation, `{"detail", "code"}` for everything else. ' +
+    'An operation without a requestBody takes none: a body sent there is 422 `extra_forbidden` at `["body"]`.',
   license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
   contact: { name: 'Trading platform team' },
 };
@@ -233,7 +234,8 @@ function responsesOf(route: RouteSpec, components: SchemaComponents): Record<str
       description: 'IDEMPOTENCY_KEY_IN_USE: the first request with this key is still running',
       content: errorContent('409', 'IDEMPOTENCY_KEY_IN_USE: the first request with this key is still running'),
     };
-  if (route.body || route.query || route.params || route.idempotent) responses['422'] ??= ref('ValidationFailed');
+  // Every route can answer 422: one without a requestBody refuses a body (extra_forbidden at ["body"]).
+  responses['422'] ??= ref('ValidationFailed');
   // A throttled route says so by declaring 429; the answer always carries Retry-After.
   if (route.responses[429]) responses['429'] = { ...ref('RateLimited'), description: route.responses[429].description };
   responses['4XX'] ??= ref('MalformedRequest');
