@@ -68,3 +68,17 @@ describe('the OpenAPI document generated from the route table', () => {
     expect(deposit.parameters.map((p: any) => `${p.in}:${p.name}`)).toContain('header:Idempotency-Key');
   });
 });
+
+describe('the document describing itself', () => {
+  test('when a client reads the document, then it lists GET /openapi.json and GET /docs, public and without a body', () => {
+    expect(doc.paths['/openapi.json'].get).toMatchObject({ operationId: 'getOpenApiDocument', security: [] });
+    expect(doc.paths['/docs'].get).toMatchObject({ operationId: 'getApiDocsPage', security: [] });
+    expect(doc.paths['/openapi.json'].get.requestBody).toBeUndefined();
+  });
+
+  test('when a route takes no body, then its operation has no requestBody and lists the 422 a body there gets', () => {
+    const close = doc.paths['/orders/{ticket}/close'].post;
+    expect(close.requestBody).toBeUndefined();
+    expect(close.responses['422']).toEqual({ $ref: '#/components/responses/ValidationFailed' });
+  });
+});
