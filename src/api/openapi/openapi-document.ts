@@ -192,13 +192,21 @@ function parametersOf(where: 'path' | 'query', schema: z.ZodType | undefined, co
   const json = components.convert(schema, 'input');
   const properties = (json.properties ?? {}) as Record<string, JsonSchema>;
   const required = new Set((json.required as string[] | undefined) ?? []);
-  return Object.entries(properties).map(([name, s]) => ({
-    name,
-    in: where,
-    required: where === 'path' || required.has(name),
-    schema: s,
-    ...(typeof s.description === 'string' ? { description: s.description } : {}),
-  }));
+  const shape = ((schema as z.ZodObject).shape ?? {}) as Record<string, z.ZodType>;
+  return Object.entries(properties).map(([name, s]) => {
+    // A parameter's example, where one is known: Swagger UI otherwise makes one up from the type.
+    const field = shape[name];
+    const example = field ? exampleOf(z.object({ [name]: field }), 'input') : undefined;
+    const value = example?.ok ? (example.value as Record<string, unknown>)[name] : undefined;
+    return {
+      name,
+      in: where,
+      required: where === 'path' || required.has(name),
+      schema: s,
+      ...(typeof s.description === 'string' ? { description: s.description } : {}),
+      ...(value !== undefined ? { example: value } : {}),
+    };
+  });
 }
 
 const IDEMPOTENCY_KEY = {
@@ -209,6 +217,7 @@ const IDEMPOTENCY_KEY = {
     'Makes a retry safe: the same key and body from the same caller within 24 hours replays the first answer ' +
     '(Idempotent-Replayed: true); another body is 422 at ["header", "Idempotency-Key"]; while the first is in flight, 409.',
   schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
+  example: 'b5e1c2d4-3f6a-4e8b-9c7d-1a2b3c4d5e6f',
 };
 
 function responsesOf(route: RouteSpec, components: SchemaComponents): Record<string, JsonSchema> {
