@@ -42,6 +42,18 @@ import { WebhookSchema, WebhookTestResultSchema } from '../../domain/webhooks/we
  * A new answer object must be named here: the OpenAPI example test refuses an answer whose
  * schema holds an unnamed object below its top level.
  */
+const WITHDRAWAL = {
+  id: '4b481c9c-4cd2-4860-a1d2-48ccbbfc34d7',
+  login: 5001200,
+  amount: '250.00',
+  currency: 'USD',
+  status: 'completed',
+  reason: null,
+  comment: 'To my bank account',
+  created_at: '2026-03-12T09:41:27.512Z',
+  decided_at: '2026-03-12T13:20:05.833Z',
+};
+
 const NAMES: Array<[z.ZodType, string, unknown?]> = [
   [
     OrderSchema,
@@ -107,7 +119,20 @@ const NAMES: Array<[z.ZodType, string, unknown?]> = [
       effective_rate: 1.08124,
     },
   ],
-  [BulkCloseResultSchema, 'BulkCloseRun'],
+  [
+    BulkCloseResultSchema,
+    'BulkCloseRun',
+    {
+      id: '2f0c7a3e-5d1b-4c8e-9a64-7b3e1d5f0c92',
+      status: 'completed',
+      login: 5001234,
+      comment: 'Closed before the ECB rate decision',
+      closed: [100234, 100236],
+      failed: [{ ticket: 100237, reason: 'PRICE_UNAVAILABLE' }],
+      created_at: '2026-03-12T11:59:58.004Z',
+      completed_at: '2026-03-12T11:59:58.911Z',
+    },
+  ],
   [BulkCloseAcceptedSchema, 'BulkCloseAccepted'],
   [GroupSchema, 'Group'],
   [GroupInstrumentSchema, 'GroupInstrument'],
@@ -118,10 +143,33 @@ const NAMES: Array<[z.ZodType, string, unknown?]> = [
   [DepositSchema, 'Deposit'],
   [LedgerSchema, 'LedgerEntry'],
   [TransactionSchema, 'Transaction'],
-  [WithdrawalSchema, 'Withdrawal'],
-  [WithdrawalDetailSchema, 'WithdrawalDetail'],
+  [WithdrawalSchema, 'Withdrawal', { ...WITHDRAWAL }],
+  [
+    WithdrawalDetailSchema,
+    'WithdrawalDetail',
+    {
+      ...WITHDRAWAL,
+      customer_id: '1e38d67d-be8f-47d2-a4e0-ba9ff270b34e',
+      decided_by: 'a29641a2-e7cc-44e9-a1fd-8f6550c08608',
+      payment_data: { iban: 'DE89370400440532013000', holder: 'Anna Keller' },
+    },
+  ],
   [WithdrawalRequestResultSchema, 'WithdrawalRequested'],
-  [PayoutSchema, 'Payout'],
+  [
+    PayoutSchema,
+    'Payout',
+    {
+      id: '9c4e2b7a-1d3f-4a6e-8b05-3f7d9e1c2a64',
+      login: 7002417,
+      amount: '1840.00',
+      currency: 'USD',
+      status: 'approved',
+      reason: null,
+      created_at: '2026-03-31T16:02:11.540Z',
+      decided_at: '2026-04-01T08:15:42.077Z',
+      decided_by: 'a29641a2-e7cc-44e9-a1fd-8f6550c08608',
+    },
+  ],
   [WebhookSchema, 'Webhook'],
   [WebhookTestResultSchema, 'WebhookTestQueued'],
   [DeliverySchema, 'WebhookDelivery'],

@@ -5,7 +5,7 @@
  * name and the leaf's JSON type; the example test parses every example built from these with
  * the route's own schema, so a value that does not fit its field fails there.
  */
-type Typed = { number?: number; string?: string; value?: unknown };
+type Typed = { number?: number; string?: string; boolean?: boolean; value?: unknown };
 
 export const FIELD_EXAMPLES: Record<string, Typed> = {
   login: { number: 5001234, string: '5001234' },
@@ -158,6 +158,22 @@ export const FIELD_EXAMPLES: Record<string, Typed> = {
   response_body: { string: '{"received":true}' },
   source: { string: 'manual' },
   trailing_stop: { number: 0.0015 },
+  is_active: { boolean: true },
+  enabled: { boolean: true },
+  swap_enabled: { boolean: true },
+  notify: { boolean: true },
+  totp_enabled: { boolean: true },
   sl: { number: 1.0805 },
   tp: { number: 1.0905 },
+};
+
+/** Where a field's meaning depends on the area (the operation's tag), its value there. */
+export const AREA_FIELD_EXAMPLES: Record<string, Record<string, Typed>> = {
+  'staff administration': { name: { string: 'Dealing desk' }, description: { string: 'Opens and closes positions for clients' } },
+  'api tokens': { name: { string: 'CRM sync' } },
+  'email templates': { name: { string: 'Withdrawal approved' } },
+  risk: { name: { string: 'Scalpers on EURUSD' } },
+  queues: { name: { string: 'deliver-webhook' } },
+  withdrawals: { message: { string: 'Received: a payment officer reviews it within one business day' } },
+  orders: { comment: { string: 'Closed before the ECB rate decision' }, reason: { string: 'PRICE_UNAVAILABLE' } },
 };

@@ -1,5 +1,6 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { FIELD_EXAMPLES } from './example-values';
+import { AREA_FIELD_EXAMPLES, FIELD_EXAMPLES } from './example-values';
 
 /**
  * The example of a request or response body, derived from the zod schema that validates it:
@@ -18,8 +19,6 @@ export type Io = 'input' | 'output';
 export type ExampleResult = { ok: true; value: unknown } | { ok: false; gaps: string[] };
 
 const FORMAT_EXAMPLES: Record<string, unknown> = {
-  uuid: '8f14e45f-ceea-467a-9b36-0a4c2e1d7b52',
-  guid: '8f14e45f-ceea-467a-9b36-0a4c2e1d7b52',
   datetime: '2026-03-12T09:41:27.512Z',
   date: '2026-03-12',
   email: 'anna.keller@example.com',
@@ -49,31 +48,40 @@ function ownExample(schema: z.ZodType): { found: true; value: unknown } | { foun
 /** A field left out of its object's example (an optional field without an example). */
 const OMIT = Symbol('omit');
 
-export function exampleOf(schema: z.ZodType, io: Io): ExampleResult {
+/**
+ * `area` is the operation's tag: a field whose meaning depends on where it is (a `name` is a
+ * group's, a role's or a template's) takes the area's value from the vocabulary first.
+ */
+export function exampleOf(schema: z.ZodType, io: Io, area?: string): ExampleResult {
   const gaps: string[] = [];
-  const value = walk(schema, io, [], gaps);
+  const value = walk(schema, { io, area }, [], gaps);
   return gaps.length || value === OMIT ? { ok: false, gaps } : { ok: true, value };
 }
 
-function walk(schema: z.ZodType, io: Io, path: string[], gaps: string[]): unknown {
+interface Context {
+  io: Io;
+  area: string | undefined;
+}
+
+function walk(schema: z.ZodType, ctx: Context, path: string[], gaps: string[]): unknown {
   const own = ownExample(schema);
   if (own.found) return own.value;
   const def = defOf(schema);
-  const inner = (key: string) => walk(def[key] as z.ZodType, io, path, gaps);
+  const inner = (key: string) => walk(def[key] as z.ZodType, ctx, path, gaps);
   switch (def.type) {
     case 'object': {
       const shape = (schema as unknown as z.ZodObject).shape as Record<string, z.ZodType>;
-      const entries = Object.entries(shape).map(([key, field]) => [key, walk(field, io, [...path, key], gaps)] as const);
+      const entries = Object.entries(shape).map(([key, field]) => [key, walk(field, ctx, [...path, key], gaps)] as const);
       return Object.fromEntries(entries.filter(([, value]) => value !== OMIT));
     }
     case 'array':
-      return [walk(def.element as z.ZodType, io, [...path, '0'], gaps)];
+      return [walk(def.element as z.ZodType, ctx, [...path, '0'], gaps)];
     case 'optional':
     case 'nullable': {
       // An optional or nullable field without an example of its own is shown absent or null,
       // which is true to life and tells the reader it may be.
       const own = [] as string[];
-      const value = walk(def.innerType as z.ZodType, io, path, own);
+      const value = walk(def.innerType as z.ZodType, ctx, path, own);
       if (own.length === 0) return value;
       return def.type === 'nullable' ? null : OMIT;
     }
@@ -84,30 +92,32 @@ function walk(schema: z.ZodType, io: Io, path: string[], gaps: string[]): unknow
     case 'nonoptional':
       return inner('innerType');
     case 'pipe':
-      return inner(io === 'input' ? 'in' : 'out');
+      return inner(ctx.io === 'input' ? 'in' : 'out');
     case 'literal':
       return (def.values as unknown[])[0];
     case 'enum':
       return Object.values(def.entries as Record<string, unknown>)[0];
     case 'boolean':
-      return true;
+      // A flag is shown off unless the vocabulary says its usual value is on.
+      return byName(path, ctx.area)?.boolean ?? false;
     case 'null':
       return null;
     case 'union':
       // The first alternative: a union lists the usual form first.
-      return walk((def.options as z.ZodType[])[0]!, io, path, gaps);
+      return walk((def.options as z.ZodType[])[0]!, ctx, path, gaps);
     case 'string':
     case 'number': {
       const format = (schema as unknown as { _zod: { bag: { format?: string } } })._zod.bag.format ?? (def.format as string);
+      if (format === 'uuid' || format === 'guid') return uuidFor(path);
       if (format && format in FORMAT_EXAMPLES) return FORMAT_EXAMPLES[format];
-      const named = byName(path)?.[def.type];
+      const named = byName(path, ctx.area)?.[def.type as 'string' | 'number'];
       if (named !== undefined) return named;
       break;
     }
     case 'record':
     case 'unknown':
     case 'any': {
-      const named = byName(path)?.value;
+      const named = byName(path, ctx.area)?.value;
       if (named !== undefined) return named;
       break;
     }
@@ -117,9 +127,18 @@ function walk(schema: z.ZodType, io: Io, path: string[], gaps: string[]): unknow
 }
 
 /** The vocabulary entry of the field a leaf belongs to (array items take their array's name). */
-function byName(path: string[]) {
+function byName(path: string[], area: string | undefined) {
   const field = [...path].reverse().find((segment) => !/^\d+$/.test(segment));
-  return field === undefined ? undefined : FIELD_EXAMPLES[field];
+  if (field === undefined) return undefined;
+  return (area === undefined ? undefined : AREA_FIELD_EXAMPLES[area]?.[field]) ?? FIELD_EXAMPLES[field];
+}
+
+/** A UUID of its own per field name (a customer_id and a group_id should not read alike), stable between builds. */
+function uuidFor(path: string[]): string {
+  const hex = createHash('sha256')
+    .update(path.filter((s) => !/^\d+$/.test(s)).join('.') || 'id')
+    .digest('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
 function describeLeaf(def: Def): string {

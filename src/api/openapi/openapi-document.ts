@@ -50,7 +50,9 @@ export function errorContent(status: string, description: string): JsonSchema {
     /\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b/.exec(description)?.[0] ??
     DEFAULT_CODES[status] ??
     'CONFLICT';
-  const sentence = description.replace(/^[A-Z0-9_]+(:\s*|,\s*or\s+|\s+)/, '').trim() || description;
+  // "NOT_FOUND: no such object" reads as its sentence; a bare code (ORDER_NOT_OPEN) as its words.
+  const said = new RegExp(`^${code}:\\s*(.+)$`).exec(description)?.[1];
+  const sentence = said ?? code.toLowerCase().replace(/_/g, ' ');
   const detail = `${sentence.charAt(0).toUpperCase()}${sentence.slice(1)}`.replace(/\.?$/, '.');
   return {
     'application/json': { schema: { $ref: '#/components/schemas/Error' }, example: ErrorSchema.parse({ detail, code }) },
@@ -179,15 +181,20 @@ function accessNote(access: Access): string {
  * A body's media type: its schema and its example (see examples.ts). An operation whose
  * example cannot be derived goes without one; the example test names it and the gap.
  */
-function contentOf(schema: z.ZodType, io: Io, components: SchemaComponents, name?: string): JsonSchema {
+function contentOf(schema: z.ZodType, io: Io, components: SchemaComponents, area: string | undefined, name?: string): JsonSchema {
   let json = components.convert(schema, io);
   // A request body is named after its operation (OpenOrderRequest), so a client has a type for it.
   if (name && json.$ref === undefined && json.type === 'object') json = components.add(name, json);
-  const example = exampleOf(schema, io);
+  const example = exampleOf(schema, io, area);
   return { 'application/json': { schema: json, ...(example.ok ? { example: example.value } : {}) } };
 }
 
-function parametersOf(where: 'path' | 'query', schema: z.ZodType | undefined, components: SchemaComponents): JsonSchema[] {
+function parametersOf(
+  where: 'path' | 'query',
+  schema: z.ZodType | undefined,
+  components: SchemaComponents,
+  area: string | undefined,
+): JsonSchema[] {
   if (!schema) return [];
   const json = components.convert(schema, 'input');
   const properties = (json.properties ?? {}) as Record<string, JsonSchema>;
@@ -196,7 +203,7 @@ function parametersOf(where: 'path' | 'query', schema: z.ZodType | undefined, co
   return Object.entries(properties).map(([name, s]) => {
     // A parameter's example, where one is known: Swagger UI otherwise makes one up from the type.
     const field = shape[name];
-    const example = field ? exampleOf(z.object({ [name]: field }), 'input') : undefined;
+    const example = field ? exampleOf(z.object({ [name]: field }), 'input', area) : undefined;
     const value = example?.ok ? (example.value as Record<string, unknown>)[name] : undefined;
     return {
       name,
@@ -225,7 +232,7 @@ function responsesOf(route: RouteSpec, components: SchemaComponents): Record<str
   for (const [status, spec] of Object.entries(route.responses)) {
     const isError = Number(status) >= 400;
     const content = spec.schema
-      ? contentOf(spec.schema, 'output', components)
+      ? contentOf(spec.schema, 'output', components, route.tags[0])
       : isError
         ? errorContent(status, spec.description)
         : undefined;
@@ -287,8 +294,8 @@ export function buildOpenApiDocument(routes: RouteSpec[], info: JsonSchema = API
       description,
       tags: route.tags,
       parameters: [
-        ...parametersOf('path', route.params, components),
-        ...parametersOf('query', route.query, components),
+        ...parametersOf('path', route.params, components, route.tags[0]),
+        ...parametersOf('query', route.query, components, route.tags[0]),
         ...(route.idempotent ? [IDEMPOTENCY_KEY] : []),
       ],
       responses: responsesOf(route, components),
@@ -296,7 +303,10 @@ export function buildOpenApiDocument(routes: RouteSpec[], info: JsonSchema = API
       'x-access': route.access,
     };
     if (route.body) {
-      operation.requestBody = { required: true, content: contentOf(route.body, 'input', components, requestName(route)) };
+      operation.requestBody = {
+        required: true,
+        content: contentOf(route.body, 'input', components, route.tags[0], requestName(route)),
+      };
     }
     (paths[route.path] ??= {})[route.method] = operation;
   }
