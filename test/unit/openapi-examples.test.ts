@@ -93,8 +93,11 @@ describe('the examples of the OpenAPI document', () => {
         walk(listed.content?.['application/json']?.schema, `${name(route)} answer ${status}`, true);
       }
     }
-    // Name the schema in src/api/openapi/component-names.ts (or with .meta({ id })).
-    expect(inline).toEqual([]);
+    if (inline.length)
+      throw new Error(
+        `${inline.length} answers hold an unnamed object (name its schema in src/api/openapi/component-names.ts, ` +
+          `or give it .meta({ id })):\n${inline.join('\n')}`,
+      );
   });
 
   test('when examples show tickets, logins, prices and dates, then they are realistic: none negative, no year before 2026', () => {
