@@ -92,7 +92,7 @@ const SHARED_RESPONSES = {
       'application/json': {
         schema: { anyOf: [{ $ref: '#/components/schemas/Error' }, { $ref: '#/components/schemas/ValidationError' }] },
         example: ErrorSchema.parse({
-          detail: 'Content-Encoding gzip is not accepted: send the body uncompressed',
+          detail: 'Unsupported body encoding: send JSON as UTF-8, without Content-Encoding',
           code: 'UNSUPPORTED_MEDIA_TYPE',
         }),
       },
@@ -104,7 +104,7 @@ const SHARED_RESPONSES = {
       'application/json': {
         schema: { $ref: '#/components/schemas/Error' },
         example: ErrorSchema.parse({
-          detail: 'Unexpected error; quote request id 6c1f9a2e-3b7d-4d0e-8a51-2f4c9e7b1d38 to support',
+          detail: 'Internal error (request id 6c1f9a2e-3b7d-4d0e-8a51-2f4c9e7b1d38)',
           code: 'INTERNAL',
         }),
       },
