@@ -307,13 +307,22 @@ describe('POST /groups/{id}/clone errors', () => {
     expectOneValidationError(await app.request('POST', '/groups/123/clone', { token }), ['path', 'group_id'], 'uuid_parsing');
   });
 
-  test('when a body is sent with the clone, then it is ignored (the clone takes the source name and terms)', async () => {
+  test('when a body is sent with the clone, then it is 422 extra_forbidden at body and no group is made (clone takes no body)', async () => {
     const source = await createGroup({ name: uniqueName('Body'), default_leverage: 50 });
+    const before = await sql<{ n: string }>(app, 'select count(*) as n from trading_groups');
     const res = await app.request('POST', `/groups/${source.id}/clone`, {
       token,
       body: { name: 'Other', is_active: true, is_default: true, default_leverage: 10 },
     });
-    expectStatus(res, 201);
-    expect(res.body).toMatchObject({ name: `${source.name} (copy)`, is_active: false, is_default: false, default_leverage: 50 });
+    expectOneValidationError(res, ['body'], 'extra_forbidden');
+    expect(await sql<{ n: string }>(app, 'select count(*) as n from trading_groups')).toEqual(before);
+    const clone = await app.request('POST', `/groups/${source.id}/clone`, { token });
+    expectStatus(clone, 201);
+    expect(clone.body).toMatchObject({
+      name: `${source.name} (copy)`,
+      is_active: false,
+      is_default: false,
+      default_leverage: 50,
+    });
   });
 });
