@@ -12,6 +12,7 @@ import { createLogger } from '../../src/platform/logger';
 import { startRuntime, type Runtime } from '../../src/runtime';
 import type { Processor } from '../../src/workers/processor';
 import { ADMIN } from './identity';
+import { PRISM_DOCUMENT, startPrismProxy, violationsOf, type PrismProxy } from './prism-proxy';
 import { TEST_PROCESS_ENV } from './test-env';
 import { cloneTemplateDatabase, databaseUrl, dropDatabase } from './test-database';
 
@@ -72,6 +73,8 @@ export interface TestAppOptions {
   extraJobs?: Array<{ definition: JobDefinition; processor: Processor }>;
   /** Reuse another app's database and queue prefix (a second instance of one deployment). */
   shareWith?: TestApp;
+  /** Reach the app through Prism's validation proxy with this OpenAPI file (default: TEST_PRISM_DOCUMENT). */
+  prismDocument?: string;
 }
 
 /**
@@ -120,7 +123,20 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     if (!shared) await dropDatabase(databaseName);
     throw err;
   }
-  const baseUrl = runtime.port !== undefined ? `http://127.0.0.1:${runtime.port}` : '';
+  const directUrl = runtime.port !== undefined ? `http://127.0.0.1:${runtime.port}` : '';
+  // TEST_PRISM_DOCUMENT: reach the app through Prism's validation proxy (scripts/prism-check.sh).
+  let prism: PrismProxy | undefined;
+  const prismDocument = options.prismDocument ?? PRISM_DOCUMENT;
+  if (prismDocument && directUrl) {
+    try {
+      prism = await startPrismProxy(directUrl, prismDocument);
+    } catch (err) {
+      await runtime.stop();
+      if (!shared) await dropDatabase(databaseName);
+      throw err;
+    }
+  }
+  const baseUrl = prism?.url ?? directUrl;
 
   let stopped = false;
   return {
@@ -129,10 +145,11 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     baseUrl,
     databaseName,
     logs,
-    request: (method, path, opts = {}) => request(baseUrl, method, path, opts),
+    request: (method, path, opts = {}) => request(baseUrl, method, path, opts, prism !== undefined),
     async stop() {
       if (stopped) return;
       stopped = true;
+      await prism?.stop();
       await runtime.stop();
       if (!shared) {
         await obliterateQueues(config.queuePrefix);
@@ -142,7 +159,13 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   };
 }
 
-async function request(baseUrl: string, method: string, path: string, opts: RequestOptions): Promise<TestResponse> {
+async function request(
+  baseUrl: string,
+  method: string,
+  path: string,
+  opts: RequestOptions,
+  throughPrism = false,
+): Promise<TestResponse> {
   const headers: Record<string, string> = { ...opts.headers };
   let body: string | undefined;
   if (opts.rawBody !== undefined) body = opts.rawBody;
@@ -153,6 +176,10 @@ async function request(baseUrl: string, method: string, path: string, opts: Requ
   if (opts.token) headers.authorization = `Bearer ${opts.token}`;
   const res = await fetch(`${baseUrl}${path}`, { method, headers, body });
   const text = await res.text();
+  if (throughPrism) {
+    const violations = violationsOf(method, path, res.status, res.headers.get('sl-violations'));
+    if (violations.length) throw new Error(`the answer or the request breaks the OpenAPI document:\n${violations.join('\n')}`);
+  }
   let parsed: unknown = text;
   if ((res.headers.get('content-type') ?? '').includes('json') && text) parsed = JSON.parse(text);
   return { status: res.status, headers: res.headers, body: parsed, text };

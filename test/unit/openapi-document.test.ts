@@ -70,3 +70,19 @@ describe('the OpenAPI document generated from the route table', () => {
     expect(deposit.parameters.map((p: any) => `${p.in}:${p.name}`)).toContain('header:Idempotency-Key');
   });
 });
+
+describe('the document describing itself', () => {
+  test('when a client reads the document, then it lists GET /openapi.json and GET /docs, public and without a body', () => {
+    expect(doc.paths['/openapi.json'].get).toMatchObject({ operationId: 'getOpenApiDocument', security: [] });
+    expect(doc.paths['/docs'].get).toMatchObject({ operationId: 'getApiDocsPage', security: [] });
+    expect(doc.paths['/openapi.json'].get.requestBody).toBeUndefined();
+  });
+
+  test('when a trading route takes no fields, then its optional body refuses any, and other bodiless POSTs declare an ignored body', () => {
+    const close = doc.paths['/orders/{ticket}/close'].post;
+    expect(close.requestBody.required).toBe(false);
+    expect(close.responses['422']).toEqual({ $ref: '#/components/responses/ValidationFailed' });
+    const readAll = doc.paths['/customers/me/notifications/read-all'].post;
+    expect(readAll.requestBody).toMatchObject({ required: false, content: { 'application/json': { example: {} } } });
+  });
+});

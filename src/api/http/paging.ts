@@ -15,5 +15,10 @@ export function pageQuery(maxPageSize = 100, defaultPageSize = 20) {
 }
 
 export function pageSchema<T extends z.ZodType>(item: T) {
-  return z.object({ items: z.array(item), page: z.int(), page_size: z.int(), total: z.int() });
+  return z.object({
+    items: z.array(item),
+    page: z.int().meta({ examples: [1] }),
+    page_size: z.int().meta({ examples: [20] }),
+    total: z.int().meta({ examples: [1] }),
+  });
 }

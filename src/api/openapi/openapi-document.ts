@@ -1,5 +1,9 @@
 import { z } from 'zod';
 import type { Access, RouteSpec } from '../http/route';
+import './component-names';
+import { ErrorSchema, ValidationErrorSchema } from './error-schemas';
+import { exampleOf, type Io } from './examples';
+import { SchemaComponents, type JsonSchema } from './schema-components';
 import { TAGS, TAG_GROUPS } from './tags';
 
 /**
@@ -9,8 +13,6 @@ import { TAGS, TAG_GROUPS } from './tags';
  * so a new route cannot forget to document 401, 403, 404 or 422.
  */
 
-type JsonSchema = Record<string, unknown>;
-
 export const API_VERSION = '1.0.0';
 
 export const API_INFO = {
@@ -18,61 +20,68 @@ export const API_INFO = {
   version: API_VERSION,
   description:
     'Back-office API of a forex/CFD broker for staff, customers and integrators. Errors follow one format: 422 ' +
-    '`{"detail": [{"loc", "msg", "type"}]}` with Pydantic v2 type names for validation, `{"detail", "code"}` for everything else.',
+    '`{"detail": [{"loc", "msg", "type"}]}` with Pydantic v2 type names for validation, `{"detail", "code"}` for everything else. ' +
+    'An operation without a requestBody takes none: a body sent there is 422 `extra_forbidden` at `["body"]`.',
   license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
   contact: { name: 'Trading platform team' },
 };
 
-const VALIDATION_ERROR = {
-  type: 'object',
-  required: ['detail'],
-  properties: {
-    detail: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['loc', 'msg', 'type'],
-        properties: {
-          loc: {
-            type: 'array',
-            items: { anyOf: [{ type: 'string' }, { type: 'integer' }] },
-            description: 'Where the value was ("body", "query", "path" or "header"), then the field path',
-          },
-          msg: { type: 'string' },
-          type: { type: 'string', description: 'Pydantic v2 error type name, e.g. missing, string_too_long' },
-        },
-      },
-    },
-  },
+/** The code a status gives when its description names none (decisions section 2). */
+const DEFAULT_CODES: Record<string, string> = {
+  '400': 'BAD_REQUEST',
+  '401': 'UNAUTHENTICATED',
+  '403': 'FORBIDDEN',
+  '404': 'NOT_FOUND',
+  '409': 'CONFLICT',
+  '413': 'PAYLOAD_TOO_LARGE',
+  '415': 'UNSUPPORTED_MEDIA_TYPE',
+  '429': 'RATE_LIMITED',
+  '500': 'INTERNAL',
+  '503': 'QUEUE_UNAVAILABLE',
 };
 
-const ERROR = {
-  type: 'object',
-  required: ['detail', 'code'],
-  properties: {
-    detail: { type: 'string', description: 'A human sentence' },
-    code: { type: 'string', description: 'UPPER_SNAKE_CASE code, e.g. NOT_FOUND, NAME_TAKEN' },
-  },
-};
+/**
+ * An `Error` answer with an example read from its description, which by convention starts with
+ * the code it gives ("ORDER_NOT_OPEN, or PRICE_UNAVAILABLE when ...", "NOT_FOUND: no such ...").
+ */
+export function errorContent(status: string, description: string): JsonSchema {
+  const code =
+    /^[A-Z][A-Z0-9_]{3,}\b/.exec(description)?.[0] ??
+    /\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b/.exec(description)?.[0] ??
+    DEFAULT_CODES[status] ??
+    'CONFLICT';
+  // "NOT_FOUND: no such object" reads as its sentence; a bare code (ORDER_NOT_OPEN) as its words.
+  const said = new RegExp(`^${code}:\\s*(.+)$`).exec(description)?.[1];
+  const sentence = said ?? code.toLowerCase().replace(/_/g, ' ');
+  const detail = `${sentence.charAt(0).toUpperCase()}${sentence.slice(1)}`.replace(/\.?$/, '.');
+  return {
+    'application/json': { schema: { $ref: '#/components/schemas/Error' }, example: ErrorSchema.parse({ detail, code }) },
+  };
+}
 
-const errorContent = { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } };
+const sharedError = (status: string, description: string) => ({ description, content: errorContent(status, description) });
 
 /** The answers every route of a kind can give, referenced from each operation. */
 const SHARED_RESPONSES = {
   Unauthenticated: {
-    description: 'UNAUTHENTICATED: the token is missing, malformed, expired or revoked',
+    ...sharedError('401', 'UNAUTHENTICATED: the token is missing, malformed, expired or revoked'),
     headers: { 'WWW-Authenticate': { description: 'Always `Bearer`', schema: { type: 'string' } } },
-    content: errorContent,
   },
-  NotFound: { description: 'NOT_FOUND: no such object, or it is not yours to see', content: errorContent },
+  NotFound: sharedError('404', 'NOT_FOUND: no such object, or it is not yours to see'),
   ValidationFailed: {
     description: 'Validation failed: each entry points at a field',
-    content: { 'application/json': { schema: { $ref: '#/components/schemas/ValidationError' } } },
+    content: {
+      'application/json': {
+        schema: { $ref: '#/components/schemas/ValidationError' },
+        example: ValidationErrorSchema.parse({
+          detail: [{ loc: ['body', 'volume'], msg: 'Input should be greater than 0', type: 'greater_than' }],
+        }),
+      },
+    },
   },
   RateLimited: {
-    description: 'RATE_LIMITED: too many attempts; wait for Retry-After seconds',
+    ...sharedError('429', 'RATE_LIMITED: too many attempts; wait for Retry-After seconds'),
     headers: { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } } },
-    content: errorContent,
   },
   MalformedRequest: {
     description:
@@ -82,12 +91,24 @@ const SHARED_RESPONSES = {
     content: {
       'application/json': {
         schema: { anyOf: [{ $ref: '#/components/schemas/Error' }, { $ref: '#/components/schemas/ValidationError' }] },
+        example: ErrorSchema.parse({
+          detail: 'Unsupported body encoding: send JSON as UTF-8, without Content-Encoding',
+          code: 'UNSUPPORTED_MEDIA_TYPE',
+        }),
       },
     },
   },
   Unexpected: {
     description: 'INTERNAL (500, naming only the request id) or QUEUE_UNAVAILABLE (503, nothing was changed; try again)',
-    content: errorContent,
+    content: {
+      'application/json': {
+        schema: { $ref: '#/components/schemas/Error' },
+        example: ErrorSchema.parse({
+          detail: 'Internal error (request id 6c1f9a2e-3b7d-4d0e-8a51-2f4c9e7b1d38)',
+          code: 'INTERNAL',
+        }),
+      },
+    },
   },
 };
 
@@ -162,27 +183,48 @@ function accessNote(access: Access): string {
   }
 }
 
-function schemaOf(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
-  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, {
-    io,
-    unrepresentable: 'any',
-    target: 'draft-2020-12',
-  }) as JsonSchema;
-  return rest;
+/**
+ * A body's media type: its schema and its example (see examples.ts). An operation whose
+ * example cannot be derived goes without one; the example test names it and the gap.
+ */
+const IGNORED_BODY = z
+  .object({})
+  .meta({ examples: [{}] })
+  .describe('This operation reads no body: one may be sent (as `{}`), and any field in it is ignored');
+
+function contentOf(schema: z.ZodType, io: Io, components: SchemaComponents, area: string | undefined, name?: string): JsonSchema {
+  let json = components.convert(schema, io);
+  // A request body is named after its operation (OpenOrderRequest), so a client has a type for it.
+  if (name && json.$ref === undefined && json.type === 'object') json = components.add(name, json);
+  const example = exampleOf(schema, io, area);
+  return { 'application/json': { schema: json, ...(example.ok ? { example: example.value } : {}) } };
 }
 
-function parametersOf(where: 'path' | 'query', schema: z.ZodType | undefined): JsonSchema[] {
+function parametersOf(
+  where: 'path' | 'query',
+  schema: z.ZodType | undefined,
+  components: SchemaComponents,
+  area: string | undefined,
+): JsonSchema[] {
   if (!schema) return [];
-  const json = schemaOf(schema, 'input');
+  const json = components.convert(schema, 'input');
   const properties = (json.properties ?? {}) as Record<string, JsonSchema>;
   const required = new Set((json.required as string[] | undefined) ?? []);
-  return Object.entries(properties).map(([name, s]) => ({
-    name,
-    in: where,
-    required: where === 'path' || required.has(name),
-    schema: s,
-    ...(typeof s.description === 'string' ? { description: s.description } : {}),
-  }));
+  const shape = ((schema as z.ZodObject).shape ?? {}) as Record<string, z.ZodType>;
+  return Object.entries(properties).map(([name, s]) => {
+    // A parameter's example, where one is known: Swagger UI otherwise makes one up from the type.
+    const field = shape[name];
+    const example = field ? exampleOf(z.object({ [name]: field }), 'input', area) : undefined;
+    const value = example?.ok ? (example.value as Record<string, unknown>)[name] : undefined;
+    return {
+      name,
+      in: where,
+      required: where === 'path' || required.has(name),
+      schema: s,
+      ...(typeof s.description === 'string' ? { description: s.description } : {}),
+      ...(value !== undefined ? { example: value } : {}),
+    };
+  });
 }
 
 const IDEMPOTENCY_KEY = {
@@ -193,35 +235,41 @@ const IDEMPOTENCY_KEY = {
     'Makes a retry safe: the same key and body from the same caller within 24 hours replays the first answer ' +
     '(Idempotent-Replayed: true); another body is 422 at ["header", "Idempotency-Key"]; while the first is in flight, 409.',
   schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
+  example: 'b5e1c2d4-3f6a-4e8b-9c7d-1a2b3c4d5e6f',
 };
 
-function responsesOf(route: RouteSpec): Record<string, JsonSchema> {
+function responsesOf(route: RouteSpec, components: SchemaComponents): Record<string, JsonSchema> {
   const responses: Record<string, JsonSchema> = {};
   for (const [status, spec] of Object.entries(route.responses)) {
     const isError = Number(status) >= 400;
     const content = spec.schema
-      ? { 'application/json': { schema: schemaOf(spec.schema, 'output') } }
+      ? contentOf(spec.schema, 'output', components, route.tags[0])
       : isError
-        ? errorContent
+        ? errorContent(status, spec.description)
         : undefined;
     responses[status] = { description: spec.description, ...(content ? { content } : {}) };
   }
   if (route.access.kind !== 'public') responses['401'] ??= ref('Unauthenticated');
   const forbidden = forbiddenOf(route.access);
-  if (forbidden) responses['403'] ??= { description: forbidden, content: errorContent };
+  if (forbidden) responses['403'] ??= { description: forbidden, content: errorContent('403', forbidden) };
   // A route that names an object in its path answers 404 when there is none (or not the caller's).
   if (route.params) responses['404'] ??= ref('NotFound');
   if (route.idempotent)
     responses['409'] ??= {
       description: 'IDEMPOTENCY_KEY_IN_USE: the first request with this key is still running',
-      content: errorContent,
+      content: errorContent('409', 'IDEMPOTENCY_KEY_IN_USE: the first request with this key is still running'),
     };
-  if (route.body || route.query || route.params || route.idempotent) responses['422'] ??= ref('ValidationFailed');
+  // Every route can answer 422: one without a requestBody refuses a body (extra_forbidden at ["body"]).
+  responses['422'] ??= ref('ValidationFailed');
   // A throttled route says so by declaring 429; the answer always carries Retry-After.
   if (route.responses[429]) responses['429'] = { ...ref('RateLimited'), description: route.responses[429].description };
   responses['4XX'] ??= ref('MalformedRequest');
   responses.default ??= ref('Unexpected');
   return responses;
+}
+
+function requestName(route: RouteSpec): string {
+  return `${route.operationId.charAt(0).toUpperCase()}${route.operationId.slice(1)}Request`;
 }
 
 /**
@@ -243,6 +291,9 @@ export function documentationProblems(routes: RouteSpec[]): string[] {
 }
 
 export function buildOpenApiDocument(routes: RouteSpec[], info: JsonSchema = API_INFO): JsonSchema {
+  const components = new SchemaComponents();
+  components.convert(ErrorSchema, 'output');
+  components.convert(ValidationErrorSchema, 'output');
   const paths: Record<string, Record<string, JsonSchema>> = {};
   for (const route of routes) {
     const description = [route.description, accessNote(route.access)].filter(Boolean).join('\n\n');
@@ -252,19 +303,24 @@ export function buildOpenApiDocument(routes: RouteSpec[], info: JsonSchema = API
       description,
       tags: route.tags,
       parameters: [
-        ...parametersOf('path', route.params),
-        ...parametersOf('query', route.query),
+        ...parametersOf('path', route.params, components, route.tags[0]),
+        ...parametersOf('query', route.query, components, route.tags[0]),
         ...(route.idempotent ? [IDEMPOTENCY_KEY] : []),
       ],
-      responses: responsesOf(route),
+      responses: responsesOf(route, components),
       security: securityOf(route.access),
       'x-access': route.access,
     };
     if (route.body) {
       operation.requestBody = {
         required: !route.body.isOptional(),
-        content: { 'application/json': { schema: schemaOf(route.body, 'input') } },
+        content: contentOf(route.body, 'input', components, route.tags[0], requestName(route)),
       };
+    } else if (route.method === 'post') {
+      // Outside the trading and money family (whose bodiless routes refuse any field), a
+      // bodiless POST ignores a body as decisions section 2 ignores unknown fields; the
+      // document says so, so a client that always sends `{}` and a validating proxy agree.
+      operation.requestBody = { required: false, content: contentOf(IGNORED_BODY, 'input', components, route.tags[0]) };
     }
     (paths[route.path] ??= {})[route.method] = operation;
   }
@@ -282,7 +338,7 @@ export function buildOpenApiDocument(routes: RouteSpec[], info: JsonSchema = API
     ),
     paths,
     components: {
-      schemas: { ValidationError: VALIDATION_ERROR, Error: ERROR },
+      schemas: components.schemas,
       responses: SHARED_RESPONSES,
       securitySchemes: SECURITY_SCHEMES,
     },

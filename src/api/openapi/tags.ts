@@ -55,6 +55,7 @@ export const TAGS: Record<string, string> = {
   'email templates':
     'Mail templates operators edit, with their translations and a preview (`/email-templates`); the service sends its own mails from them',
   observability: 'Liveness, readiness and metrics',
+  documentation: 'This document (`/openapi.json`) and a page that renders it (`/docs`)',
   queues: 'The job queues, for operators and their scripts (`/api/admin/queues`); the dashboard is at /admin/queues',
 };
 
@@ -66,5 +67,5 @@ export const TAG_GROUPS: Array<{ name: string; tags: string[] }> = [
   },
   { name: 'Trading', tags: ['groups', 'instruments', 'quotes', 'orders', 'pending orders', 'risk', 'simulator'] },
   { name: 'Integrations', tags: ['webhooks'] },
-  { name: 'Operations', tags: ['email templates', 'observability', 'queues'] },
+  { name: 'Operations', tags: ['email templates', 'observability', 'queues', 'documentation'] },
 ];

@@ -29,7 +29,7 @@ const PLACEHOLDERS =
   'naming the line and column; `default_locale` must have a translation (422 at `default_locale`). Each text is at ' +
   'most 64 KiB with at most 200 placeholders. Values that carry a secret (`reset_url`, `reset_token`) may stand ' +
   'only as the whole `href` of an `<a>` in `html` (a link; the `<a>` may not have `ping`, and the part may not use ' +
-  '`<style>`, `<link>`, `<script>`, raw-text or SVG/MathML elements) and as a whole word in `text`; never in ' +
+  'style, link or script elements, other raw-text elements, or SVG/MathML) and as a whole word in `text`; never in ' +
   '`subject`: 422 at that field otherwise.';
 
 const ACCESS = { kind: 'staff', permission: 'manage_email_templates' } as const;

@@ -3,6 +3,7 @@ import { accountRoutes } from './accounts.routes';
 import { adminRoutes } from './admin.routes';
 import { authRoutes } from './auth.routes';
 import { crmRoutes } from './crm.routes';
+import { docsRoutes } from './docs.routes';
 import { emailTemplateRoutes } from './email-templates.routes';
 import { groupRoutes } from './groups.routes';
 import { instrumentRoutes } from './instruments.routes';
@@ -22,6 +23,7 @@ import { webhookRoutes } from './webhooks.routes';
 /** The application's route table: what is mounted, documented and access-checked. */
 export const ROUTES: RouteSpec[] = [
   ...systemRoutes,
+  ...docsRoutes,
   ...authRoutes,
   ...adminRoutes,
   ...crmRoutes,

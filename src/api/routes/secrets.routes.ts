@@ -11,19 +11,26 @@ const SealedByKeySchema = z
     'How many stored secrets each key id seals; `(JWT_SECRET)` counts values of earlier releases. An id at 0 may be removed.',
   );
 
-const KeysSchema = z.object({
-  current_key_id: z.string().describe('The key new secrets are sealed under: the first of DATA_ENCRYPTION_KEYS'),
-  key_ids: z.array(z.string()).describe('Every key id this process can unseal with'),
-  sealed_by_key: SealedByKeySchema,
-});
+const KeysSchema = z
+  .object({
+    current_key_id: z.string().describe('The key new secrets are sealed under: the first of DATA_ENCRYPTION_KEYS'),
+    key_ids: z.array(z.string()).describe('Every key id this process can unseal with'),
+    sealed_by_key: SealedByKeySchema,
+  })
+  .meta({
+    id: 'DataKeys',
+    examples: [{ current_key_id: 'k2026b', key_ids: ['k2026b', 'k2026a'], sealed_by_key: { k2026b: 412, k2026a: 0 } }],
+  });
 
-const ResealQueuedSchema = z.object({
-  job_id: z.string().describe('The re-seal job (queue `events`): its result lists what moved and what each key still seals'),
-  queued: z
-    .enum(['added', 'replaced', 'present'])
-    .describe('`present`: a run is already waiting or running, and covers this request'),
-  current_key_id: z.string(),
-});
+const ResealQueuedSchema = z
+  .object({
+    job_id: z.string().describe('The re-seal job (queue `events`): its result lists what moved and what each key still seals'),
+    queued: z
+      .enum(['added', 'replaced', 'present'])
+      .describe('`present`: a run is already waiting or running, and covers this request'),
+    current_key_id: z.string(),
+  })
+  .meta({ id: 'ResealQueued', examples: [{ job_id: 'reseal-secrets', queued: 'added', current_key_id: 'k2026b' }] });
 
 /** Data encryption keys for secrets at rest (decisions, section 18): where values stand, and the re-seal of a rotation. */
 export const secretsRoutes: RouteSpec[] = [

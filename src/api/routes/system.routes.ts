@@ -6,11 +6,13 @@ import { defineRoute, json, type RouteSpec } from '../http/route';
 
 const PROBE_TIMEOUT_MS = 1000;
 
-const HealthSchema = z.object({ status: z.literal('ok') });
-const ReadySchema = z.object({
-  status: z.enum(['ready', 'unavailable']),
-  checks: z.object({ postgres: z.enum(['ok', 'down']), redis: z.enum(['ok', 'down']) }),
-});
+const HealthSchema = z.object({ status: z.literal('ok') }).meta({ id: 'Health' });
+const ReadySchema = z
+  .object({
+    status: z.enum(['ready', 'unavailable']),
+    checks: z.object({ postgres: z.enum(['ok', 'down']), redis: z.enum(['ok', 'down']) }),
+  })
+  .meta({ id: 'Readiness' });
 
 export const systemRoutes: RouteSpec[] = [
   defineRoute({

@@ -1,0 +1,210 @@
+import { z } from 'zod';
+import { AccountSchema } from '../../domain/accounts/account-view';
+import { AuditSchema } from '../../domain/audit/audit';
+import { CustomerSchema } from '../../domain/customers/customers';
+import { ResetRequestedSchema } from '../../domain/customers/password-reset';
+import { GroupSchema } from '../../domain/groups/group-terms';
+import { ApiTokenSchema, IssuedApiTokenSchema } from '../../domain/identity/api-tokens';
+import { SettingsSchema } from '../../domain/identity/broker-settings';
+import { TotpRequiredSchema } from '../../domain/identity/login';
+import { PermissionSchema } from '../../domain/identity/permissions';
+import { SessionSchema, TokenPairSchema } from '../../domain/identity/sessions';
+import { RoleSchema, StaffUserSchema } from '../../domain/identity/staff';
+import { BackupCodesSchema, TotpSetupSchema } from '../../domain/identity/totp';
+import { CustomerGroupTermsSchema, CustomerInstrumentSchema } from '../../domain/instruments/customer-instruments';
+import { GroupInstrumentSchema, InstrumentSchema } from '../../domain/instruments/instruments';
+import { LedgerSchema } from '../../domain/ledger/ledger';
+import { EmailTemplateSchema, PreviewSchema } from '../../domain/mail/email-templates';
+import { DepositSchema } from '../../domain/money/deposits';
+import { TransactionSchema } from '../../domain/money/transactions';
+import { TransferSchema } from '../../domain/money/transfers';
+import { WithdrawalDetailSchema, WithdrawalRequestResultSchema, WithdrawalSchema } from '../../domain/money/withdrawals';
+import { NotificationListSchema, NotificationSchema } from '../../domain/notifications/notifications';
+import { BulkCloseAcceptedSchema, BulkCloseResultSchema } from '../../domain/orders/bulk-close';
+import { OrderSchema } from '../../domain/orders/market-orders';
+import { PendingOrderSchema } from '../../domain/orders/pending-orders';
+import { QuoteBoardItemSchema } from '../../domain/prices/quote-board';
+import { QuoteSchema } from '../../domain/prices/quote-store';
+import { RandomWalkSchema } from '../../domain/prices/random-walk';
+import { PayoutSchema } from '../../domain/prop/payouts';
+import { QueueJobSchema, QueueSummarySchema } from '../../domain/queues/queue-admin';
+import { RiskPreviewResultSchema, RiskRunAcceptedSchema } from '../../domain/risk/preview';
+import { RiskApplyRunSchema, RiskRuleSchema } from '../../domain/risk/rules';
+import { DeliverySchema, RedeliverResultSchema } from '../../domain/webhooks/deliveries';
+import { WebhookSchema, WebhookTestResultSchema } from '../../domain/webhooks/webhooks';
+
+/**
+ * The names of the domain's objects in the OpenAPI document (`components.schemas`), so a
+ * generated client has an `Order` type rather than one anonymous type per operation. Kept
+ * here, beside the document, rather than on each schema: the domain modules stay free of
+ * documentation concerns, and one table shows every name. A schema may carry a hand-written
+ * example where the house vocabulary (example-values.ts) would not tell a coherent story
+ * (a buy's stop below its price, a transfer's rate matching its amounts).
+ *
+ * A new answer object must be named here: the OpenAPI example test refuses an answer whose
+ * schema holds an unnamed object below its top level.
+ */
+const WITHDRAWAL = {
+  id: '4b481c9c-4cd2-4860-a1d2-48ccbbfc34d7',
+  login: 5001200,
+  amount: '250.00',
+  currency: 'USD',
+  status: 'completed',
+  reason: null,
+  comment: 'To my bank account',
+  created_at: '2026-03-12T09:41:27.512Z',
+  decided_at: '2026-03-12T13:20:05.833Z',
+};
+
+const NAMES: Array<[z.ZodType, string, unknown?]> = [
+  [
+    OrderSchema,
+    'Order',
+    {
+      order: 100234,
+      login: 5001234,
+      symbol: 'EURUSD',
+      cmd: 0,
+      volume: 0.1,
+      open_price: 1.08425,
+      sl: 1.0805,
+      tp: 1.0905,
+      comment: 'Placed from the web terminal',
+      status: 'closed',
+      opened_at: '2026-03-12T09:41:27.512Z',
+      closed_at: '2026-03-12T14:05:03.118Z',
+      close_price: 1.08612,
+      profit: '18.70',
+      close_reason: 'manual',
+      trailing_stop: null,
+    },
+  ],
+  [
+    PendingOrderSchema,
+    'PendingOrder',
+    {
+      order: 100241,
+      request_id: '4d2b7e91-0c3a-4f6d-8e15-9a7c2b5d3f08',
+      login: 5001234,
+      symbol: 'EURUSD',
+      cmd: 2,
+      volume: 0.5,
+      trigger_price: 1.082,
+      sl: 1.0785,
+      tp: 1.088,
+      expiry_at: '2026-03-13T21:00:00.000Z',
+      comment: 'Buy the dip',
+      status: 'pending',
+      created_at: '2026-03-12T09:44:10.301Z',
+      triggered_at: null,
+      filled_order: null,
+      limit_price: null,
+      trailing_stop: null,
+      cancel_reason: null,
+    },
+  ],
+  [QuoteSchema, 'Quote', { symbol: 'EURUSD', bid: 1.08412, ask: 1.08425, updated_at: '2026-03-12T09:41:27.204Z' }],
+  [
+    TransferSchema,
+    'TransferResult',
+    {
+      transfer_out_id: 'b1e6f3a2-8c47-4d19-a5e0-7f2c9d4b6a13',
+      transfer_in_id: 'c7d2a9e4-1f58-4b3c-9e06-2a8f5b1d7c49',
+      from_login: '5001234',
+      to_login: '5001235',
+      amount: 250,
+      from_currency: 'EUR',
+      to_currency: 'USD',
+      converted_amount: 270.31,
+      status: 'completed',
+      source: 'EURUSD',
+      effective_rate: 1.08124,
+    },
+  ],
+  [
+    BulkCloseResultSchema,
+    'BulkCloseRun',
+    {
+      id: '2f0c7a3e-5d1b-4c8e-9a64-7b3e1d5f0c92',
+      status: 'completed',
+      login: 5001234,
+      comment: 'Closed before the ECB rate decision',
+      closed: [100234, 100236],
+      failed: [{ ticket: 100237, reason: 'PRICE_UNAVAILABLE' }],
+      created_at: '2026-03-12T11:59:58.004Z',
+      completed_at: '2026-03-12T11:59:58.911Z',
+    },
+  ],
+  [BulkCloseAcceptedSchema, 'BulkCloseAccepted'],
+  [GroupSchema, 'Group'],
+  [GroupInstrumentSchema, 'GroupInstrument'],
+  [InstrumentSchema, 'Instrument'],
+  [RandomWalkSchema, 'RandomWalk'],
+  [CustomerSchema, 'Customer'],
+  [AccountSchema, 'Account'],
+  [DepositSchema, 'Deposit'],
+  [LedgerSchema, 'LedgerEntry'],
+  [TransactionSchema, 'Transaction'],
+  [WithdrawalSchema, 'Withdrawal', { ...WITHDRAWAL }],
+  [
+    WithdrawalDetailSchema,
+    'WithdrawalDetail',
+    {
+      ...WITHDRAWAL,
+      customer_id: '1e38d67d-be8f-47d2-a4e0-ba9ff270b34e',
+      decided_by: 'a29641a2-e7cc-44e9-a1fd-8f6550c08608',
+      payment_data: { iban: 'DE89370400440532013000', holder: 'Anna Keller' },
+    },
+  ],
+  [WithdrawalRequestResultSchema, 'WithdrawalRequested'],
+  [
+    PayoutSchema,
+    'Payout',
+    {
+      id: '9c4e2b7a-1d3f-4a6e-8b05-3f7d9e1c2a64',
+      login: 7002417,
+      amount: '1840.00',
+      currency: 'USD',
+      status: 'approved',
+      reason: null,
+      created_at: '2026-03-31T16:02:11.540Z',
+      decided_at: '2026-04-01T08:15:42.077Z',
+      decided_by: 'a29641a2-e7cc-44e9-a1fd-8f6550c08608',
+    },
+  ],
+  [WebhookSchema, 'Webhook'],
+  [WebhookTestResultSchema, 'WebhookTestQueued'],
+  [DeliverySchema, 'WebhookDelivery'],
+  [RedeliverResultSchema, 'RedeliveryQueued'],
+  [NotificationSchema, 'Notification'],
+  [NotificationListSchema, 'NotificationPage'],
+  [StaffUserSchema, 'StaffUser'],
+  [RoleSchema, 'Role'],
+  [PermissionSchema, 'Permission'],
+  [SettingsSchema, 'BrokerSettings'],
+  [AuditSchema, 'AuditEntry'],
+  [TokenPairSchema, 'TokenPair'],
+  [TotpRequiredSchema, 'TotpRequired'],
+  [TotpSetupSchema, 'TotpSetup'],
+  [BackupCodesSchema, 'BackupCodes'],
+  [SessionSchema, 'Session'],
+  [ApiTokenSchema, 'ApiToken'],
+  [IssuedApiTokenSchema, 'IssuedApiToken'],
+  [ResetRequestedSchema, 'PasswordResetRequested'],
+  [EmailTemplateSchema, 'EmailTemplate'],
+  [PreviewSchema, 'EmailPreview'],
+  [RiskRuleSchema, 'RiskRule'],
+  [RiskPreviewResultSchema, 'RiskPreview'],
+  [RiskRunAcceptedSchema, 'RiskRunAccepted'],
+  [RiskApplyRunSchema, 'RiskApplyRun'],
+  [QueueSummarySchema, 'QueueSummary'],
+  [QueueJobSchema, 'QueueJob'],
+  [QuoteBoardItemSchema, 'QuoteBoardItem'],
+  [CustomerGroupTermsSchema, 'CustomerGroupTerms'],
+  [CustomerInstrumentSchema, 'CustomerInstrument'],
+];
+
+for (const [schema, id, example] of NAMES) {
+  const own = z.globalRegistry.get(schema) ?? {};
+  z.globalRegistry.add(schema, { ...own, id, ...(example === undefined ? {} : { examples: [example] }) });
+}
