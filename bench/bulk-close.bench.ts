@@ -13,7 +13,8 @@ import {
   type RunItemRow,
   type RunTicketRow,
 } from '../src/domain/orders/bulk-close';
-import { closeStatement, orderView } from '../src/domain/orders/market-orders';
+import { closeStatement } from '../src/domain/orders/close-order';
+import { orderView } from '../src/domain/orders/order-view';
 import { closingPrice, profitInQuoteCurrency, withSpread } from '../src/domain/orders/trading-math';
 import type { Quote } from '../src/domain/prices/quote-store';
 import { D, dec, money, type Dec } from '../src/platform/decimal';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { Pool, PoolClient } from 'pg';
-import { openingParams, type NewMarketOrder } from '../src/domain/orders/market-orders';
+import { openingParams, type NewMarketOrder } from '../src/domain/orders/open-order';
 import { openStatements, type HoldingsAndTermsRow } from '../src/domain/orders/open-statements';
 import { openingPrice, withSpread } from '../src/domain/orders/trading-math';
 import { QuoteStore } from '../src/domain/prices/quote-store';

@@ -1,4 +1,4 @@
-import { closeStatement, type CloseParams } from '../../src/domain/orders/market-orders';
+import { closeStatement, type CloseParams } from '../../src/domain/orders/close-order';
 
 const params: CloseParams = {
   ticket: '42',

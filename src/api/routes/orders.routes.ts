@@ -9,7 +9,9 @@ import {
   BulkCloseResultSchema,
   startBulkClose,
 } from '../../domain/orders/bulk-close';
-import { closeMarketOrder, openMarketOrder, OrderSchema, orderView } from '../../domain/orders/market-orders';
+import { closeMarketOrder } from '../../domain/orders/close-order';
+import { openMarketOrder } from '../../domain/orders/open-order';
+import { OrderSchema, orderView } from '../../domain/orders/order-view';
 import {
   cancelPendingOrder,
   createPendingOrder,

@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { ACCOUNT_KINDS, type Account } from '../../entities/account.entity';
 import { CurrencyCode, MoneyText } from '../money/money-text';
-import { loadMetrics } from '../orders/market-orders';
+import { loadMetrics } from './account-metrics';
 import type { QuoteStore } from '../prices/quote-store';
 
 /** An account as staff and its customer see it (decisions, section 4). */

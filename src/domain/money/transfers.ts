@@ -6,7 +6,7 @@ import { D, dec, money, type Dec } from '../../platform/decimal';
 import { errors, fieldError } from '../../platform/errors';
 import { namedStatement, type Statement } from '../../platform/named-sql';
 import { unreserved } from '../accounts/accounts';
-import { loadMetrics } from '../orders/market-orders';
+import { loadMetrics } from '../accounts/account-metrics';
 import { convertAtDealerRate, CurrencyConverter, type DealerRate } from '../prices/conversion';
 import type { QuoteStore } from '../prices/quote-store';
 import { assertCreditFits } from './bounds';

@@ -10,7 +10,7 @@ import type { EventConsumer, OutboxEvent } from '../events/consumers';
 import type { EventType } from '../events/event-types';
 import { TransferSchema } from '../money/transfers';
 import { WithdrawalSchema } from '../money/withdrawals';
-import { OrderSchema } from '../orders/market-orders';
+import { OrderSchema } from '../orders/order-view';
 import { PayoutSchema } from '../prop/payouts';
 import { queueMail } from '../mail/mail-outbox';
 import { NotifyCustomersJob } from '../../jobs/notify-customers.job';

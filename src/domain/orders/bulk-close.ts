@@ -9,7 +9,8 @@ import { errors, PermanentJobFailure } from '../../platform/errors';
 import { namedStatement, type Statement } from '../../platform/named-sql';
 import type { QuoteStore } from '../prices/quote-store';
 import { findAccountByLogin } from '../accounts/accounts';
-import { closeReadOrder, loadPricingTerms, type ClosableOrder, type CloseOutcome, type PricingSource } from './market-orders';
+import { closeReadOrder, loadPricingTerms, type CloseOutcome, type PricingSource } from './close-order';
+import type { ClosableOrder } from './order-view';
 
 /** The spec's Bulk close result, with the run's id, status and times. */
 export const BulkCloseResultSchema = z.object({

@@ -12,7 +12,7 @@ import { recordEvent } from '../events/outbox';
 import type { Caller, StaffCaller } from '../identity/caller';
 import { postToLedger } from '../ledger/ledger';
 import { assertCreditFits } from '../money/bounds';
-import { loadMetrics } from '../orders/market-orders';
+import { loadMetrics } from '../accounts/account-metrics';
 import { CurrencyCode, MoneyText } from '../money/money-text';
 import { convertAtDealerRate } from '../prices/conversion';
 import type { QuoteStore } from '../prices/quote-store';

@@ -1,0 +1,185 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { Account } from '../../entities/account.entity';
+import { Order } from '../../entities/order.entity';
+import { executeBound } from '../../db/bound-statement';
+import { dec, money, type Dec } from '../../platform/decimal';
+import { errors } from '../../platform/errors';
+import { namedStatement, type Statement } from '../../platform/named-sql';
+import type { QuoteStore } from '../prices/quote-store';
+import { orderView, type ClosableOrder, type OrderView } from './order-view';
+import { PricingContext, PricingError, type PricingTerms } from './pricing-context';
+import { closingPrice, profitInQuoteCurrency } from './trading-math';
+
+/** Where a close gets the account (with its group) and pricing terms for a symbol. */
+export type PricingSource = (
+  em: EntityManager,
+  accountId: string,
+  symbol: string,
+) => Promise<{ account: Account; terms: PricingTerms }>;
+
+/** Reads them afresh: what a single close does. */
+export const loadPricingTerms: PricingSource = async (em, accountId, symbol) => {
+  const account = await em.findOneOrFail(Account, accountId, { populate: ['group'] });
+  return { account, terms: await PricingContext.loadTerms(em, account, [symbol]) };
+};
+
+export type CloseOutcome = { kind: 'closed'; booked: boolean; view: OrderView } | { kind: 'failed'; reason: string };
+
+/**
+ * Closes one order at the current quote. The order is read and priced without locks (an
+ * open order's terms never change); then one statement closes it if it is still open,
+ * books the profit (`balance = balance + profit`, so the account row is locked only for
+ * that statement and the commit), appends the ledger row, writes the order.closed event,
+ * and, for a bulk close, decides the run's item. An order closed meanwhile, by a retried
+ * job or a racing bulk close, is matched by nothing and booked nothing: every ticket is
+ * closed and booked exactly once.
+ */
+export async function closeOrder(
+  em: EntityManager,
+  quotes: QuoteStore,
+  ticket: string,
+  reason: string,
+  bulkCloseRunId: string | null = null,
+  termsOf: PricingSource = loadPricingTerms,
+): Promise<CloseOutcome> {
+  const order = await em.findOne(Order, { ticket }, { refresh: true });
+  if (!order) return { kind: 'failed', reason: `Order ${ticket} does not exist` };
+  return closeReadOrder(em, quotes, order, order.account.id, reason, bulkCloseRunId, termsOf);
+}
+
+/**
+ * closeOrder once the order is read (by closeOrder, or by a bulk close's one read of its item
+ * and order): prices it and runs the closing statement, which only matches an open order.
+ */
+export async function closeReadOrder(
+  em: EntityManager,
+  quotes: QuoteStore,
+  order: ClosableOrder,
+  accountId: string,
+  reason: string,
+  bulkCloseRunId: string | null,
+  termsOf: PricingSource,
+): Promise<CloseOutcome> {
+  if (order.status === 'closed') return { kind: 'closed', booked: false, view: orderView(order) };
+
+  const { account: holder, terms } = await termsOf(em, accountId, order.symbol);
+  const pricing = await PricingContext.load(em, quotes, holder, [order.symbol], terms);
+  return closeAtPricing(em, order, pricing, reason, bulkCloseRunId);
+}
+
+/**
+ * Closes an open order at the quote `pricing` holds: for a caller that has priced the order
+ * already to decide on the close (the engine's sl and tp), so the close books the very quote
+ * that triggered it and nothing is read twice. The closing statement matches an open order only.
+ */
+export async function closeAtPricing(
+  em: EntityManager,
+  order: ClosableOrder,
+  pricing: PricingContext,
+  reason: string,
+  bulkCloseRunId: string | null = null,
+): Promise<CloseOutcome> {
+  const ticket = order.ticket;
+  let profit: Dec;
+  let price: Dec;
+  try {
+    const quote = pricing.quote(order.symbol);
+    price = closingPrice(order.cmd, quote);
+    const raw = profitInQuoteCurrency(order.cmd, dec(order.openPrice), price, dec(order.volume), dec(order.contractSize));
+    profit = money(pricing.toAccountCurrency(raw, quote.instrument.quoteCurrency));
+  } catch (err) {
+    if (err instanceof PricingError) return { kind: 'failed', reason: err.message };
+    throw err;
+  }
+  const closedAt = new Date();
+  const view: OrderView = {
+    ...orderView(order),
+    status: 'closed',
+    closed_at: closedAt.toISOString(),
+    close_price: Number(price.toFixed()),
+    profit: profit.toFixed(2),
+    close_reason: reason,
+  };
+  const close = closeStatement({
+    ticket,
+    closed_at: closedAt,
+    close_price: price.toFixed(),
+    profit: profit.toFixed(2),
+    reason,
+    event: JSON.stringify(view),
+    bulk_close_run_id: bulkCloseRunId,
+  });
+  const rows = await executeBound<{ booked: number }>(em, close);
+  const booked = Number(rows[0]?.booked ?? 0) === 1;
+  return {
+    kind: 'closed',
+    booked,
+    view: booked ? view : orderView(await em.findOneOrFail(Order, { ticket }, { refresh: true })),
+  };
+}
+
+/** What the closing statement writes, by name. */
+export interface CloseParams {
+  ticket: string;
+  closed_at: Date;
+  /** Decimal text. */
+  close_price: string;
+  /** In the account currency, two decimals: added to the balance and booked in the ledger. */
+  profit: string;
+  reason: string;
+  /** The order.closed event's data (the closed order's view), as JSON text. */
+  event: string;
+  /** The bulk close run whose item this close decides, or null for a single close. */
+  bulk_close_run_id: string | null;
+}
+
+const CLOSE_CTES = `
+with o as (
+  update orders set status = 'closed', closed_at = :closed_at, close_price = :close_price, profit = :profit,
+    close_reason = :reason, bulk_close_run_id = :bulk_close_run_id, updated_at = now()
+  where ticket = :ticket and status = 'open'
+  returning account_id
+), a as (
+  update accounts set balance = balance + :profit, updated_at = now() where id = (select account_id from o)
+  returning id, balance, customer_id
+), l as (
+  insert into ledger_entries (id, created_at, updated_at, account_id, kind, amount, balance_after, reference_type, reference_id, comment)
+  select gen_random_uuid(), now(), now(), a.id, 'trade_profit', :profit, a.balance, 'order', :ticket, :comment from a
+  returning id
+), e as (
+  insert into domain_events (id, created_at, updated_at, type, aggregate_type, aggregate_id, customer_id, data)
+  select gen_random_uuid(), now(), now(), 'order.closed' /* EventType */, 'order', :ticket, a.customer_id, :event::jsonb from a
+  returning id
+)`;
+
+type CloseBinding = CloseParams & { comment: string };
+
+const CLOSE = namedStatement<CloseBinding>(`${CLOSE_CTES}
+select (select count(*) from l)::int as booked`);
+
+/** The same, deciding the bulk close run's item in the same statement. */
+const CLOSE_WITH_ITEM = namedStatement<CloseBinding>(`${CLOSE_CTES}, i as (
+  update bulk_close_items set status = 'closed', reason = null, finished_at = now()
+  where run_id = :bulk_close_run_id and ticket = :ticket and status = 'pending'
+  returning 1
+)
+select (select count(*) from l)::int as booked`);
+
+/**
+ * The one statement that closes an order if it is still open, books the profit to the
+ * balance, appends the ledger row and the order.closed event, and (for a bulk close)
+ * decides the run's item; it answers `booked` 1, or 0 when the order was no longer open.
+ * closeOrder runs it, and so does the bench's plain-`pg` baseline (bench/bulk-close.bench.ts).
+ */
+export function closeStatement(params: CloseParams): Statement {
+  const statement = params.bulk_close_run_id === null ? CLOSE : CLOSE_WITH_ITEM;
+  return statement.bind({ ...params, comment: `Close of order ${params.ticket}` });
+}
+
+/** POST /orders/{ticket}/close: a closed order is 409 ORDER_NOT_OPEN, no price 409 PRICE_UNAVAILABLE. */
+export async function closeMarketOrder(em: EntityManager, quotes: QuoteStore, ticket: string): Promise<OrderView> {
+  const outcome = await closeOrder(em, quotes, ticket, 'manual');
+  if (outcome.kind === 'failed') throw errors.conflict('PRICE_UNAVAILABLE', outcome.reason);
+  if (!outcome.booked) throw errors.conflict('ORDER_NOT_OPEN', `Order ${ticket} is already closed`);
+  return outcome.view;
+}

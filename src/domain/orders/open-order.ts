@@ -1,0 +1,203 @@
+import { randomUUID } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { Account } from '../../entities/account.entity';
+import { GroupInstrument } from '../../entities/group-instrument.entity';
+import { Instrument } from '../../entities/instrument.entity';
+import { Order } from '../../entities/order.entity';
+import { dec, money, type Dec } from '../../platform/decimal';
+import { errors, fieldError } from '../../platform/errors';
+import type { QuoteStore } from '../prices/quote-store';
+import { metricsOf } from '../accounts/account-metrics';
+import { assertTradingAccount } from '../accounts/accounts';
+import { assertCanOpen } from '../money/bounds';
+import { openStatements, type HoldingsAndTermsRow, type LockedAccountRow, type OpenParams } from './open-statements';
+import { orderView, type OrderFields } from './order-view';
+import { PricingContext, PricingError, type PricingTerms } from './pricing-context';
+import { BUY, marginInQuoteCurrency, openingPrice } from './trading-math';
+
+export interface NewMarketOrder {
+  login: number;
+  symbol: string;
+  cmd: 0 | 1;
+  volume: number;
+  sl?: number | null | undefined;
+  tp?: number | null | undefined;
+  comment?: string | null | undefined;
+  /** Only a filled pending order carries one (decisions 12). */
+  trailing_stop?: number | null | undefined;
+}
+
+/** Checks sl and tp against the price: for buys sl < price < tp, for sells tp < price < sl. */
+export function checkStops(cmdIsBuy: boolean, price: Dec, sl: number | null | undefined, tp: number | null | undefined): void {
+  if (sl !== undefined && sl !== null) {
+    const ok = cmdIsBuy ? dec(sl).lt(price) : dec(sl).gt(price);
+    if (!ok) throw fieldError('body', ['sl'], `sl must be ${cmdIsBuy ? 'below' : 'above'} ${price.toFixed()}`);
+  }
+  if (tp !== undefined && tp !== null) {
+    const ok = cmdIsBuy ? dec(tp).gt(price) : dec(tp).lt(price);
+    if (!ok) throw fieldError('body', ['tp'], `tp must be ${cmdIsBuy ? 'above' : 'below'} ${price.toFixed()}`);
+  }
+}
+
+/**
+ * The opening statement's parameters from the locked account, the order asked for and the
+ * price it trades at; openMarketOrder and the bench's plain `pg` baseline build them alike.
+ * The event's data is the order's view with `order` 0: the statement sets the ticket it draws.
+ */
+export function openingParams(input: {
+  account: { id: string; login: string; customerId: string };
+  order: NewMarketOrder;
+  price: Dec;
+  contractSize: string;
+  openedAt: Date;
+}): OpenParams {
+  const { account, order, openedAt } = input;
+  const decimal = (v: number | null | undefined) => (v === undefined || v === null ? null : dec(v).toFixed());
+  const fields: OrderFields = {
+    ticket: '0',
+    login: account.login,
+    symbol: order.symbol,
+    cmd: order.cmd,
+    volume: dec(order.volume).toFixed(2),
+    openPrice: input.price.toFixed(),
+    sl: decimal(order.sl),
+    tp: decimal(order.tp),
+    comment: order.comment ?? null,
+    status: 'open',
+    createdAt: openedAt,
+    closedAt: null,
+    closePrice: null,
+    profit: null,
+    closeReason: null,
+    trailingStop: decimal(order.trailing_stop),
+  };
+  return {
+    id: randomUUID(),
+    opened_at: openedAt,
+    account_id: account.id,
+    login: account.login,
+    customer_id: account.customerId,
+    symbol: fields.symbol,
+    cmd: fields.cmd,
+    volume: fields.volume,
+    open_price: fields.openPrice,
+    contract_size: input.contractSize,
+    sl: fields.sl ?? null,
+    tp: fields.tp ?? null,
+    comment: fields.comment ?? null,
+    trailing_stop: fields.trailingStop ?? null,
+    event: JSON.stringify(orderView(fields)),
+  };
+}
+
+/** The instrument rows of HOLDINGS_AND_TERMS as PricingTerms, the instruments and group rows as managed entities. */
+function pricingTermsOf(tx: EntityManager, rows: HoldingsAndTermsRow[]): PricingTerms {
+  const terms: PricingTerms = { instruments: [], rows: [], joining: [] };
+  for (const row of rows) {
+    if (row.id === null) continue;
+    const instrumentColumns: Record<string, unknown> = {};
+    const groupColumns: Record<string, unknown> = { instrument_id: row.id };
+    for (const [name, value] of Object.entries(row)) {
+      if (name.startsWith('gi_')) groupColumns[name.slice(3)] = value;
+      else if (!HOLDINGS_COLUMNS.has(name)) instrumentColumns[name] = value;
+    }
+    const instrument = tx.map(Instrument, instrumentColumns);
+    if (row.wanted) terms.instruments.push(instrument);
+    if (row.joining) terms.joining.push(instrument);
+    if (row.gi_group_id !== null) terms.rows.push(tx.map(GroupInstrument, groupColumns));
+  }
+  return terms;
+}
+
+const HOLDINGS_COLUMNS = new Set(['open', 'waiting', 'wanted', 'joining']);
+
+/** An account to open on: as a caller names it (by login; a customer only its own), or as the engine holds it. */
+export type OpenOn = Account | { login: number; customerId: string | undefined };
+
+/**
+ * Opens a market order at the current quote after a free-margin check, in one
+ * transaction that holds the account locked (two orders racing for the same free margin
+ * take turns). A hot path: the transaction sends the three statements of openStatements
+ * (find and lock the account; holdings and pricing terms; the order with its event) between
+ * BEGIN and COMMIT, and reads the quotes from Redis while it holds the lock. A login that is
+ * not the customer's own is 404, as if absent; the wallet and a trading-disabled account are
+ * refused as they are locked.
+ */
+export async function openMarketOrder(
+  em: EntityManager,
+  quotes: QuoteStore,
+  on: OpenOn,
+  input: NewMarketOrder,
+  opts: { fillsPendingOrder?: boolean } = {},
+): Promise<Order> {
+  return em.transactional(async (tx) => {
+    const lock =
+      on instanceof Account ? openStatements.lockAccount(on.id) : openStatements.lockOwnAccount(on.login, on.customerId ?? null);
+    const [row] = await tx.execute<LockedAccountRow[]>(lock.sql, lock.values);
+    if (!row) throw errors.notFound('Account');
+    const { group_leverage: groupLeverage, ...columns } = row;
+    const locked = tx.map(Account, columns);
+    assertTradingAccount(locked);
+    // leverageOf would read the group, which is not loaded: its default leverage came with the row.
+    const leverage = locked.leverage ?? groupLeverage ?? 1;
+    const read = openStatements.holdingsAndTerms(
+      { id: locked.id, currency: locked.currency, groupId: locked.group?.id ?? null },
+      input.symbol,
+    );
+    const rows = await tx.execute<HoldingsAndTermsRow[]>(read.sql, read.values);
+    const open = rows[0]?.open ?? [];
+    // A filling pending order was already counted while it waited; it becomes this position.
+    const waiting = (rows[0]?.waiting ?? 0) - (opts.fillsPendingOrder ? 1 : 0);
+    assertCanOpen(locked.balance, open.length + waiting);
+    const symbols = [...open.map((o) => o.symbol), input.symbol];
+    const terms = pricingTermsOf(tx, rows);
+    const pricing = await PricingContext.load(tx, quotes, locked, symbols, terms);
+    let quote;
+    try {
+      quote = pricing.quote(input.symbol);
+    } catch (err) {
+      if (err instanceof PricingError) throw fieldError('body', ['symbol'], err.message);
+      throw err;
+    }
+    const price = openingPrice(input.cmd, quote);
+    checkStops(input.cmd === BUY, price, input.sl, input.tp);
+
+    const volume = dec(input.volume);
+    const contract = dec(quote.instrument.contractSize);
+    let needed: Dec;
+    try {
+      needed = money(
+        pricing.toAccountCurrency(marginInQuoteCurrency(volume, contract, price, leverage), quote.instrument.quoteCurrency),
+      );
+    } catch (err) {
+      if (err instanceof PricingError) throw fieldError('body', ['symbol'], err.message);
+      throw err;
+    }
+    const metrics = metricsOf(locked, open, pricing, leverage);
+    if (metrics.free_margin.lt(needed)) {
+      throw fieldError(
+        'body',
+        ['volume'],
+        `Not enough free margin: the order needs ${needed.toFixed(2)} ${locked.currency}, ${metrics.free_margin.toFixed(2)} is free`,
+      );
+    }
+    // The margin call flag (decisions 12: one call per crossing) is kept by the engine's margin
+    // check, which only sees accounts holding the ticked symbol: one whose positions all closed
+    // otherwise keeps it up, and its next crossing would send no call. With nothing open there
+    // is no margin level; this position starts from above the call level. The account is locked
+    // and its open orders were read after the lock, so a close in flight still counts as open.
+    if (open.length === 0 && locked.marginCallActive)
+      await tx.execute(`update accounts set margin_call_active = false where id = ?`, [locked.id]);
+    const insert = openStatements.open(
+      openingParams({
+        account: { id: locked.id, login: locked.login, customerId: locked.customer.id },
+        order: input,
+        price,
+        contractSize: quote.instrument.contractSize,
+        openedAt: new Date(),
+      }),
+    );
+    const [inserted] = await tx.execute<Array<Record<string, unknown>>>(insert.sql, insert.values);
+    return tx.map(Order, inserted!);
+  });
+}
