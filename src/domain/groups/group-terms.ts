@@ -3,7 +3,7 @@ import { COMMISSION_TYPES, Group } from '../../entities/group.entity';
 import { decText, num } from '../../platform/decimal';
 import { withPlaces } from '../../platform/decimal-places';
 import { namedStatement, type Statement } from '../../platform/named-sql';
-import type { auditFields } from '../audit/audit';
+import { auditInsertSql, auditParams, type AuditParams, type auditFields } from '../audit/audit';
 import { CurrencyCode } from '../money/money-text';
 
 /**
@@ -181,20 +181,6 @@ export function insertGroupStatement(row: GroupRow): Statement {
   return insertGroup.bind(row);
 }
 
-type AuditFields = ReturnType<typeof auditFields>;
-
-interface AuditParams {
-  audit_id: string;
-  actor_type: AuditFields['actorType'];
-  actor_id: string | null;
-  api_token_id: string | null;
-  action: string;
-  entity_type: string;
-  entity_id: string | null;
-  after: string;
-  request_id: string | null;
-}
-
 /**
  * The group and its audit row in one statement (a data-modifying CTE: atomic, one round
  * trip). The audit row takes its times from the group row.
@@ -204,21 +190,10 @@ with g as (
   ${INSERT_GROUP}
   returning id, created_at
 )
-insert into audit_entries (id, created_at, updated_at, actor_type, actor_id, api_token_id, action, entity_type, entity_id, after, request_id)
-select :audit_id, g.created_at, g.created_at, :actor_type, :actor_id, :api_token_id, :action, :entity_type, :entity_id, :after::jsonb, :request_id
-from g`);
+${auditInsertSql('g.created_at', 'g')}`);
 
-export function insertGroupWithAuditStatement(group: Group, auditId: string, audit: AuditFields): Statement {
+export function insertGroupWithAuditStatement(group: Group, auditId: string, audit: ReturnType<typeof auditFields>): Statement {
   // The row is this call's own: the audit parameters join it rather than a copy of it.
-  const params: GroupRow & Partial<AuditParams> = groupRow(group);
-  params.audit_id = auditId;
-  params.actor_type = audit.actorType;
-  params.actor_id = audit.actorId;
-  params.api_token_id = audit.apiTokenId;
-  params.action = audit.action;
-  params.entity_type = audit.entityType;
-  params.entity_id = audit.entityId;
-  params.after = JSON.stringify(audit.after);
-  params.request_id = audit.requestId;
-  return insertGroupWithAudit.bind(params as GroupRow & AuditParams);
+  const params = Object.assign(groupRow(group), auditParams(auditId, audit));
+  return insertGroupWithAudit.bind(params);
 }

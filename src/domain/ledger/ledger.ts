@@ -59,6 +59,48 @@ export function postToLedger(
   });
 }
 
+/**
+ * One ledger row as SQL expressions of the statement that books it: `:named` parameters, or
+ * columns of that statement's own CTEs. `kind` and `referenceType` are literals.
+ */
+export interface LedgerRowSql {
+  id: string;
+  bookedAt: string;
+  accountId: string;
+  kind: LedgerKind;
+  amount: string;
+  /** The balance the row leaves: the column the same statement's balance update returns. */
+  balanceAfter: string;
+  referenceType: string;
+  referenceId: string;
+  comment: string;
+  /** The CTE the row is selected from: no row is booked when it matched nothing. */
+  from: string;
+}
+
+const LEDGER_KIND_SET: ReadonlySet<string> = new Set(LEDGER_KINDS);
+
+/**
+ * The ledger's insert as the body of a data-modifying CTE, for the hot paths (a transfer, a
+ * close) that change a balance and book it in one statement, one round trip. The rules of
+ * postToLedger hold for its caller: the same statement updates the balance (which locks the
+ * row) and passes the balance it returns as `balanceAfter`. Answers `returning id`, one row per
+ * booked row. This module is the only code that names the ledger's columns.
+ */
+export function ledgerInsertSql(rows: readonly LedgerRowSql[]): string {
+  const selects = rows.map((r) => {
+    if (!LEDGER_KIND_SET.has(r.kind)) throw new Error(`unknown ledger kind ${r.kind}`);
+    if (!/^[a-z_]+$/.test(r.referenceType)) throw new Error(`bad ledger reference type ${r.referenceType}`);
+    return (
+      `select ${r.id}, ${r.bookedAt}, ${r.bookedAt}, ${r.accountId}, '${r.kind}', ${r.amount}, ${r.balanceAfter}, ` +
+      `'${r.referenceType}', ${r.referenceId}, ${r.comment} from ${r.from}`
+    );
+  });
+  return `insert into ledger_entries (id, created_at, updated_at, account_id, kind, amount, balance_after, reference_type, reference_id, comment)
+  ${selects.join('\n  union all\n  ')}
+  returning id`;
+}
+
 export interface LedgerMismatch {
   login: string;
   balance: string;

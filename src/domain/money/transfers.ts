@@ -6,6 +6,8 @@ import { D, dec, money, type Dec } from '../../platform/decimal';
 import { errors, fieldError } from '../../platform/errors';
 import { namedStatement, type Statement } from '../../platform/named-sql';
 import { unreserved } from '../accounts/accounts';
+import { eventInsertSql } from '../events/outbox';
+import { ledgerInsertSql } from '../ledger/ledger';
 import { loadMetrics } from '../accounts/account-metrics';
 import { convertAtDealerRate, CurrencyConverter, type DealerRate } from '../prices/conversion';
 import type { QuoteStore } from '../prices/quote-store';
@@ -117,13 +119,32 @@ with f as (
   update accounts set balance = balance + :converted_amount::numeric, updated_at = :booked_at::timestamptz
   where id = :to_account_id::uuid returning balance
 ), l as (
-  insert into ledger_entries (id, created_at, updated_at, account_id, kind, amount, balance_after, reference_type, reference_id, comment)
-  select :transfer_out_id::uuid, :booked_at::timestamptz, :booked_at::timestamptz, :from_account_id::uuid, 'transfer_out',
-         :debit::numeric, f.balance, 'transfer', :transfer_out_id::text, :out_comment::text from f
-  union all
-  select :transfer_in_id::uuid, :booked_at::timestamptz, :booked_at::timestamptz, :to_account_id::uuid, 'transfer_in',
-         :converted_amount::numeric, t.balance, 'transfer', :transfer_out_id::text, :in_comment::text from t
-  returning id
+  ${ledgerInsertSql([
+    {
+      id: ':transfer_out_id::uuid',
+      bookedAt: ':booked_at::timestamptz',
+      accountId: ':from_account_id::uuid',
+      kind: 'transfer_out',
+      amount: ':debit::numeric',
+      balanceAfter: 'f.balance',
+      referenceType: 'transfer',
+      referenceId: ':transfer_out_id::text',
+      comment: ':out_comment::text',
+      from: 'f',
+    },
+    {
+      id: ':transfer_in_id::uuid',
+      bookedAt: ':booked_at::timestamptz',
+      accountId: ':to_account_id::uuid',
+      kind: 'transfer_in',
+      amount: ':converted_amount::numeric',
+      balanceAfter: 't.balance',
+      referenceType: 'transfer',
+      referenceId: ':transfer_out_id::text',
+      comment: ':in_comment::text',
+      from: 't',
+    },
+  ])}
 ), r as (
   insert into transfers (id, created_at, updated_at, transfer_in_id, customer_id, from_account_id, to_account_id, from_login, to_login,
                          amount, from_currency, converted_amount, to_currency, source, rate_multiplier, rate_divisor)
@@ -131,9 +152,14 @@ with f as (
           :amount, :from_currency, :converted_amount, :to_currency, :source, :rate_multiplier, :rate_divisor)
   returning id
 ), e as (
-  insert into domain_events (id, created_at, updated_at, type, aggregate_type, aggregate_id, customer_id, data)
-  values (gen_random_uuid(), :booked_at, :booked_at, 'transfer.completed' /* EventType */, 'transfer', :transfer_out_id, :customer_id, :event::jsonb)
-  returning id
+  ${eventInsertSql({
+    type: 'transfer.completed',
+    aggregateType: 'transfer',
+    aggregateId: ':transfer_out_id::text',
+    customerId: ':customer_id::uuid',
+    data: ':event::jsonb',
+    at: ':booked_at::timestamptz',
+  })}
 )
 select (select count(*) from l)::int as legs`);
 

@@ -6,6 +6,8 @@ import { dec, money, type Dec } from '../../platform/decimal';
 import { errors } from '../../platform/errors';
 import { namedStatement, type Statement } from '../../platform/named-sql';
 import type { QuoteStore } from '../prices/quote-store';
+import { eventInsertSql } from '../events/outbox';
+import { ledgerInsertSql } from '../ledger/ledger';
 import { orderView, type ClosableOrder, type OrderView } from './order-view';
 import { PricingContext, PricingError, type PricingTerms } from './pricing-context';
 import { closingPrice, profitInQuoteCurrency } from './trading-math';
@@ -143,13 +145,30 @@ with o as (
   update accounts set balance = balance + :profit, updated_at = now() where id = (select account_id from o)
   returning id, balance, customer_id
 ), l as (
-  insert into ledger_entries (id, created_at, updated_at, account_id, kind, amount, balance_after, reference_type, reference_id, comment)
-  select gen_random_uuid(), now(), now(), a.id, 'trade_profit', :profit, a.balance, 'order', :ticket, :comment from a
-  returning id
+  ${ledgerInsertSql([
+    {
+      id: 'gen_random_uuid()',
+      bookedAt: 'now()',
+      accountId: 'a.id',
+      kind: 'trade_profit',
+      amount: ':profit',
+      balanceAfter: 'a.balance',
+      referenceType: 'order',
+      referenceId: ':ticket',
+      comment: ':comment',
+      from: 'a',
+    },
+  ])}
 ), e as (
-  insert into domain_events (id, created_at, updated_at, type, aggregate_type, aggregate_id, customer_id, data)
-  select gen_random_uuid(), now(), now(), 'order.closed' /* EventType */, 'order', :ticket, a.customer_id, :event::jsonb from a
-  returning id
+  ${eventInsertSql({
+    type: 'order.closed',
+    aggregateType: 'order',
+    aggregateId: ':ticket',
+    customerId: 'a.customer_id',
+    data: ':event::jsonb',
+    at: 'now()',
+    from: 'a',
+  })}
 )`;
 
 type CloseBinding = CloseParams & { comment: string };

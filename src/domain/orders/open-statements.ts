@@ -1,4 +1,5 @@
 import { namedStatement, type Statement } from '../../platform/named-sql';
+import { eventInsertSql } from '../events/outbox';
 
 /**
  * The statements of opening a market order, in the order openMarketOrder sends them inside its
@@ -95,10 +96,15 @@ with o as (
           :sl, :tp, :comment, :trailing_stop, 'open')
   returning *
 ), e as (
-  insert into domain_events (id, created_at, updated_at, type, aggregate_type, aggregate_id, customer_id, data)
-  select gen_random_uuid(), :opened_at::timestamptz, :opened_at::timestamptz, 'order.opened' /* EventType */, 'order',
-         o.ticket::text, :customer_id::uuid, jsonb_set(:event::jsonb, '{order}', to_jsonb(o.ticket)) from o
-  returning id
+  ${eventInsertSql({
+    type: 'order.opened',
+    aggregateType: 'order',
+    aggregateId: 'o.ticket::text',
+    customerId: ':customer_id::uuid',
+    data: `jsonb_set(:event::jsonb, '{order}', to_jsonb(o.ticket))`,
+    at: ':opened_at::timestamptz',
+    from: 'o',
+  })}
 )
 select * from o`);
 

@@ -9,6 +9,7 @@ import type { JobProducer } from '../../jobs/job-producer';
 import { RiskApplyJob } from '../../jobs/risk.job';
 import { errors, PermanentJobFailure } from '../../platform/errors';
 import { recordAudit } from '../audit/audit';
+import { eventInsertSql } from '../events/outbox';
 import type { StaffCaller } from '../identity/caller';
 import { classedStatement } from './classify';
 import {
@@ -216,6 +217,17 @@ export async function startRiskApply(
   return { id: run.id, status_url: `/risk/rules/${rule.id}/runs/${run.id}` };
 }
 
+/** The account.risk_classified event of each account a notify action marks (`m`); its parameters: class, rule id and name, run id. */
+const RISK_CLASSIFIED_EVENT = eventInsertSql({
+  type: 'account.risk_classified',
+  aggregateType: 'account',
+  aggregateId: 'm.login::text',
+  customerId: 'm.customer_id',
+  data: `jsonb_build_object('login', m.login, 'risk_class', ?::text, 'rule_id', ?::uuid, 'rule_name', ?::text, 'run_id', ?::uuid)`,
+  at: 'now()',
+  from: 'm',
+});
+
 /**
  * The worker's half of an apply run. Every step is one SQL statement over the run's items,
  * so no account list or order is held in Node, and each is idempotent:
@@ -280,10 +292,7 @@ export async function runRiskApply(em: EntityManager, runId: string): Promise<vo
         `with m as (
            update risk_run_items set notified = true
             where run_id = ? and risk_class = ? and not notified returning login, customer_id)
-         insert into domain_events (id, created_at, updated_at, type, aggregate_type, aggregate_id, customer_id, data)
-         select gen_random_uuid(), now(), now(), 'account.risk_classified' /* EventType */, 'account', m.login::text, m.customer_id,
-                jsonb_build_object('login', m.login, 'risk_class', ?::text, 'rule_id', ?::uuid, 'rule_name', ?::text, 'run_id', ?::uuid)
-           from m`,
+         ${RISK_CLASSIFIED_EVENT}`,
         [runId, cls, cls, run.ruleId, ruleName, runId],
       );
   }
