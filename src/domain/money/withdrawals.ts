@@ -9,7 +9,7 @@ import { lockAccounts, unreserved } from '../accounts/accounts';
 import { recordAudit } from '../audit/audit';
 import { recordEvent } from '../events/outbox';
 import type { StaffCaller } from '../identity/caller';
-import { postToLedger } from '../ledger/ledger';
+import { postHold, releaseHold, reserveHold } from '../ledger/holds';
 import { CurrencyCode, MoneyText } from './money-text';
 
 /** The largest payment_data accepted, as UTF-8 JSON text. */
@@ -101,7 +101,7 @@ export async function requestWithdrawal(
         ['amount'],
         `The amount exceeds what can be withdrawn: ${available.toFixed(2)} ${locked.currency} available`,
       );
-    locked.reserved = money(locked.reserved).plus(amount).toFixed(2);
+    reserveHold(locked, amount);
     const withdrawal = tx.create(Withdrawal, {
       account: locked,
       customer: customerId,
@@ -155,11 +155,11 @@ export async function decideWithdrawal(
       throw errors.conflict('WITHDRAWAL_NOT_PENDING', `This withdrawal is already ${withdrawal.status}`);
     const before = withdrawalView(withdrawal);
     const amount = dec(withdrawal.amount);
-    wallet.reserved = money(wallet.reserved).minus(amount).toFixed(2);
     if (decision.kind === 'approve') {
-      postToLedger(tx, wallet, amount.neg(), 'withdrawal', { type: 'withdrawal', id: withdrawal.id }, 'Withdrawal paid out');
+      postHold(tx, wallet, amount, 'withdrawal', { type: 'withdrawal', id: withdrawal.id }, 'Withdrawal paid out');
       withdrawal.status = 'completed';
     } else {
+      releaseHold(wallet, amount);
       withdrawal.status = 'rejected';
       withdrawal.reason = decision.reason;
     }

@@ -10,6 +10,7 @@ import { lockAccounts } from '../accounts/accounts';
 import { recordAudit } from '../audit/audit';
 import { recordEvent } from '../events/outbox';
 import type { Caller, StaffCaller } from '../identity/caller';
+import { postHold, releaseHold, reserveHold } from '../ledger/holds';
 import { postToLedger } from '../ledger/ledger';
 import { assertCreditFits } from '../money/bounds';
 import { loadMetrics } from '../accounts/account-metrics';
@@ -63,14 +64,15 @@ async function startingBalance(tx: EntityManager, accountId: string): Promise<De
  * account's `reserved` holds nothing else: withdrawals draw on the wallet only). A loss still
  * open counts against it: the balance is not profit while open positions can give it back, and
  * paying it out would leave the firm's capital to cover the loss. An open gain does not count:
- * it is not money until closed. Never below 0. Read under the account's lock, which order opens
+ * it is not money until closed. Never below 0. A payout being decided passes its own amount as
+ * `ownHold`: its own reserve is what it may pay, not what stands against it. Read under the account's lock, which order opens
  * and closes take too, so the open positions priced here are the ones that stand.
  */
-async function payable(tx: EntityManager, quotes: QuoteStore, account: Account): Promise<Dec> {
+async function payable(tx: EntityManager, quotes: QuoteStore, account: Account, ownHold: Dec = new D(0)): Promise<Dec> {
   const starting = await startingBalance(tx, account.id);
   await tx.populate(account, ['group']);
   const { balance, equity } = await loadMetrics(tx, quotes, account);
-  return D.max(D.min(balance, equity).minus(account.reserved).minus(starting), 0);
+  return D.max(D.min(balance, equity).minus(dec(account.reserved).minus(ownHold)).minus(starting), 0);
 }
 
 /**
@@ -99,7 +101,7 @@ export async function requestPayout(
         ['amount'],
         `The amount exceeds the profit available for payout: ${available.toFixed(2)} ${account.currency} available`,
       );
-    account.reserved = money(account.reserved).plus(amount).toFixed(2);
+    reserveHold(account, amount);
     const payout = tx.create(Payout, {
       account,
       customer: account.customer.id,
@@ -154,11 +156,10 @@ export async function decidePayout(
     if (payout.status !== 'pending') throw errors.conflict('PAYOUT_NOT_PENDING', `This payout is already ${payout.status}`);
     const before = payoutView(payout);
     const amount = dec(payout.amount);
-    prop.reserved = money(prop.reserved).minus(amount).toFixed(2);
     if (decision.kind === 'approve') {
       const target = locked.get(wallet!.id)!;
       // The profit may have shrunk since the request (losing trades, open or closed): pay out profit only.
-      const available = await payable(tx, quotes, prop);
+      const available = await payable(tx, quotes, prop, amount);
       if (amount.gt(available))
         throw errors.conflict(
           'PAYOUT_EXCEEDS_PROFIT',
@@ -179,7 +180,7 @@ export async function decidePayout(
         );
       assertCreditFits(target.balance, converted);
       const reference = { type: 'payout', id: payout.id };
-      postToLedger(tx, prop, amount.neg(), 'payout', reference, `Payout to wallet ${target.login}`);
+      postHold(tx, prop, amount, 'payout', reference, `Payout to wallet ${target.login}`);
       postToLedger(tx, target, converted, 'payout', reference, `Payout from prop account ${prop.login}`);
       payout.status = 'approved';
       payout.walletAmount = converted.toFixed(2);
@@ -188,6 +189,7 @@ export async function decidePayout(
       payout.rateMultiplier = rate.multiplier.toFixed();
       payout.rateDivisor = rate.divisor.toFixed();
     } else {
+      releaseHold(prop, amount);
       payout.status = 'rejected';
       payout.reason = decision.reason;
     }
