@@ -9,7 +9,9 @@ import { dec, num, type Dec } from '../../platform/decimal';
 import { errors, fieldError } from '../../platform/errors';
 import type { QuoteStore } from '../prices/quote-store';
 import { assertTradingAccount, lockAccounts } from '../accounts/accounts';
+import type { DomainEvent } from '../../entities/domain-event.entity';
 import { recordEvent } from '../events/outbox';
+import type { EventType } from '../events/event-types';
 import { assertCanOpen } from '../money/bounds';
 import { countWaitingPendingOrders } from './positions';
 import { PricingContext, PricingError } from './pricing-context';
@@ -93,6 +95,23 @@ export function pendingOrderView(p: PendingOrder): PendingOrderView {
     trailing_stop: num(p.trailingStop),
     cancel_reason: p.cancelReason ?? null,
   };
+}
+
+/** The pending_order.* event types: each one's data is the order's view (a modification's, before and after). */
+export type PendingOrderEventType = Extract<EventType, `pending_order.${string}`>;
+
+/**
+ * Adds a pending order's event to the caller's unit of work: the one shape of every
+ * pending_order.* event, keyed by the order's ticket, for the order's customer.
+ */
+export function recordPendingOrderEvent(
+  em: EntityManager,
+  type: PendingOrderEventType,
+  order: PendingOrder,
+  customerId: string,
+  data: Record<string, unknown> = pendingOrderView(order),
+): DomainEvent {
+  return recordEvent(em, { type, aggregateType: 'pending_order', aggregateId: order.ticket, customerId, data });
 }
 
 /**
@@ -237,13 +256,7 @@ export async function expireDuePendingOrders(em: EntityManager): Promise<number>
     for (const order of due) {
       order.status = 'expired';
       order.updatedAt = new Date();
-      recordEvent(tx, {
-        type: 'pending_order.expired',
-        aggregateType: 'pending_order',
-        aggregateId: order.ticket,
-        customerId: order.account.getEntity().customer.id,
-        data: pendingOrderView(order),
-      });
+      recordPendingOrderEvent(tx, 'pending_order.expired', order, order.account.getEntity().customer.id);
     }
     return due.length;
   });
@@ -289,13 +302,7 @@ export async function modifyPendingOrder(
     if ('tp' in patch) order.tp = text(patch.tp);
     if ('trailing_stop' in patch) order.trailingStop = text(patch.trailing_stop);
     order.updatedAt = new Date();
-    recordEvent(tx, {
-      type: 'pending_order.modified',
-      aggregateType: 'pending_order',
-      aggregateId: order.ticket,
-      customerId: account.customer.id,
-      data: { before, after: pendingOrderView(order) },
-    });
+    recordPendingOrderEvent(tx, 'pending_order.modified', order, account.customer.id, { before, after: pendingOrderView(order) });
     return order;
   });
 }
@@ -310,13 +317,7 @@ export async function cancelPendingOrder(em: EntityManager, account: Account, ti
     const order = await lockPendingOrder(tx, account, ticket, ['pending', 'triggered']);
     order.status = 'cancelled';
     order.updatedAt = new Date();
-    recordEvent(tx, {
-      type: 'pending_order.cancelled',
-      aggregateType: 'pending_order',
-      aggregateId: order.ticket,
-      customerId: account.customer.id,
-      data: pendingOrderView(order),
-    });
+    recordPendingOrderEvent(tx, 'pending_order.cancelled', order, account.customer.id);
     return order;
   });
 }
