@@ -3,6 +3,7 @@ import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Pool } from 'pg';
 import { request, Agent } from 'undici';
+import { eventInsertSql } from '../src/domain/events/outbox';
 import { signedHeaders, signingKey } from '../src/domain/webhooks/signature';
 import { DataKeyRing } from '../src/platform/secret-box';
 import { BASE_DATABASE_URL, benchPool, dropDatabase, withDatabase } from './lib/bench-kit';
@@ -63,9 +64,15 @@ async function until(what: string, check: () => boolean, timeoutMs: number): Pro
   }
 }
 
-const INSERT_EVENTS = `insert into domain_events (id, created_at, updated_at, type, aggregate_type, aggregate_id, data)
-  select gen_random_uuid(), now(), now(), 'order.opened', 'order', $1, jsonb_build_object('n', i, 'login', 100001, 'symbol', 'EURUSD', 'volume', '1.00')
-    from generate_series(1, $2::int) i returning id`;
+const INSERT_EVENTS = eventInsertSql({
+  type: 'order.opened',
+  aggregateType: 'order',
+  aggregateId: '$1',
+  customerId: 'null',
+  data: `jsonb_build_object('n', i, 'login', 100001, 'symbol', 'EURUSD', 'volume', '1.00')`,
+  at: 'now()',
+  from: 'generate_series(1, $2::int) i',
+});
 
 export async function run(h: Harness): Promise<Figure[]> {
   const tag = randomBytes(4).toString('hex');
