@@ -21,7 +21,7 @@ import { TransferSchema } from '../../domain/money/transfers';
 import { WithdrawalDetailSchema, WithdrawalRequestResultSchema, WithdrawalSchema } from '../../domain/money/withdrawals';
 import { NotificationListSchema, NotificationSchema } from '../../domain/notifications/notifications';
 import { BulkCloseAcceptedSchema, BulkCloseResultSchema } from '../../domain/orders/bulk-close';
-import { OrderSchema } from '../../domain/orders/market-orders';
+import { OrderSchema } from '../../domain/orders/order-view';
 import { PendingOrderSchema } from '../../domain/orders/pending-orders';
 import { QuoteBoardItemSchema } from '../../domain/prices/quote-board';
 import { QuoteSchema } from '../../domain/prices/quote-store';
