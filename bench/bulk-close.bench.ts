@@ -15,7 +15,7 @@ import {
 } from '../src/domain/orders/bulk-close';
 import { closeStatement } from '../src/domain/orders/close-order';
 import { orderView } from '../src/domain/orders/order-view';
-import { closingPrice, profitInQuoteCurrency, withSpread } from '../src/domain/orders/trading-math';
+import { closingPrice, profitInQuoteCurrency, withSpread } from '../src/domain/prices/trading-math';
 import type { Quote } from '../src/domain/prices/quote-store';
 import { D, dec, money, type Dec } from '../src/platform/decimal';
 import { pgPlaceholders } from '../src/platform/named-sql';

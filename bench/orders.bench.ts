@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import type { Pool, PoolClient } from 'pg';
 import { openingParams, type NewMarketOrder } from '../src/domain/orders/open-order';
 import { openStatements, type HoldingsAndTermsRow } from '../src/domain/orders/open-statements';
-import { openingPrice, withSpread } from '../src/domain/orders/trading-math';
+import { openingPrice, withSpread } from '../src/domain/prices/trading-math';
 import { QuoteStore } from '../src/domain/prices/quote-store';
 import { dec } from '../src/platform/decimal';
 import { pgPlaceholders, type Statement } from '../src/platform/named-sql';

@@ -1,4 +1,4 @@
-import { sendPasswordReset } from '../domain/customers/password-reset';
+import { sendPasswordReset } from '../domain/identity/password-reset';
 import { PasswordResetJob } from '../jobs/password-reset.job';
 import { defineProcessor } from './processor';
 

@@ -7,10 +7,10 @@ import {
   PRICE_MIN,
   SPREAD_POINTS_MAX,
   VOLUME_MAX,
-} from '../../src/domain/money/bounds';
+} from '../../src/domain/money/primitives/bounds';
 import { D } from '../../src/platform/decimal';
 
-/** Recomputes the argument of domain/money/bounds.ts from its constants, so a changed bound cannot break it silently. */
+/** Recomputes the argument of domain/money/primitives/bounds.ts from its constants, so a changed bound cannot break it silently. */
 describe('money bounds', () => {
   // A group's spread widens a quote by half its points; at digits 0 a point is 1.
   const widestPrice = new D(PRICE_MAX).plus(new D(SPREAD_POINTS_MAX).div(2));

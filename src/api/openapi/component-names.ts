@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { AccountSchema } from '../../domain/accounts/account-view';
 import { AuditSchema } from '../../domain/audit/audit';
 import { CustomerSchema } from '../../domain/customers/customers';
-import { ResetRequestedSchema } from '../../domain/customers/password-reset';
+import { ResetRequestedSchema } from '../../domain/identity/password-reset';
 import { GroupSchema } from '../../domain/groups/group-terms';
 import { ApiTokenSchema, IssuedApiTokenSchema } from '../../domain/identity/api-tokens';
 import { SettingsSchema } from '../../domain/identity/broker-settings';

@@ -4,7 +4,7 @@ import { recordAudit } from '../../domain/audit/audit';
 import { AccountSchema, accountView } from '../../domain/accounts/account-view';
 import { LedgerSchema, ledgerView } from '../../domain/ledger/ledger';
 import { DepositSchema, depositFunds } from '../../domain/money/deposits';
-import { CurrencyCode } from '../../domain/money/money-text';
+import { CurrencyCode } from '../../domain/money/primitives/money-text';
 import { Account } from '../../entities/account.entity';
 import { Customer } from '../../entities/customer.entity';
 import { LedgerEntry } from '../../entities/ledger-entry.entity';

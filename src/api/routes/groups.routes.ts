@@ -14,7 +14,7 @@ import { findPage } from '../../db/find-page';
 import { pageQuery, pageSchema } from '../http/paging';
 import { queryBool } from '../http/query';
 import { withPlaces } from '../../platform/decimal-places';
-import { SPREAD_POINTS_MAX } from '../../domain/money/bounds';
+import { SPREAD_POINTS_MAX } from '../../domain/money/primitives/bounds';
 import { defineRoute, json, type RouteSpec } from '../http/route';
 
 const GroupId = z.object({ group_id: z.uuid() });

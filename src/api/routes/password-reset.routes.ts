@@ -1,13 +1,13 @@
 import { z } from 'zod';
 import {
   confirmPasswordReset,
-  RESET_LIMITS,
   RESET_MAIL_INTERVAL_SECONDS,
   RESET_REQUESTED,
   RESET_TOKEN_TTL_SECONDS,
   requestPasswordReset,
   ResetRequestedSchema,
-} from '../../domain/customers/password-reset';
+} from '../../domain/identity/password-reset';
+import { RESET_LIMITS } from '../../domain/identity/reset-limits';
 import { defineRoute, json, type RouteSpec } from '../http/route';
 
 export const passwordResetRoutes: RouteSpec[] = [

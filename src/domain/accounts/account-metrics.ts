@@ -3,8 +3,8 @@ import type { Account } from '../../entities/account.entity';
 import { Order } from '../../entities/order.entity';
 import { D, dec, money, type Dec } from '../../platform/decimal';
 import type { QuoteStore } from '../prices/quote-store';
-import { PricingContext, PricingError } from '../orders/pricing-context';
-import { closingPrice, marginInQuoteCurrency, profitInQuoteCurrency } from '../orders/trading-math';
+import { PricingContext, PricingError } from '../prices/pricing-context';
+import { closingPrice, marginInQuoteCurrency, profitInQuoteCurrency } from '../prices/trading-math';
 
 /** The leverage an account trades at: its own, else its group's default. */
 export function leverageOf(account: Account): number {

@@ -14,8 +14,8 @@ import { metricsOf } from '../accounts/account-metrics';
 import { closeAtPricing } from '../orders/close-order';
 import { openMarketOrder } from '../orders/open-order';
 import { CMD, isBuy, isStopLimit, pendingOrderView } from '../orders/pending-orders';
-import { PricingContext, PricingError, type PricingTerms, type TradableQuote } from '../orders/pricing-context';
-import { BUY, closingPrice, profitInQuoteCurrency } from '../orders/trading-math';
+import { PricingContext, PricingError, type PricingTerms, type TradableQuote } from '../prices/pricing-context';
+import { BUY, closingPrice, profitInQuoteCurrency } from '../prices/trading-math';
 import type { QuoteStore } from '../prices/quote-store';
 
 /** Candidates read per query: a tick that triggers more pages through them by ticket. */

@@ -4,7 +4,7 @@ import { decText, num } from '../../platform/decimal';
 import { withPlaces } from '../../platform/decimal-places';
 import { namedStatement, type Statement } from '../../platform/named-sql';
 import { auditInsertSql, auditParams, type AuditParams, type auditFields } from '../audit/audit';
-import { CurrencyCode } from '../money/money-text';
+import { CurrencyCode } from '../money/primitives/money-text';
 
 /**
  * A group's terms, each written once: its name (which is also its column in

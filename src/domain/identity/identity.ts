@@ -2,7 +2,7 @@ import type { RedisClient } from '../../platform/redis';
 import type { Config } from '../../config/config';
 import type { PrincipalType } from '../../entities/session.entity';
 import type { SecretBox } from '../../platform/secret-box';
-import { RESET_LIMITS } from '../customers/password-reset';
+import { RESET_LIMITS } from './reset-limits';
 import { AccessTokens } from './access-tokens';
 import { AuthCache } from './auth-cache';
 import { LoginThrottle } from './login-throttle';

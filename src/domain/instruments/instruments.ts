@@ -8,7 +8,7 @@ import { decText, num } from '../../platform/decimal';
 import { errors } from '../../platform/errors';
 import { recordAudit } from '../audit/audit';
 import type { StaffCaller } from '../identity/caller';
-import { CurrencyCode } from '../money/money-text';
+import { CurrencyCode } from '../money/primitives/money-text';
 import { flushUnique } from '../../db/flush-unique';
 
 export interface NewInstrument {

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Account } from '../../entities/account.entity';
 import { LEDGER_KINDS, LedgerEntry, type LedgerKind } from '../../entities/ledger-entry.entity';
 import { money, type Dec } from '../../platform/decimal';
-import { MoneyText } from '../money/money-text';
+import { MoneyText } from '../money/primitives/money-text';
 
 export const LedgerSchema = z.object({
   id: z.uuid(),

@@ -8,8 +8,8 @@ import { recordAudit } from '../audit/audit';
 import type { StaffCaller } from '../identity/caller';
 import { recordEvent } from '../events/outbox';
 import { postToLedger } from '../ledger/ledger';
-import { assertCreditFits } from './bounds';
-import { CurrencyCode, MoneyText } from './money-text';
+import { assertCreditFits } from './primitives/bounds';
+import { CurrencyCode, MoneyText } from './primitives/money-text';
 
 export const DepositSchema = z.object({
   id: z.uuid(),

@@ -10,7 +10,7 @@ import { recordAudit } from '../audit/audit';
 import { recordEvent } from '../events/outbox';
 import type { StaffCaller } from '../identity/caller';
 import { postHold, releaseHold, reserveHold } from '../ledger/holds';
-import { CurrencyCode, MoneyText } from './money-text';
+import { CurrencyCode, MoneyText } from './primitives/money-text';
 
 /** The largest payment_data accepted, as UTF-8 JSON text. */
 export const PAYMENT_DATA_MAX_BYTES = 4096;

@@ -9,8 +9,8 @@ import type { QuoteStore } from '../prices/quote-store';
 import { eventInsertSql } from '../events/outbox';
 import { ledgerInsertSql } from '../ledger/ledger';
 import { orderView, type ClosableOrder, type OrderView } from './order-view';
-import { PricingContext, PricingError, type PricingTerms } from './pricing-context';
-import { closingPrice, profitInQuoteCurrency } from './trading-math';
+import { PricingContext, PricingError, type PricingTerms } from '../prices/pricing-context';
+import { closingPrice, profitInQuoteCurrency } from '../prices/trading-math';
 
 /** Where a close gets the account (with its group) and pricing terms for a symbol. */
 export type PricingSource = (

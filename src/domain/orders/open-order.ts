@@ -9,11 +9,11 @@ import { errors, fieldError } from '../../platform/errors';
 import type { QuoteStore } from '../prices/quote-store';
 import { metricsOf } from '../accounts/account-metrics';
 import { assertTradingAccount } from '../accounts/accounts';
-import { assertCanOpen } from '../money/bounds';
+import { assertCanOpen } from '../money/primitives/bounds';
 import { openStatements, type HoldingsAndTermsRow, type LockedAccountRow, type OpenParams } from './open-statements';
 import { orderView, type OrderFields } from './order-view';
-import { PricingContext, PricingError, type PricingTerms } from './pricing-context';
-import { BUY, marginInQuoteCurrency, openingPrice } from './trading-math';
+import { PricingContext, PricingError, type PricingTerms } from '../prices/pricing-context';
+import { BUY, marginInQuoteCurrency, openingPrice } from '../prices/trading-math';
 
 export interface NewMarketOrder {
   login: number;

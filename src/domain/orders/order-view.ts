@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Order } from '../../entities/order.entity';
 import { num } from '../../platform/decimal';
-import { MoneyText } from '../money/money-text';
+import { MoneyText } from '../money/primitives/money-text';
 
 /** A market order (a position), open or closed. */
 export const OrderSchema = z.object({

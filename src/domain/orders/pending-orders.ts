@@ -12,9 +12,9 @@ import { assertTradingAccount, lockAccounts } from '../accounts/accounts';
 import type { DomainEvent } from '../../entities/domain-event.entity';
 import { recordEvent } from '../events/outbox';
 import type { EventType } from '../events/event-types';
-import { assertCanOpen } from '../money/bounds';
+import { assertCanOpen } from '../money/primitives/bounds';
 import { countWaitingPendingOrders } from './positions';
-import { PricingContext, PricingError } from './pricing-context';
+import { PricingContext, PricingError } from '../prices/pricing-context';
 
 /** cmd of pending orders (decisions, section 5). */
 export const CMD = {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { D, type Dec } from '../../platform/decimal';
-import { PRICE_MAX, PRICE_MIN } from '../money/bounds';
+import { PRICE_MAX, PRICE_MIN } from '../money/primitives/bounds';
 
 /**
  * One random-walk step of a quote: the mid price moves by a normally distributed return

@@ -12,9 +12,9 @@ import { recordEvent } from '../events/outbox';
 import type { Caller, StaffCaller } from '../identity/caller';
 import { postHold, releaseHold, reserveHold } from '../ledger/holds';
 import { postToLedger } from '../ledger/ledger';
-import { assertCreditFits } from '../money/bounds';
+import { assertCreditFits } from '../money/primitives/bounds';
 import { loadMetrics } from '../accounts/account-metrics';
-import { CurrencyCode, MoneyText } from '../money/money-text';
+import { CurrencyCode, MoneyText } from '../money/primitives/money-text';
 import { convertAtDealerRate } from '../prices/conversion';
 import type { QuoteStore } from '../prices/quote-store';
 

@@ -131,7 +131,7 @@ describe('POST /simulator/quotes', () => {
   });
 
   test.each([
-    // Prices are at least 0.000001 (domain/money/bounds.ts), so Pydantic's ge names the bound.
+    // Prices are at least 0.000001 (domain/money/primitives/bounds.ts), so Pydantic's ge names the bound.
     ['bid', 0, 'greater_than_equal'],
     ['bid', -1, 'greater_than_equal'],
     ['ask', 0, 'greater_than_equal'],

@@ -1,11 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import {
-  RESET_LIMITS,
-  RESET_MAIL_INTERVAL_SECONDS,
-  RESET_REQUESTED,
-  sendPasswordReset,
-} from '../../../src/domain/customers/password-reset';
+import { RESET_MAIL_INTERVAL_SECONDS, RESET_REQUESTED, sendPasswordReset } from '../../../src/domain/identity/password-reset';
+import { RESET_LIMITS } from '../../../src/domain/identity/reset-limits';
 import { createCustomer, loginCustomer, type LoggedIn } from '../../helpers/identity';
 import { startSmtpSink, type SmtpSink } from '../../helpers/smtp-sink';
 import { sql, startTestApp, type TestApp } from '../../helpers/test-app';

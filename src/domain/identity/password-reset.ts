@@ -11,24 +11,18 @@ import { PasswordResetJob } from '../../jobs/password-reset.job';
 import { randomToken, sha256Hex } from '../../platform/crypto';
 import type { SecretBox } from '../../platform/secret-box';
 import { fieldError } from '../../platform/errors';
-import type { Identity } from '../identity/identity';
+import type { Identity } from './identity';
 import { recordAudit } from '../audit/audit';
-import { assertPasswordPolicy } from '../identity/password-policy';
-import { hashPassword } from '../identity/passwords';
-import { normalizeEmail } from '../identity/principals';
-import { revokeSessions } from '../identity/sessions';
+import { assertPasswordPolicy } from './password-policy';
+import { hashPassword } from './passwords';
+import { RESET_LIMITS } from './reset-limits';
+import { normalizeEmail } from './principals';
+import { revokeSessions } from './sessions';
 import { dispatchMail, queueMail } from '../mail/mail-outbox';
 import type { MailMessage } from '../../entities/mail-message.entity';
 
 /** A reset token works for one hour, once. */
 export const RESET_TOKEN_TTL_SECONDS = 3600;
-/**
- * Reset requests in one-hour windows: per email from one client address, and per client
- * address whatever the email. Never per email alone: a stranger could then spend an email's
- * budget and keep its owner from resetting for the whole window. What protects the owner's
- * inbox from a stranger asking from many addresses is RESET_MAIL_INTERVAL_SECONDS.
- */
-export const RESET_LIMITS = { emailPerAddress: 5, address: 20, windowSeconds: 3600 } as const;
 /**
  * At most one reset mail per customer in this long: a request inside it is answered the same
  * and sends nothing new (the mail already sent still works for an hour).

@@ -3,8 +3,8 @@ import type { Account } from '../../entities/account.entity';
 import { GroupInstrument } from '../../entities/group-instrument.entity';
 import { Instrument } from '../../entities/instrument.entity';
 import { dec, type Dec } from '../../platform/decimal';
-import { CurrencyConverter } from '../prices/conversion';
-import type { QuoteStore } from '../prices/quote-store';
+import { CurrencyConverter } from './conversion';
+import type { QuoteStore } from './quote-store';
 import { withSpread } from './trading-math';
 
 export interface TradableQuote {

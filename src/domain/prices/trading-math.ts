@@ -1,5 +1,5 @@
 import { D, dec, type Dec } from '../../platform/decimal';
-import type { Quote } from '../prices/quote-store';
+import type { Quote } from './quote-store';
 
 export const BUY = 0;
 

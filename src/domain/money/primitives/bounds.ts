@@ -1,5 +1,5 @@
-import { D, dec, type Dec } from '../../platform/decimal';
-import { errors, fieldError } from '../../platform/errors';
+import { D, dec, type Dec } from '../../../platform/decimal';
+import { errors, fieldError } from '../../../platform/errors';
 
 /**
  * The bounds that keep every booking inside its money column. Money columns (balances,
