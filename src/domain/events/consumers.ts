@@ -1,7 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { JobDefinition } from '../../jobs/job-definition';
-import { NotificationsConsumer } from '../notifications/notifications';
-import { WebhookConsumer } from '../webhooks/consumer';
 
 /** A domain event as the relay shows it to consumers' predicates and as consumers read it. */
 export interface OutboxEvent {
@@ -47,13 +45,6 @@ export interface EventConsumer {
 export function defineConsumer(consumer: EventConsumer): EventConsumer {
   return consumer;
 }
-
-/**
- * The consumers the service ships: customer notifications (issue 11) and webhook dispatch
- * (issue 12). A consumer added later is handed the events published after it
- * starts, never the ones published before.
- */
-export const EVENT_CONSUMERS: readonly EventConsumer[] = [NotificationsConsumer, WebhookConsumer];
 
 const CONSUMER_NAME = /^[a-z][a-z0-9._-]{0,63}$/;
 

@@ -5,10 +5,9 @@ import { WebhooksDispatchJob } from '../../jobs/webhooks.job';
 export const WEBHOOK_CONSUMER_NAME = 'webhooks';
 
 /**
- * Webhook dispatch as an outbox consumer (registered in EVENT_CONSUMERS). It wants every
- * event: which webhook wants which is decided at fan-out from the webhooks table
- * (dispatch.ts), which a relay predicate must not read. Type-only import of consumers.ts,
- * which imports this file.
+ * Webhook dispatch as an outbox consumer (registered in EVENT_CONSUMERS, src/event-consumers.ts).
+ * It wants every event: which webhook wants which is decided at fan-out from the webhooks
+ * table (dispatch.ts), which a relay predicate must not read.
  */
 export const WebhookConsumer: EventConsumer = {
   name: WEBHOOK_CONSUMER_NAME,
