@@ -84,7 +84,10 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     await runMigrations(config.migrationDatabaseUrl, logger);
   }
   const orm = await openOrm(config.databaseUrl, logger);
-  const { keys: dataKeys, development } = await resolveDataKeys(config, orm.em.fork() as EntityManager);
+  const { keys: dataKeys, development } = await resolveDataKeys(
+    { dataKeys: config.dataKeys, production: config.env === 'production' },
+    orm.em.fork() as EntityManager,
+  );
   if (development)
     logger.warn(
       'DATA_ENCRYPTION_KEYS is not set: secrets at rest are sealed under a development key stored in the database (never in production)',
@@ -121,7 +124,11 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     mail: createMailTransport(config.smtpUrl, logger),
     mailSecrets: keyRing.box(SECRET_PURPOSES.mail),
     mailRenderer: new EmailTemplateRenderer(),
-    identity: createIdentity(config, redis, keyRing.box(SECRET_PURPOSES.totp)),
+    identity: createIdentity(
+      { jwt: config.jwt, keyPrefix: config.queuePrefix, accessTokenTtlSeconds: config.accessTokenTtlSeconds },
+      redis,
+      keyRing.box(SECRET_PURPOSES.totp),
+    ),
     quotes: new QuoteStore(redis, config.queuePrefix),
     eventConsumers,
     webhookSecrets: keyRing.box(SECRET_PURPOSES.webhook),

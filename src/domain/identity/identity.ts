@@ -1,5 +1,4 @@
 import type { RedisClient } from '../../platform/redis';
-import type { Config } from '../../config/config';
 import type { PrincipalType } from '../../entities/session.entity';
 import type { SecretBox } from '../../platform/secret-box';
 import { RESET_LIMITS } from './reset-limits';
@@ -36,14 +35,25 @@ export interface Identity {
   defaultAccessTokenTtl: number;
 }
 
-export function createIdentity(config: Config, redis: RedisClient, totpBox: SecretBox): Identity {
+/** The configuration the identity parts are built from, handed in by the composition root. */
+export interface IdentityOptions {
+  /** Signs and checks access tokens. */
+  jwt: { secret: string; issuer: string; audience: string };
+  /** Prefix of the Redis keys of the auth caches and the throttles (QUEUE_PREFIX). */
+  keyPrefix: string;
+  /** An access token's lifetime when the broker settings name none. */
+  accessTokenTtlSeconds: number;
+}
+
+export function createIdentity(options: IdentityOptions, redis: RedisClient, totpBox: SecretBox): Identity {
+  const { jwt, keyPrefix } = options;
   return {
-    accessTokens: new AccessTokens(config.jwt.secret, config.jwt.issuer, config.jwt.audience),
-    sessions: new AuthCache<SessionFacts>(redis, config.queuePrefix, 'session'),
-    apiTokens: new AuthCache<ApiTokenFacts>(redis, config.queuePrefix, 'apitoken'),
-    throttle: new LoginThrottle(redis, config.queuePrefix),
-    resetThrottle: new RequestThrottle(redis, config.queuePrefix, 'password-reset', RESET_LIMITS.windowSeconds),
+    accessTokens: new AccessTokens(jwt.secret, jwt.issuer, jwt.audience),
+    sessions: new AuthCache<SessionFacts>(redis, keyPrefix, 'session'),
+    apiTokens: new AuthCache<ApiTokenFacts>(redis, keyPrefix, 'apitoken'),
+    throttle: new LoginThrottle(redis, keyPrefix),
+    resetThrottle: new RequestThrottle(redis, keyPrefix, 'password-reset', RESET_LIMITS.windowSeconds),
     totpBox,
-    defaultAccessTokenTtl: config.accessTokenTtlSeconds,
+    defaultAccessTokenTtl: options.accessTokenTtlSeconds,
   };
 }

@@ -1,10 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Config } from '../../config/config';
 import type { DataKey } from '../../platform/secret-box';
 
 /** The id values sealed under the database's development key record. */
 export const DEVELOPMENT_KEY_ID = 'development';
+
+/** The configuration the data keys are resolved from, handed in by the composition root. */
+export interface DataKeyOptions {
+  /** DATA_ENCRYPTION_KEYS, when set. */
+  dataKeys: readonly DataKey[] | undefined;
+  production: boolean;
+}
 
 /**
  * The keys this process seals and opens secrets with. DATA_ENCRYPTION_KEYS when set; else
@@ -14,9 +20,13 @@ export const DEVELOPMENT_KEY_ID = 'development';
  * key also stays readable after DATA_ENCRYPTION_KEYS is set, so the re-seal job can move
  * what was sealed under it.
  */
-export async function resolveDataKeys(config: Config, em: EntityManager): Promise<{ keys: DataKey[]; development: boolean }> {
-  if (config.dataKeys && config.env === 'production') return { keys: [...config.dataKeys], development: false };
-  if (!config.dataKeys) {
+export async function resolveDataKeys(
+  options: DataKeyOptions,
+  em: EntityManager,
+): Promise<{ keys: DataKey[]; development: boolean }> {
+  const configured = options.dataKeys;
+  if (configured && options.production) return { keys: [...configured], development: false };
+  if (!configured) {
     await em.execute(`insert into development_data_keys (id, key, created_at) values (?, ?, now()) on conflict (id) do nothing`, [
       DEVELOPMENT_KEY_ID,
       randomBytes(32).toString('base64'),
@@ -25,13 +35,13 @@ export async function resolveDataKeys(config: Config, em: EntityManager): Promis
   const [row] = await em.execute<Array<{ key: string }>>('select key from development_data_keys where id = ?', [
     DEVELOPMENT_KEY_ID,
   ]);
-  if (!config.dataKeys) {
+  if (!configured) {
     if (!row) throw new Error('the development data key was neither created nor found');
     return { keys: [{ id: DEVELOPMENT_KEY_ID, key: Buffer.from(row.key, 'base64') }], development: true };
   }
-  const extra = row && !config.dataKeys.some((k) => k.id === DEVELOPMENT_KEY_ID);
+  const extra = row && !configured.some((k) => k.id === DEVELOPMENT_KEY_ID);
   return {
-    keys: extra ? [...config.dataKeys, { id: DEVELOPMENT_KEY_ID, key: Buffer.from(row.key, 'base64') }] : [...config.dataKeys],
+    keys: extra ? [...configured, { id: DEVELOPMENT_KEY_ID, key: Buffer.from(row.key, 'base64') }] : [...configured],
     development: false,
   };
 }

@@ -17,7 +17,8 @@ afterAll(() => app?.stop());
 test('when many processes resolve the development key at once, then they all get the same one and one row exists', async () => {
   await sql(app, 'delete from development_data_keys');
   const { orm, config } = app.runtime.services;
-  const resolved = await Promise.all(Array.from({ length: 8 }, () => resolveDataKeys(config, orm.em.fork() as EntityManager)));
+  const options = { dataKeys: config.dataKeys, production: config.env === 'production' };
+  const resolved = await Promise.all(Array.from({ length: 8 }, () => resolveDataKeys(options, orm.em.fork() as EntityManager)));
   const keys = new Set(resolved.map((r) => r.keys[0]!.key.toString('base64')));
   expect(keys.size).toBe(1);
   expect(resolved.every((r) => r.development && r.keys.length === 1 && r.keys[0]!.id === DEVELOPMENT_KEY_ID)).toBe(true);
