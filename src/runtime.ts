@@ -10,6 +10,7 @@ import { ensureDatabase, openOrm, runMigrations } from './db/database';
 import { JOB_DEFINITIONS } from './jobs';
 import type { JobDefinition } from './jobs/job-definition';
 import { JobProducer } from './jobs/job-producer';
+import { ALL_QUEUES } from './jobs/queues';
 import { QueueEventsHub } from './jobs/queue-events-hub';
 import { createMailTransport } from './mail/mail-transport';
 import { checkConsumers, type EventConsumer } from './domain/events/consumers';
@@ -102,7 +103,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
   await redisReady(redis, Math.max(config.bootTimeoutMs, 3000));
   const jobs = new JobProducer(redis, config.queuePrefix);
   const metrics = new Metrics({ defaultMetrics: options.defaultMetrics ?? true });
-  metrics.watchQueues(jobs, redis, config.queuePrefix);
+  metrics.watchQueues(ALL_QUEUES, jobs, redis, config.queuePrefix);
   metrics.watchUnsealFailures(redis, config.queuePrefix);
   // Values of earlier releases were sealed under JWT_SECRET: readable while it is set, until re-sealed.
   const keyRing = new DataKeyRing(dataKeys, config.jwt.ephemeral ? undefined : config.jwt.secret, (failure) => {

@@ -1,10 +1,16 @@
+import type { Queue } from 'bullmq';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { JobProducer } from '../jobs/job-producer';
-import { ALL_QUEUES } from '../jobs/queues';
 import type { RedisClient } from './redis';
 import { readTiming, type HistogramSnapshot } from './queue-timings';
 import { readUnsealFailures } from './unseal-failures';
 import { withTimeout } from './with-timeout';
+
+/** What the queue metrics read: the producer side of the queues (the JobProducer). */
+export interface WatchedQueues<Q extends string> {
+  /** Whether Redis answers right now; when not, the outcome counts are left out. */
+  readonly connected: boolean;
+  queue(name: Q): Pick<Queue, 'getJobs' | 'getJobCounts' | 'getMetrics'>;
+}
 
 /**
  * Prometheus metrics of one process. A registry per app instance, so tests can run
@@ -28,9 +34,9 @@ export class Metrics {
   /**
    * Queue depth and job outcomes, read from Redis at scrape time so the API reports what
    * every worker process did (outcome counts come from BullMQ's per-queue metrics, which
-   * the workers record).
+   * the workers record). The composition root names the queues: platform code knows no jobs.
    */
-  watchQueues(producer: JobProducer, redis: RedisClient, prefix: string): void {
+  watchQueues<Q extends string>(names: readonly Q[], queues: WatchedQueues<Q>, redis: RedisClient, prefix: string): void {
     new Gauge({
       name: 'queue_oldest_waiting_seconds',
       help: 'Age of the oldest job waiting in each queue (0 when none): what to autoscale worker pools on',
@@ -38,14 +44,12 @@ export class Metrics {
       registers: [this.registry],
       async collect() {
         this.reset();
-        const oldest = await Promise.all(
-          ALL_QUEUES.map((q) => safe(producer.queue(q).getJobs(['waiting', 'prioritized'], 0, 0, true))),
-        );
+        const oldest = await Promise.all(names.map((q) => safe(queues.queue(q).getJobs(['waiting', 'prioritized'], 0, 0, true))));
         const now = Date.now();
         oldest.forEach((jobs, i) => {
           if (!jobs) return;
           const job = jobs[0];
-          this.set({ queue: ALL_QUEUES[i]! }, job ? Math.max(0, (now - job.timestamp - (job.delay ?? 0)) / 1000) : 0);
+          this.set({ queue: names[i]! }, job ? Math.max(0, (now - job.timestamp - (job.delay ?? 0)) / 1000) : 0);
         });
       },
     });
@@ -54,7 +58,7 @@ export class Metrics {
       ['duration', 'Seconds a job ran, by queue'],
     ] as const) {
       this.registry.registerMetric(
-        redisHistogram(`queue_job_${kind}_seconds`, help, (queue) => readTiming(redis, prefix, kind, queue)) as never,
+        redisHistogram(`queue_job_${kind}_seconds`, help, names, (queue) => readTiming(redis, prefix, kind, queue)) as never,
       );
     }
     new Gauge({
@@ -63,9 +67,9 @@ export class Metrics {
       labelNames: ['queue', 'state'] as const,
       registers: [this.registry],
       async collect() {
-        for (const name of ALL_QUEUES) {
+        for (const name of names) {
           const counts = await safe(
-            producer.queue(name).getJobCounts('waiting', 'active', 'delayed', 'failed', 'prioritized', 'waiting-children'),
+            queues.queue(name).getJobCounts('waiting', 'active', 'delayed', 'failed', 'prioritized', 'waiting-children'),
           );
           if (!counts) continue;
           for (const [state, n] of Object.entries(counts)) this.set({ queue: name, state }, n);
@@ -79,9 +83,9 @@ export class Metrics {
       registers: [this.registry],
       async collect() {
         this.reset();
-        if (!producer.connected) return;
-        const pairs = ALL_QUEUES.flatMap((queue) => (['completed', 'failed'] as const).map((outcome) => ({ queue, outcome })));
-        const counts = await Promise.all(pairs.map((p) => safe(producer.queue(p.queue).getMetrics(p.outcome, 0, 0))));
+        if (!queues.connected) return;
+        const pairs = names.flatMap((queue) => (['completed', 'failed'] as const).map((outcome) => ({ queue, outcome })));
+        const counts = await Promise.all(pairs.map((p) => safe(queues.queue(p.queue).getMetrics(p.outcome, 0, 0))));
         counts.forEach((m, i) => {
           if (m) this.inc(pairs[i]!, m.meta.count);
         });
@@ -136,7 +140,12 @@ function safe<T>(promise: Promise<T>): Promise<T | undefined> {
  * queue-timings.ts), shaped as prom-client renders a histogram. Queues that Redis cannot
  * answer for in time are left out of the scrape.
  */
-function redisHistogram(name: string, help: string, read: (queue: string) => Promise<HistogramSnapshot>) {
+function redisHistogram(
+  name: string,
+  help: string,
+  names: readonly string[],
+  read: (queue: string) => Promise<HistogramSnapshot>,
+) {
   return {
     name,
     help,
@@ -144,10 +153,10 @@ function redisHistogram(name: string, help: string, read: (queue: string) => Pro
     aggregator: 'sum',
     reset: () => undefined,
     async get() {
-      const snapshots = await Promise.all(ALL_QUEUES.map((q) => safe(read(q))));
+      const snapshots = await Promise.all(names.map((q) => safe(read(q))));
       const values = snapshots.flatMap((s, i) => {
         if (!s) return [];
-        const queue = ALL_QUEUES[i]!;
+        const queue = names[i]!;
         return [
           ...s.buckets.map((b) => ({ metricName: `${name}_bucket`, labels: { queue, le: b.le }, value: b.count })),
           { metricName: `${name}_sum`, labels: { queue }, value: s.sum },
