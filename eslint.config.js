@@ -1,6 +1,7 @@
 // @ts-check
 const js = require('@eslint/js');
 const tseslint = require('typescript-eslint');
+const importX = require('eslint-plugin-import-x');
 
 module.exports = tseslint.config(
   { ignores: ['dist/**', 'coverage/**', 'node_modules/**', 'generated/**', 'src/db/migrations/Migration*.ts'] },
@@ -37,7 +38,7 @@ module.exports = tseslint.config(
     },
   },
   {
-    files: ['src/domain/**/*.ts', 'src/jobs/**/*.ts', 'src/entities/**/*.ts'],
+    files: ['src/jobs/**/*.ts', 'src/entities/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -48,6 +49,54 @@ module.exports = tseslint.config(
         },
       ],
     },
+  },
+  {
+    // The domain sits below the tiers and the composition root: it is handed what it needs
+    // (config values as typed options, the consumer list from src/event-consumers.ts).
+    files: ['src/domain/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['**/api', '**/api/**', '**/workers', '**/workers/**'], message: 'Shared code must not import a tier.' },
+            {
+              group: ['**/config/**', '**/runtime', '**/main', '**/app-services', '**/event-consumers'],
+              message:
+                'The domain must not import the configuration or the composition root: take the values it needs as options.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // Money primitives are a leaf: every area may use them, so they may use no area.
+    files: ['src/domain/money/primitives/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^\\.\\./(?!\\.\\./\\.\\./)',
+              message: 'Money primitives import nothing from the domain (only platform code and libraries).',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // No import cycles in the domain: an area that needs another's code imports it one way only.
+    files: ['src/domain/**/*.ts'],
+    plugins: { 'import-x': importX },
+    settings: {
+      'import-x/extensions': ['.ts', '.js'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+      'import-x/resolver-next': [importX.createNodeResolver({ extensions: ['.ts', '.js', '.json', '.node'] })],
+    },
+    rules: { 'import-x/no-cycle': ['error', { ignoreExternal: true }] },
   },
   {
     files: ['test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts', 'scripts/**/*.js'],
