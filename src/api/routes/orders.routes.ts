@@ -20,11 +20,13 @@ import {
   PendingOrderSchema,
   pendingOrderView,
 } from '../../domain/orders/pending-orders';
+import { findPage } from '../../db/find-page';
 import { Order } from '../../entities/order.entity';
 import { PENDING_STATUSES } from '../../entities/pending-order.entity';
 import { errors } from '../../platform/errors';
 import { asStaff } from '../http/access';
 import { integerText, Login, LoginText, Price, TicketParam, TrailingStop, Volume } from '../http/amounts';
+import { pageQuery, pageSchema } from '../http/paging';
 import { defineRoute, json, type RouteSpec } from '../http/route';
 import { runAndReply } from '../http/run-reply';
 import { NoFields } from '../http/strict-body';
@@ -85,16 +87,12 @@ export const orderRoutes: RouteSpec[] = [
     summary: "An account's market orders, newest first",
     tags: ['orders'],
     access: { kind: 'staff_or_customer', permission: 'view_orders' },
-    query: z.object({ login: LoginText, status: z.enum(['open', 'closed']).optional() }),
-    responses: { 200: { description: 'Orders', schema: z.object({ items: z.array(OrderSchema) }) } },
+    query: z.object({ login: LoginText, status: z.enum(['open', 'closed']).optional(), ...pageQuery(200, 50) }),
+    responses: { 200: { description: 'A page of orders', schema: pageSchema(OrderSchema) } },
     handler: async ({ query, em, caller }) => {
       const account = await accessibleAccount(em, query.login, customerScope(caller));
-      const orders = await em.find(
-        Order,
-        { account: account.id, ...(query.status ? { status: query.status } : {}) },
-        { orderBy: { ticket: 'desc' } },
-      );
-      return json(200, { items: orders.map(orderView) });
+      const where = { account: account.id, ...(query.status ? { status: query.status } : {}) };
+      return json(200, await findPage(em, Order, where, query, { orderBy: { ticket: 'desc' } }, orderView));
     },
   }),
   defineRoute({
@@ -154,11 +152,11 @@ export const orderRoutes: RouteSpec[] = [
     summary: "An account's pending orders, newest first",
     tags: ['pending orders'],
     access: { kind: 'staff_or_customer', permission: 'view_orders' },
-    query: z.object({ login: LoginText, status: z.enum(PENDING_STATUSES).optional() }),
-    responses: { 200: { description: 'Pending orders', schema: z.object({ items: z.array(PendingOrderSchema) }) } },
+    query: z.object({ login: LoginText, status: z.enum(PENDING_STATUSES).optional(), ...pageQuery(200, 50) }),
+    responses: { 200: { description: 'A page of pending orders', schema: pageSchema(PendingOrderSchema) } },
     handler: async ({ query, em, caller }) => {
       const account = await accessibleAccount(em, query.login, customerScope(caller));
-      return json(200, { items: await listPendingOrders(em, account, query.status) });
+      return json(200, await listPendingOrders(em, account, query.status, query));
     },
   }),
   defineRoute({

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
+import { findPage, type Paging } from '../../db/find-page';
 import type { Account } from '../../entities/account.entity';
 import { Order } from '../../entities/order.entity';
 import { PENDING_STATUSES, PendingOrder, type PendingStatus } from '../../entities/pending-order.entity';
@@ -322,15 +323,7 @@ export async function cancelPendingOrder(em: EntityManager, account: Account, ti
   });
 }
 
-export async function listPendingOrders(
-  em: EntityManager,
-  account: Account,
-  status: PendingStatus | undefined,
-): Promise<PendingOrderView[]> {
-  const orders = await em.find(
-    PendingOrder,
-    { account: account.id, ...(status ? { status } : {}) },
-    { orderBy: { ticket: 'desc' } },
-  );
-  return orders.map(pendingOrderView);
+export async function listPendingOrders(em: EntityManager, account: Account, status: PendingStatus | undefined, paging: Paging) {
+  const where = { account: account.id, ...(status ? { status } : {}) };
+  return findPage(em, PendingOrder, where, paging, { orderBy: { ticket: 'desc' } }, pendingOrderView);
 }

@@ -3,18 +3,17 @@ import { BulkCloseTicketJob } from '../../../src/jobs/bulk-close.job';
 import { adminToken, createCustomer, createStaff, type LoggedIn } from '../../helpers/identity';
 import { startTestApp, waitFor, type TestApp } from '../../helpers/test-app';
 import { expectLedgerBalanced, fundedAccount, openOrder, setQuote, setUpMarket, type Market } from '../../helpers/trading';
-import { eventsOf, expect422, expectError, expectOk, ledgerRowsForTicket, sql } from './trading-kit';
+import { allPages, eventsOf, expect422, expectError, expectOk, ledgerRowsForTicket, sql } from './trading-kit';
 
 const bulkClose = (app: TestApp, token: string, body: unknown) => app.request('POST', '/orders/bulk-close', { token, body });
 
 async function ordersOf(app: TestApp, token: string, login: number, status?: 'open' | 'closed') {
   const q = status ? `&status=${status}` : '';
-  return expectOk(await app.request('GET', `/orders?login=${login}${q}`, { token }), 200).items as Array<{
-    order: number;
-    status: string;
-    close_reason: string | null;
-    profit: string | null;
-  }>;
+  return allPages<{ order: number; status: string; close_reason: string | null; profit: string | null }>(
+    app,
+    token,
+    `/orders?login=${login}${q}`,
+  );
 }
 
 const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);

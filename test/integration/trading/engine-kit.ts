@@ -3,7 +3,7 @@ import { TickBook } from '../../../src/domain/engine/tick-book';
 import { createCustomer } from '../../helpers/identity';
 import { waitFor, type TestApp } from '../../helpers/test-app';
 import { fundedAccount } from '../../helpers/trading';
-import { expectOk, sql } from './trading-kit';
+import { allPages, expectOk, sql } from './trading-kit';
 
 /** An instrument priced in USD (5 digits, 100,000 a lot) with its first quote (evaluated, unless no worker runs). */
 export async function usdInstrument(
@@ -69,14 +69,14 @@ export async function placePending(app: TestApp, token: string, body: Record<str
 
 /** Pending orders of an account by ticket. */
 export async function pendingByTicket(app: TestApp, token: string, login: number): Promise<Map<number, any>> {
-  const res = expectOk(await app.request('GET', `/orders/pending?login=${login}`, { token }), 200, 'list pending');
-  return new Map((res.items as any[]).map((p) => [p.order as number, p]));
+  const items = await allPages(app, token, `/orders/pending?login=${login}`);
+  return new Map(items.map((p) => [p.order as number, p]));
 }
 
 /** Market orders of an account by ticket. */
 export async function ordersByTicket(app: TestApp, token: string, login: number): Promise<Map<number, any>> {
-  const res = expectOk(await app.request('GET', `/orders?login=${login}`, { token }), 200, 'list orders');
-  return new Map((res.items as any[]).map((o) => [o.order as number, o]));
+  const items = await allPages(app, token, `/orders?login=${login}`);
+  return new Map(items.map((o) => [o.order as number, o]));
 }
 
 /**

@@ -397,6 +397,27 @@ describe('GET /orders', () => {
     expectError(await app.request('GET', `/orders?login=${login}`, { token: other.token }), 404, 'NOT_FOUND');
   });
 
+  test('when a list is longer than a page, then it comes in pages of page_size with the total, and a page_size over 200 is 422', async () => {
+    const login = await fundedAccount(app, token, customer.id, market.groupId, 5000);
+    const opened = [];
+    for (const volume of [0.1, 0.2, 0.3]) opened.push(await openOrder(app, token, login, 0, volume));
+    const page = (n: number) => app.request('GET', `/orders?login=${login}&page=${n}&page_size=2`, { token: customer.token });
+    const first = expectOk(await page(1), 200);
+    expect(first).toMatchObject({ page: 1, page_size: 2, total: 3 });
+    const second = expectOk(await page(2), 200);
+    expect(second).toMatchObject({ page: 2, page_size: 2, total: 3 });
+    expect([...first.items, ...second.items].map((o: { order: number }) => o.order)).toEqual(opened.reverse());
+    expect(expectOk(await app.request('GET', `/orders?login=${login}`, { token }), 200)).toMatchObject({
+      page: 1,
+      page_size: 50,
+    });
+    expect422(
+      await app.request('GET', `/orders?login=${login}&page_size=201`, { token }),
+      ['query', 'page_size'],
+      'less_than_equal',
+    );
+  });
+
   test('when the login is missing, then it is 422 missing at query.login; an unknown status is 422 at query.status', async () => {
     const login = await fundedAccount(app, token, customer.id, market.groupId, 0);
     expect422(await app.request('GET', '/orders', { token }), ['query', 'login'], 'missing');

@@ -1,7 +1,7 @@
 import { adminToken, createCustomer, createStaff, type LoggedIn } from '../../helpers/identity';
 import { startTestApp, type TestApp } from '../../helpers/test-app';
 import { expectLedgerBalanced, fundedAccount, openOrder, setQuote, setUpMarket, type Market } from '../../helpers/trading';
-import { eventsOf, expect422, expectError, expectOk, sql } from './trading-kit';
+import { allPages, eventsOf, expect422, expectError, expectOk, sql } from './trading-kit';
 
 let app: TestApp;
 let token: string;
@@ -72,7 +72,7 @@ async function place(cmd: number, extra: Record<string, unknown> = {}, onLogin =
 }
 
 async function stored(id: number) {
-  const list = expectOk(await app.request('GET', `/orders/pending?login=${login}`, { token }), 200).items;
+  const list = await allPages(app, token, `/orders/pending?login=${login}`);
   return list.find((o: { order: number }) => o.order === id);
 }
 
@@ -301,6 +301,28 @@ describe('listing and cancelling', () => {
     const other = await createCustomer(app, token);
     expectError(await app.request('GET', `/orders/pending?login=${login}`, { token: other.token }), 404, 'NOT_FOUND');
     expect422(await app.request('GET', '/orders/pending', { token }), ['query', 'login'], 'missing');
+  });
+
+  test('when a list is longer than a page, then it comes in pages of page_size with the total, and a page_size over 200 is 422', async () => {
+    const c = await createCustomer(app, token);
+    const l = await fundedAccount(app, token, c.id, market.groupId, 1000);
+    const placed = [];
+    for (const cmd of [2, 3, 4]) placed.push((await place(cmd, {}, l)).order as number);
+    const page = (n: number) => app.request('GET', `/orders/pending?login=${l}&page=${n}&page_size=2`, { token: c.token });
+    const first = expectOk(await page(1), 200);
+    expect(first).toMatchObject({ page: 1, page_size: 2, total: 3 });
+    const second = expectOk(await page(2), 200);
+    expect(second).toMatchObject({ page: 2, page_size: 2, total: 3 });
+    expect([...first.items, ...second.items].map((o: { order: number }) => o.order)).toEqual(placed.reverse());
+    expect(expectOk(await app.request('GET', `/orders/pending?login=${l}`, { token }), 200)).toMatchObject({
+      page: 1,
+      page_size: 50,
+    });
+    expect422(
+      await app.request('GET', `/orders/pending?login=${l}&page_size=201`, { token }),
+      ['query', 'page_size'],
+      'less_than_equal',
+    );
   });
 
   test('when a staff user without modify_orders cancels, then it is 403', async () => {

@@ -71,6 +71,24 @@ export function expectOk<T = any>(res: TestResponse<T>, status: number, what = '
   return res.body;
 }
 
+/**
+ * Every item of a paged list (`{items, page, page_size, total}`), page by page at the
+ * largest page size, so a helper never misses what lies past the first page.
+ */
+export async function allPages<T = any>(app: TestApp, token: string, path: string, pageSize = 200): Promise<T[]> {
+  const items: T[] = [];
+  for (let page = 1; ; page += 1) {
+    const sep = path.includes('?') ? '&' : '?';
+    const res = expectOk(
+      await app.request('GET', `${path}${sep}page=${page}&page_size=${pageSize}`, { token }),
+      200,
+      `GET ${path}`,
+    );
+    items.push(...(res.items as T[]));
+    if (res.items.length < pageSize || items.length >= res.total) return items;
+  }
+}
+
 export const uniqueName = (label: string) => `${label}-${randomBytes(4).toString('hex')}`;
 
 /** Opens a trading account without funding it; returns the whole answer. */
