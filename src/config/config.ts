@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { passwordProblem } from '../domain/identity/password-policy';
+import { STREAM_RESUME_WINDOW_HOURS, type RetentionAges } from '../domain/retention/retention-ages';
 import { ALL_QUEUES, type QueueName } from '../jobs/queues';
 import { compileTrust } from '../platform/client-address';
 import type { RedisTarget } from '../platform/redis';
@@ -113,6 +114,11 @@ const EnvSchema = z.object({
   OUTBOX_RELAY_INTERVAL_MS: integerText(100, 60000).default(1000),
   OUTBOX_RELAY_BATCH_SIZE: integerText(1, 10000).default(500),
   MAIL_REQUEUE_AFTER_SECONDS: integerText(1, 86400).default(60),
+  // Retention ages in hours (ten years at most); the outbox's lower bound is checked below, naming its reason.
+  OUTBOX_RETENTION_HOURS: integerText(1, 87600).default(168),
+  INBOX_RETENTION_HOURS: integerText(1, 87600).default(168),
+  WEBHOOK_DELIVERY_RETENTION_HOURS: integerText(1, 87600).default(720),
+  MAIL_RETENTION_HOURS: integerText(1, 87600).default(720),
   PASSWORD_RESET_URL: urlText(['https:', 'http:']).default('https://portal.broker.invalid/reset-password'),
   BODY_LIMIT_BYTES: integerText(1024, 50 * 1024 * 1024).default(1024 * 1024),
   DASHBOARD_IDLE_TIMEOUT_SECONDS: integerText(1, 86400).default(1800),
@@ -205,6 +211,8 @@ export interface Config {
   outboxRelay: { intervalMs: number; batchSize: number };
   /** A mail still queued this long after its last touch has its send job re-added by the relay. */
   mailRequeueAfterSeconds: number;
+  /** How long rows nothing needs any more are kept before the retention job deletes them. */
+  retention: RetentionAges;
   /** The customer portal page a reset mail links to, with `?token=<token>` appended. */
   passwordResetUrl: string;
   bodyLimitBytes: number;
@@ -267,6 +275,10 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push(
       'QUEUE_PREFIX: with REDIS_CLUSTER it must be a hash tag such as {trading}, so each script finds its keys in one slot',
     );
+  if (e.OUTBOX_RETENTION_HOURS < STREAM_RESUME_WINDOW_HOURS)
+    problems.push(
+      `OUTBOX_RETENTION_HOURS: must be at least ${STREAM_RESUME_WINDOW_HOURS}, the window in which a stream resumes with Last-Event-ID (got ${e.OUTBOX_RETENTION_HOURS})`,
+    );
   if (problems.length > 0) throw new ConfigError(problems);
 
   return Object.freeze({
@@ -302,6 +314,12 @@ export function loadConfig(env: Env = process.env): Config {
     riskPreviewWaitMs: e.RISK_PREVIEW_WAIT_MS,
     outboxRelay: { intervalMs: e.OUTBOX_RELAY_INTERVAL_MS, batchSize: e.OUTBOX_RELAY_BATCH_SIZE },
     mailRequeueAfterSeconds: e.MAIL_REQUEUE_AFTER_SECONDS,
+    retention: {
+      outboxHours: e.OUTBOX_RETENTION_HOURS,
+      inboxHours: e.INBOX_RETENTION_HOURS,
+      webhookDeliveryHours: e.WEBHOOK_DELIVERY_RETENTION_HOURS,
+      mailHours: e.MAIL_RETENTION_HOURS,
+    },
     passwordResetUrl: e.PASSWORD_RESET_URL,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     trustProxy: e.TRUST_PROXY,

@@ -6,6 +6,7 @@ import { NotifyCustomersJob } from './notify-customers.job';
 import { OutboxRelayJob } from './outbox-relay.job';
 import { PasswordResetJob } from './password-reset.job';
 import { ResealSecretsJob } from './reseal-secrets.job';
+import { RetentionJob } from './retention.job';
 import { RiskApplyJob, RiskPreviewJob } from './risk.job';
 import { SendMailJob } from './send-mail.job';
 import { SimulatorTickJob } from './simulator-tick.job';
@@ -28,4 +29,5 @@ export const JOB_DEFINITIONS: JobDefinition[] = [
   EngineSweepJob,
   PasswordResetJob,
   ResealSecretsJob,
+  RetentionJob,
 ];

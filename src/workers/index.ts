@@ -6,6 +6,7 @@ import { notifyCustomersProcessor } from './notify-customers.worker';
 import { outboxRelayProcessor } from './outbox-relay.worker';
 import { passwordResetProcessor } from './password-reset.worker';
 import { resealSecretsProcessor } from './reseal-secrets.worker';
+import { retentionProcessor } from './retention.worker';
 import { riskApplyProcessor, riskPreviewProcessor } from './risk.worker';
 import { sendMailProcessor } from './send-mail.worker';
 import { simulatorTickProcessor } from './simulator-tick.worker';
@@ -28,4 +29,5 @@ export const PROCESSORS: Processor[] = [
   engineSweepProcessor,
   passwordResetProcessor,
   resealSecretsProcessor,
+  retentionProcessor,
 ];

@@ -180,6 +180,29 @@ describe('listening, metrics and the boot deadline', () => {
   });
 });
 
+describe('retention', () => {
+  test('when the retention variables are unset, then the outbox and inbox keep a week, webhook deliveries and mail 30 days', () => {
+    expect(loadConfig({}).retention).toEqual({ outboxHours: 168, inboxHours: 168, webhookDeliveryHours: 720, mailHours: 720 });
+  });
+
+  test('when the outbox would be kept less than the 24-hour stream resume window, then start-up is refused naming it', () => {
+    expect(problemsOf({ OUTBOX_RETENTION_HOURS: '23' })).toEqual([
+      expect.stringMatching(/^OUTBOX_RETENTION_HOURS: must be at least 24, .*Last-Event-ID/),
+    ]);
+    expect(loadConfig({ OUTBOX_RETENTION_HOURS: '24' }).retention.outboxHours).toBe(24);
+  });
+
+  test('when a retention age is not a whole number of hours from 1, then start-up is refused naming the variable', () => {
+    expect(
+      problemsOf({ INBOX_RETENTION_HOURS: '0', MAIL_RETENTION_HOURS: '1.5', WEBHOOK_DELIVERY_RETENTION_HOURS: '-1' }),
+    ).toEqual([
+      expect.stringMatching(/^INBOX_RETENTION_HOURS: must be at least 1/),
+      expect.stringMatching(/^WEBHOOK_DELIVERY_RETENTION_HOURS: must be a whole number/),
+      expect.stringMatching(/^MAIL_RETENTION_HOURS: must be a whole number/),
+    ]);
+  });
+});
+
 describe('the README configuration table', () => {
   test('when the table and the config schema are compared, then each lists exactly the variables of the other', () => {
     const readme = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');

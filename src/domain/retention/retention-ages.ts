@@ -1,0 +1,13 @@
+/**
+ * How far back a stream client may resume with Last-Event-ID (decisions, section 15): the
+ * outbox must keep at least this much, or a resume inside the window would miss events.
+ */
+export const STREAM_RESUME_WINDOW_HOURS = 24;
+
+/** How long each kind of row is kept once nothing needs it any more, in hours. */
+export interface RetentionAges {
+  outboxHours: number;
+  inboxHours: number;
+  webhookDeliveryHours: number;
+  mailHours: number;
+}

@@ -1,0 +1,60 @@
+import { namedStatement } from '../../platform/named-sql';
+
+/**
+ * The retention statements: each deletes at most `:limit` rows older than `:cutoff` and
+ * answers how many it deleted. Rows another transaction holds are skipped (SKIP LOCKED),
+ * so a sweep never waits behind the relay, a consumer or a sender; the next batch or run
+ * finds them.
+ */
+export interface RetentionBatch {
+  cutoff: Date;
+  limit: number;
+}
+
+const counted = (deletion: string) => `with gone as (${deletion} returning 1) select count(*)::int as n from gone`;
+
+/** Inbox rows their consumer has handled: an unhandled row is work still to do. */
+export const deleteHandledInboxRows = namedStatement<RetentionBatch>(
+  counted(`delete from event_inbox where (event_id, consumer) in (
+     select event_id, consumer from event_inbox
+      where processed_at < :cutoff
+      limit :limit for update skip locked)`),
+);
+
+/**
+ * Finished webhook deliveries, with their messages and (by cascade) their attempts. The
+ * messages go explicitly: the delivery's foreign key would set them back to "not yet in a
+ * delivery", and the dispatcher would send them again. A delivery stays redeliverable for
+ * as long as it is kept.
+ */
+export const deleteFinishedWebhookDeliveries = namedStatement<RetentionBatch>(
+  `with doomed as (
+     select id from webhook_deliveries
+      where status in ('delivered', 'failed') and updated_at < :cutoff
+      limit :limit for update skip locked),
+   messages as (delete from webhook_messages m using doomed where m.delivery_id = doomed.id),
+   gone as (delete from webhook_deliveries d using doomed where d.id = doomed.id returning 1)
+   select count(*)::int as n from gone`,
+);
+
+/** Mails in a final state (`queued` and `sending` are still in flight). */
+export const deleteFinishedMail = namedStatement<RetentionBatch>(
+  counted(`delete from mail_messages where id in (
+     select id from mail_messages
+      where status in ('sent', 'logged', 'failed', 'unknown') and updated_at < :cutoff
+      limit :limit for update skip locked)`),
+);
+
+/**
+ * Relayed outbox rows nothing needs any more: every consumer has handled its inbox row, and
+ * no kept webhook delivery (or message still to be batched) names the event, as deleting
+ * the event would take those rows with it.
+ */
+export const deletePublishedEvents = namedStatement<RetentionBatch>(
+  counted(`delete from domain_events where id in (
+     select e.id from domain_events e
+      where e.published_at < :cutoff
+        and not exists (select 1 from event_inbox i where i.event_id = e.id and i.processed_at is null)
+        and not exists (select 1 from webhook_messages m where m.event_id = e.id)
+      limit :limit for update of e skip locked)`),
+);
