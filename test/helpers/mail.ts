@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { queueMail } from '../../src/domain/mail/mail-outbox';
-import type { MailMessage } from '../../src/entities/mail-message.entity';
-import { sql, type TestApp } from './test-app';
+import { MailMessage } from '../../src/entities/mail-message.entity';
+import { OutboxRelayJob } from '../../src/jobs/outbox-relay.job';
+import { SendMailJob } from '../../src/jobs/send-mail.job';
+import { sql, waitFor, type TestApp } from './test-app';
 
 /**
  * A password-reset mail committed to the outbox, not yet dispatched, with a fresh secret
@@ -36,4 +38,30 @@ export async function mailRowText(app: TestApp, id: string): Promise<string> {
 /** A received message's text with quoted-printable soft breaks and escapes undone, so a long link reads whole. */
 export function decodedMessage(raw: string): string {
   return raw.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+}
+
+/**
+ * Waits until the system is past every point at which a settled mail could be offered again,
+ * so a check that it was not is no longer early: an outbox relay run has started more than
+ * `requeueAfterSeconds` after the mail's last change (a run that would have re-added its send
+ * job, were the mail still queued), and after it the send job is finished for good (no retry
+ * follows, and a re-added job would have sent by then).
+ */
+export async function pastEveryResend(app: TestApp, mailId: string, requeueAfterSeconds: number): Promise<void> {
+  const { jobs, orm } = app.runtime.services;
+  const settled = await orm.em.fork().findOneOrFail(MailMessage, mailId, { refresh: true });
+  const bound = settled.updatedAt.getTime() + requeueAfterSeconds * 1000;
+  await waitFor(
+    'an outbox relay run past the requeue bound',
+    async () => {
+      const runs = await jobs.queue(OutboxRelayJob.queue).getCompleted(0, 200);
+      return runs.some((run) => run.name === OutboxRelayJob.name && (run.processedOn ?? 0) > bound);
+    },
+    20_000,
+  );
+  await waitFor('the send job to finish for good', async () => {
+    const job = await jobs.queue(SendMailJob.queue).getJob(SendMailJob.jobId!({ mail_id: mailId }));
+    const state = await job?.getState();
+    return state === 'completed' || state === 'failed';
+  });
 }

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { dispatchMail, requeueStaleMail, SENDING_ORPHAN_SECONDS } from '../../../src/domain/mail/mail-outbox';
 import { MailMessage } from '../../../src/entities/mail-message.entity';
-import { queueResetMail } from '../../helpers/mail';
+import { pastEveryResend, queueResetMail } from '../../helpers/mail';
 import { spawnService, type ServiceProcess } from '../../helpers/service-process';
 import { messageIdOf, startSmtpSink, type ReceivedMail, type SmtpSink } from '../../helpers/smtp-sink';
 import { REDIS_URL, sql, startTestApp, waitFor, type TestApp } from '../../helpers/test-app';
@@ -21,13 +21,18 @@ let markHeld!: (mail: ReceivedMail) => void;
 const held = new Promise<ReceivedMail>((resolve) => {
   markHeld = resolve;
 });
+// The sink answers the held message only once the worker that sent it is dead.
+let release!: () => void;
+const released = new Promise<void>((resolve) => {
+  release = resolve;
+});
 
 beforeAll(async () => {
   smtp = await startSmtpSink({
     reply: async (mail) => {
       if (mail.to[0]!.startsWith('crash')) {
         markHeld(mail);
-        await new Promise((r) => setTimeout(r, 1500));
+        await released;
       }
       return undefined;
     },
@@ -35,6 +40,7 @@ beforeAll(async () => {
   api = await startTestApp({ label: 'mailcrash', env: { ROLE: 'api', SMTP_URL: smtp.url } });
 });
 afterAll(async () => {
+  release();
   doomed?.child.kill('SIGKILL');
   await rescuer?.stop();
   await api?.stop();
@@ -62,6 +68,7 @@ test('when the worker dies between the SMTP hand-off and recording it, then the 
   expect((await row(mail.id)).status).toBe('sending');
   doomed.child.kill('SIGKILL');
   await doomed.exited;
+  release();
 
   // The server keeps the message it was given; a new worker takes the stalled job over.
   await waitFor('the server to accept the held message', async () => smtp.received.length === 1);
@@ -82,7 +89,7 @@ test('when the worker dies between the SMTP hand-off and recording it, then the 
   });
 
   // The relay (every second, MAIL_REQUEUE_AFTER_SECONDS=1) and the job retry leave it alone.
-  await new Promise((r) => setTimeout(r, 3000));
+  await pastEveryResend(api, mail.id, 1);
   expect(smtp.offered.filter((m) => messageIdOf(m.raw) === mail.id)).toHaveLength(1);
   expect(smtp.received.filter((m) => messageIdOf(m.raw) === mail.id)).toHaveLength(1);
   expect((await row(mail.id)).status).toBe('unknown');

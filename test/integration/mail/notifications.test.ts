@@ -48,6 +48,24 @@ async function germanCustomer(): Promise<LoggedIn> {
   return { id: created.body.id, email, password, token: pair.access_token, refreshToken: pair.refresh_token };
 }
 
+/**
+ * Waits until every event about the customer is published and handled by the notifications
+ * consumer: a notification is written in the transaction that handles its event, so none can
+ * come after this, and a check for duplicates or extras is no longer early.
+ */
+async function notificationsSettled(customerId: string): Promise<void> {
+  await waitFor('every event of the customer handled by the notifications consumer', async () => {
+    const [row] = await sql<{ unpublished: number; unhandled: number }>(
+      app,
+      `select count(*) filter (where e.published_at is null)::int as unpublished,
+              count(*) filter (where i.consumer = 'notifications' and i.processed_at is null)::int as unhandled
+         from domain_events e left join event_inbox i on i.event_id = e.id where e.customer_id = ?`,
+      [customerId],
+    );
+    return row!.unpublished === 0 && row!.unhandled === 0;
+  });
+}
+
 /** Events as their writers (some in later issues) record them. */
 async function writeEvents(customerId: string, events: Array<{ type: EventType; data: Record<string, unknown> }>) {
   const em = app.runtime.services.orm.em.fork() as EntityManager;
@@ -114,7 +132,7 @@ test('when events of other kinds arrive, then only those that concern the custom
     },
   ]);
   const page = await notificationsOf(customer, 5);
-  await new Promise((r) => setTimeout(r, 500));
+  await notificationsSettled(customer.id);
   const all = (await list(customer, '?page_size=50')).body;
   expect(all.items.map((n: { type: string }) => n.type).sort()).toEqual([
     'order.closed',
@@ -266,7 +284,7 @@ test('when many events are worked through by two workers at once, then each noti
     },
     30_000,
   );
-  await new Promise((r) => setTimeout(r, 500));
+  await notificationsSettled(customer.id);
   const [counts] = await sql<{ rows: number; events: number }>(
     app,
     'select count(*)::int as rows, count(distinct event_id)::int as events from notifications where customer_id = ?',

@@ -1,7 +1,7 @@
 import { MailMessage } from '../../../src/entities/mail-message.entity';
 import { dispatchMail } from '../../../src/domain/mail/mail-outbox';
 import { SendMailJob } from '../../../src/jobs/send-mail.job';
-import { queueResetMail } from '../../helpers/mail';
+import { pastEveryResend, queueResetMail } from '../../helpers/mail';
 import { messageIdOf, startSmtpSink, type ReceivedMail, type SmtpSink } from '../../helpers/smtp-sink';
 import { startTestApp, waitFor, type TestApp } from '../../helpers/test-app';
 
@@ -62,7 +62,7 @@ test('when the server answers 550, then the mail is failed at once, with the rep
   });
   expect(failed).toMatchObject({ attempts: 1, secretData: null, lastError: expect.stringMatching(/550/) });
   // The relay runs every second with MAIL_REQUEUE_AFTER_SECONDS=1: a failed row stays alone.
-  await new Promise((r) => setTimeout(r, 3000));
+  await pastEveryResend(app, mail.id, 1);
   expect(offeredOf(mail.id)).toHaveLength(1);
   expect(receivedOf(mail.id)).toHaveLength(0);
   expect((await row(mail.id)).attempts).toBe(1);
