@@ -4,7 +4,7 @@ import { adminToken, createCustomer } from '../../helpers/identity';
 import { startTestApp, waitFor, type TestApp } from '../../helpers/test-app';
 import { expectLedgerBalanced, fundedAccount } from '../../helpers/trading';
 import { group, ordersByTicket, pendingByTicket, placePending, quote, usdInstrument } from './engine-kit';
-import { eventsOf, expectError, expectOk } from './trading-kit';
+import { eventsOf, expectError, expectOk, sql } from './trading-kit';
 
 jest.setTimeout(90_000);
 
@@ -15,6 +15,16 @@ beforeAll(async () => {
   token = await adminToken(app);
 });
 afterAll(() => app?.stop());
+
+/** Waits until the database's clock, which the engine and the expiry sweep go by, is past the order's expiry. */
+async function pastExpiry(ticket: number): Promise<void> {
+  await waitFor(`pending order ${ticket} to pass its expiry`, async () => {
+    const [row] = await sql<{ past: boolean }>(app, 'select now() > expiry_at as past from pending_orders where ticket = ?', [
+      ticket,
+    ]);
+    return row?.past;
+  });
+}
 
 test('when the market walks through every kind of pending order, then each fires at its trigger, not a point before, and fills at the quote', async () => {
   await usdInstrument(app, token, 'GBPUSD', 1.1, 1.1002);
@@ -199,7 +209,7 @@ test('when an order has expired, then a later tick that reaches its trigger does
     trigger_price: 1.099,
     expiry_at: new Date(Date.now() + 1000).toISOString(),
   });
-  await new Promise((r) => setTimeout(r, 1300));
+  await pastExpiry(ticket);
   await quote(app, token, 'CHFUSD', 1.0988, 1.099);
   const p = (await pendingByTicket(app, token, login)).get(ticket);
   expect(['pending', 'expired']).toContain(p.status);
@@ -224,7 +234,7 @@ test('when a triggered stop-limit order passes its expiry, then the expiry sweep
   });
   await quote(app, token, 'NZDUSD', 0.605, 0.6052);
   expect((await pendingByTicket(app, token, login)).get(ticket).status).toBe('triggered');
-  await new Promise((r) => setTimeout(r, 1700));
+  await pastExpiry(ticket);
   await expireDuePendingOrders(app.runtime.services.orm.em.fork() as EntityManager);
   await quote(app, token, 'NZDUSD', 0.5998, 0.6);
   const p = (await pendingByTicket(app, token, login)).get(ticket);
@@ -314,8 +324,12 @@ test('when the random walk moves a quote, then its ticks are evaluated too: an o
       const all = await pendingByTicket(app, token, login);
       return [buyLimit, sellLimit].map((t) => all.get(t)).find((p) => p.status === 'filled');
     });
+    // The fill opened a position of the pending order's side and size, no worse than its limit.
+    const buy = filled.order === buyLimit;
     const position = (await ordersByTicket(app, token, login)).get(filled.filled_order);
-    expect(position.status === 'open' || position.status === 'closed').toBe(true);
+    expect(position).toMatchObject({ symbol: 'SEKUSD', cmd: buy ? 0 : 1, volume: 0.1, status: 'open' });
+    if (buy) expect(position.open_price).toBeLessThanOrEqual(1.10019);
+    else expect(position.open_price).toBeGreaterThanOrEqual(1.10001);
   } finally {
     await app.request('PUT', '/simulator/random-walk', { token, body: { enabled: false } });
   }
