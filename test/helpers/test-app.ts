@@ -218,3 +218,12 @@ export async function waitFor<T>(
 export async function sql<T = Record<string, unknown>>(app: TestApp, query: string, params: unknown[] = []): Promise<T[]> {
   return app.runtime.services.orm.em.fork().getConnection().execute<T[]>(query, params);
 }
+
+/**
+ * Waits until the clock has moved past `instant` (an ISO time or epoch milliseconds), so that a
+ * row written next gets a later millisecond timestamp.
+ */
+export async function clockPast(instant: string | number): Promise<void> {
+  const at = typeof instant === 'number' ? instant : Date.parse(instant);
+  await waitFor(`the clock to pass ${new Date(at).toISOString()}`, async () => Date.now() > at + 1, 1000);
+}

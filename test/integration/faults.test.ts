@@ -125,7 +125,8 @@ describe('PostgreSQL connections killed under load', () => {
       }
     };
     const load = Promise.all(Array.from({ length: CONCURRENCY }, loop));
-    await new Promise((r) => setTimeout(r, 1500));
+    // Kill once the load is running: every client has been answered a few times.
+    await waitFor('the load to be running', async () => results.filter((r) => r.status === 200).length >= CONCURRENCY * 4);
     const killed = await withAdmin((client) =>
       client.query('select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [
         app.databaseName,

@@ -1,5 +1,5 @@
 import { adminToken } from '../../helpers/identity';
-import { startTestApp, type TestApp } from '../../helpers/test-app';
+import { clockPast, startTestApp, type TestApp } from '../../helpers/test-app';
 import {
   expectError,
   expectGroupShape,
@@ -153,7 +153,7 @@ describe('POST /groups/{id}/clone copies', () => {
 
   test('when a clone is made, then created_at and updated_at are new', async () => {
     const source = await createGroup({ name: uniqueName('Times') });
-    await new Promise((r) => setTimeout(r, 20));
+    await clockPast(source.created_at);
     const copy = await clone(source.id);
     expect(Date.parse(copy.created_at)).toBeGreaterThan(Date.parse(source.created_at));
     expect(copy.updated_at).toBe(copy.created_at);

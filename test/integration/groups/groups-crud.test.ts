@@ -1,11 +1,10 @@
 import { adminToken, createCustomer } from '../../helpers/identity';
-import { startTestApp, type TestApp } from '../../helpers/test-app';
+import { clockPast, startTestApp, type TestApp } from '../../helpers/test-app';
 import {
   expectError,
   expectGroupShape,
   expectOneValidationError,
   expectStatus,
-  sleep,
   sql,
   uniqueName,
   uniqueSymbol,
@@ -231,7 +230,7 @@ describe('PATCH /groups/{id}', () => {
       max_exposure: 1000,
       net_max_exposure: true,
     });
-    await sleep(15);
+    await clockPast(g.updated_at);
     const res = await patch(g.id, { default_leverage: 200 });
     expectStatus(res, 200);
     const { updated_at: before, ...restBefore } = g;

@@ -90,5 +90,3 @@ export async function auditOf(app: TestApp, token: string, query: Record<string,
   expectStatus(res, 200);
   return [...res.body.items].reverse();
 }
-
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -2,7 +2,7 @@ import { RANDOM_WALK_SCHEDULER_ID, SimulatorTickJob } from '../../../src/jobs/si
 import { D } from '../../../src/platform/decimal';
 import { adminToken } from '../../helpers/identity';
 import { startTestApp, waitFor, type TestApp } from '../../helpers/test-app';
-import { expectDateTime, expectError, expectOneValidationError, expectStatus, sleep, uniqueSymbol } from './groups-kit';
+import { expectDateTime, expectError, expectOneValidationError, expectStatus, uniqueSymbol } from './groups-kit';
 
 /** The price simulator: quotes (POST/GET/DELETE /simulator/quotes) and the random walk (decisions, section 5). */
 
@@ -38,6 +38,20 @@ async function expectNoWalk(): Promise<void> {
   });
 }
 
+/**
+ * A tick of a probe symbol, enqueued now and run to completion, that moves the probe: the
+ * simulator's worker is live and has taken everything queued before it, so a quote that a
+ * stray tick would move has been moved by now.
+ */
+async function tickAProbe(): Promise<void> {
+  const { jobs, queueEvents } = app.runtime.services;
+  const probe = await createInstrument('PRB', 5);
+  expectStatus(await setQuote({ symbol: probe, bid: 1.2, ask: 1.2001 }), 200);
+  const job = await jobs.enqueue(SimulatorTickJob, { symbols: [probe], volatility_bps: 500 });
+  await queueEvents.waitFor(job, 10_000);
+  expect((await quotes()).get(probe)?.bid).not.toBe(1.2);
+}
+
 async function createInstrument(prefix: string, digits: number): Promise<string> {
   const symbol = uniqueSymbol(prefix);
   const res = await app.request('POST', '/api/platform/instruments', {
@@ -69,7 +83,7 @@ describe('the random walk before anyone turns it on', () => {
     expectStatus(await setQuote({ symbol, bid: 1.2, ask: 1.2001 }), 200);
     await expectNoWalk();
     const before = (await quotes()).get(symbol);
-    await sleep(1200);
+    await tickAProbe();
     expect((await quotes()).get(symbol)).toEqual(before);
   });
 });
@@ -263,7 +277,7 @@ describe('PUT /simulator/random-walk', () => {
     // No schedule is left, and once a tick already taken has finished, nothing moves.
     await expectNoWalk();
     const stopped = await quotes();
-    await sleep(1500);
+    await tickAProbe();
     const later = await quotes();
     expect(later.get(FX)).toEqual(stopped.get(FX));
     expect(later.get(JPY)).toEqual(stopped.get(JPY));

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { ADMIN, adminToken, createStaff, type LoggedIn } from '../../helpers/identity';
-import { startTestApp, type TestApp, type TestResponse } from '../../helpers/test-app';
+import { clockPast, startTestApp, type TestApp, type TestResponse } from '../../helpers/test-app';
 
 interface AuditRow {
   id: string;
@@ -310,9 +310,9 @@ describe('GET /api/admin/audit', () => {
     actor = await createStaff(app, ['manage_users', 'view_audit'], admin);
     for (let i = 0; i < 5; i++) {
       if (i === 3) {
-        await new Promise((r) => setTimeout(r, 20));
+        await clockPast(made[made.length - 1]!.at);
         middle = new Date().toISOString();
-        await new Promise((r) => setTimeout(r, 20));
+        await clockPast(middle);
       }
       const res = await app.request('POST', '/api/admin/roles', {
         token: actor.token,
