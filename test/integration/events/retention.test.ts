@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { removeExpiredRows } from '../../../src/domain/retention/retention';
 import { RetentionJob } from '../../../src/jobs/retention.job';
-import { sql, startTestApp, type TestApp } from '../../helpers/test-app';
+import { sql, startTestApp, waitFor, type TestApp } from '../../helpers/test-app';
 
 jest.setTimeout(60_000);
 
@@ -188,6 +188,12 @@ describe('the retention job', () => {
       webhookDeliveries: expect.any(Number),
       mail: expect.any(Number),
       outbox: expect.any(Number),
+    });
+    // A scheduled run may hold the old rows (SKIP LOCKED) until its own delete commits.
+    await waitFor('the old event and mail to be deleted', async () => {
+      const events = await present(app, 'domain_events', [old.id, young.id]);
+      const mails = await present(app, 'mail_messages', [oldMail, youngMail]);
+      return events.length === 1 && mails.length === 1;
     });
     expect(await present(app, 'domain_events', [old.id, young.id])).toEqual([young.id]);
     expect(await present(app, 'mail_messages', [oldMail, youngMail])).toEqual([youngMail]);
