@@ -12,3 +12,5 @@ mkdir -p node_modules/.cache
 exec 9>node_modules/.cache/trading-api-build.lock
 flock 9
 node_modules/.bin/tsc -b tsconfig.build.json
+# The stored functions' bodies are read at migration time from beside the compiled loader.
+cp src/db/functions/*.sql dist/db/functions/

@@ -1,4 +1,5 @@
 import { Migration } from '@mikro-orm/migrations';
+import { sqlFunction } from '../functions/sql-function';
 
 export class Migration20261122193400_Trading extends Migration {
 
@@ -17,7 +18,7 @@ export class Migration20261122193400_Trading extends Migration {
     this.addSql(`create index "ledger_entries_reference_type_reference_id_index" on "ledger_entries" ("reference_type", "reference_id");`);
     this.addSql(`create index "ledger_entries_account_id_created_at_index" on "ledger_entries" ("account_id", "created_at");`);
     // The ledger is append-only: a correction is a new row, never an edit.
-    this.addSql(`create function ledger_entries_append_only() returns trigger language plpgsql as $$ begin raise exception 'ledger_entries is append-only'; end $$;`);
+    this.addSql(sqlFunction('ledger_entries_append_only'));
     this.addSql(`create trigger ledger_entries_no_update before update or delete on "ledger_entries" for each row execute function ledger_entries_append_only();`);
 
     this.addSql(`create table "orders" ("id" uuid not null, "created_at" timestamptz not null, "updated_at" timestamptz not null, "ticket" bigint not null default nextval('order_ticket_seq'), "account_id" uuid not null, "login" bigint not null, "symbol" varchar(32) not null, "cmd" smallint not null, "volume" numeric(12,2) not null, "open_price" numeric(24,10) not null, "contract_size" numeric(20,4) not null, "sl" numeric(24,10) null, "tp" numeric(24,10) null, "comment" varchar(255) null, "status" text check ("status" in ('open', 'closed')) not null default 'open', "closed_at" timestamptz null, "close_price" numeric(24,10) null, "profit" numeric(20,2) null, "close_reason" varchar(32) null, "bulk_close_run_id" uuid null, constraint "orders_pkey" primary key ("id"));`);

@@ -1,4 +1,5 @@
 import { Migration } from '@mikro-orm/migrations';
+import { sqlFunction } from '../functions/sql-function';
 
 /**
  * A login's session statement as functions, so Postgres plans it once per connection.
@@ -19,26 +20,8 @@ import { Migration } from '@mikro-orm/migrations';
  */
 export class Migration20261125050000_OpenSessionFunction extends Migration {
   override async up(): Promise<void> {
-    this.addSql(`create or replace function user_permissions(p_user uuid) returns text[]
-      language plpgsql stable as $fn$
-      begin
-        return (select coalesce(array_agg(distinct p collate "C" order by p collate "C"), '{}')
-          from roles r join staff_user_roles ur on ur.role_id = r.id, unnest(r.permissions) p
-          where ur.staff_user_id = p_user);
-      end $fn$;`);
-    this.addSql(`create or replace function open_session(
-        p_session uuid, p_now timestamptz, p_type text, p_principal uuid, p_ip text, p_user_agent text,
-        p_expires timestamptz, p_token uuid, p_token_hash text,
-        out ttl int, out permissions text[])
-      language plpgsql volatile as $fn$
-      begin
-        insert into sessions (id, created_at, updated_at, principal_type, principal_id, ip, user_agent, last_used_at, expires_at)
-          values (p_session, p_now, p_now, p_type, p_principal, p_ip, p_user_agent, p_now, p_expires);
-        insert into refresh_tokens (id, created_at, updated_at, session_id, token_hash, expires_at)
-          values (p_token, p_now, p_now, p_session, p_token_hash, p_expires);
-        ttl := (select access_token_ttl_seconds from broker_settings where id = 1);
-        permissions := case when p_type = 'user' then user_permissions(p_principal) else '{}'::text[] end;
-      end $fn$;`);
+    this.addSql(sqlFunction('user_permissions'));
+    this.addSql(sqlFunction('open_session'));
   }
 
   override async down(): Promise<void> {
