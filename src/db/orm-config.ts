@@ -24,12 +24,6 @@ export function ormConfig(databaseUrl: string, overrides: Partial<Options> = {})
       snapshot: false,
       emit: 'ts',
     },
-    schemaGenerator: {
-      // Webhook deliveries, messages and attempts are written only by SQL (the
-      // webhook_delivery_step function and the dispatcher's statements): no entity maps them,
-      // so a generated migration must not see them as tables to drop.
-      skipTables: ['webhook_deliveries', 'webhook_messages', 'webhook_attempts'],
-    },
     debug: false,
     // The ORM's own console output (migrator progress) goes nowhere unless a caller routes it.
     logger: () => undefined,

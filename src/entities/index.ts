@@ -31,6 +31,9 @@ import { Session } from './session.entity';
 import { StaffUser } from './staff-user.entity';
 import { Transfer } from './transfer.entity';
 import { Webhook } from './webhook.entity';
+import { WebhookAttempt } from './webhook-attempt.entity';
+import { WebhookDelivery } from './webhook-delivery.entity';
+import { WebhookMessage } from './webhook-message.entity';
 import { Withdrawal } from './withdrawal.entity';
 
 /** Every entity the ORM knows. Listed explicitly: no folder scanning at start-up. */
@@ -68,6 +71,9 @@ export const ENTITIES = [
   RiskRule,
   RiskRunItem,
   Webhook,
+  WebhookDelivery,
+  WebhookMessage,
+  WebhookAttempt,
   Notification,
   DevelopmentDataKey,
 ];

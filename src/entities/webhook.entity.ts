@@ -5,8 +5,8 @@ import { BaseEntity } from './base.entity';
  * An integrator's endpoint (decisions, section 7). The secret is sealed (AES-256-GCM under
  * DATA_ENCRYPTION_KEYS, platform/secret-box.ts): the workers must read it to sign, and the
  * API never answers it. `events` null means every event type, including types added later.
- * Deliveries, their batches and attempts live in tables of their own, written with SQL by the
- * webhook workers (domain/webhooks/delivery.ts).
+ * Deliveries, their messages and attempts live in tables of their own (WebhookDelivery,
+ * WebhookMessage, WebhookAttempt), written with SQL by the webhook workers.
  */
 @Entity({ tableName: 'webhooks' })
 @Check({ name: 'webhooks_batch_size_max_check', expression: '(batch_size_max >= 1) AND (batch_size_max <= 1000)' })
