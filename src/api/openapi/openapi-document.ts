@@ -5,6 +5,7 @@ import { ErrorSchema, ValidationErrorSchema } from './error-schemas';
 import { exampleOf, type Io } from './examples';
 import { SchemaComponents, type JsonSchema } from './schema-components';
 import { TAGS, TAG_GROUPS } from './tags';
+import { webhooksDocument } from './webhooks-document';
 
 /**
  * Builds the OpenAPI 3.1 document from the route table: the same zod schemas that
@@ -337,6 +338,8 @@ export function buildOpenApiDocument(routes: RouteSpec[], info: JsonSchema = API
       (g) => g.tags.length > 0,
     ),
     paths,
+    // What the service sends to integrators' endpoints (OpenAPI 3.1).
+    webhooks: webhooksDocument(),
     components: {
       schemas: components.schemas,
       responses: SHARED_RESPONSES,
