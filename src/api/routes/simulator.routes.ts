@@ -1,13 +1,7 @@
 import { z } from 'zod';
-import { recordAudit } from '../../domain/audit/audit';
-import { findInstrument } from '../../domain/instruments/instruments';
-import { SimulatorTickJob, RANDOM_WALK_SCHEDULER_ID } from '../../jobs/simulator-tick.job';
-import { dec, decText } from '../../platform/decimal';
-import { errors, fieldError } from '../../platform/errors';
 import { QuoteSchema, quoteView } from '../../domain/prices/quote-store';
-import { RandomWalkSchema, randomWalkView } from '../../domain/prices/random-walk';
-import { signalTicks } from '../../domain/engine/ticks';
-import { Instrument } from '../../entities/instrument.entity';
+import { RandomWalkSchema } from '../../domain/prices/random-walk';
+import { deleteQuote, randomWalk, setQuote, setRandomWalk } from '../../domain/prices/simulator';
 import { asStaff } from '../http/access';
 import { Price } from '../http/amounts';
 import { defineRoute, json, type RouteSpec } from '../http/route';
@@ -24,26 +18,7 @@ export const simulatorRoutes: RouteSpec[] = [
     access: { kind: 'staff', permission: 'manage_simulator' },
     body: z.object({ symbol: z.string().min(1).max(32), bid: Price, ask: Price }),
     responses: { 200: { description: 'The quote now in force', schema: QuoteSchema } },
-    handler: async ({ body, em, services, caller }) => {
-      const instrument = await em.findOne(Instrument, { symbol: body.symbol });
-      if (!instrument) throw fieldError('body', ['symbol'], `Unknown instrument ${body.symbol}`);
-      if (body.ask <= body.bid) throw fieldError('body', ['ask'], 'ask must be above bid');
-      const digits = instrument.digits;
-      for (const side of ['bid', 'ask'] as const) {
-        if (dec(body[side]).decimalPlaces() > digits)
-          throw fieldError('body', [side], `At most ${digits} decimal places for ${body.symbol}`);
-      }
-      const quote = await services.quotes.set(body.symbol, decText(body.bid), decText(body.ask));
-      recordAudit(em, asStaff(caller), {
-        action: 'quote.set',
-        entityType: 'instrument',
-        entityId: body.symbol,
-        after: quoteView(quote),
-      });
-      await em.flush();
-      await signalTicks({ jobs: services.jobs, logger: services.logger }, [body.symbol]);
-      return json(200, quoteView(quote));
-    },
+    handler: async ({ body, em, services, caller }) => json(200, await setQuote(em, services, asStaff(caller), body)),
   }),
   defineRoute({
     method: 'get',
@@ -65,9 +40,7 @@ export const simulatorRoutes: RouteSpec[] = [
     params: z.object({ symbol: z.string().min(1).max(32) }),
     responses: { 204: { description: 'Removed' }, 404: { description: 'No quote for that symbol' } },
     handler: async ({ params, em, services, caller }) => {
-      if (!(await services.quotes.remove(params.symbol))) throw errors.notFound('Quote');
-      recordAudit(em, asStaff(caller), { action: 'quote.deleted', entityType: 'instrument', entityId: params.symbol });
-      await em.flush();
+      await deleteQuote(em, services.quotes, asStaff(caller), params.symbol);
       return { status: 204 };
     },
   }),
@@ -79,14 +52,7 @@ export const simulatorRoutes: RouteSpec[] = [
     tags: ['simulator'],
     access: { kind: 'staff', permission: 'manage_simulator' },
     responses: { 200: { description: 'The schedule', schema: RandomWalkSchema } },
-    handler: async ({ services }) => {
-      const found = await services.jobs.scheduled(SimulatorTickJob, RANDOM_WALK_SCHEDULER_ID);
-      const payload = found?.payload as { symbols: string[]; volatility_bps: number } | undefined;
-      const schedule = found
-        ? { symbols: payload?.symbols ?? [], interval_ms: found.everyMs ?? null, volatility_bps: payload?.volatility_bps ?? null }
-        : undefined;
-      return json(200, randomWalkView(schedule));
-    },
+    handler: async ({ services }) => json(200, await randomWalk(services.jobs)),
   }),
   defineRoute({
     method: 'put',
@@ -104,32 +70,6 @@ export const simulatorRoutes: RouteSpec[] = [
       volatility_bps: z.number().gt(0).max(1000).default(5),
     }),
     responses: { 200: { description: 'The schedule now in force', schema: RandomWalkSchema } },
-    handler: async ({ body, em, services, caller }) => {
-      if (body.enabled) {
-        if (!body.symbols) throw fieldError('body', ['symbols'], 'Field required', 'missing');
-        for (const [i, symbol] of body.symbols.entries()) {
-          await findInstrument(em, symbol).catch(() => {
-            throw fieldError('body', ['symbols', i], `Unknown instrument ${symbol}`);
-          });
-        }
-        await services.jobs.schedule(SimulatorTickJob, RANDOM_WALK_SCHEDULER_ID, body.interval_ms, {
-          symbols: body.symbols,
-          volatility_bps: body.volatility_bps,
-        });
-      } else {
-        await services.jobs.unschedule(SimulatorTickJob, RANDOM_WALK_SCHEDULER_ID);
-      }
-      const view = randomWalkView(
-        body.enabled ? { symbols: body.symbols!, interval_ms: body.interval_ms, volatility_bps: body.volatility_bps } : undefined,
-      );
-      recordAudit(em, asStaff(caller), {
-        action: 'random_walk.updated',
-        entityType: 'simulator',
-        entityId: 'random-walk',
-        after: view,
-      });
-      await em.flush();
-      return json(200, view);
-    },
+    handler: async ({ body, em, services, caller }) => json(200, await setRandomWalk(em, services.jobs, asStaff(caller), body)),
   }),
 ];
