@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { accessibleAccount, openTradingAccount } from '../../domain/accounts/accounts';
-import { recordAudit } from '../../domain/audit/audit';
+import { accessibleAccount } from '../../domain/accounts/accounts';
+import { openCustomerAccount } from '../../domain/accounts/open-account';
 import { AccountSchema, accountView } from '../../domain/accounts/account-view';
 import { LedgerSchema, ledgerView } from '../../domain/ledger/ledger';
 import { DepositSchema, depositFunds } from '../../domain/money/deposits';
@@ -38,18 +38,7 @@ export const accountRoutes: RouteSpec[] = [
     }),
     responses: { 201: { description: 'Opened', schema: AccountSchema }, 404: { description: 'No such customer' } },
     handler: async ({ params, body, em, services, caller }) => {
-      const customer = await em.findOne(Customer, params.customer_id);
-      if (!customer) throw errors.notFound('Customer');
-      const account = await openTradingAccount(em, services.quotes, customer, body);
-      const view = await accountView(em, services.quotes, account);
-      recordAudit(em, asStaff(caller), {
-        action: 'account.opened',
-        entityType: 'account',
-        entityId: String(view.login),
-        after: view,
-      });
-      await em.flush();
-      return json(201, view);
+      return json(201, await openCustomerAccount(em, services.quotes, asStaff(caller), params.customer_id, body));
     },
   }),
   defineRoute({

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { AuditSchema, auditView, recordAudit } from '../../domain/audit/audit';
-import { loadBrokerSettings, SettingsSchema, settingsView } from '../../domain/identity/broker-settings';
+import { AuditSchema, auditView } from '../../domain/audit/audit';
+import { loadBrokerSettings, SettingsSchema, settingsView, updateBrokerSettings } from '../../domain/identity/broker-settings';
 import { PERMISSIONS, PermissionSchema } from '../../domain/identity/permissions';
 import { createRole, createStaffUser, RoleSchema, roleView, StaffUserSchema, staffUserView } from '../../domain/identity/staff';
 import { AuditEntry } from '../../entities/audit-entry.entity';
@@ -181,19 +181,7 @@ export const adminRoutes: RouteSpec[] = [
     body: z.object({ access_token_ttl_seconds: z.int().min(60).max(86_400).optional() }),
     responses: { 200: { description: 'Settings after the change', schema: SettingsSchema } },
     handler: async ({ body, em, services, caller }) => {
-      const settings = await loadBrokerSettings(em, services.identity.defaultAccessTokenTtl);
-      const before = settingsView(settings);
-      if (body.access_token_ttl_seconds !== undefined) settings.accessTokenTtlSeconds = body.access_token_ttl_seconds;
-      settings.updatedAt = new Date();
-      recordAudit(em, asStaff(caller), {
-        action: 'settings.updated',
-        entityType: 'broker_settings',
-        entityId: '1',
-        before,
-        after: settingsView(settings),
-      });
-      await em.flush();
-      return json(200, settingsView(settings));
+      return json(200, await updateBrokerSettings(em, services.identity.defaultAccessTokenTtl, asStaff(caller), body));
     },
   }),
   defineRoute({

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { recordAudit } from '../../domain/audit/audit';
 import { createCustomer, CustomerSchema, customerView, PersonName } from '../../domain/customers/customers';
 import {
   ApiTokenSchema,
@@ -100,15 +99,7 @@ export const crmRoutes: RouteSpec[] = [
     }),
     responses: { 201: { description: 'Issued', schema: IssuedApiTokenSchema } },
     handler: async ({ body, em, caller }) => {
-      const staff = asStaff(caller);
-      const { token, text } = await issueApiToken(em, staff.userId, staff.permissions, body);
-      recordAudit(em, staff, {
-        action: 'api_token.created',
-        entityType: 'api_token',
-        entityId: token.id,
-        after: apiTokenView(token),
-      });
-      await em.flush();
+      const { token, text } = await issueApiToken(em, asStaff(caller), body);
       return json(201, issuedApiTokenView(token, text));
     },
   }),
@@ -134,14 +125,7 @@ export const crmRoutes: RouteSpec[] = [
     params: z.object({ token_id: z.uuid() }),
     responses: { 204: { description: 'Revoked' }, 404: { description: 'Not found' } },
     handler: async ({ params, em, services, caller }) => {
-      const token = await revokeApiToken(em, services.identity, asStaff(caller), params.token_id);
-      recordAudit(em, asStaff(caller), {
-        action: 'api_token.revoked',
-        entityType: 'api_token',
-        entityId: token.id,
-        after: apiTokenView(token),
-      });
-      await em.flush();
+      await revokeApiToken(em, services.identity, asStaff(caller), params.token_id);
       return { status: 204 };
     },
   }),

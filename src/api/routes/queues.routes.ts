@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { recordAudit } from '../../domain/audit/audit';
 import {
   JOB_STATES,
   QueueJobSchema,
@@ -53,15 +52,7 @@ export const queueRoutes: RouteSpec[] = [
       409: { description: 'JOB_NOT_FAILED' },
     },
     handler: async ({ params, em, services, caller }) => {
-      const job = await retryFailedJob(services.jobs, params.queue, params.job_id);
-      recordAudit(em, asStaff(caller), {
-        action: 'queue.job.retried',
-        entityType: 'queue_job',
-        entityId: `${params.queue}/${params.job_id}`,
-        after: { state: job.state },
-      });
-      await em.flush();
-      return json(200, job);
+      return json(200, await retryFailedJob(em, services.jobs, asStaff(caller), params.queue, params.job_id));
     },
   }),
 ];

@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import { recordAudit } from '../../domain/audit/audit';
+import { queueReseal } from '../../domain/secrets/reseal';
 import { sealedByKey } from '../../domain/secrets/sealed-columns';
-import { ResealSecretsJob } from '../../jobs/reseal-secrets.job';
 import { asStaff } from '../http/access';
 import { defineRoute, json, type RouteSpec } from '../http/route';
 
@@ -61,16 +60,7 @@ export const secretsRoutes: RouteSpec[] = [
     access: { kind: 'staff', permission: 'manage_settings' },
     responses: { 202: { description: 'The re-seal job is queued', schema: ResealQueuedSchema } },
     handler: async ({ em, services, caller }) => {
-      const queued = await services.jobs.ensureQueued(ResealSecretsJob, {});
-      const currentKeyId = services.webhookSecrets.currentKeyId;
-      recordAudit(em, asStaff(caller), {
-        action: 'secrets.reseal_queued',
-        entityType: 'data_encryption_key',
-        entityId: currentKeyId,
-        after: { queued },
-      });
-      await em.flush();
-      return json(202, { job_id: ResealSecretsJob.jobId!({}), queued, current_key_id: currentKeyId });
+      return json(202, await queueReseal(em, services.jobs, asStaff(caller), services.webhookSecrets.currentKeyId));
     },
   }),
 ];

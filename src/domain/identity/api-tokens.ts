@@ -4,6 +4,7 @@ import { ApiToken } from '../../entities/api-token.entity';
 import { StaffUser } from '../../entities/staff-user.entity';
 import { randomToken, sha256Hex } from '../../platform/crypto';
 import { errors, ValidationFailure } from '../../platform/errors';
+import { recordAudit } from '../audit/audit';
 import type { ApiTokenFacts, Identity } from './identity';
 import { PermissionSchema, type Permission } from './permissions';
 import { permissionsOf } from './principals';
@@ -53,13 +54,13 @@ export function issuedApiTokenView(t: ApiToken, text: string): z.output<typeof I
 }
 
 /** Adds to the unit of work a token whose scopes are a subset of the issuer's own permissions; the text is returned once. */
+/** Issues a token whose scopes the issuer holds, audited; the token and its audit row commit together. */
 export async function issueApiToken(
   em: EntityManager,
-  issuerId: string,
-  issuerPermissions: ReadonlySet<string>,
+  issuer: StaffCaller,
   input: { name: string; scopes: string[]; expires_in_days?: number | undefined },
 ) {
-  const beyond = input.scopes.map((s, i) => [s, i] as const).filter(([s]) => !issuerPermissions.has(s));
+  const beyond = input.scopes.map((s, i) => [s, i] as const).filter(([s]) => !issuer.permissions.has(s));
   if (beyond.length) {
     throw new ValidationFailure(
       beyond.map(([s, i]) => ({ loc: ['body', 'scopes', i], msg: `You do not hold the permission ${s}`, type: 'value_error' })),
@@ -71,10 +72,16 @@ export async function issueApiToken(
     tokenHash: sha256Hex(text),
     tokenPrefix: text.slice(0, 12),
     scopes: [...new Set(input.scopes)].sort(),
-    issuedById: issuerId,
+    issuedById: issuer.userId,
     expiresAt: input.expires_in_days ? new Date(Date.now() + input.expires_in_days * 86_400_000) : null,
   });
-  // The caller flushes, so the token and its audit row commit together.
+  recordAudit(em, issuer, {
+    action: 'api_token.created',
+    entityType: 'api_token',
+    entityId: token.id,
+    after: apiTokenView(token),
+  });
+  await em.flush();
   return { token, text };
 }
 
@@ -133,5 +140,12 @@ export async function revokeApiToken(em: EntityManager, identity: Identity, acto
     await identity.apiTokens.revoke([token.tokenHash]);
     token.revokedAt = new Date();
   }
+  recordAudit(em, actor, {
+    action: 'api_token.revoked',
+    entityType: 'api_token',
+    entityId: token.id,
+    after: apiTokenView(token),
+  });
+  await em.flush();
   return token;
 }

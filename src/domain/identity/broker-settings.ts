@@ -1,6 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { BrokerSettings } from '../../entities/broker-settings.entity';
+import { recordAudit } from '../audit/audit';
+import type { StaffCaller } from './caller';
 
 /** The settings row (id 1), created on first read with the defaults. */
 export async function loadBrokerSettings(em: EntityManager, defaultAccessTokenTtl: number): Promise<BrokerSettings> {
@@ -18,4 +20,21 @@ export type SettingsView = z.output<typeof SettingsSchema>;
 
 export function settingsView(settings: BrokerSettings): SettingsView {
   return { access_token_ttl_seconds: settings.accessTokenTtlSeconds, updated_at: settings.updatedAt.toISOString() };
+}
+
+/** Changes the fields sent, audited with the settings before and after. */
+export async function updateBrokerSettings(
+  em: EntityManager,
+  defaultAccessTokenTtl: number,
+  actor: StaffCaller,
+  input: { access_token_ttl_seconds?: number | undefined },
+): Promise<SettingsView> {
+  const settings = await loadBrokerSettings(em, defaultAccessTokenTtl);
+  const before = settingsView(settings);
+  if (input.access_token_ttl_seconds !== undefined) settings.accessTokenTtlSeconds = input.access_token_ttl_seconds;
+  settings.updatedAt = new Date();
+  const after = settingsView(settings);
+  recordAudit(em, actor, { action: 'settings.updated', entityType: 'broker_settings', entityId: '1', before, after });
+  await em.flush();
+  return after;
 }

@@ -1,8 +1,11 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Job, JobType } from 'bullmq';
 import { z } from 'zod';
 import { ALL_QUEUES, type QueueName } from '../../jobs/queues';
 import type { JobProducer } from '../../jobs/job-producer';
 import { errors } from '../../platform/errors';
+import { recordAudit } from '../audit/audit';
+import type { StaffCaller } from '../identity/caller';
 
 /**
  * What operators see of the queues and may do to them, for scripts (the /api/admin/queues
@@ -92,11 +95,26 @@ export async function queueJobs(jobs: JobProducer, name: QueueName, state: JobSt
 }
 
 /** Puts a failed job back to run again; anything but a failed job is 409 JOB_NOT_FAILED. */
-export async function retryFailedJob(jobs: JobProducer, name: QueueName, jobId: string): Promise<QueueJobView> {
+/** Runs a failed job again, audited in the caller's unit of work. */
+export async function retryFailedJob(
+  em: EntityManager,
+  jobs: JobProducer,
+  actor: StaffCaller,
+  name: QueueName,
+  jobId: string,
+): Promise<QueueJobView> {
   const job = await jobs.queue(name).getJob(jobId);
   if (!job) throw errors.notFound('Job');
   const state = await job.getState();
   if (state !== 'failed') throw errors.conflict('JOB_NOT_FAILED', `The job is ${state}; only a failed job can be retried`);
   await job.retry('failed');
-  return queueJobView(job, await job.getState());
+  const view = queueJobView(job, await job.getState());
+  recordAudit(em, actor, {
+    action: 'queue.job.retried',
+    entityType: 'queue_job',
+    entityId: `${name}/${jobId}`,
+    after: { state: view.state },
+  });
+  await em.flush();
+  return view;
 }
