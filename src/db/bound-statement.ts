@@ -31,3 +31,12 @@ export async function executeBound<T>(em: EntityManager, { sql, values }: Statem
     await client.releaseConnection(connection);
   }
 }
+
+/**
+ * Runs a named statement through the unit of work's connection (`em.execute`), in its
+ * transaction when there is one: the form for statements off the hot paths. Rows for a
+ * SELECT or a RETURNING; what else a statement answers is not used.
+ */
+export function executeNamed<T>(em: EntityManager, { sql, values }: Statement): Promise<T[]> {
+  return em.execute<T[]>(sql, values);
+}

@@ -2,6 +2,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { errors } from '../../platform/errors';
 import { findWebhook } from './webhooks';
+import { executeNamed } from '../../db/bound-statement';
+import { COUNT_DELIVERIES, DELIVERY_PAGE, LOCK_DELIVERY, LOCK_WEBHOOK, REOPEN_DELIVERY } from './webhooks.queries';
 
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
 
@@ -65,21 +67,11 @@ export async function listDeliveries(
   query: { status?: (typeof DELIVERY_STATUSES)[number]; page: number; page_size: number },
 ) {
   await findWebhook(em, webhookId);
-  const filter = query.status ? 'and d.status = ?' : '';
-  const params = query.status ? [webhookId, query.status] : [webhookId];
-  const [count] = await em.execute<Array<{ n: string }>>(
-    `select count(*) as n from webhook_deliveries d where d.webhook_id = ? ${filter}`,
-    params,
-  );
-  const rows = await em.execute<DeliveryRow[]>(
-    `select d.id, d.webhook_id, d.status, d.event_count, d.attempts as attempts_in_round, d.next_attempt_at, d.delivered_at, d.created_at,
-            (select json_agg(m.event_id order by m.event_seq) from webhook_messages m where m.delivery_id = d.id) as event_ids,
-            (select json_agg(json_build_object('attempt', a.attempt, 'started_at', a.started_at, 'duration_ms', a.duration_ms,
-                    'status_code', a.status_code, 'error', a.error, 'response_body', a.response_body) order by a.attempt)
-               from webhook_attempts a where a.delivery_id = d.id) as attempts
-       from webhook_deliveries d where d.webhook_id = ? ${filter}
-      order by d.created_at desc, d.first_event_seq desc limit ? offset ?`,
-    [...params, query.page_size, (query.page - 1) * query.page_size],
+  const status = query.status ?? null;
+  const [count] = await executeNamed<{ n: string }>(em, COUNT_DELIVERIES.bind({ webhook_id: webhookId, status }));
+  const rows = await executeNamed<DeliveryRow>(
+    em,
+    DELIVERY_PAGE.bind({ webhook_id: webhookId, status, limit: query.page_size, offset: (query.page - 1) * query.page_size }),
   );
   return { items: rows.map(deliveryView), page: query.page, page_size: query.page_size, total: Number(count!.n) };
 }
@@ -92,22 +84,16 @@ export const RedeliverResultSchema = z.object({ delivery_id: z.uuid(), status: z
  */
 export async function redeliver(em: EntityManager, webhookId: string, deliveryId: string) {
   return em.transactional(async (tx) => {
-    const [webhook] = await tx.execute<Array<{ is_active: boolean }>>('select is_active from webhooks where id = ? for update', [
-      webhookId,
-    ]);
+    const [webhook] = await executeNamed<{ is_active: boolean }>(tx, LOCK_WEBHOOK.bind({ webhook_id: webhookId }));
     if (!webhook) throw errors.notFound('Webhook');
-    const [delivery] = await tx.execute<Array<{ status: string }>>(
-      'select status from webhook_deliveries where id = ? and webhook_id = ? for update',
-      [deliveryId, webhookId],
+    const [delivery] = await executeNamed<{ status: string }>(
+      tx,
+      LOCK_DELIVERY.bind({ delivery_id: deliveryId, webhook_id: webhookId }),
     );
     if (!delivery) throw errors.notFound('Delivery');
     if (!webhook.is_active) throw errors.conflict('WEBHOOK_INACTIVE', 'The webhook is not active; turn it on first');
     if (delivery.status === 'pending') throw errors.conflict('DELIVERY_PENDING', 'This delivery is still being attempted');
-    await tx.execute(
-      `update webhook_deliveries set status = 'pending', attempts = 0, next_attempt_at = now(), lease_until = null,
-              delivered_at = null, updated_at = now() where id = ?`,
-      [deliveryId],
-    );
+    await executeNamed(tx, REOPEN_DELIVERY.bind({ delivery_id: deliveryId }));
     return { delivery_id: deliveryId, status: 'pending' as const, detail: 'The delivery is queued to be sent again' };
   });
 }

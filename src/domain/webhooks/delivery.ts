@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { executeNamed } from '../../db/bound-statement';
+import { DELIVERY_STEP, DISABLE_WEBHOOK, FINISH_ATTEMPT, MARK_FAILING, RECORD_ATTEMPT } from './webhooks.queries';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { UnsealError, type SecretBox } from '../../platform/secret-box';
 import { recordAudit } from '../audit/audit';
@@ -73,21 +75,21 @@ async function step(
   claim: boolean,
   done?: Success,
 ): Promise<Claim | null> {
-  const [row] = await em.execute<StepRow[]>(
-    `select * from webhook_delivery_step(?::uuid, ?::int, ?::uuid, ?::boolean, ?::uuid, ?::uuid, ?::timestamptz, ?::int, ?::int, ?::text, ?::boolean)`,
-    [
-      webhookId,
-      leaseMs,
-      randomUUID(),
+  const [row] = await executeNamed<StepRow>(
+    em,
+    DELIVERY_STEP.bind({
+      webhook_id: webhookId,
+      lease_ms: leaseMs,
+      new_id: randomUUID(),
       claim,
-      done?.claim.deliveryId ?? null,
-      done ? randomUUID() : null,
-      done?.startedAt ?? null,
-      done?.result.durationMs ?? null,
-      done?.result.statusCode ?? null,
-      done?.result.responseBody ?? null,
-      done?.claim.failing ?? false,
-    ],
+      done_id: done?.claim.deliveryId ?? null,
+      attempt_id: done ? randomUUID() : null,
+      started_at: done?.startedAt ?? null,
+      duration_ms: done?.result.durationMs ?? null,
+      status_code: done?.result.statusCode ?? null,
+      response_body: done?.result.responseBody ?? null,
+      clear_failing: done?.claim.failing ?? false,
+    }),
   );
   if (!row) return null;
   return {
@@ -117,33 +119,26 @@ export async function recordFailure(
   startedAt: Date,
   now = new Date(),
 ): Promise<Exclude<AttemptOutcome, 'delivered'>> {
-  const attempt = `insert into webhook_attempts (id, delivery_id, attempt, started_at, duration_ms, status_code, error, response_body)
-       select ?, ?, coalesce(max(attempt), 0) + 1, ?, ?, ?, ?, ? from webhook_attempts where delivery_id = ?`;
-  const attemptValues = [
-    randomUUID(),
-    claim.deliveryId,
-    startedAt,
-    result.durationMs,
-    result.statusCode,
-    result.error,
-    result.responseBody,
-    claim.deliveryId,
-  ];
-  await tx.execute(attempt, attemptValues);
+  await executeNamed(
+    tx,
+    RECORD_ATTEMPT.bind({
+      id: randomUUID(),
+      delivery_id: claim.deliveryId,
+      started_at: startedAt,
+      duration_ms: result.durationMs,
+      status_code: result.statusCode,
+      error: result.error,
+      response_body: result.responseBody,
+    }),
+  );
   const finish = (status: 'failed' | 'pending', nextAt?: Date) =>
-    tx.execute(
-      `update webhook_deliveries set status = ?, next_attempt_at = coalesce(?, next_attempt_at), lease_until = null, updated_at = now() where id = ?`,
-      [status, nextAt ?? null, claim.deliveryId],
-    );
+    executeNamed(tx, FINISH_ATTEMPT.bind({ status, next_attempt_at: nextAt ?? null, delivery_id: claim.deliveryId }));
   if (result.statusCode === 410) {
     await finish('failed');
     await disableWebhook(tx, claim.webhookId, 'The endpoint answered 410 Gone');
     return 'disabled';
   }
-  const [webhook] = await tx.execute<Array<{ failing_since: Date }>>(
-    'update webhooks set failing_since = coalesce(failing_since, ?) where id = ? returning failing_since',
-    [now, claim.webhookId],
-  );
+  const [webhook] = await executeNamed<{ failing_since: Date }>(tx, MARK_FAILING.bind({ now, webhook_id: claim.webhookId }));
   if (webhook && now.getTime() - new Date(webhook.failing_since).getTime() >= DISABLE_AFTER_MS) {
     await finish('failed');
     await disableWebhook(tx, claim.webhookId, 'Every attempt failed for 5 days');
@@ -159,10 +154,9 @@ export async function recordFailure(
 
 /** Turns a webhook off with a reason, audited, and writes a `webhook.disabled` event. */
 async function disableWebhook(tx: EntityManager, webhookId: string, reason: string): Promise<void> {
-  const [row] = await tx.execute<Array<{ endpoint_url: string; affiliate_id: string | null }>>(
-    `update webhooks set is_active = false, disabled_reason = ?, failing_since = null, updated_at = now()
-      where id = ? and is_active returning endpoint_url, affiliate_id`,
-    [reason, webhookId],
+  const [row] = await executeNamed<{ endpoint_url: string; affiliate_id: string | null }>(
+    tx,
+    DISABLE_WEBHOOK.bind({ reason, webhook_id: webhookId }),
   );
   if (!row) return;
   const data = { webhook_id: webhookId, endpoint_url: row.endpoint_url, affiliate_id: row.affiliate_id, reason };

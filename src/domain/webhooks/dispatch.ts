@@ -1,8 +1,10 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { executeNamed } from '../../db/bound-statement';
 import { WEBHOOK_CONSUMER_NAME } from './consumer';
+import { DISPATCH_LOCK, FAN_OUT, WEBHOOKS_DUE } from './webhooks.queries';
 
 /** Any fixed key: the transaction-level advisory lock that lets one fan-out batch run at a time. */
-const DISPATCH_LOCK = 0x77656268;
+const DISPATCH_LOCK_KEY = 0x77656268;
 
 /**
  * One fan-out batch, in one statement under a lock: claims up to `limit` of the consumer's
@@ -15,28 +17,11 @@ const DISPATCH_LOCK = 0x77656268;
  */
 export async function fanOutBatch(em: EntityManager, limit: number): Promise<'busy' | { events: number; webhooks: string[] }> {
   return em.transactional(async (tx) => {
-    const [lock] = await tx.execute<Array<{ locked: boolean }>>('select pg_try_advisory_xact_lock(?) as locked', [DISPATCH_LOCK]);
+    const [lock] = await executeNamed<{ locked: boolean }>(tx, DISPATCH_LOCK.bind({ key: DISPATCH_LOCK_KEY }));
     if (!lock?.locked) return 'busy' as const;
-    const [row] = await tx.execute<Array<{ events: number; webhooks: string[] | null }>>(
-      `with claimed as (
-         select i.event_id, i.event_seq, e.type, e.data->>'webhook_id' as target
-           from event_inbox i join domain_events e on e.id = i.event_id
-          where i.consumer = ? and i.processed_at is null
-          order by i.event_seq limit ? for update of i skip locked
-       ), fanned as (
-         insert into webhook_messages (webhook_id, event_id, event_seq, created_at)
-         select w.id, c.event_id, c.event_seq, now() from claimed c join webhooks w on w.is_active and
-                case when c.type = 'webhook.test' then w.id::text = c.target
-                     else w.events is null or jsonb_exists(w.events, c.type) end
-         on conflict do nothing
-         returning webhook_id
-       ), done as (
-         update event_inbox set processed_at = now()
-          where consumer = ? and event_id in (select event_id from claimed)
-         returning 1
-       )
-       select (select count(*) from done)::int as events, (select json_agg(distinct webhook_id) from fanned) as webhooks`,
-      [WEBHOOK_CONSUMER_NAME, limit, WEBHOOK_CONSUMER_NAME],
+    const [row] = await executeNamed<{ events: number; webhooks: string[] | null }>(
+      tx,
+      FAN_OUT.bind({ consumer: WEBHOOK_CONSUMER_NAME, limit }),
     );
     return { events: row?.events ?? 0, webhooks: row?.webhooks ?? [] };
   });
@@ -48,14 +33,6 @@ export async function fanOutBatch(em: EntityManager, limit: number): Promise<'bu
  * schedule re-kicks: retries, work whose kick was lost, and deliveries a killed worker left.
  */
 export async function webhooksDue(em: EntityManager, limit = 1000): Promise<string[]> {
-  const rows = await em.execute<Array<{ id: string }>>(
-    `select w.id from webhooks w where w.is_active and (
-        exists (select 1 from webhook_deliveries d where d.webhook_id = w.id and d.status = 'pending'
-                   and d.next_attempt_at <= now() and (d.lease_until is null or d.lease_until < now()))
-        or (exists (select 1 from webhook_messages m where m.webhook_id = w.id and m.delivery_id is null)
-            and not exists (select 1 from webhook_deliveries d where d.webhook_id = w.id and d.status = 'pending')))
-      limit ?`,
-    [limit],
-  );
+  const rows = await executeNamed<{ id: string }>(em, WEBHOOKS_DUE.bind({ limit }));
   return rows.map((r) => r.id);
 }

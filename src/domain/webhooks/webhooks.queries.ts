@@ -1,0 +1,115 @@
+import { namedStatement } from '../../platform/named-sql';
+
+/**
+ * The hand-written statements of webhook fan-out and delivery, with named parameters. The
+ * tables are mapped (WebhookDelivery, WebhookMessage, WebhookAttempt) for the schema, but
+ * written with SQL: each step here is one round trip under a lock the ORM cannot express.
+ */
+
+/** Any fixed key: the transaction-level advisory lock that lets one fan-out batch run at a time. */
+export const DISPATCH_LOCK = namedStatement<{ key: number }>('select pg_try_advisory_xact_lock(:key) as locked');
+
+/** Claims inbox rows in write order, writes one message per subscribed active webhook, marks the rows processed. */
+export const FAN_OUT = namedStatement<{ consumer: string; limit: number }>(
+  `with claimed as (
+     select i.event_id, i.event_seq, e.type, e.data->>'webhook_id' as target
+       from event_inbox i join domain_events e on e.id = i.event_id
+      where i.consumer = :consumer and i.processed_at is null
+      order by i.event_seq limit :limit for update of i skip locked
+   ), fanned as (
+     insert into webhook_messages (webhook_id, event_id, event_seq, created_at)
+     select w.id, c.event_id, c.event_seq, now() from claimed c join webhooks w on w.is_active and
+            case when c.type = 'webhook.test' then w.id::text = c.target
+                 else w.events is null or jsonb_exists(w.events, c.type) end
+     on conflict do nothing
+     returning webhook_id
+   ), done as (
+     update event_inbox set processed_at = now()
+      where consumer = :consumer and event_id in (select event_id from claimed)
+     returning 1
+   )
+   select (select count(*) from done)::int as events, (select json_agg(distinct webhook_id) from fanned) as webhooks`,
+);
+
+/** Active webhooks with an attempt due that nobody holds. */
+export const WEBHOOKS_DUE = namedStatement<{ limit: number }>(
+  `select w.id from webhooks w where w.is_active and (
+      exists (select 1 from webhook_deliveries d where d.webhook_id = w.id and d.status = 'pending'
+                 and d.next_attempt_at <= now() and (d.lease_until is null or d.lease_until < now()))
+      or (exists (select 1 from webhook_messages m where m.webhook_id = w.id and m.delivery_id is null)
+          and not exists (select 1 from webhook_deliveries d where d.webhook_id = w.id and d.status = 'pending')))
+    limit :limit`,
+);
+
+/** One call of the delivery step function (src/db/functions/webhook_delivery_step.sql). */
+export const DELIVERY_STEP = namedStatement<{
+  webhook_id: string;
+  lease_ms: number;
+  new_id: string;
+  claim: boolean;
+  done_id: string | null;
+  attempt_id: string | null;
+  started_at: Date | null;
+  duration_ms: number | null;
+  status_code: number | null;
+  response_body: string | null;
+  clear_failing: boolean;
+}>(
+  `select * from webhook_delivery_step(:webhook_id::uuid, :lease_ms::int, :new_id::uuid, :claim::boolean, :done_id::uuid,
+     :attempt_id::uuid, :started_at::timestamptz, :duration_ms::int, :status_code::int, :response_body::text, :clear_failing::boolean)`,
+);
+
+export const RECORD_ATTEMPT = namedStatement<{
+  id: string;
+  delivery_id: string;
+  started_at: Date;
+  duration_ms: number;
+  status_code: number | null;
+  error: string | null;
+  response_body: string | null;
+}>(
+  `insert into webhook_attempts (id, delivery_id, attempt, started_at, duration_ms, status_code, error, response_body)
+   select :id, :delivery_id, coalesce(max(attempt), 0) + 1, :started_at, :duration_ms, :status_code, :error, :response_body
+     from webhook_attempts where delivery_id = :delivery_id`,
+);
+
+export const FINISH_ATTEMPT = namedStatement<{ status: 'failed' | 'pending'; next_attempt_at: Date | null; delivery_id: string }>(
+  `update webhook_deliveries set status = :status, next_attempt_at = coalesce(:next_attempt_at, next_attempt_at), lease_until = null,
+          updated_at = now() where id = :delivery_id`,
+);
+
+export const MARK_FAILING = namedStatement<{ now: Date; webhook_id: string }>(
+  'update webhooks set failing_since = coalesce(failing_since, :now) where id = :webhook_id returning failing_since',
+);
+
+export const DISABLE_WEBHOOK = namedStatement<{ reason: string; webhook_id: string }>(
+  `update webhooks set is_active = false, disabled_reason = :reason, failing_since = null, updated_at = now()
+    where id = :webhook_id and is_active returning endpoint_url, affiliate_id`,
+);
+
+export const COUNT_DELIVERIES = namedStatement<{ webhook_id: string; status: string | null }>(
+  `select count(*) as n from webhook_deliveries d where d.webhook_id = :webhook_id and (:status::text is null or d.status = :status)`,
+);
+
+export const DELIVERY_PAGE = namedStatement<{ webhook_id: string; status: string | null; limit: number; offset: number }>(
+  `select d.id, d.webhook_id, d.status, d.event_count, d.attempts as attempts_in_round, d.next_attempt_at, d.delivered_at, d.created_at,
+          (select json_agg(m.event_id order by m.event_seq) from webhook_messages m where m.delivery_id = d.id) as event_ids,
+          (select json_agg(json_build_object('attempt', a.attempt, 'started_at', a.started_at, 'duration_ms', a.duration_ms,
+                  'status_code', a.status_code, 'error', a.error, 'response_body', a.response_body) order by a.attempt)
+             from webhook_attempts a where a.delivery_id = d.id) as attempts
+     from webhook_deliveries d where d.webhook_id = :webhook_id and (:status::text is null or d.status = :status)
+    order by d.created_at desc, d.first_event_seq desc limit :limit offset :offset`,
+);
+
+export const LOCK_WEBHOOK = namedStatement<{ webhook_id: string }>(
+  'select is_active from webhooks where id = :webhook_id for update',
+);
+
+export const LOCK_DELIVERY = namedStatement<{ delivery_id: string; webhook_id: string }>(
+  'select status from webhook_deliveries where id = :delivery_id and webhook_id = :webhook_id for update',
+);
+
+export const REOPEN_DELIVERY = namedStatement<{ delivery_id: string }>(
+  `update webhook_deliveries set status = 'pending', attempts = 0, next_attempt_at = now(), lease_until = null,
+          delivered_at = null, updated_at = now() where id = :delivery_id`,
+);
