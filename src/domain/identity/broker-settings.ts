@@ -3,15 +3,14 @@ import { z } from 'zod';
 import { BrokerSettings } from '../../entities/broker-settings.entity';
 import { recordAudit } from '../audit/audit';
 import type { StaffCaller } from './caller';
+import { executeNamed } from '../../db/bound-statement';
+import { INSERT_DEFAULT_SETTINGS } from './identity.queries';
 
 /** The settings row (id 1), created on first read with the defaults. */
 export async function loadBrokerSettings(em: EntityManager, defaultAccessTokenTtl: number): Promise<BrokerSettings> {
   const found = await em.findOne(BrokerSettings, 1);
   if (found) return found;
-  await em.execute(
-    'insert into broker_settings (id, access_token_ttl_seconds, updated_at) values (1, ?, now()) on conflict (id) do nothing',
-    [defaultAccessTokenTtl],
-  );
+  await executeNamed(em, INSERT_DEFAULT_SETTINGS.bind({ access_token_ttl_seconds: defaultAccessTokenTtl }));
   return em.findOneOrFail(BrokerSettings, 1);
 }
 

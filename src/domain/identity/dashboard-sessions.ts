@@ -4,6 +4,8 @@ import { Session } from '../../entities/session.entity';
 import { randomToken, sha256Hex } from '../../platform/crypto';
 import type { StaffCaller } from './caller';
 import type { ClientInfo } from './sessions';
+import { executeNamed } from '../../db/bound-statement';
+import { TOUCH_DASHBOARD_SESSION } from './identity.queries';
 
 /**
  * The queue dashboard's sign-in (decisions, sections 11 and 18): a session of kind `dashboard`
@@ -58,18 +60,13 @@ export async function resolveDashboardSession(
   lifetimes: DashboardLifetimes,
 ): Promise<StaffCaller | undefined> {
   if (!cookie.startsWith(COOKIE_PREFIX) || cookie.length > 128) return undefined;
-  const [row] = await em.execute<Array<{ id: string; principal_id: string; permissions: string[] }>>(
-    `with touched as (
-       update sessions s
-          set last_used_at = now(), updated_at = now(),
-              expires_at = least(s.created_at + make_interval(secs => ?), now() + make_interval(secs => ?))
-        where s.secret_hash = ? and s.kind = 'dashboard' and s.principal_type = 'user'
-          and s.revoked_at is null and s.expires_at > now()
-        returning s.id, s.principal_id)
-     select t.id, t.principal_id, user_permissions(t.principal_id) as permissions
-       from touched t join staff_users u on u.id = t.principal_id
-      where u.is_active`,
-    [lifetimes.absoluteSeconds, lifetimes.idleSeconds, sha256Hex(cookie)],
+  const [row] = await executeNamed<{ id: string; principal_id: string; permissions: string[] }>(
+    em,
+    TOUCH_DASHBOARD_SESSION.bind({
+      absolute_seconds: lifetimes.absoluteSeconds,
+      idle_seconds: lifetimes.idleSeconds,
+      secret_hash: sha256Hex(cookie),
+    }),
   );
   if (!row) return undefined;
   return { kind: 'user', userId: row.principal_id, sessionId: row.id, permissions: new Set(row.permissions) };

@@ -1,9 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { executeBound } from '../../db/bound-statement';
+import { executeBound, executeNamed } from '../../db/bound-statement';
 import { Customer } from '../../entities/customer.entity';
 import type { PrincipalType } from '../../entities/session.entity';
 import { StaffUser } from '../../entities/staff-user.entity';
-import { namedStatement } from '../../platform/named-sql';
+import { LOGIN_PRINCIPAL, USER_PERMISSIONS } from './identity.queries';
 
 export type Principal = StaffUser | Customer;
 
@@ -25,13 +25,6 @@ export interface LoginPrincipal {
   totpSecret: string | null;
 }
 
-/** Columns as the PrincipalEntity maps them, under the property names. */
-const loginPrincipalStatement = (table: string) =>
-  namedStatement<{ email: string }>(
-    `select id, password_hash as "passwordHash", is_active as "isActive", totp_enabled as "totpEnabled", totp_secret as "totpSecret" from ${table} where email = :email`,
-  );
-const LOGIN_PRINCIPAL = { user: loginPrincipalStatement('staff_users'), customer: loginPrincipalStatement('customers') };
-
 /**
  * Hot path (every login): the principal as one plain row sent with its email as a parameter,
  * not a managed entity; the entity read built its query through the ORM's query builder and
@@ -49,6 +42,6 @@ export async function findPrincipal(em: EntityManager, type: PrincipalType, id: 
 /** The union of the permissions of a staff user's roles, sorted (the user_permissions function); customers have none. */
 export async function permissionsOf(em: EntityManager, type: PrincipalType, id: string): Promise<string[]> {
   if (type !== 'user') return [];
-  const rows = await em.execute<Array<{ permissions: string[] }>>('select user_permissions(?::uuid) as permissions', [id]);
+  const rows = await executeNamed<{ permissions: string[] }>(em, USER_PERMISSIONS.bind({ user_id: id }));
   return rows[0]!.permissions;
 }

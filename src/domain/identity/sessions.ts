@@ -1,14 +1,14 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { executeBound } from '../../db/bound-statement';
+import { executeBound, executeNamed } from '../../db/bound-statement';
 import { RefreshToken } from '../../entities/refresh-token.entity';
 import { Session, type PrincipalType } from '../../entities/session.entity';
 import { randomToken, sha256Hex } from '../../platform/crypto';
 import { errors } from '../../platform/errors';
-import { namedStatement } from '../../platform/named-sql';
 import { loadBrokerSettings } from './broker-settings';
 import type { Identity } from './identity';
+import { CONSUME_REFRESH_TOKEN, OPEN_SESSION } from './identity.queries';
 import { findPrincipal } from './principals';
 
 /** How long a session lives without a refresh; every refresh starts the period again. */
@@ -95,25 +95,10 @@ async function tokenPair(
 /**
  * Every login makes a session and its first token pair. Hot path (each login): the session
  * row, its first refresh token, the principal's permissions (for the session cache) and the
- * access-token lifetime in one call of the open_session function (migration
- * OpenSessionFunction, where its plans are kept per connection), one round trip where the
+ * access-token lifetime in one call of the open_session function (src/db/functions, where
+ * its plans are kept per connection), one round trip where the
  * unit of work took seven (begin, two inserts, commit, the permissions, the settings).
  */
-const OPEN_SESSION = namedStatement<{
-  session_id: string;
-  now: Date;
-  type: PrincipalType;
-  principal_id: string;
-  ip: string | null;
-  user_agent: string | null;
-  expires_at: Date;
-  token_id: string;
-  token_hash: string;
-}>(
-  `select ttl, permissions from open_session(:session_id::uuid, :now::timestamptz, :type::text, :principal_id::uuid,
-    :ip::text, :user_agent::text, :expires_at::timestamptz, :token_id::uuid, :token_hash::text)`,
-);
-
 export async function openSession(
   em: EntityManager,
   identity: Identity,
@@ -154,10 +139,7 @@ export async function openSession(
 export async function refreshSession(em: EntityManager, identity: Identity, token: string): Promise<TokenPair> {
   const hash = sha256Hex(token);
   const outcome = await em.transactional(async (tx) => {
-    const consumed = await tx.execute<Array<{ session_id: string }>>(
-      'update refresh_tokens set used_at = now(), updated_at = now() where token_hash = ? and used_at is null and expires_at > now() returning session_id',
-      [hash],
-    );
+    const consumed = await executeNamed<{ session_id: string }>(tx, CONSUME_REFRESH_TOKEN.bind({ token_hash: hash }));
     if (consumed.length === 0) return undefined;
     const session = await tx.findOne(Session, { id: consumed[0]!.session_id, revokedAt: null, expiresAt: { $gt: new Date() } });
     const principal = session && (await findPrincipal(tx, session.principalType, session.principalId));

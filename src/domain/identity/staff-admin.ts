@@ -13,6 +13,8 @@ import { permissionsOf } from './principals';
 import { revokeSessions } from './sessions';
 import { assertGrantable, assertMayActOn, isAdmin, roleView, staffUserView } from './staff';
 import { flushUnique } from '../../db/flush-unique';
+import { executeNamed } from '../../db/bound-statement';
+import { ACTIVE_USER_MANAGERS, ADVISORY_XACT_LOCK } from './identity.queries';
 
 /**
  * Changing staff users and roles (decisions, section 3). Every change is audited in its own
@@ -28,16 +30,12 @@ import { flushUnique } from '../../db/flush-unique';
 const STAFF_ADMIN_LOCK = 7406611213;
 
 async function lockStaffAdministration(tx: EntityManager): Promise<void> {
-  await tx.execute('select pg_advisory_xact_lock(?)', [STAFF_ADMIN_LOCK]);
+  await executeNamed(tx, ADVISORY_XACT_LOCK.bind({ key: STAFF_ADMIN_LOCK }));
 }
 
 /** Nobody can remove the last active holder of manage_users: the staff would be locked out of staff administration. */
 async function assertUserManagerRemains(tx: EntityManager): Promise<void> {
-  const [row] = await tx.execute<Array<{ n: number }>>(
-    `select count(distinct u.id)::int as n
-       from staff_users u join staff_user_roles ur on ur.staff_user_id = u.id join roles r on r.id = ur.role_id
-      where u.is_active and 'manage_users' = any(r.permissions)`,
-  );
+  const [row] = await executeNamed<{ n: number }>(tx, ACTIVE_USER_MANAGERS.bind({}));
   if (!row || row.n === 0)
     throw errors.conflict('LAST_USER_MANAGER', 'The change would leave no active staff user who can manage users');
 }

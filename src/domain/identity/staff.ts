@@ -11,6 +11,8 @@ import { hashPassword } from './passwords';
 import { ADMIN_ROLE, PERMISSIONS, PermissionSchema, type Permission } from './permissions';
 import { normalizeEmail, permissionsOf } from './principals';
 import { flushUnique } from '../../db/flush-unique';
+import { executeNamed } from '../../db/bound-statement';
+import { ADVISORY_XACT_LOCK } from './identity.queries';
 
 export const RoleSchema = z.object({
   id: z.uuid(),
@@ -147,13 +149,16 @@ export const GENERATED_ADMIN_EMAIL = 'admin@trading.localhost';
  * is returned (once, to be shown to the person starting the service, never logged).
  * Serialised by an advisory lock, so several processes starting at once do it once.
  */
+/** Any fixed key: first-run bootstraps of several processes at once make one administrator. */
+const BOOTSTRAP_LOCK = 7406611212;
+
 export async function bootstrapStaff(
   em: EntityManager,
   configured: { email: string; password: string } | undefined,
   options: { generateWhenMissing: boolean } = { generateWhenMissing: false },
 ): Promise<{ email: string; password: string } | undefined> {
   return em.transactional(async (tx) => {
-    await tx.execute('select pg_advisory_xact_lock(7406611212)');
+    await executeNamed(tx, ADVISORY_XACT_LOCK.bind({ key: BOOTSTRAP_LOCK }));
     let role = await tx.findOne(Role, { name: ADMIN_ROLE });
     if (!role) role = tx.create(Role, { name: ADMIN_ROLE, permissions: [...PERMISSIONS], builtIn: true });
     else role.permissions = [...new Set([...role.permissions, ...PERMISSIONS])].sort();

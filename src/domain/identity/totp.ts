@@ -8,14 +8,14 @@ import { sha256Hex } from '../../platform/crypto';
 import { errors, fieldError } from '../../platform/errors';
 import type { Identity } from './identity';
 import type { Principal } from './principals';
+import { executeNamed } from '../../db/bound-statement';
+import { ACCEPT_TOTP_STEP, CONSUME_BACKUP_CODE } from './identity.queries';
 
 /** RFC 6238: 30-second steps, 6 digits, SHA-1; a code is accepted one step either side of now. */
 const totp = authenticator.clone({ window: 1, step: 30, digits: 6 });
 const STEP_MS = 30_000;
 const BACKUP_CODE_COUNT = 10;
 const ISSUER = 'Trading Back Office';
-
-const TABLE: Record<PrincipalType, string> = { user: 'staff_users', customer: 'customers' };
 
 export const TotpSetupSchema = z.object({ secret: z.string(), otpauth_url: z.string() });
 export const BackupCodesSchema = z.object({ backup_codes: z.array(z.string()) });
@@ -116,21 +116,13 @@ async function acceptTotpCode(
   const delta = totp.checkDelta(code, secret);
   if (delta === null) return false;
   const step = Math.floor(Date.now() / STEP_MS) + delta;
-  const result = await em.execute(
-    `update ${TABLE[type]} set totp_last_step = ? where id = ? and (totp_last_step is null or totp_last_step < ?)`,
-    [step, id, step],
-    'run',
-  );
-  return (result as { affectedRows?: number }).affectedRows === 1;
+  const accepted = await executeNamed(em, ACCEPT_TOTP_STEP[type].bind({ step, id }));
+  return accepted.length === 1;
 }
 
 async function consumeBackupCode(em: EntityManager, type: PrincipalType, id: string, code: string): Promise<boolean> {
-  const result = await em.execute(
-    'update totp_backup_codes set used_at = now(), updated_at = now() where code_hash = ? and principal_type = ? and principal_id = ? and used_at is null',
-    [hashBackupCode(code), type, id],
-    'run',
-  );
-  return (result as { affectedRows?: number }).affectedRows === 1;
+  const used = await executeNamed(em, CONSUME_BACKUP_CODE.bind({ code_hash: hashBackupCode(code), type, principal_id: id }));
+  return used.length === 1;
 }
 
 /** 16 characters from a 31-letter alphabet without look-alikes (79 bits), as xxxx-xxxx-xxxx-xxxx. */
