@@ -32,6 +32,8 @@ import {
   ThresholdsSchema,
 } from './rule-input';
 import { flushUnique } from '../../db/flush-unique';
+import { executeNamed } from '../../db/bound-statement';
+import { DISABLE_CLASS_TRADING, MOVE_CLASS_TO_GROUP, RUN_CLASS_COUNTS, RUN_CLASSIFIED } from './risk.queries';
 
 const RuleName = z.string().trim().min(1).max(100);
 
@@ -246,9 +248,9 @@ export async function runRiskApply(em: EntityManager, runId: string): Promise<vo
   const { input, window } = runInput(run);
   const ruleName = (await em.findOne(RiskRule, run.ruleId ?? '', { fields: ['name'] }))?.name ?? null;
 
-  const [{ classified } = { classified: false }] = await em.execute<Array<{ classified: boolean }>>(
-    'select exists (select 1 from risk_run_items where run_id = ?) as classified',
-    [runId],
+  const [{ classified } = { classified: false }] = await executeNamed<{ classified: boolean }>(
+    em,
+    RUN_CLASSIFIED.bind({ run_id: runId }),
   );
   if (!classified) {
     const insert = classedStatement(
@@ -269,24 +271,9 @@ export async function runRiskApply(em: EntityManager, runId: string): Promise<vo
       const group = await em.findOne(Group, { id: actions.move_to_group_id, isActive: true }, { fields: ['id'] });
       if (!group)
         throw new PermanentJobFailure(`The group ${actions.move_to_group_id} to move ${cls} accounts into is gone or inactive`);
-      await em.execute(
-        `with m as (
-           update risk_run_items set moved_to_group_id = ?::uuid
-            where run_id = ? and risk_class = ? and moved_to_group_id is null returning account_id)
-         update accounts set group_id = ?::uuid, updated_at = now()
-          where id in (select account_id from m) and group_id is distinct from ?::uuid`,
-        [group.id, runId, cls, group.id, group.id],
-      );
+      await executeNamed(em, MOVE_CLASS_TO_GROUP.bind({ run_id: runId, risk_class: cls, group_id: group.id }));
     }
-    if (actions.disable_trading)
-      await em.execute(
-        `with m as (
-           update risk_run_items set trading_disabled = true
-            where run_id = ? and risk_class = ? and not trading_disabled returning account_id)
-         update accounts set trading_disabled = true, updated_at = now()
-          where id in (select account_id from m) and not trading_disabled`,
-        [runId, cls],
-      );
+    if (actions.disable_trading) await executeNamed(em, DISABLE_CLASS_TRADING.bind({ run_id: runId, risk_class: cls }));
     if (actions.notify)
       await em.execute(
         `with m as (
@@ -298,10 +285,7 @@ export async function runRiskApply(em: EntityManager, runId: string): Promise<vo
   }
 
   const { counts, evaluated } = countsOf(
-    await em.execute<Array<{ risk_class: string; n: number }>>(
-      'select risk_class, count(*)::int as n from risk_run_items where run_id = ? group by risk_class',
-      [runId],
-    ),
+    await executeNamed<{ risk_class: string; n: number }>(em, RUN_CLASS_COUNTS.bind({ run_id: runId })),
   );
   await em.nativeUpdate(
     RiskRun,
