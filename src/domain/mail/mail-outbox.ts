@@ -7,6 +7,8 @@ import { AppError } from '../../platform/errors';
 import type { SecretBox } from '../../platform/secret-box';
 import { Locale, TemplateKey } from './email-templates';
 import { SECRET_PLACEHOLDER_NAMES } from './secret-placeholders';
+import { executeNamed } from '../../db/bound-statement';
+import { MARK_SENDING_ORPHANS, TOUCH_STALE_QUEUED } from './mail.queries';
 
 export const QueueMailSchema = z.object({
   template: TemplateKey,
@@ -87,22 +89,13 @@ export async function requeueStaleMail(
   jobs: JobProducer,
   options: { afterSeconds: number; limit: number },
 ): Promise<{ checked: number; requeued: number; orphaned: number }> {
-  const orphans = await em.execute<Array<{ id: string }>>(
-    `update mail_messages set status = 'unknown', secret_data = null, updated_at = now(),
-            last_error = 'the worker stopped while sending: the server may have the mail, so it is not sent again (at most once)'
-      where id in (select id from mail_messages
-                    where status = 'sending' and updated_at < now() - ? * interval '1 second'
-                    order by updated_at limit ? for update skip locked)
-      returning id`,
-    [SENDING_ORPHAN_SECONDS, options.limit],
+  const orphans = await executeNamed<{ id: string }>(
+    em,
+    MARK_SENDING_ORPHANS.bind({ after_seconds: SENDING_ORPHAN_SECONDS, limit: options.limit }),
   );
-  const rows = await em.execute<Array<{ id: string }>>(
-    `update mail_messages set updated_at = now()
-      where id in (select id from mail_messages
-                    where status = 'queued' and updated_at < now() - ? * interval '1 second'
-                    order by updated_at limit ? for update skip locked)
-      returning id`,
-    [options.afterSeconds, options.limit],
+  const rows = await executeNamed<{ id: string }>(
+    em,
+    TOUCH_STALE_QUEUED.bind({ after_seconds: options.afterSeconds, limit: options.limit }),
   );
   const outcomes = await Promise.all(rows.map((r) => jobs.ensureQueued(SendMailJob, { mail_id: r.id })));
   return { checked: rows.length, requeued: outcomes.filter((o) => o !== 'present').length, orphaned: orphans.length };

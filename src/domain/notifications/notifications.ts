@@ -14,6 +14,8 @@ import { OrderSchema } from '../orders/order-view';
 import { PayoutSchema } from '../prop/payouts';
 import { queueMail } from '../mail/mail-outbox';
 import { NotifyCustomersJob } from '../../jobs/notify-customers.job';
+import { executeNamed } from '../../db/bound-statement';
+import { INSERT_NOTIFICATIONS } from './notifications.queries';
 
 /** Order closes a customer did not ask for: the desk's bulk close, the risk engine's stop-out. */
 const NOTIFIED_CLOSE_REASONS = new Set(['bulk_close', 'stop_out']);
@@ -158,14 +160,10 @@ export async function notifyCustomers(tx: EntityManager, secrets: SecretBox, eve
   });
   if (told.length === 0) return [];
   // One statement for the batch; an event already told (never, as processInbox marks it) is skipped.
-  const inserted = await tx.execute<Array<{ event_id: string }>>(
-    `insert into notifications (id, created_at, updated_at, customer_id, event_id, type, title, body, data)
-     select gen_random_uuid(), r.created_at, now(), r.customer_id, r.event_id, r.type, r.title, r.body, r.data
-       from jsonb_to_recordset(?::jsonb)
-         as r(created_at timestamptz, customer_id uuid, event_id uuid, type text, title text, body text, data jsonb)
-     on conflict (event_id) do nothing returning event_id`,
-    [
-      JSON.stringify(
+  const inserted = await executeNamed<{ event_id: string }>(
+    tx,
+    INSERT_NOTIFICATIONS.bind({
+      rows: JSON.stringify(
         told.map(({ event, customer, telling }) => ({
           created_at: event.createdAt,
           customer_id: customer.id,
@@ -176,7 +174,7 @@ export async function notifyCustomers(tx: EntityManager, secrets: SecretBox, eve
           data: telling.shows(event.data),
         })),
       ),
-    ],
+    }),
   );
   const fresh = new Set(inserted.map((row) => row.event_id));
   const mails: MailMessage[] = [];
