@@ -6,7 +6,9 @@ import { GroupInstrument } from '../../entities/group-instrument.entity';
 import { errors } from '../../platform/errors';
 import { auditFields, recordAudit } from '../audit/audit';
 import type { StaffCaller } from '../identity/caller';
+import { executeNamed } from '../../db/bound-statement';
 import { cloneName } from './group-names';
+import { COPY_GROUP_INSTRUMENTS, LOCK_DEFAULT_GROUP, NAMES_WITH_PREFIX } from './groups.queries';
 import {
   applyGroupTerms,
   groupView,
@@ -62,7 +64,7 @@ export async function updateGroup(em: EntityManager, actor: StaffCaller, id: str
       // flags already committed, so both stayed default (and one waiting on the other's row
       // could deadlock into a 500). They now take turns; the lock comes before the row lock
       // so it cannot deadlock with it, and the clearing UPDATE sees the previous one's commit.
-      if (patch.is_default === true) await tx.execute('select pg_advisory_xact_lock(?)', [DEFAULT_GROUP_LOCK]);
+      if (patch.is_default === true) await executeNamed(tx, LOCK_DEFAULT_GROUP.bind({ key: DEFAULT_GROUP_LOCK }));
       const group = await tx.findOne(Group, id, { lockMode: LockMode.PESSIMISTIC_WRITE });
       if (!group) throw errors.notFound('Group');
       const before = groupView(group);
@@ -89,12 +91,9 @@ export async function cloneGroup(em: EntityManager, actor: StaffCaller, id: stri
     const source = await tx.findOne(Group, id, { lockMode: LockMode.PESSIMISTIC_WRITE });
     if (!source) throw errors.notFound('Group');
     const taken = new Set(
-      (
-        await tx.execute<Array<{ name: string }>>(
-          "select lower(name) as name from trading_groups where lower(name) like lower(?) escape '\\'",
-          [`${likePrefix(source.name)}%`],
-        )
-      ).map((r) => r.name),
+      (await executeNamed<{ name: string }>(tx, NAMES_WITH_PREFIX.bind({ pattern: `${likePrefix(source.name)}%` }))).map(
+        (r) => r.name,
+      ),
     );
     let n = 1;
     while (taken.has(cloneName(source.name, n).toLowerCase())) n++;
@@ -107,11 +106,7 @@ export async function cloneGroup(em: EntityManager, actor: StaffCaller, id: stri
           const copy = inner.create(Group, { name } as Group);
           applyGroupTerms(copy, { ...terms, name, is_active: false, is_default: false });
           await inner.flush();
-          await inner.execute(
-            `insert into group_instruments (group_id, instrument_id, enabled, spread, commission_value, swap_long, swap_short, created_at, updated_at)
-             select ?, instrument_id, enabled, spread, commission_value, swap_long, swap_short, now(), now() from group_instruments where group_id = ?`,
-            [copy.id, source.id],
-          );
+          await executeNamed(inner, COPY_GROUP_INSTRUMENTS.bind({ copy_id: copy.id, source_id: source.id }));
           return copy;
         });
         recordAudit(tx, actor, {
