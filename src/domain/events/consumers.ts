@@ -1,5 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { JobDefinition } from '../../jobs/job-definition';
+import { executeNamed } from '../../db/bound-statement';
+import { CLAIM_INBOX, MARK_INBOX_PROCESSED } from './events.queries';
 
 /** A domain event as the relay shows it to consumers' predicates and as consumers read it. */
 export interface OutboxEvent {
@@ -82,8 +84,6 @@ interface EventRow {
   created_at: Date;
 }
 
-export const EVENT_COLUMNS = 'e.id, e.seq, e.type, e.aggregate_type, e.aggregate_id, e.customer_id, e.data, e.created_at';
-
 export function toOutboxEvent(row: EventRow): OutboxEvent {
   return {
     id: row.id,
@@ -113,20 +113,11 @@ export async function processInbox(
   handle: (tx: EntityManager, events: OutboxEvent[]) => Promise<void>,
 ): Promise<number> {
   return em.transactional(async (tx) => {
-    const rows = await tx.execute<EventRow[]>(
-      `select ${EVENT_COLUMNS} from event_inbox i join domain_events e on e.id = i.event_id
-        where i.consumer = ? and i.processed_at is null
-        order by i.event_seq limit ? for update of i skip locked`,
-      [consumer, limit],
-    );
+    const rows = await executeNamed<EventRow>(tx, CLAIM_INBOX.bind({ consumer, limit }));
     if (rows.length === 0) return 0;
     const events = rows.map(toOutboxEvent);
     await handle(tx as EntityManager, events);
-    await tx.execute(
-      `update event_inbox set processed_at = now()
-        where consumer = ? and event_id in (select value::uuid from jsonb_array_elements_text(?::jsonb))`,
-      [consumer, JSON.stringify(events.map((e) => e.id))],
-    );
+    await executeNamed(tx, MARK_INBOX_PROCESSED.bind({ consumer, event_ids: JSON.stringify(events.map((e) => e.id)) }));
     return events.length;
   });
 }

@@ -1,5 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { EVENT_COLUMNS, toOutboxEvent, type EventConsumer, type OutboxEvent } from './consumers';
+import { toOutboxEvent, type EventConsumer, type OutboxEvent } from './consumers';
+import { executeNamed } from '../../db/bound-statement';
+import { CLAIM_UNPUBLISHED, HAND_TO_CONSUMERS, RELAY_LAG, TRY_XACT_LOCK } from './events.queries';
 
 /** Any fixed key: the transaction-level advisory lock that lets one relay batch run at a time. */
 const RELAY_LOCK = 0x6f7574626f78;
@@ -64,12 +66,9 @@ export async function relayEvents(
 
 async function relayBatch(em: EntityManager, consumers: readonly EventConsumer[], batchSize: number): Promise<BatchOutcome> {
   return em.transactional(async (tx) => {
-    const [lock] = await tx.execute<Array<{ locked: boolean }>>('select pg_try_advisory_xact_lock(?) as locked', [RELAY_LOCK]);
+    const [lock] = await executeNamed<{ locked: boolean }>(tx, TRY_XACT_LOCK.bind({ key: RELAY_LOCK }));
     if (!lock?.locked) return 'busy' as const;
-    const rows = await tx.execute<Parameters<typeof toOutboxEvent>[0][]>(
-      `select ${EVENT_COLUMNS} from domain_events e where e.published_at is null order by e.seq limit ? for update skip locked`,
-      [batchSize],
-    );
+    const rows = await executeNamed<Parameters<typeof toOutboxEvent>[0]>(tx, CLAIM_UNPUBLISHED.bind({ limit: batchSize }));
     if (rows.length === 0) return { claimed: 0, handed: new Map() };
 
     const entries: Array<{ event_id: string; consumer: string; event_seq: string }> = [];
@@ -80,18 +79,9 @@ async function relayBatch(em: EntityManager, consumers: readonly EventConsumer[]
     }
     // One statement: the inbox rows and the published mark commit together or not at all. It
     // counts the rows it actually wrote (an event already handed to a consumer gets none).
-    const written = await tx.execute<Array<{ consumer: string; n: number }>>(
-      `with inbox as (
-         insert into event_inbox (event_id, consumer, event_seq, created_at)
-         select event_id, consumer, event_seq, now() from jsonb_to_recordset(?::jsonb) as t(event_id uuid, consumer text, event_seq bigint)
-         on conflict do nothing
-         returning consumer
-       ), published as (
-         update domain_events set published_at = now(), updated_at = now()
-          where id in (select value::uuid from jsonb_array_elements_text(?::jsonb)) and published_at is null
-       )
-       select consumer, count(*)::int as n from inbox group by consumer`,
-      [JSON.stringify(entries), JSON.stringify(rows.map((r) => r.id))],
+    const written = await executeNamed<{ consumer: string; n: number }>(
+      tx,
+      HAND_TO_CONSUMERS.bind({ entries: JSON.stringify(entries), event_ids: JSON.stringify(rows.map((r) => r.id)) }),
     );
     const byName = new Map(consumers.map((c) => [c.name, c]));
     const handed = new Map(written.map((w) => [byName.get(w.consumer)!, Number(w.n)]));
@@ -110,8 +100,6 @@ function wants(consumer: EventConsumer, event: OutboxEvent): boolean {
 
 /** Seconds since the oldest unpublished event was written (0 when none): the relay's lag. */
 export async function outboxLagSeconds(em: EntityManager): Promise<number> {
-  const [row] = await em.execute<Array<{ lag: number | string | null }>>(
-    `select extract(epoch from now() - created_at) as lag from domain_events where published_at is null order by seq limit 1`,
-  );
+  const [row] = await executeNamed<{ lag: number | string | null }>(em, RELAY_LAG.bind({}));
   return row?.lag === null || row?.lag === undefined ? 0 : Math.max(0, Number(row.lag));
 }
