@@ -20,6 +20,8 @@ import { normalizeEmail } from './principals';
 import { revokeSessions } from './sessions';
 import { dispatchMail, queueMail } from '../mail/mail-outbox';
 import type { MailMessage } from '../../entities/mail-message.entity';
+import { executeNamed } from '../../db/bound-statement';
+import { CLOSE_RESET_TOKENS, CONSUME_RESET_TOKEN } from './customers.queries';
 
 /** A reset token works for one hour, once. */
 export const RESET_TOKEN_TTL_SECONDS = 3600;
@@ -136,15 +138,9 @@ export async function confirmPasswordReset(
   ]);
   const passwordHash = await hashPassword(input.new_password);
   const sessionIds = await em.transactional(async (tx) => {
-    const consumed = await tx.execute<Array<{ id: string }>>(
-      'update password_reset_tokens set used_at = now(), updated_at = now() where token_hash = ? and used_at is null and expires_at > now() returning id',
-      [hash],
-    );
+    const consumed = await executeNamed<{ id: string }>(tx, CONSUME_RESET_TOKEN.bind({ token_hash: hash }));
     if (consumed.length === 0) throw invalidToken();
-    await tx.execute(
-      'update password_reset_tokens set used_at = now(), updated_at = now() where customer_id = ? and used_at is null',
-      [customer.id],
-    );
+    await executeNamed(tx, CLOSE_RESET_TOKENS.bind({ customer_id: customer.id }));
     await tx.nativeUpdate(Customer, { id: customer.id }, { passwordHash, updatedAt: new Date() });
     const sessions = await tx.find(Session, { principalType: 'customer', principalId: customer.id, revokedAt: null });
     // The customer acted through a mailed token, not a staff login: the trail names no staff actor.
