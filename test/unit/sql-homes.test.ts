@@ -1,0 +1,79 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+
+/**
+ * The hand-written statements of these areas live in their `<area>.queries.ts`, written with
+ * named parameters (platform/named-sql.ts). A statement written inline beside the code, with
+ * `?` or `$1` placeholders, fails here with where it is.
+ */
+const AREAS = [
+  'identity',
+  'webhooks',
+  'mail',
+  'risk',
+  'groups',
+  'events',
+  'prop',
+  'customers',
+  'instruments',
+  'notifications',
+  'audit',
+];
+
+/**
+ * Statements that stay where they are, each for a reason: a session setting with no values,
+ * and the statements that belong to the one writer of their table (the event rows a risk run
+ * writes, a prop account's ledger read).
+ */
+const KEPT = new Set([
+  'src/domain/risk/preview.ts: set local work_mem',
+  'src/domain/risk/rules.ts: insert into domain_events',
+  'src/domain/prop/payouts.ts: from ledger_entries',
+]);
+
+const root = join(__dirname, '..', '..');
+
+function filesOf(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((d) =>
+    d.isDirectory() ? filesOf(join(dir, d.name)) : d.name.endsWith('.ts') ? [join(dir, d.name)] : [],
+  );
+}
+
+/** The string literal a call of `execute` starts with, if it starts with one. */
+const INLINE_STATEMENT = /\.execute(?:<[^()]*?>)?\(\s*(['"`])([\s\S]*?)\1/g;
+
+test('when the areas with a queries module are scanned, then no statement is written inline with positional placeholders', () => {
+  const found: string[] = [];
+  for (const area of AREAS) {
+    const dir = join(root, 'src', 'domain', area);
+    let files: string[];
+    try {
+      files = filesOf(dir);
+    } catch {
+      continue;
+    }
+    for (const file of files.filter((f) => !f.endsWith('.queries.ts'))) {
+      const name = relative(root, file);
+      for (const m of readFileSync(file, 'utf8').matchAll(INLINE_STATEMENT)) {
+        const text = m[2]!.replace(/\s+/g, ' ').trim();
+        if ([...KEPT].some((k) => k.startsWith(`${name}: `) && text.includes(k.slice(name.length + 2)))) continue;
+        found.push(`${name}: ${text.slice(0, 80)}`);
+      }
+    }
+  }
+  expect(found).toEqual([]);
+});
+
+test('when a queries module is read, then its statements use named parameters only', () => {
+  const modules = filesOf(join(root, 'src', 'domain')).filter((f) => f.endsWith('.queries.ts'));
+  expect(modules.length).toBeGreaterThanOrEqual(8);
+  for (const file of modules) {
+    const text = readFileSync(file, 'utf8');
+    // `?` outside a comment, or `$1`: a positional placeholder.
+    const code = text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '');
+    expect({ file: relative(root, file), positional: /\$\d|[^?]\?[^?.]/.test(code.replace(/\?\s*:/g, '')) }).toEqual({
+      file: relative(root, file),
+      positional: false,
+    });
+  }
+});
