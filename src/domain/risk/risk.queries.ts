@@ -1,4 +1,5 @@
 import { namedStatement } from '../../platform/named-sql';
+import { eventInsertSql } from '../events/outbox';
 
 /**
  * The fixed statements of a risk rule's apply run, with named parameters. The
@@ -29,4 +30,25 @@ export const DISABLE_CLASS_TRADING = namedStatement<{ run_id: string; risk_class
 
 export const RUN_CLASS_COUNTS = namedStatement<{ run_id: string }>(
   'select risk_class, count(*)::int as n from risk_run_items where run_id = :run_id group by risk_class',
+);
+
+/** Marks the class's accounts notified and writes an account.risk_classified event for each account it marked. */
+export const NOTIFY_CLASS = namedStatement<{
+  run_id: string;
+  risk_class: string;
+  rule_id: string | null;
+  rule_name: string | null;
+}>(
+  `with m as (
+     update risk_run_items set notified = true
+      where run_id = :run_id and risk_class = :risk_class and not notified returning login, customer_id)
+   ${eventInsertSql({
+     type: 'account.risk_classified',
+     aggregateType: 'account',
+     aggregateId: 'm.login::text',
+     customerId: 'm.customer_id',
+     data: `jsonb_build_object('login', m.login, 'risk_class', :risk_class::text, 'rule_id', :rule_id::uuid, 'rule_name', :rule_name::text, 'run_id', :run_id::uuid)`,
+     at: 'now()',
+     from: 'm',
+   })}`,
 );

@@ -9,7 +9,6 @@ import type { JobProducer } from '../../jobs/job-producer';
 import { RiskApplyJob } from '../../jobs/risk.job';
 import { errors, PermanentJobFailure } from '../../platform/errors';
 import { recordAudit } from '../audit/audit';
-import { eventInsertSql } from '../events/outbox';
 import type { StaffCaller } from '../identity/caller';
 import { classedStatement } from './classify';
 import {
@@ -33,7 +32,7 @@ import {
 } from './rule-input';
 import { flushUnique } from '../../db/flush-unique';
 import { executeNamed } from '../../db/bound-statement';
-import { DISABLE_CLASS_TRADING, MOVE_CLASS_TO_GROUP, RUN_CLASS_COUNTS, RUN_CLASSIFIED } from './risk.queries';
+import { DISABLE_CLASS_TRADING, MOVE_CLASS_TO_GROUP, NOTIFY_CLASS, RUN_CLASS_COUNTS, RUN_CLASSIFIED } from './risk.queries';
 
 const RuleName = z.string().trim().min(1).max(100);
 
@@ -219,17 +218,6 @@ export async function startRiskApply(
   return { id: run.id, status_url: `/risk/rules/${rule.id}/runs/${run.id}` };
 }
 
-/** The account.risk_classified event of each account a notify action marks (`m`); its parameters: class, rule id and name, run id. */
-const RISK_CLASSIFIED_EVENT = eventInsertSql({
-  type: 'account.risk_classified',
-  aggregateType: 'account',
-  aggregateId: 'm.login::text',
-  customerId: 'm.customer_id',
-  data: `jsonb_build_object('login', m.login, 'risk_class', ?::text, 'rule_id', ?::uuid, 'rule_name', ?::text, 'run_id', ?::uuid)`,
-  at: 'now()',
-  from: 'm',
-});
-
 /**
  * The worker's half of an apply run. Every step is one SQL statement over the run's items,
  * so no account list or order is held in Node, and each is idempotent:
@@ -275,12 +263,9 @@ export async function runRiskApply(em: EntityManager, runId: string): Promise<vo
     }
     if (actions.disable_trading) await executeNamed(em, DISABLE_CLASS_TRADING.bind({ run_id: runId, risk_class: cls }));
     if (actions.notify)
-      await em.execute(
-        `with m as (
-           update risk_run_items set notified = true
-            where run_id = ? and risk_class = ? and not notified returning login, customer_id)
-         ${RISK_CLASSIFIED_EVENT}`,
-        [runId, cls, cls, run.ruleId, ruleName, runId],
+      await executeNamed(
+        em,
+        NOTIFY_CLASS.bind({ run_id: runId, risk_class: cls, rule_id: run.ruleId ?? null, rule_name: ruleName }),
       );
   }
 
