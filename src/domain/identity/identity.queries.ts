@@ -87,3 +87,14 @@ export const INSERT_DEFAULT_SETTINGS = namedStatement<{ access_token_ttl_seconds
   `insert into broker_settings (id, access_token_ttl_seconds, updated_at) values (1, :access_token_ttl_seconds, now())
    on conflict (id) do nothing`,
 );
+
+/** A password-reset token is consumed by one conditional update, so it works once. */
+export const CONSUME_RESET_TOKEN = namedStatement<{ token_hash: string }>(
+  `update password_reset_tokens set used_at = now(), updated_at = now()
+    where token_hash = :token_hash and used_at is null and expires_at > now() returning id`,
+);
+
+/** Every other open token of the customer dies with the one used. */
+export const CLOSE_RESET_TOKENS = namedStatement<{ customer_id: string }>(
+  'update password_reset_tokens set used_at = now(), updated_at = now() where customer_id = :customer_id and used_at is null',
+);

@@ -21,7 +21,7 @@ import { revokeSessions } from './sessions';
 import { dispatchMail, queueMail } from '../mail/mail-outbox';
 import type { MailMessage } from '../../entities/mail-message.entity';
 import { executeNamed } from '../../db/bound-statement';
-import { CLOSE_RESET_TOKENS, CONSUME_RESET_TOKEN } from './customers.queries';
+import { CLOSE_RESET_TOKENS, CONSUME_RESET_TOKEN } from './identity.queries';
 
 /** A reset token works for one hour, once. */
 export const RESET_TOKEN_TTL_SECONDS = 3600;
