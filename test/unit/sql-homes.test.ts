@@ -62,15 +62,17 @@ test('when the areas with a queries module are scanned, then no statement is wri
 
 test('when a queries module is read, then its statements use named parameters only', () => {
   const modules = filesOf(join(root, 'src', 'domain')).filter((f) => f.endsWith('.queries.ts'));
-  expect(modules.map((f) => relative(join(root, 'src', 'domain'), f)).sort()).toEqual([
-    'events/events.queries.ts',
-    'groups/groups.queries.ts',
-    'identity/identity.queries.ts',
-    'mail/mail.queries.ts',
-    'notifications/notifications.queries.ts',
-    'risk/risk.queries.ts',
-    'webhooks/webhooks.queries.ts',
-  ]);
+  expect(modules.map((f) => relative(join(root, 'src', 'domain'), f))).toEqual(
+    expect.arrayContaining([
+      'events/events.queries.ts',
+      'groups/groups.queries.ts',
+      'identity/identity.queries.ts',
+      'mail/mail.queries.ts',
+      'notifications/notifications.queries.ts',
+      'risk/risk.queries.ts',
+      'webhooks/webhooks.queries.ts',
+    ]),
+  );
   for (const file of modules) {
     const text = readFileSync(file, 'utf8');
     // `?` outside a comment, or `$1`: a positional placeholder.
