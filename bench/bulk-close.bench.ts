@@ -16,6 +16,7 @@ import {
 import { closeStatement } from '../src/domain/orders/close-order';
 import { orderView } from '../src/domain/orders/order-view';
 import { closingPrice, profitInQuoteCurrency, withSpread } from '../src/domain/prices/trading-math';
+import { pricingTermsStatement } from '../src/domain/prices/pricing-terms';
 import type { Quote } from '../src/domain/prices/quote-store';
 import { D, dec, money, type Dec } from '../src/platform/decimal';
 import { pgPlaceholders } from '../src/platform/named-sql';
@@ -554,7 +555,7 @@ async function plainCloseRunTicket(ctx: Ctx, runId: string, ticket: string): Pro
   return 'closed';
 }
 
-/** RunTermsCache: the account, instruments, group rows and conversion instruments, loaded once per run and symbol. */
+/** RunTermsCache: the account and its pricing terms (instruments, group rows, conversion instruments), loaded once per run and symbol. */
 const termsByRun = new Map<string, Promise<PlainTerms>>();
 
 interface PlainTerms {
@@ -572,20 +573,14 @@ function plainTerms(ctx: Ctx, runId: string, accountId: string, symbol: string):
       const c = ctx.pool;
       const account = (await c.query('select * from accounts where id = $1 limit 1', [accountId])).rows[0];
       if (account.group_id) await c.query('select * from trading_groups where id = any($1)', [[account.group_id]]);
-      const instruments = (await c.query('select * from instruments where symbol = any($1)', [[symbol]])).rows;
-      const groupRows = account.group_id
-        ? (
-            await c.query(
-              `select gi.*, i.symbol from group_instruments gi join instruments i on i.id = gi.instrument_id
-                where gi.group_id = $1 and gi.instrument_id = any($2)`,
-              [account.group_id, instruments.map((i) => i.id)],
-            )
-          ).rows
-        : [];
-      const wanted = [...new Set([account.currency, ...instruments.map((i) => i.quote_currency), 'USD'])];
-      const convertible = (
-        await c.query('select * from instruments where base_currency = any($1) or quote_currency = any($1)', [wanted])
-      ).rows.filter((i) => wanted.includes(i.base_currency) && wanted.includes(i.quote_currency));
+      // The service's one reader of pricing terms, through plain `pg`.
+      const read = pricingTermsStatement({ currency: account.currency, groupId: account.group_id ?? null }, [symbol]);
+      const terms = (await c.query(pgPlaceholders(read.sql), read.values)).rows;
+      const instruments = terms.filter((r) => r.wanted);
+      const groupRows = terms
+        .filter((r) => r.wanted && r.gi_group_id !== null)
+        .map((r) => ({ symbol: r.symbol, enabled: r.gi_enabled, spread: r.gi_spread }));
+      const convertible = terms.filter((r) => r.joining);
       return { account, instruments, groupRows, convertible };
     })();
     termsByRun.set(key, terms);

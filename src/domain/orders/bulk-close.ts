@@ -6,6 +6,7 @@ import type { JobProducer } from '../../jobs/job-producer';
 import { BulkCloseFinishJob, BulkCloseTicketJob, MAX_TICKETS_PER_JOB } from '../../jobs/bulk-close.job';
 import { executeBound } from '../../db/bound-statement';
 import { errors, PermanentJobFailure } from '../../platform/errors';
+import { TtlCache } from '../../platform/ttl-cache';
 import { namedStatement, type Statement } from '../../platform/named-sql';
 import type { QuoteStore } from '../prices/quote-store';
 import { findAccountByLogin } from '../accounts/accounts';
@@ -305,22 +306,14 @@ export async function finishRun(
  * tickets share one load.
  */
 export class RunTermsCache {
-  private readonly entries = new Map<string, { at: number; value: ReturnType<PricingSource> }>();
+  private readonly entries: TtlCache<Awaited<ReturnType<PricingSource>>>;
 
-  constructor(private readonly ttlMs = 60_000) {}
-
-  forRun(runId: string): PricingSource {
-    return (em, accountId, symbol) => this.load(`${runId}:${accountId}:${symbol}`, () => loadPricingTerms(em, accountId, symbol));
+  constructor(ttlMs = 60_000) {
+    this.entries = new TtlCache(ttlMs);
   }
 
-  private load(key: string, fetch: () => ReturnType<PricingSource>): ReturnType<PricingSource> {
-    const now = Date.now();
-    const hit = this.entries.get(key);
-    if (hit && now - hit.at < this.ttlMs) return hit.value;
-    for (const [k, e] of this.entries) if (now - e.at >= this.ttlMs) this.entries.delete(k);
-    const value = fetch();
-    this.entries.set(key, { at: now, value });
-    value.catch(() => this.entries.delete(key));
-    return value;
+  forRun(runId: string): PricingSource {
+    return (em, accountId, symbol) =>
+      this.entries.get(`${runId}:${accountId}:${symbol}`, () => loadPricingTerms(em, accountId, symbol));
   }
 }

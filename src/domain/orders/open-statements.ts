@@ -1,5 +1,6 @@
-import { namedStatement, type Statement } from '../../platform/named-sql';
+import { namedStatement, type NamedStatement, type Statement } from '../../platform/named-sql';
 import { eventInsertSql } from '../events/outbox';
+import { termsCtes, type TermsRow } from '../prices/pricing-terms';
 
 /**
  * The statements of opening a market order, in the order openMarketOrder sends them inside its
@@ -28,13 +29,12 @@ const LOCK_OWN_ACCOUNT = namedStatement<{ login: string; customer_id: string | n
  * lock: a statement that waited for the lock reads other tables as of when it started, and
  * would miss an order a racing open committed meanwhile. In every row: the account's open
  * positions (`open`, decimals as text) and how many pending orders may still become positions
- * (`waiting`). Then one row per instrument the pricing needs (none when there is none): those
- * of the open positions' symbols and of `symbol` (`wanted`), with the group's row for each (its
- * columns prefixed `gi_`, null without one), and those joining any two of the account
- * currency, USD and the wanted instruments' quote currencies (`joining`), which conversion
- * into the account currency may need. PricingContext.loadTerms reads the same in three.
+ * (`waiting`). Then the pricing terms (termsCtes, the one reader of them) of the open
+ * positions' symbols and of `symbol`, one row each (none when there is none).
  */
-const HOLDINGS_AND_TERMS = namedStatement<{ account_id: string; symbol: string; currency: string; group_id: string | null }>(`
+let holdingsAndTerms: NamedStatement<{ account_id: string; symbol: string; currency: string; group_id: string | null }> | undefined;
+const HOLDINGS_AND_TERMS = () =>
+  (holdingsAndTerms ??= namedStatement(`
 with positions as (
   select symbol, cmd, volume, contract_size, open_price from orders where account_id = :account_id and status = 'open'
 ), holdings as (
@@ -43,19 +43,11 @@ with positions as (
          (select count(*) from pending_orders where account_id = :account_id and status in ('pending', 'triggered'))::int as waiting
 ), wanted as (
   select id, quote_currency from instruments where symbol in (select symbol from positions union select :symbol::text)
-), currencies as (
-  select :currency::text as c union select 'USD' union select quote_currency from wanted
-), terms as (
-  select i.*, i.id in (select id from wanted) as wanted,
-         (i.base_currency in (select c from currencies) and i.quote_currency in (select c from currencies)) as joining,
-         gi.group_id as gi_group_id, gi.enabled as gi_enabled, gi.spread as gi_spread, gi.commission_value as gi_commission_value,
-         gi.swap_long as gi_swap_long, gi.swap_short as gi_swap_short, gi.created_at as gi_created_at, gi.updated_at as gi_updated_at
-    from instruments i
-    left join group_instruments gi on gi.instrument_id = i.id and gi.group_id = :group_id::uuid and i.id in (select id from wanted)
-   where i.id in (select id from wanted)
-      or (i.base_currency in (select c from currencies) and i.quote_currency in (select c from currencies))
-)
-select holdings.open, holdings.waiting, terms.* from holdings left join terms on true`);
+), ${termsCtes()}
+select holdings.open, holdings.waiting, terms.* from holdings left join terms on true`));
+
+/** The columns HOLDINGS_AND_TERMS adds to the terms rows. */
+export const HOLDINGS_COLUMNS: ReadonlySet<string> = new Set(['open', 'waiting']);
 
 /** A row of LOCK_ACCOUNT and LOCK_OWN_ACCOUNT: the account's columns and its group's default leverage. */
 export interface LockedAccountRow extends Record<string, unknown> {
@@ -113,21 +105,12 @@ export const openStatements = {
   lockOwnAccount: (login: number | string, customerId: string | null): Statement =>
     LOCK_OWN_ACCOUNT.bind({ login: String(login), customer_id: customerId }),
   holdingsAndTerms: (account: { id: string; currency: string; groupId: string | null }, symbol: string): Statement =>
-    HOLDINGS_AND_TERMS.bind({ account_id: account.id, currency: account.currency, group_id: account.groupId, symbol }),
+    HOLDINGS_AND_TERMS().bind({ account_id: account.id, currency: account.currency, group_id: account.groupId, symbol }),
   open: (params: OpenParams): Statement => OPEN.bind(params),
 };
 
-/**
- * A row of HOLDINGS_AND_TERMS: the holdings, then an instrument's columns (all null in the one
- * row of an account whose pricing needs no instrument), what it is there for, and its group
- * row's columns prefixed `gi_`.
- */
-export interface HoldingsAndTermsRow extends Record<string, unknown> {
+/** A row of HOLDINGS_AND_TERMS: the holdings, then a row of the pricing terms (all null in the one row of an account whose pricing needs no instrument). */
+export interface HoldingsAndTermsRow extends TermsRow {
   open: Array<{ symbol: string; cmd: 0 | 1; volume: string; contractSize: string; openPrice: string }>;
   waiting: number;
-  id: string | null;
-  symbol: string | null;
-  wanted: boolean | null;
-  joining: boolean | null;
-  gi_group_id: string | null;
 }

@@ -1,9 +1,10 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Account } from '../../entities/account.entity';
-import { GroupInstrument } from '../../entities/group-instrument.entity';
-import { Instrument } from '../../entities/instrument.entity';
+import type { GroupInstrument } from '../../entities/group-instrument.entity';
+import type { Instrument } from '../../entities/instrument.entity';
 import { dec, type Dec } from '../../platform/decimal';
 import { CurrencyConverter } from './conversion';
+import { readPricingTerms, type PricingTerms } from './pricing-terms';
 import type { QuoteStore } from './quote-store';
 import { withSpread } from './trading-math';
 
@@ -13,12 +14,7 @@ export interface TradableQuote {
   ask: Dec;
 }
 
-/** The pricing inputs that change only when staff edit instruments or group rows. */
-export interface PricingTerms {
-  instruments: Instrument[];
-  rows: GroupInstrument[];
-  joining: Instrument[];
-}
+export type { PricingTerms };
 
 /** Why a symbol cannot be priced for an account; the order routes turn it into a 422. */
 export class PricingError extends Error {}
@@ -64,20 +60,13 @@ export class PricingContext {
   }
 
   /** The instruments, the group's rows for them, and the instruments that convert into the account currency. */
-  static async loadTerms(em: EntityManager, account: Account, symbols: string[]): Promise<PricingTerms> {
-    const instruments = await em.find(Instrument, { symbol: { $in: [...new Set(symbols)] } });
-    const rows = account.group
-      ? await em.find(
-          GroupInstrument,
-          { group: account.group.id, instrument: { $in: instruments.map((i) => i.id) } },
-          { populate: ['instrument'] },
-        )
-      : [];
-    const joining = await CurrencyConverter.joiningInstruments(em, [
-      account.currency,
-      ...instruments.map((i) => i.quoteCurrency),
-    ]);
-    return { instruments, rows, joining };
+  static loadTerms(em: EntityManager, account: Account, symbols: string[]): Promise<PricingTerms> {
+    return readPricingTerms(em, { currency: account.currency, groupId: account.group?.id ?? null }, symbols);
+  }
+
+  /** Whether this pricing was loaded for every one of `symbols` (a fill reuses it only then). */
+  covers(symbols: string[]): boolean {
+    return symbols.every((s) => this.instruments.has(s));
   }
 
   instrument(symbol: string): Instrument | undefined {
@@ -98,6 +87,16 @@ export class PricingContext {
     const priced = withSpread(raw, dec(row?.spread ?? 0), instrument.digits);
     if (priced.bid.lte(0)) throw new PricingError(`The group's spread leaves ${symbol} without a positive bid`);
     return { instrument, ...priced };
+  }
+
+  /** The account's quote for a symbol, or null where `quote` would say why it has none. */
+  quoteOrNull(symbol: string): TradableQuote | null {
+    try {
+      return this.quote(symbol);
+    } catch (err) {
+      if (err instanceof PricingError) return null;
+      throw err;
+    }
   }
 
   /** Converts an amount in the instrument's quote currency into the account currency. */
