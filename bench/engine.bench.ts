@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
-import { passLookup } from '../src/domain/engine/engine';
+import { passLookup } from '../src/domain/engine/candidates';
 import { signalTicks } from '../src/domain/engine/ticks';
 import { QuoteStore, quoteVersionKey } from '../src/domain/prices/quote-store';
 import { JobProducer } from '../src/jobs/job-producer';

@@ -1,4 +1,4 @@
-import { pendingFires, stopHit, trailedStop } from '../../src/domain/engine/engine';
+import { pendingFires, stopHit, trailedStop } from '../../src/domain/engine/rules';
 import { dec } from '../../src/platform/decimal';
 
 const P = 1.1; // every trigger, limit, sl and tp below sits at 1.1

@@ -4,7 +4,7 @@ import { Account, type AccountKind } from '../../entities/account.entity';
 import type { Customer } from '../../entities/customer.entity';
 import { Group } from '../../entities/group.entity';
 import { dec, type Dec } from '../../platform/decimal';
-import { AppError, errors, fieldError } from '../../platform/errors';
+import { AppError, errors, fieldError, type ValidationFailure } from '../../platform/errors';
 import { CurrencyConverter } from '../prices/conversion';
 import type { QuoteStore } from '../prices/quote-store';
 
@@ -68,10 +68,17 @@ export async function openTradingAccount(
  * account a risk rule disabled takes no new orders (its open ones can still be closed).
  */
 export function assertTradingAccount(account: Account): void {
+  const refusal = tradingRefusal(account);
+  if (refusal) throw refusal;
+}
+
+/** Why assertTradingAccount refuses, as a value (a pending order's fill is cancelled with it), or null. */
+export function tradingRefusal(account: Account): AppError | ValidationFailure | null {
   if (account.kind === 'wallet')
-    throw fieldError('body', ['login'], 'The wallet account does not trade: use a live, demo or prop account');
+    return fieldError('body', ['login'], 'The wallet account does not trade: use a live, demo or prop account');
   if (account.tradingDisabled)
-    throw new AppError(403, 'TRADING_DISABLED', 'Trading is disabled on this account by a risk rule: no new orders');
+    return new AppError(403, 'TRADING_DISABLED', 'Trading is disabled on this account by a risk rule: no new orders');
+  return null;
 }
 
 export async function findAccountByLogin(em: EntityManager, login: number | string): Promise<Account | null> {

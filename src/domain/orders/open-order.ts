@@ -1,18 +1,23 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Account } from '../../entities/account.entity';
-import { GroupInstrument } from '../../entities/group-instrument.entity';
-import { Instrument } from '../../entities/instrument.entity';
 import { Order } from '../../entities/order.entity';
 import { dec, money, type Dec } from '../../platform/decimal';
-import { errors, fieldError } from '../../platform/errors';
+import { errors, fieldError, ValidationFailure, type AppError } from '../../platform/errors';
 import type { QuoteStore } from '../prices/quote-store';
 import { metricsOf } from '../accounts/account-metrics';
-import { assertTradingAccount } from '../accounts/accounts';
-import { assertCanOpen } from '../money/primitives/bounds';
-import { openStatements, type HoldingsAndTermsRow, type LockedAccountRow, type OpenParams } from './open-statements';
+import { tradingRefusal } from '../accounts/accounts';
+import { openRefusal } from '../money/primitives/bounds';
+import { termsOfRows } from '../prices/pricing-terms';
+import {
+  HOLDINGS_COLUMNS,
+  openStatements,
+  type HoldingsAndTermsRow,
+  type LockedAccountRow,
+  type OpenParams,
+} from './open-statements';
 import { orderView, type OrderFields } from './order-view';
-import { PricingContext, PricingError, type PricingTerms } from '../prices/pricing-context';
+import { PricingContext, PricingError } from '../prices/pricing-context';
 import { BUY, marginInQuoteCurrency, openingPrice } from '../prices/trading-math';
 
 export interface NewMarketOrder {
@@ -29,14 +34,26 @@ export interface NewMarketOrder {
 
 /** Checks sl and tp against the price: for buys sl < price < tp, for sells tp < price < sl. */
 export function checkStops(cmdIsBuy: boolean, price: Dec, sl: number | null | undefined, tp: number | null | undefined): void {
+  const refusal = stopsRefusal(cmdIsBuy, price, sl, tp);
+  if (refusal) throw refusal;
+}
+
+/** Why checkStops refuses, as a value, or null. */
+function stopsRefusal(
+  cmdIsBuy: boolean,
+  price: Dec,
+  sl: number | null | undefined,
+  tp: number | null | undefined,
+): ValidationFailure | null {
   if (sl !== undefined && sl !== null) {
     const ok = cmdIsBuy ? dec(sl).lt(price) : dec(sl).gt(price);
-    if (!ok) throw fieldError('body', ['sl'], `sl must be ${cmdIsBuy ? 'below' : 'above'} ${price.toFixed()}`);
+    if (!ok) return fieldError('body', ['sl'], `sl must be ${cmdIsBuy ? 'below' : 'above'} ${price.toFixed()}`);
   }
   if (tp !== undefined && tp !== null) {
     const ok = cmdIsBuy ? dec(tp).gt(price) : dec(tp).lt(price);
-    if (!ok) throw fieldError('body', ['tp'], `tp must be ${cmdIsBuy ? 'above' : 'below'} ${price.toFixed()}`);
+    if (!ok) return fieldError('body', ['tp'], `tp must be ${cmdIsBuy ? 'above' : 'below'} ${price.toFixed()}`);
   }
+  return null;
 }
 
 /**
@@ -90,29 +107,20 @@ export function openingParams(input: {
   };
 }
 
-/** The instrument rows of HOLDINGS_AND_TERMS as PricingTerms, the instruments and group rows as managed entities. */
-function pricingTermsOf(tx: EntityManager, rows: HoldingsAndTermsRow[]): PricingTerms {
-  const terms: PricingTerms = { instruments: [], rows: [], joining: [] };
-  for (const row of rows) {
-    if (row.id === null) continue;
-    const instrumentColumns: Record<string, unknown> = {};
-    const groupColumns: Record<string, unknown> = { instrument_id: row.id };
-    for (const [name, value] of Object.entries(row)) {
-      if (name.startsWith('gi_')) groupColumns[name.slice(3)] = value;
-      else if (!HOLDINGS_COLUMNS.has(name)) instrumentColumns[name] = value;
-    }
-    const instrument = tx.map(Instrument, instrumentColumns);
-    if (row.wanted) terms.instruments.push(instrument);
-    if (row.joining) terms.joining.push(instrument);
-    if (row.gi_group_id !== null) terms.rows.push(tx.map(GroupInstrument, groupColumns));
-  }
-  return terms;
-}
-
-const HOLDINGS_COLUMNS = new Set(['open', 'waiting', 'wanted', 'joining']);
-
 /** An account to open on: as a caller names it (by login; a customer only its own), or as the engine holds it. */
 export type OpenOn = Account | { login: number; customerId: string | undefined };
+
+/** An open the order rules refused: why (a filling pending order is cancelled with it), and the API's answer. */
+export type OpenRefused = { ok: false; reason: string; error: AppError | ValidationFailure };
+export type OpenResult = { ok: true; order: Order } | OpenRefused;
+
+function refused(error: AppError | ValidationFailure): OpenRefused {
+  return {
+    ok: false,
+    reason: error instanceof ValidationFailure ? error.items.map((i) => i.msg).join('; ') : error.detail,
+    error,
+  };
+}
 
 /**
  * Opens a market order at the current quote after a free-margin check, in one
@@ -123,21 +131,44 @@ export type OpenOn = Account | { login: number; customerId: string | undefined }
  * not the customer's own is 404, as if absent; the wallet and a trading-disabled account are
  * refused as they are locked.
  */
-export async function openMarketOrder(
+export async function openMarketOrder(em: EntityManager, quotes: QuoteStore, on: OpenOn, input: NewMarketOrder): Promise<Order> {
+  const result = await tryOpen(em, quotes, on, input);
+  if (!result.ok) throw result.error;
+  return result.order;
+}
+
+/**
+ * Fills a pending order as a market order on its (locked) account, at the pricing that
+ * decided it fired: its quote is the fill price, and the free-margin check reuses it unless
+ * the account holds a symbol it was not loaded for (a position opened meanwhile). A refusal
+ * (margin, position or balance limit, sl or tp on the wrong side after a gap) is a result.
+ */
+export function fillPendingOrder(
+  em: EntityManager,
+  quotes: QuoteStore,
+  account: Account,
+  input: NewMarketOrder,
+  decided: PricingContext,
+): Promise<OpenResult> {
+  return tryOpen(em, quotes, account, input, decided);
+}
+
+async function tryOpen(
   em: EntityManager,
   quotes: QuoteStore,
   on: OpenOn,
   input: NewMarketOrder,
-  opts: { fillsPendingOrder?: boolean } = {},
-): Promise<Order> {
-  return em.transactional(async (tx) => {
+  decided?: PricingContext,
+): Promise<OpenResult> {
+  return em.transactional(async (tx): Promise<OpenResult> => {
     const lock =
       on instanceof Account ? openStatements.lockAccount(on.id) : openStatements.lockOwnAccount(on.login, on.customerId ?? null);
     const [row] = await tx.execute<LockedAccountRow[]>(lock.sql, lock.values);
     if (!row) throw errors.notFound('Account');
     const { group_leverage: groupLeverage, ...columns } = row;
     const locked = tx.map(Account, columns);
-    assertTradingAccount(locked);
+    const notTrading = tradingRefusal(locked);
+    if (notTrading) return refused(notTrading);
     // leverageOf would read the group, which is not loaded: its default leverage came with the row.
     const leverage = locked.leverage ?? groupLeverage ?? 1;
     const read = openStatements.holdingsAndTerms(
@@ -147,20 +178,23 @@ export async function openMarketOrder(
     const rows = await tx.execute<HoldingsAndTermsRow[]>(read.sql, read.values);
     const open = rows[0]?.open ?? [];
     // A filling pending order was already counted while it waited; it becomes this position.
-    const waiting = (rows[0]?.waiting ?? 0) - (opts.fillsPendingOrder ? 1 : 0);
-    assertCanOpen(locked.balance, open.length + waiting);
+    const waiting = (rows[0]?.waiting ?? 0) - (decided ? 1 : 0);
+    const full = openRefusal(locked.balance, open.length + waiting);
+    if (full) return refused(full);
     const symbols = [...open.map((o) => o.symbol), input.symbol];
-    const terms = pricingTermsOf(tx, rows);
-    const pricing = await PricingContext.load(tx, quotes, locked, symbols, terms);
+    const pricing = decided?.covers(symbols)
+      ? decided
+      : await PricingContext.load(tx, quotes, locked, symbols, termsOfRows(tx, rows, HOLDINGS_COLUMNS));
     let quote;
     try {
       quote = pricing.quote(input.symbol);
     } catch (err) {
-      if (err instanceof PricingError) throw fieldError('body', ['symbol'], err.message);
+      if (err instanceof PricingError) return refused(fieldError('body', ['symbol'], err.message));
       throw err;
     }
     const price = openingPrice(input.cmd, quote);
-    checkStops(input.cmd === BUY, price, input.sl, input.tp);
+    const badStops = stopsRefusal(input.cmd === BUY, price, input.sl, input.tp);
+    if (badStops) return refused(badStops);
 
     const volume = dec(input.volume);
     const contract = dec(quote.instrument.contractSize);
@@ -170,15 +204,17 @@ export async function openMarketOrder(
         pricing.toAccountCurrency(marginInQuoteCurrency(volume, contract, price, leverage), quote.instrument.quoteCurrency),
       );
     } catch (err) {
-      if (err instanceof PricingError) throw fieldError('body', ['symbol'], err.message);
+      if (err instanceof PricingError) return refused(fieldError('body', ['symbol'], err.message));
       throw err;
     }
     const metrics = metricsOf(locked, open, pricing, leverage);
     if (metrics.free_margin.lt(needed)) {
-      throw fieldError(
-        'body',
-        ['volume'],
-        `Not enough free margin: the order needs ${needed.toFixed(2)} ${locked.currency}, ${metrics.free_margin.toFixed(2)} is free`,
+      return refused(
+        fieldError(
+          'body',
+          ['volume'],
+          `Not enough free margin: the order needs ${needed.toFixed(2)} ${locked.currency}, ${metrics.free_margin.toFixed(2)} is free`,
+        ),
       );
     }
     // The margin call flag (decisions 12: one call per crossing) is kept by the engine's margin
@@ -198,6 +234,6 @@ export async function openMarketOrder(
       }),
     );
     const [inserted] = await tx.execute<Array<Record<string, unknown>>>(insert.sql, insert.values);
-    return tx.map(Order, inserted!);
+    return { ok: true, order: tx.map(Order, inserted!) };
   });
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { EnginePassFailed, evaluateSymbol } from '../../../src/domain/engine/engine';
+import { EnginePassFailed, evaluateSymbol } from '../../../src/domain/engine/pass';
 import { adminToken, createCustomer } from '../../helpers/identity';
 import { spawnService, type ServiceProcess } from '../../helpers/service-process';
 import { REDIS_URL, startTestApp, waitFor, type TestApp } from '../../helpers/test-app';

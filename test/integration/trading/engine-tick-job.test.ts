@@ -1,9 +1,10 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { evaluateSymbol } from '../../../src/domain/engine/engine';
+import { evaluateSymbol } from '../../../src/domain/engine/pass';
 import { TickBook } from '../../../src/domain/engine/tick-book';
 import { EngineTickJob } from '../../../src/jobs/engine-tick.job';
 import type { JobContext } from '../../../src/workers/processor';
-import { engineTickProcessor, MAX_PASSES_PER_JOB, type TickJobResult } from '../../../src/workers/engine-tick.worker';
+import { MAX_PASSES_PER_JOB, type TickJobResult } from '../../../src/domain/engine/tick-runner';
+import { engineTickProcessor } from '../../../src/workers/engine-tick.worker';
 import { adminToken, createCustomer } from '../../helpers/identity';
 import { startTestApp, type TestApp } from '../../helpers/test-app';
 import { expectLedgerBalanced, fundedAccount } from '../../helpers/trading';

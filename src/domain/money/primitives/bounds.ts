@@ -1,5 +1,5 @@
 import { D, dec, type Dec } from '../../../platform/decimal';
-import { errors, fieldError } from '../../../platform/errors';
+import { errors, fieldError, type AppError } from '../../../platform/errors';
 
 /**
  * The bounds that keep every booking inside its money column. Money columns (balances,
@@ -54,8 +54,15 @@ export function assertCreditFits(balance: Dec | string, amount: Dec, field: Arra
  * position: `positions` counts the account's open orders and its pending and triggered ones.
  */
 export function assertCanOpen(balance: Dec | string, positions: number): void {
+  const refusal = openRefusal(balance, positions);
+  if (refusal) throw refusal;
+}
+
+/** Why assertCanOpen refuses, as a value (a pending order's fill is cancelled with it), or null. */
+export function openRefusal(balance: Dec | string, positions: number): AppError | null {
   if (positions >= MAX_POSITIONS)
-    throw errors.conflict('POSITION_LIMIT_REACHED', `An account holds at most ${MAX_POSITIONS} open and pending orders`);
+    return errors.conflict('POSITION_LIMIT_REACHED', `An account holds at most ${MAX_POSITIONS} open and pending orders`);
   if (dec(balance).abs().gt(MAX_BALANCE))
-    throw errors.conflict('BALANCE_LIMIT_REACHED', 'The balance is beyond what a new order may be booked against');
+    return errors.conflict('BALANCE_LIMIT_REACHED', 'The balance is beyond what a new order may be booked against');
+  return null;
 }

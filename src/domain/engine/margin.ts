@@ -1,0 +1,160 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { Account } from '../../entities/account.entity';
+import { Order } from '../../entities/order.entity';
+import { dec, type Dec } from '../../platform/decimal';
+import { TtlCache } from '../../platform/ttl-cache';
+import { lockAccounts } from '../accounts/accounts';
+import { accountView } from '../accounts/account-view';
+import { recordEvent } from '../events/outbox';
+import { metricsOf } from '../accounts/account-metrics';
+import { closeAtPricing } from '../orders/close-order';
+import { PricingContext, PricingError, type PricingTerms } from '../prices/pricing-context';
+import { closingPrice, profitInQuoteCurrency } from '../prices/trading-math';
+import type { QuoteStore } from '../prices/quote-store';
+
+export interface MarginOutcome {
+  marginCall: boolean;
+  stoppedOut: string[];
+}
+
+/**
+ * LOCK ORDER. Every close locks the order's row before its account's: the one closing
+ * statement updates the order, then the balance (a manual close, a bulk-close ticket, sl and
+ * tp). The stop-out follows it: it locks all the account's open orders, in ticket order,
+ * before the account, so it can never hold the account while waiting for an order a
+ * concurrent close holds (that would be a deadlock). A pending order's fill locks the pending
+ * row, then the account, and only inserts into orders.
+ *
+ * Margin level = equity / margin x 100 (decisions 12), with the account locked. Below the
+ * group's margin_call_level the account gets one `account.margin_call` per crossing (a
+ * flag on the account, cleared when the level is back at or above it, or by
+ * openMarketOrder when it opens on an account with nothing open); below its
+ * stopout_level its most losing open order is closed (reason `stop_out`), again and again,
+ * until the level is restored or nothing is open, and one `account.stop_out` names them.
+ */
+export async function checkMargin(em: EntityManager, quotes: QuoteStore, accountId: string): Promise<MarginOutcome> {
+  return em.transactional(async (tx) => {
+    const outcome: MarginOutcome = { marginCall: false, stoppedOut: [] };
+    await tx.execute(`select 1 from orders where account_id = ? and status = 'open' order by ticket for update`, [accountId]);
+    if (!(await lockAccounts(tx, [accountId])).get(accountId)) return outcome;
+    const account = await tx.findOneOrFail(Account, accountId, { populate: ['group'], refresh: true });
+    const group = account.group?.getEntity();
+    if (!group) return outcome;
+    const callLevel = dec(group.marginCallLevel);
+    const stopLevel = dec(group.stopoutLevel);
+    // The level before this pass closed anything, and after (null: nothing left to margin).
+    let firstLevel: Dec | null = null;
+    let level: Dec | null = null;
+    for (let round = 0; round < 10_000; round++) {
+      level = null;
+      const open = await tx.find(Order, { account: accountId, status: 'open' }, { refresh: true });
+      if (open.length === 0) break;
+      await tx.refresh(account);
+      const pricing = await PricingContext.load(
+        tx,
+        quotes,
+        account,
+        open.map((o) => o.symbol),
+      );
+      const m = metricsOf(account, open, pricing);
+      if (m.margin.lte(0)) break;
+      level = m.equity.div(m.margin).times(100);
+      firstLevel ??= level;
+      if (level.gte(stopLevel)) break;
+      const worst = mostLosing(open, pricing);
+      if (!worst) break;
+      // At the quotes this level was measured with.
+      const closed = await closeAtPricing(
+        tx,
+        open.find((o) => o.ticket === worst)!,
+        pricing,
+        'stop_out',
+      );
+      if (closed.kind !== 'closed') break;
+      outcome.stoppedOut.push(worst);
+    }
+    // The account row is locked and was read fresh above, flag included.
+    const active = account.marginCallActive;
+    outcome.marginCall = firstLevel !== null && firstLevel.lt(callLevel) && !active;
+    // The flag stays up while the level is below the call level, and drops once it is back.
+    const nowBelow = level !== null && level.lt(callLevel);
+    if (nowBelow !== active) await tx.execute(`update accounts set margin_call_active = ? where id = ?`, [nowBelow, accountId]);
+    if (outcome.marginCall || outcome.stoppedOut.length) {
+      await tx.refresh(account);
+      const view = await accountView(tx, quotes, account);
+      if (outcome.marginCall)
+        recordEvent(tx, {
+          type: 'account.margin_call',
+          aggregateType: 'account',
+          aggregateId: account.login,
+          customerId: account.customer.id,
+          data: { ...view, margin_level: firstLevel!.toFixed(2), margin_call_level: callLevel.toNumber() },
+        });
+      if (outcome.stoppedOut.length)
+        recordEvent(tx, {
+          type: 'account.stop_out',
+          aggregateType: 'account',
+          aggregateId: account.login,
+          customerId: account.customer.id,
+          data: {
+            ...view,
+            margin_level: firstLevel!.toFixed(2),
+            stopout_level: stopLevel.toNumber(),
+            closed_orders: outcome.stoppedOut.map(Number),
+          },
+        });
+    }
+    return outcome;
+  });
+}
+
+/** How long the margin pre-check reuses an account's pricing terms (instruments, group rows, conversions). */
+const PRECHECK_TERMS_TTL_MS = 5_000;
+const precheckTerms = new TtlCache<PricingTerms>(PRECHECK_TERMS_TTL_MS);
+
+/**
+ * Whether checkMargin has anything to do: the level (without locks, at current quotes) is
+ * below the group's margin call level, or the account's call flag is up and may need to drop.
+ * Balance and open orders are read afresh; the pricing terms, which change only when staff
+ * edit instruments or group rows, are reused for up to PRECHECK_TERMS_TTL_MS per account and
+ * symbols. The locked check itself always reads them afresh.
+ */
+export async function marginNeedsCheck(
+  em: EntityManager,
+  quotes: QuoteStore,
+  accountId: string,
+  callFlagUp: boolean,
+): Promise<boolean> {
+  if (callFlagUp) return true;
+  const account = await em.findOne(Account, accountId, { populate: ['group'] });
+  const group = account?.group?.getEntity();
+  if (!account || !group) return false;
+  const open = await em.find(Order, { account: accountId, status: 'open' });
+  if (open.length === 0) return false;
+  const symbols = [...new Set(open.map((o) => o.symbol))].sort();
+  // Terms depend on the group, the account currency and the symbols only: accounts alike share them.
+  const terms = await precheckTerms.get(`${group.id}:${account.currency}:${symbols.join(',')}`, () =>
+    PricingContext.loadTerms(em, account, symbols),
+  );
+  const pricing = await PricingContext.load(em, quotes, account, symbols, terms);
+  const m = metricsOf(account, open, pricing);
+  return m.margin.gt(0) && m.equity.div(m.margin).times(100).lt(dec(group.marginCallLevel));
+}
+
+/** The open order with the lowest floating profit in the account currency (ties: the oldest ticket). */
+function mostLosing(open: Order[], pricing: PricingContext): string | null {
+  let worst: { ticket: string; profit: Dec } | null = null;
+  for (const o of [...open].sort((a, b) => Number(a.ticket) - Number(b.ticket))) {
+    let profit: Dec;
+    try {
+      const q = pricing.quote(o.symbol);
+      const raw = profitInQuoteCurrency(o.cmd, dec(o.openPrice), closingPrice(o.cmd, q), dec(o.volume), dec(o.contractSize));
+      profit = pricing.toAccountCurrency(raw, q.instrument.quoteCurrency);
+    } catch (err) {
+      if (err instanceof PricingError) continue;
+      throw err;
+    }
+    if (!worst || profit.lt(worst.profit)) worst = { ticket: o.ticket, profit };
+  }
+  return worst?.ticket ?? null;
+}

@@ -1,0 +1,87 @@
+import { LockMode } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { Account } from '../../entities/account.entity';
+import { PendingOrder } from '../../entities/pending-order.entity';
+import { dec } from '../../platform/decimal';
+import { recordEvent } from '../events/outbox';
+import { fillPendingOrder } from '../orders/open-order';
+import { isBuy, isStopLimit, pendingOrderView } from '../orders/pending-orders';
+import { PricingContext } from '../prices/pricing-context';
+import type { QuoteStore } from '../prices/quote-store';
+import { pendingFires } from './rules';
+
+/** Why a candidate was or was not acted on. */
+export type PendingStep = 'filled' | 'triggered' | 'cancelled' | 'waiting' | 'gone' | 'unpriced';
+
+/**
+ * Decides one pending order at the current quote, in one transaction that holds its row
+ * locked: a second worker evaluating the same tick waits, then finds it no longer waiting.
+ * A limit or stop order that fires fills at once as a market order (fillPendingOrder, with
+ * its margin check); a stop-limit order that fires becomes `triggered` and rests at its
+ * limit price. A fill refused (margin, position or balance limit, sl or tp on the wrong side
+ * of the fill price after a gap) cancels the order with the reason. Past its expiry an
+ * order is left to the expiry sweep: expiry wins over a later tick.
+ */
+export async function decidePendingOrder(em: EntityManager, quotes: QuoteStore, ticket: string): Promise<PendingStep> {
+  return em.transactional(async (tx) => {
+    const order = await tx.findOne(PendingOrder, { ticket }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+    if (!order || (order.status !== 'pending' && order.status !== 'triggered')) return 'gone';
+    if (order.expiryAt && order.expiryAt.getTime() <= Date.now()) return 'gone';
+    const account = await tx.findOneOrFail(Account, order.account.id, { populate: ['group'] });
+    const pricing = await PricingContext.load(tx, quotes, account, [order.symbol]);
+    const q = pricing.quoteOrNull(order.symbol);
+    if (!q) return 'unpriced';
+    const status = order.status;
+    if (!pendingFires(order.cmd, status, dec(order.triggerPrice), order.limitPrice ? dec(order.limitPrice) : null, q))
+      return 'waiting';
+
+    const now = new Date();
+    const customerId = account.customer.id;
+    if (status === 'pending') {
+      order.triggeredAt = now;
+      if (isStopLimit(order.cmd)) order.status = 'triggered';
+      order.updatedAt = now;
+      recordEvent(tx, {
+        type: 'pending_order.triggered',
+        aggregateType: 'pending_order',
+        aggregateId: order.ticket,
+        customerId,
+        data: pendingOrderView(order),
+      });
+      if (isStopLimit(order.cmd)) return 'triggered';
+    }
+    // At the quote that fired it, priced once: the fill reuses this pricing.
+    const fill = await fillPendingOrder(
+      tx,
+      quotes,
+      account,
+      {
+        login: Number(order.login),
+        symbol: order.symbol,
+        cmd: isBuy(order.cmd) ? 0 : 1,
+        volume: Number(order.volume),
+        sl: order.sl === null || order.sl === undefined ? null : Number(order.sl),
+        tp: order.tp === null || order.tp === undefined ? null : Number(order.tp),
+        trailing_stop: order.trailingStop === null || order.trailingStop === undefined ? null : Number(order.trailingStop),
+        comment: order.comment ?? null,
+      },
+      pricing,
+    );
+    if (fill.ok) {
+      order.status = 'filled';
+      order.filledOrder = fill.order.ticket;
+    } else {
+      order.status = 'cancelled';
+      order.cancelReason = `Not filled: ${fill.reason}`.slice(0, 255);
+    }
+    order.updatedAt = new Date();
+    recordEvent(tx, {
+      type: fill.ok ? 'pending_order.filled' : 'pending_order.cancelled',
+      aggregateType: 'pending_order',
+      aggregateId: order.ticket,
+      customerId,
+      data: pendingOrderView(order),
+    });
+    return fill.ok ? 'filled' : 'cancelled';
+  });
+}

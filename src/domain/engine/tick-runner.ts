@@ -1,0 +1,83 @@
+import { randomUUID } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
+import type { QuoteStore } from '../prices/quote-store';
+import { addCounts, evaluateSymbol, noCounts, type TickOutcome } from './pass';
+import type { TickBook } from './tick-book';
+
+/** Passes one job runs at most before it hands the symbol on to a new tick job. */
+export const MAX_PASSES_PER_JOB = 4;
+
+/** What a tick job did: how many passes it ran and what they did, summed. */
+export interface TickJobResult {
+  symbol: string;
+  /** The lease was taken when the job tried to take it: the holder evaluates the change. */
+  coalesced: boolean;
+  /** The job stopped at its bound with changes left and queued a tick job for them. */
+  handedOn: boolean;
+  passes: number;
+  totals: Omit<TickOutcome, 'symbol'>;
+}
+
+export interface TickRunnerDeps {
+  em: EntityManager;
+  quotes: QuoteStore;
+  book: TickBook;
+  /** How long the symbol's lease lasts (WORKER_LOCK_MS): the job's work is bounded by half of it. */
+  leaseMs: number;
+  logger: Logger;
+  /** Queues a new tick of the symbol, behind other symbols' ticks. */
+  handOn: (symbol: string) => Promise<void>;
+}
+
+/**
+ * Evaluates a symbol while it holds the symbol's lease in the tick book, from the latest
+ * quote, until no change is left unevaluated; a tick arriving meanwhile finds the lease
+ * taken and returns at once (coalesced: the holder evaluates its change next).
+ *
+ * A job's work is bounded: at most MAX_PASSES_PER_JOB passes, and no pass is started once
+ * half the lease has gone. Under steady ticks a symbol whose pass is slower than its ticks
+ * would otherwise keep one job (and a concurrency slot) forever, and keep shutdown waiting on
+ * it. Stopped at the bound with changes left, the job releases the lease and then hands the
+ * symbol on to a new tick job, which waits its turn behind other symbols' ticks: no change is
+ * lost (and if queueing fails, this job fails and is retried; the sweep is the last net). The
+ * lease is extended as the pass goes, at most every third of it.
+ */
+export async function runTicks(
+  { em, quotes, book, leaseMs, logger, handOn }: TickRunnerDeps,
+  symbol: string,
+): Promise<TickJobResult> {
+  const started = Date.now();
+  const result: TickJobResult = { symbol, coalesced: false, handedOn: false, passes: 0, totals: noCounts() };
+  const withinBound = () => result.passes < MAX_PASSES_PER_JOB && Date.now() - started < leaseMs / 2;
+  for (;;) {
+    const token = randomUUID();
+    if (!(await book.tryLock(symbol, token, leaseMs))) return { ...result, coalesced: true };
+    let extendedAt = Date.now();
+    const heartbeat = async () => {
+      if (Date.now() - extendedAt < leaseMs / 3) return;
+      extendedAt = Date.now();
+      if (!(await book.extend(symbol, token, leaseMs)))
+        logger.warn({ symbol }, 'engine lease lapsed mid-pass; the database still guards each order');
+    };
+    try {
+      while (withinBound()) {
+        const { ver, done } = await book.state(symbol);
+        if (ver <= done) break;
+        addCounts(result.totals, await evaluateSymbol(em, quotes, symbol, { logger, heartbeat }));
+        result.passes++;
+        await book.markDone(symbol, ver);
+        em.clear();
+      }
+    } finally {
+      await book.unlock(symbol, token);
+    }
+    // Behind still: a change recorded between the last check and the unlock, or the bound was reached.
+    const { ver, done } = await book.state(symbol);
+    if (ver <= done) return result;
+    if (!withinBound()) {
+      await handOn(symbol);
+      return { ...result, handedOn: true };
+    }
+  }
+}
