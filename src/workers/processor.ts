@@ -14,14 +14,23 @@ export interface JobContext {
   isLastAttempt: boolean;
 }
 
+/**
+ * Records a job's final failure where the API reads its outcome (see failJob): `reason` is
+ * the permanent failure's message, or null when the job ran out of attempts. `ctx.em` is a
+ * fresh unit of work, as the job's own may hold the failed change.
+ */
+export type FinalFailureHook<P> = (payload: P, ctx: JobContext, reason: string | null) => Promise<void>;
+
 export interface Processor<D extends JobDefinition = JobDefinition> {
   definition: D;
   handle(payload: PayloadOf<D>, ctx: JobContext): Promise<unknown>;
+  onFinalFailure?: FinalFailureHook<PayloadOf<D>>;
 }
 
 export function defineProcessor<D extends JobDefinition>(
   definition: D,
   handle: (payload: PayloadOf<D>, ctx: JobContext) => Promise<unknown>,
+  onFinalFailure?: FinalFailureHook<PayloadOf<D>>,
 ): Processor {
-  return { definition, handle } as unknown as Processor;
+  return { definition, handle, onFinalFailure } as unknown as Processor;
 }

@@ -1,14 +1,14 @@
 import { hostname } from 'node:os';
-import { MetricsTime, UnrecoverableError, Worker, type Job } from 'bullmq';
+import { MetricsTime, Worker, type Job } from 'bullmq';
 import { RequestContext } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RedisClient } from '../platform/redis';
 import type { JobDefinition } from '../jobs/job-definition';
 import { PermanentJobFailure } from '../platform/errors';
-import { UnsealError } from '../platform/secret-box';
 import { recordTiming } from '../platform/queue-timings';
-import { databaseErrorSummary, isDatabaseError, logContext } from '../platform/logger';
+import { logContext } from '../platform/logger';
 import type { AppServices } from '../app-services';
+import { failJob } from './final-failure';
 import type { Processor } from './processor';
 
 export class ProcessorRegistryError extends Error {}
@@ -106,32 +106,33 @@ export async function startWorkers(
 }
 
 async function runJob(job: Job, byName: Map<string, Processor>, services: AppServices): Promise<unknown> {
+  const logger = services.logger.child({ job_id: job.id, job_name: job.name, queue: job.queueName });
+  const isLastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
   const processor = byName.get(job.name);
-  if (!processor) throw new UnrecoverableError(`no processor for job "${job.name}"`);
+  if (!processor) return failJob(job, new PermanentJobFailure(`no processor for job "${job.name}"`), { isLastAttempt, logger });
   // The payload came through Redis: trust nothing, re-parse it. A bad payload never becomes good.
   const parsed = processor.definition.schema.safeParse(job.data);
-  if (!parsed.success) throw new UnrecoverableError(`invalid payload for "${job.name}": ${parsed.error.message}`);
+  if (!parsed.success)
+    return failJob(job, new PermanentJobFailure(`invalid payload for "${job.name}": ${parsed.error.message}`), {
+      isLastAttempt,
+      logger,
+    });
 
-  const logger = services.logger.child({ job_id: job.id, job_name: job.name, queue: job.queueName });
   const em = services.orm.em.fork() as EntityManager;
-  const isLastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
   try {
     return await logContext.run({ job_id: job.id, queue: job.queueName }, () =>
       RequestContext.create(em, () => processor.handle(parsed.data, { job, em, services, logger, isLastAttempt })),
     );
   } catch (err) {
-    // BullMQ keeps a failed job's message in Redis and shows it on dashboards: a database
-    // error's message would carry the values of its statement there.
-    if (isDatabaseError(err)) throw new Error(databaseErrorSummary(err));
-    if (err instanceof PermanentJobFailure) throw new UnrecoverableError(err.message);
-    if (err instanceof UnsealError) {
-      // A sealed value no key here opens: no retry mends it. The job stays on the dashboard
-      // as failed whatever its own removal rule (it names what could not be unsealed), and its
-      // id stays taken, so nothing re-adds it quietly: retry it once the keys are fixed.
-      job.opts.removeOnFail = { age: 7 * 24 * 3600 };
-      throw new UnrecoverableError(`${err.name}: ${err.message}`);
-    }
-    throw err;
+    const hook = processor.onFinalFailure;
+    return failJob(job, err, {
+      isLastAttempt,
+      logger,
+      record: hook
+        ? (reason) =>
+            hook(parsed.data, { job, em: services.orm.em.fork() as EntityManager, services, logger, isLastAttempt }, reason)
+        : undefined,
+    });
   }
 }
 
