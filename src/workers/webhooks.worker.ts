@@ -1,5 +1,5 @@
 import { deliverWebhook } from '../domain/webhooks/delivery';
-import { fanOutBatch, webhooksDue } from '../domain/webhooks/dispatch';
+import { dispatchWebhooks } from '../domain/webhooks/dispatch';
 import { WebhookDeliverJob, WebhooksDispatchJob } from '../jobs/webhooks.job';
 import { defineProcessor } from './processor';
 
@@ -9,33 +9,22 @@ const FAN_OUT_BATCH = 1000;
 const BUDGET_MS = 5000;
 const budgetOf = (workerLockMs: number) => Math.min(BUDGET_MS, workerLockMs / 3);
 
-export const webhooksDispatchProcessor = defineProcessor(WebhooksDispatchJob, async (_payload, { em, services, logger }) => {
-  const kick = async (ids: Iterable<string>) => {
-    // In parallel: most are no-ops (the webhook's job is already waiting). A kick lost to
-    // Redis only waits for the next scheduled run.
-    await Promise.all(
-      [...ids].map((webhook_id) =>
-        services.jobs.enqueue(WebhookDeliverJob, { webhook_id }).catch((err: unknown) => {
-          logger.warn({ webhook_id, err: (err as Error).message }, 'could not queue a webhook delivery');
-        }),
-      ),
-    );
-  };
-  const started = Date.now();
-  let events = 0;
-  const kicked = new Set<string>();
-  for (;;) {
-    const batch = await fanOutBatch(em, FAN_OUT_BATCH);
-    if (batch === 'busy') break;
-    events += batch.events;
-    await kick(batch.webhooks.filter((id) => !kicked.has(id)));
-    batch.webhooks.forEach((id) => kicked.add(id));
-    if (batch.events < FAN_OUT_BATCH || Date.now() - started > budgetOf(services.config.workerLockMs)) break;
-  }
-  const due = (await webhooksDue(em)).filter((id) => !kicked.has(id));
-  await kick(due);
-  return { events, kicked: kicked.size + due.length };
-});
+export const webhooksDispatchProcessor = defineProcessor(WebhooksDispatchJob, async (_payload, { em, services, logger }) =>
+  dispatchWebhooks(em, {
+    batchSize: FAN_OUT_BATCH,
+    budgetMs: budgetOf(services.config.workerLockMs),
+    // In parallel: most are no-ops (the webhook's job is already waiting).
+    kick: async (ids) => {
+      await Promise.all(
+        ids.map((webhook_id) =>
+          services.jobs.enqueue(WebhookDeliverJob, { webhook_id }).catch((err: unknown) => {
+            logger.warn({ webhook_id, err: (err as Error).message }, 'could not queue a webhook delivery');
+          }),
+        ),
+      );
+    },
+  }),
+);
 
 export const webhookDeliverProcessor = defineProcessor(WebhookDeliverJob, async (payload, { em, services, logger }) => {
   const result = await deliverWebhook(em, payload.webhook_id, {

@@ -1,5 +1,8 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { D, type Dec } from '../../platform/decimal';
+import { Instrument } from '../../entities/instrument.entity';
+import { D, dec, type Dec } from '../../platform/decimal';
+import type { QuoteStore } from './quote-store';
 import { PRICE_MAX, PRICE_MIN } from '../money/primitives/bounds';
 
 /**
@@ -50,4 +53,29 @@ export function randomWalkView(
   schedule: { symbols: string[]; interval_ms: number | null; volatility_bps: number | null } | undefined,
 ): RandomWalkView {
   return schedule ? { enabled: true, ...schedule } : { enabled: false, symbols: [], interval_ms: null, volatility_bps: null };
+}
+
+/**
+ * Moves the quotes of `symbols` one random-walk step and answers the symbols moved. Symbols
+ * without a quote yet are skipped: the walk starts from a price someone set.
+ */
+export async function walkQuotes(
+  em: EntityManager,
+  store: QuoteStore,
+  symbols: string[],
+  volatilityBps: number,
+): Promise<string[]> {
+  const [quotes, instruments] = await Promise.all([
+    store.getMany(symbols),
+    em.find(Instrument, { symbol: { $in: symbols } }, { fields: ['symbol', 'digits'] }),
+  ]);
+  const digits = new Map(instruments.map((i) => [i.symbol, i.digits]));
+  const next = [...quotes.values()]
+    .filter((q) => digits.has(q.symbol))
+    .map((q) => {
+      const step = stepQuote(dec(q.bid), dec(q.ask), digits.get(q.symbol)!, volatilityBps);
+      return { symbol: q.symbol, bid: step.bid.toFixed(), ask: step.ask.toFixed() };
+    });
+  await store.setMany(next);
+  return next.map((q) => q.symbol);
 }

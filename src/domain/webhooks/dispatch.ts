@@ -36,3 +36,36 @@ export async function webhooksDue(em: EntityManager, limit = 1000): Promise<stri
   const rows = await executeNamed<{ id: string }>(em, WEBHOOKS_DUE.bind({ limit }));
   return rows.map((r) => r.id);
 }
+
+export interface DispatchRun {
+  /** Inbox rows fanned out per transaction. */
+  batchSize: number;
+  /** Longest a run keeps starting batches. */
+  budgetMs: number;
+  /** Queues the delivery of these webhooks; a kick lost only waits for the next scheduled run. */
+  kick: (webhookIds: string[]) => Promise<void>;
+}
+
+/**
+ * One dispatch run: fans out batches while there is a full batch and budget left, kicking
+ * each webhook that got messages once, then kicks the webhooks with deliveries due.
+ */
+export async function dispatchWebhooks(
+  em: EntityManager,
+  { batchSize, budgetMs, kick }: DispatchRun,
+): Promise<{ events: number; kicked: number }> {
+  const started = Date.now();
+  let events = 0;
+  const kicked = new Set<string>();
+  for (;;) {
+    const batch = await fanOutBatch(em, batchSize);
+    if (batch === 'busy') break;
+    events += batch.events;
+    await kick(batch.webhooks.filter((id) => !kicked.has(id)));
+    batch.webhooks.forEach((id) => kicked.add(id));
+    if (batch.events < batchSize || Date.now() - started > budgetMs) break;
+  }
+  const due = (await webhooksDue(em)).filter((id) => !kicked.has(id));
+  await kick(due);
+  return { events, kicked: kicked.size + due.length };
+}
