@@ -20,6 +20,6 @@ describe('the pricing terms reader', () => {
   });
 
   test('when symbols repeat, then they are bound once, as one JSON array, with the currency and group', () => {
-    expect(read.values).toEqual(['["EURUSD","USDJPY"]', 'EUR', null]);
+    expect(read.values).toEqual(['["EURUSD","USDJPY"]', null, 'EUR', null]);
   });
 });

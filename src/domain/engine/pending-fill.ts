@@ -28,7 +28,8 @@ export async function decidePendingOrder(em: EntityManager, quotes: QuoteStore, 
     if (!order || (order.status !== 'pending' && order.status !== 'triggered')) return 'gone';
     if (order.expiryAt && order.expiryAt.getTime() <= Date.now()) return 'gone';
     const account = await tx.findOneOrFail(Account, order.account.id, { populate: ['group'] });
-    const pricing = await PricingContext.load(tx, quotes, account, [order.symbol]);
+    // With the account's holdings, so the fill's free-margin check reuses this pricing.
+    const pricing = await PricingContext.loadWithHoldings(tx, quotes, account, order.symbol);
     const q = pricing.quoteOrNull(order.symbol);
     if (!q) return 'unpriced';
     const status = order.status;

@@ -64,6 +64,19 @@ export class PricingContext {
     return readPricingTerms(em, { currency: account.currency, groupId: account.group?.id ?? null }, symbols);
   }
 
+  /**
+   * Prices `symbol` and every symbol the account holds open, with one read of the terms: what
+   * a pending order's decision loads, so its fill's free-margin check can reuse it.
+   */
+  static async loadWithHoldings(em: EntityManager, store: QuoteStore, account: Account, symbol: string): Promise<PricingContext> {
+    const terms = await readPricingTerms(
+      em,
+      { currency: account.currency, groupId: account.group?.id ?? null, holdingsOf: account.id },
+      [symbol],
+    );
+    return PricingContext.load(em, store, account, [symbol, ...terms.instruments.map((i) => i.symbol)], terms);
+  }
+
   /** Whether this pricing was loaded for every one of `symbols` (a fill reuses it only then). */
   covers(symbols: string[]): boolean {
     return symbols.every((s) => this.instruments.has(s));

@@ -61,21 +61,33 @@ export function termsCtes(): string {
 interface TermsParams {
   /** The symbols as a JSON array. */
   symbols: string;
+  /** An account whose open positions' symbols are wanted too, or null. */
+  holdings_of: string | null;
   currency: string;
   group_id: string | null;
 }
 
 let termsStatement: ReturnType<typeof namedStatement<TermsParams>> | undefined;
 
+/** Whose terms: the account currency and group, and (`holdingsOf`, its id) whether its open positions' symbols are wanted too. */
+export interface TermsOf {
+  currency: string;
+  groupId: string | null;
+  holdingsOf?: string | null;
+}
+
 /** The one read of an account's pricing terms for some symbols: one statement. */
-export function pricingTermsStatement(account: { currency: string; groupId: string | null }, symbols: string[]): Statement {
+export function pricingTermsStatement(account: TermsOf, symbols: string[]): Statement {
   termsStatement ??= namedStatement<TermsParams>(`
 with wanted as (
-  select id, quote_currency from instruments where symbol in (select jsonb_array_elements_text(:symbols::jsonb))
+  select id, quote_currency from instruments
+   where symbol in (select jsonb_array_elements_text(:symbols::jsonb)
+                    union select symbol from orders where account_id = :holdings_of::uuid and status = 'open')
 ), ${termsCtes()}
 select * from terms`);
   return termsStatement.bind({
     symbols: JSON.stringify([...new Set(symbols)]),
+    holdings_of: account.holdingsOf ?? null,
     currency: account.currency,
     group_id: account.groupId,
   });
@@ -112,11 +124,7 @@ export function termsOfRows(em: EntityManager, rows: TermsRow[], otherColumns: R
 }
 
 /** An account's pricing terms for `symbols`, in one round trip. */
-export async function readPricingTerms(
-  em: EntityManager,
-  account: { currency: string; groupId: string | null },
-  symbols: string[],
-): Promise<PricingTerms> {
+export async function readPricingTerms(em: EntityManager, account: TermsOf, symbols: string[]): Promise<PricingTerms> {
   const read = pricingTermsStatement(account, symbols);
   return termsOfRows(em, await em.execute<TermsRow[]>(read.sql, read.values));
 }
