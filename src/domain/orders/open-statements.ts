@@ -32,7 +32,8 @@ const LOCK_OWN_ACCOUNT = namedStatement<{ login: string; customer_id: string | n
  * (`waiting`). Then the pricing terms (termsCtes, the one reader of them) of the open
  * positions' symbols and of `symbol`, one row each (none when there is none).
  */
-let holdingsAndTerms: NamedStatement<{ account_id: string; symbol: string; currency: string; group_id: string | null }> | undefined;
+let holdingsAndTerms:
+  NamedStatement<{ account_id: string; symbol: string; currency: string; group_id: string | null }> | undefined;
 const HOLDINGS_AND_TERMS = () =>
   (holdingsAndTerms ??= namedStatement(`
 with positions as (
