@@ -26,3 +26,13 @@ export const TOUCH_STALE_QUEUED = namedStatement<{ after_seconds: number; limit:
                   order by updated_at limit :limit for update skip locked)
     returning id`,
 );
+
+/**
+ * Claims a queued mail just before its hand-off to the SMTP server (`queued` to `sending`,
+ * attempts + 1), committed on its own: only recording the outcome leaves `sending`. Answers
+ * no row when another run took it first.
+ */
+export const CLAIM_FOR_SENDING = namedStatement<{ mail_id: string }>(
+  `update mail_messages set status = 'sending', attempts = attempts + 1, updated_at = now()
+    where id = :mail_id and status = 'queued' returning attempts`,
+);

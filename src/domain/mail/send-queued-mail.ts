@@ -3,6 +3,7 @@ import { MailMessage } from '../../entities/mail-message.entity';
 import { MailSendError, type MailTransport } from '../../mail/mail-transport';
 import { PermanentJobFailure } from '../../platform/errors';
 import { UnsealError, type SecretBox } from '../../platform/secret-box';
+import { CLAIM_FOR_SENDING } from './mail.queries';
 import { MailTemplateError, type MailRenderer, type RenderedMail } from './renderer';
 
 export const UNKNOWN_OUTCOME =
@@ -75,11 +76,8 @@ export async function sendQueuedMail(
   }
 
   // The claim commits before the hand-off: from here on a crash leaves the row `sending`.
-  const claimed = await em.execute<Array<{ attempts: number }>>(
-    `update mail_messages set status = 'sending', attempts = attempts + 1, updated_at = now()
-      where id = ? and status = 'queued' returning attempts`,
-    [mail.id],
-  );
+  const claim = CLAIM_FOR_SENDING.bind({ mail_id: mail.id });
+  const claimed = await em.execute<Array<{ attempts: number }>>(claim.sql, claim.values);
   if (claimed.length === 0) return { skipped: true };
   // Read back, not assigned: the unit of work must see `sending` as the row's state, or putting
   // it back to `queued` after a temporary failure would look like no change and not be written.
