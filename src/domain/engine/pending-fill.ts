@@ -3,9 +3,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { Account } from '../../entities/account.entity';
 import { PendingOrder } from '../../entities/pending-order.entity';
 import { dec } from '../../platform/decimal';
-import { recordEvent } from '../events/outbox';
 import { fillPendingOrder } from '../orders/open-order';
-import { isBuy, isStopLimit, pendingOrderView } from '../orders/pending-orders';
+import { isBuy, isStopLimit, recordPendingOrderEvent } from '../orders/pending-orders';
 import { PricingContext } from '../prices/pricing-context';
 import type { QuoteStore } from '../prices/quote-store';
 import { pendingFires } from './rules';
@@ -42,13 +41,7 @@ export async function decidePendingOrder(em: EntityManager, quotes: QuoteStore, 
       order.triggeredAt = now;
       if (isStopLimit(order.cmd)) order.status = 'triggered';
       order.updatedAt = now;
-      recordEvent(tx, {
-        type: 'pending_order.triggered',
-        aggregateType: 'pending_order',
-        aggregateId: order.ticket,
-        customerId,
-        data: pendingOrderView(order),
-      });
+      recordPendingOrderEvent(tx, 'pending_order.triggered', order, customerId);
       if (isStopLimit(order.cmd)) return 'triggered';
     }
     // At the quote that fired it, priced once: the fill reuses this pricing.
@@ -76,13 +69,7 @@ export async function decidePendingOrder(em: EntityManager, quotes: QuoteStore, 
       order.cancelReason = `Not filled: ${fill.reason}`.slice(0, 255);
     }
     order.updatedAt = new Date();
-    recordEvent(tx, {
-      type: fill.ok ? 'pending_order.filled' : 'pending_order.cancelled',
-      aggregateType: 'pending_order',
-      aggregateId: order.ticket,
-      customerId,
-      data: pendingOrderView(order),
-    });
+    recordPendingOrderEvent(tx, fill.ok ? 'pending_order.filled' : 'pending_order.cancelled', order, customerId);
     return fill.ok ? 'filled' : 'cancelled';
   });
 }
