@@ -33,7 +33,7 @@ import {
   withDatabase,
 } from './lib/bench-kit';
 import { call } from './lib/load';
-import { SPEED_UP } from './lib/readme-table';
+import { SPEED_UP } from './lib/figures-table';
 
 /**
  * Bulk close (POST /orders/bulk-close): BullMQ jobs each carrying a chunk of the run's tickets,

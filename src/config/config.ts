@@ -145,7 +145,7 @@ const EnvSchema = z.object({
     .default('loopback'),
 });
 
-/** Every environment variable the service reads: the README's configuration table lists exactly these (a test checks). */
+/** Every environment variable the service reads: the configuration table of docs/operations.md lists exactly these (a test checks). */
 export const CONFIG_VARIABLES: readonly string[] = Object.keys(EnvSchema.shape);
 
 /** Variables whose values must never be echoed back, not even in an error message. */

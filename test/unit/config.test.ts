@@ -203,13 +203,10 @@ describe('retention', () => {
   });
 });
 
-describe('the README configuration table', () => {
+describe('the configuration table of docs/operations.md', () => {
   test('when the table and the config schema are compared, then each lists exactly the variables of the other', () => {
-    const readme = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
-    const section = readme.slice(
-      readme.indexOf('## Configuration'),
-      readme.indexOf('\n## ', readme.indexOf('## Configuration') + 1),
-    );
+    const page = readFileSync(join(__dirname, '..', '..', 'docs', 'operations.md'), 'utf8');
+    const section = page.slice(page.indexOf('## Configuration'), page.indexOf('\n## ', page.indexOf('## Configuration') + 1));
     const documented = new Set<string>();
     for (const line of section.split('\n').filter((l) => l.startsWith('| `'))) {
       const firstCell = line.split('|')[1]!;

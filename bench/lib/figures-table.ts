@@ -1,10 +1,10 @@
 import type { Figure } from './harness';
 
 /**
- * The README's figures table, made from what the benchmarks recorded in bench/results (never
+ * The figures table of docs/benchmarks.md, made from what the benchmarks recorded in bench/results (never
  * copied by hand): the latest figure of each name, with where and when it was measured.
  */
-export const TABLE_START = '<!-- bench-table:start (npm run bench:readme writes this part) -->';
+export const TABLE_START = '<!-- bench-table:start (npm run bench:docs writes this part) -->';
 export const TABLE_END = '<!-- bench-table:end -->';
 
 /** The figures of a results file (one JSON object a line), the latest of each name, in first-seen order. */
@@ -26,7 +26,7 @@ const thousands = (n: number) => Math.round(n).toLocaleString('en-US');
 const ms = (n: number) => (Number.isFinite(n) ? n.toFixed(n < 10 ? 1 : 0) : '–');
 
 export function renderTable(figures: Figure[]): string {
-  if (figures.length === 0) return '_No figures recorded yet: run `npm run bench`, then `npm run bench:readme`._';
+  if (figures.length === 0) return '_No figures recorded yet: run `npm run bench`, then `npm run bench:docs`._';
   const machines = [...new Set(figures.map((f) => `${f.machine.cpus} cores${f.machine.model ? ` (${f.machine.model})` : ''}`))];
   const nodes = [...new Set(figures.map((f) => f.machine.node))];
   const days = figures.map((f) => f.date.slice(0, 10)).sort();
@@ -47,10 +47,10 @@ export function renderTable(figures: Figure[]): string {
   ].join('\n');
 }
 
-/** The README with the part between the markers replaced; a README without both markers is refused. */
-export function withTable(readme: string, table: string): string {
-  const start = readme.indexOf(TABLE_START);
-  const end = readme.indexOf(TABLE_END);
-  if (start < 0 || end < start) throw new Error(`README.md has no "${TABLE_START}" … "${TABLE_END}" part to write`);
-  return `${readme.slice(0, start + TABLE_START.length)}\n\n${table}\n\n${readme.slice(end)}`;
+/** The page with the part between the markers replaced; a page without both markers is refused. */
+export function withTable(page: string, table: string): string {
+  const start = page.indexOf(TABLE_START);
+  const end = page.indexOf(TABLE_END);
+  if (start < 0 || end < start) throw new Error(`the page has no "${TABLE_START}" … "${TABLE_END}" part to write`);
+  return `${page.slice(0, start + TABLE_START.length)}\n\n${table}\n\n${page.slice(end)}`;
 }

@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Figure } from '../../bench/lib/harness';
-import { latestFigures, renderTable, TABLE_END, TABLE_START, withTable } from '../../bench/lib/readme-table';
+import { latestFigures, renderTable, TABLE_END, TABLE_START, withTable } from '../../bench/lib/figures-table';
 
 const figure = (name: string, ratio: number, date: string, extra: Partial<Figure> = {}): Figure => ({
   name,
@@ -47,9 +49,14 @@ test('when a figure had failed requests or is a batch, then its row says so', ()
   expect(table).toContain('| bulk close (requests failed: suspect) | 500 tickets/s | 1,000 tickets/s | 0.50 |');
 });
 
-test('when the README is rewritten, then only the part between the markers changes; without markers it is refused', () => {
-  const readme = `# Title\n\nbefore\n${TABLE_START}\nold table\n${TABLE_END}\nafter\n`;
-  const out = withTable(readme, 'NEW');
+test('when the page is rewritten, then only the part between the markers changes; without markers it is refused', () => {
+  const page = `# Title\n\nbefore\n${TABLE_START}\nold table\n${TABLE_END}\nafter\n`;
+  const out = withTable(page, 'NEW');
   expect(out).toBe(`# Title\n\nbefore\n${TABLE_START}\n\nNEW\n\n${TABLE_END}\nafter\n`);
   expect(() => withTable('# no markers', 'NEW')).toThrow('no "<!-- bench-table:start');
+});
+
+test('when docs/benchmarks.md is read, then it holds the markers npm run bench:docs writes between', () => {
+  const page = readFileSync(join(__dirname, '..', '..', 'docs', 'benchmarks.md'), 'utf8');
+  expect(() => withTable(page, 'NEW')).not.toThrow();
 });
