@@ -8,7 +8,7 @@ import { expectLedgerBalanced, fundedAccount, openOrder, setUpMarket } from '../
 
 jest.setTimeout(180_000);
 
-/** Operations under faults (issue 14, item 6): what a deployment does when Redis or Postgres goes away, or a worker is told to stop. */
+/** Operations under faults: what a deployment does when Redis or Postgres goes away, or a worker is told to stop. */
 
 async function closedItems(app: TestApp, runId: string): Promise<number> {
   const [row] = await sql<{ n: number }>(

@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Issue 8: money columns widened to numeric(38,2) (domain/money/bounds.ts shows why nothing
+ * Money columns widened to numeric(38,2) (domain/money/bounds.ts shows why nothing
  * allowed overflows them), the ledger's booking sequence, role names unique ignoring case.
  */
 export class Migration20261123143034_Hardening extends Migration {

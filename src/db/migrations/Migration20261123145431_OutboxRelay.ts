@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Issue 9: the outbox relay. Events get a write-order number (`seq`) and a partial index of
+ * The outbox relay. Events get a write-order number (`seq`) and a partial index of
  * the unpublished ones in that order (the relay's claim and the lag metric read it);
  * `event_inbox` holds one row per event and consumer.
  */

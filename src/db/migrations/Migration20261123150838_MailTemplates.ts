@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Issue 9: mail is rendered by the worker from a template key, locale and data; secret
+ * Mail is rendered by the worker from a template key, locale and data; secret
  * values are sealed in `secret_data` and erased once the mail is final; no body is stored.
  * Rows written before carried rendered bodies, which may hold reset links: the bodies go,
  * and a row still queued then can no longer be sent, so it is marked failed.

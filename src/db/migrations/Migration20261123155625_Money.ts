@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Issue 10: transfers (the two ledger legs' record, with the exact dealer rate as the products
+ * Transfers (the two ledger legs' record, with the exact dealer rate as the products
  * of the bids and asks used) and withdrawals (pending, then completed or rejected once); the
  * database refuses a wallet whose reserve exceeds its balance.
  */

@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Issue 13: prop payouts (pending, then approved or rejected once); a pending payout's amount is
+ * Prop payouts (pending, then approved or rejected once); a pending payout's amount is
  * held in the prop account's `reserved`.
  */
 export class Migration20261123170334_Payouts extends Migration {

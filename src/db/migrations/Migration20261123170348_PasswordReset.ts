@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Issue 11: password-reset tokens (hashed, one hour, single use), and the mail states
+ * Password-reset tokens (hashed, one hour, single use), and the mail states
  * `sending` (committed before the SMTP hand-off) and `unknown` (its worker died mid-send).
  */
 export class Migration20261123170348_PasswordReset extends Migration {

@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Issue 12: webhooks. `webhooks` holds the endpoints (the secret sealed, never readable
+ * Webhooks. `webhooks` holds the endpoints (the secret sealed, never readable
  * through the API); `webhook_messages` one row per event and webhook that is to get it,
  * written by the dispatcher from the `webhooks` consumer's inbox; `webhook_deliveries` one
  * batch of messages sent as one request (its id is the `webhook-id` header, kept across

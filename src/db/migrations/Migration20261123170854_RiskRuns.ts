@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Issue 13: risk rule runs (a preview's or an apply's classification, computed by a worker), and a
+ * Risk rule runs (a preview's or an apply's classification, computed by a worker), and a
  * partial index on closed orders by close time for the rolling window the rules aggregate.
  */
 export class Migration20261123170854_RiskRuns extends Migration {

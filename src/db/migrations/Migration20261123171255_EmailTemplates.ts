@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Issue 11: operator-edited mail templates, and the service's own mails shipped as built-in
+ * Operator-edited mail templates, and the service's own mails shipped as built-in
  * templates (src/domain/mail/templates.ts as of this migration; later edits there do not
  * change a deployed database, and an operator's edits are never overwritten).
  */

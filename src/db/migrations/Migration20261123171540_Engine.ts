@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Issue 15, the trading engine (decisions 12). What a tick looks up is indexed by price, so
+ * The trading engine (decisions 12). What a tick looks up is indexed by price, so
  * evaluating a tick costs about the number of orders it triggers, not the number resting:
  * - pending orders get `watch` (which side of the book and which direction fires them) and
  *   `watch_price` (the trigger, or a triggered stop-limit's limit price), generated from the

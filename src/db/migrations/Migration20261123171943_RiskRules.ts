@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Issue 13: saved risk rules (names unique ignoring case), the per-account record of apply runs,
+ * Saved risk rules (names unique ignoring case), the per-account record of apply runs,
  * and the flag a rule's `disable_trading` action sets on an account.
  */
 export class Migration20261123171943_RiskRules extends Migration {

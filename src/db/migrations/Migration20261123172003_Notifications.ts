@@ -1,6 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 
-/** Issue 11: customer notifications, one per domain event at most. */
+/** Customer notifications, one per domain event at most. */
 export class Migration20261123172003_Notifications extends Migration {
 
   override async up(): Promise<void> {

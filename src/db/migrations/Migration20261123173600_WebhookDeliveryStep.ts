@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Issue 12: the deliverer's hot path as one statement. `webhook_delivery_step` records a
+ * The deliverer's hot path as one statement. `webhook_delivery_step` records a
  * successful attempt (if given) and claims the webhook's next attempt in a single call, so a
  * delivery costs one round trip to Postgres instead of a transaction of five. Each statement
  * in a VOLATILE PL/pgSQL function takes a fresh snapshot, so the messages are read after the

@@ -104,7 +104,7 @@ export function toOutboxEvent(row: EventRow): OutboxEvent {
  * consumer, with any number of workers, and a worker killed mid-way leaves its rows to the
  * next. Returns how many rows it processed (0: nothing left). Rows of one aggregate can be
  * claimed by two workers at once; a consumer that needs them strictly in order must claim per
- * aggregate (webhook delivery, issue 12).
+ * aggregate (as webhook delivery does).
  */
 export async function processInbox(
   em: EntityManager,

@@ -38,8 +38,8 @@ type BatchOutcome = 'busy' | { claimed: number; handed: Map<EventConsumer, numbe
  *
  * Batches run one at a time across all relays (a transaction-level advisory lock, tried, not
  * waited for): two batches committing in parallel could make an account's later event
- * visible to a consumer before its earlier one, and webhook delivery (issue 12) needs them
- * in write order. A batch is a few statements, so one relay at a time hands over thousands
+ * visible to a consumer before its earlier one, and webhook delivery needs them in write
+ * order. A batch is a few statements, so one relay at a time hands over thousands
  * of events a second; a second worker's run finds the lock taken and returns at once.
  */
 export async function relayEvents(

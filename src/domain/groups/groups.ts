@@ -30,8 +30,8 @@ const nameTaken = (name: string) =>
 /**
  * Creates a group and its audit row in one SQL statement (a data-modifying CTE: atomic,
  * one round trip), generated from the terms table. POST /groups stays on it because the
- * unit of work (begin, two inserts, commit) cost 60 % of its throughput; the row is built
- * by the same entity and view code as everywhere else.
+ * unit of work would take four statements (begin, two inserts, commit) on a route whose whole
+ * cost is this write; the row is built by the same entity and view code as everywhere else.
  */
 export async function createGroup(em: EntityManager, actor: StaffCaller, terms: GroupTerms): Promise<Group> {
   const group = new Group();
@@ -60,10 +60,11 @@ const DEFAULT_GROUP_LOCK = 0x67726f7570;
 export async function updateGroup(em: EntityManager, actor: StaffCaller, id: string, patch: GroupPatch): Promise<Group> {
   try {
     return await em.transactional(async (tx) => {
-      // Bug fix: two requests making different groups default at once each cleared only the
-      // flags already committed, so both stayed default (and one waiting on the other's row
-      // could deadlock into a 500). They now take turns; the lock comes before the row lock
-      // so it cannot deadlock with it, and the clearing UPDATE sees the previous one's commit.
+      // Requests making a group default take turns: without the lock, two making different
+      // groups default at once would each clear only the flags already committed, so both
+      // would stay default (and one waiting on the other's row could deadlock). The lock comes
+      // before the row lock so it cannot deadlock with it, and the clearing UPDATE sees the
+      // previous one's commit.
       if (patch.is_default === true) await executeNamed(tx, LOCK_DEFAULT_GROUP.bind({ key: DEFAULT_GROUP_LOCK }));
       const group = await tx.findOne(Group, id, { lockMode: LockMode.PESSIMISTIC_WRITE });
       if (!group) throw errors.notFound('Group');

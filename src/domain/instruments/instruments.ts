@@ -123,8 +123,8 @@ export async function putGroupInstrument(
   terms: GroupInstrumentTerms,
 ) {
   return em.transactional(async (tx) => {
-    // Bug fix: the group row is locked, so puts of one group take turns. Two first puts of a
-    // pair at once both found no row and both inserted it: the second was a 500 (primary key).
+    // The group row is locked, so puts of one group take turns: two first puts of a pair at
+    // once would otherwise both find no row and both insert it, the second failing on the key.
     // Clones lock the same row, so a clone also copies the rows of one moment.
     const group = await tx.findOne(Group, groupId, { lockMode: LockMode.PESSIMISTIC_WRITE });
     if (!group) throw errors.notFound('Group');
@@ -141,8 +141,8 @@ export async function putGroupInstrument(
     };
     if (row) tx.assign(row, { ...values, updatedAt: new Date() });
     else row = tx.create(GroupInstrument, { group, instrument, ...values });
-    // Bug fix: written before the answer is built, which then shows the stored updated_at (the
-    // entity's onUpdate hook sets it again at flush; the answer used to be a few ms off).
+    // Flushed before the answer is built, so the answer shows the stored updated_at (the
+    // entity's onUpdate hook sets it again at flush, a few ms after the assign above).
     await tx.flush();
     const after = groupInstrumentView(row, symbol);
     recordAudit(tx, actor, {

@@ -8,7 +8,7 @@ import { eventsOf, expect422, expectError, expectOk } from '../trading/trading-k
 import { newGroup, seedClosedOrders, tradingAccount, trades } from './risk-kit';
 
 /**
- * Saved risk rules (issue 13, part 4): CRUD with manage_risk_rules, audited; applying one
+ * Saved risk rules: CRUD with manage_risk_rules, audited; applying one
  * queues a job that classifies like the preview and executes the actions per class, each
  * once per account, recorded in the apply run; a disabled account's new orders are 403.
  */
