@@ -14,11 +14,11 @@ interface PooledClient {
  *
  * Used where a statement runs once per ticket or per answer (bulk close's per-ticket read and
  * close, order close, a run's tickets and items): em.execute quotes every value into the SQL
- * text (MikroORM's formatQuery) and runs the result through knex's raw-query machinery; on a
- * closing statement that carries its event's JSON that formatting was the largest share of a
- * worker's own CPU per ticket. Parameters also keep a value from ever being read as SQL. Outside a transaction the statement is its own implicit transaction;
- * inside one (em.transactional) it must run on the transaction's connection, so it goes
- * through em.execute there.
+ * text (MikroORM's formatQuery) and runs the result through knex's raw-query machinery, which
+ * on a closing statement that carries its event's JSON costs the worker more than sending the
+ * statement. Parameters also keep a value from ever being read as SQL. Outside a transaction
+ * the statement is its own implicit transaction; inside one (em.transactional) it must run on
+ * the transaction's connection, so it goes through em.execute there.
  */
 export async function executeBound<T>(em: EntityManager, { sql, values }: Statement): Promise<T[]> {
   if (em.isInTransaction()) return em.execute<T[]>(sql, values);

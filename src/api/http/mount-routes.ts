@@ -63,8 +63,7 @@ interface Pipeline {
 function handle(route: RouteSpec, req: Request, res: Response, pipe: Pipeline): Promise<void> | undefined {
   // Nothing a token unlocks may sit in a shared or browser cache, refusals included.
   if (route.access.kind !== 'public' || req.headers.authorization !== undefined) res.setHeader('Cache-Control', 'no-store');
-  // Hot path: forking a unit of work costs more than everything else a light request does (a
-  // CPU profile of GET /health put MikroORM's fork at about a quarter of the service's work), so
+  // Hot path: forking a unit of work costs more than everything else a light request does, so
   // the request's fork is made when something first asks for it, and routes that never touch
   // the database (health, public reads from Redis) skip it. Everything uses this one fork.
   const unit = new UnitOfWork(pipe.services);

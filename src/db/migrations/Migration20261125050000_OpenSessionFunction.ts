@@ -6,9 +6,8 @@ import { sqlFunction } from '../functions/sql-function';
  *
  * `open_session` writes the session row and its first refresh token and answers the
  * access-token lifetime and, for staff, the permissions the session cache starts with: what
- * the login sent as one CTE, whose parsing and planning were about half of Postgres's work for
- * it on every login (pgbench on the same rows: 0.78 ms of CPU per call as a statement, 0.51 as
- * this function). A PL/pgSQL function keeps the plans of its statements for the life of the
+ * the login sent as one CTE, which Postgres parsed and planned again on every login, a large
+ * share of its work for the statement. A PL/pgSQL function keeps the plans of its statements for the life of the
  * connection, and unlike named prepared statements that also holds behind PgBouncer in
  * transaction pooling mode. One call is one statement, so atomic as the CTE was. Columns as the
  * Session and RefreshToken entities map them.

@@ -10,10 +10,9 @@ const OPTIONS = { type: argon2.argon2id, memoryCost: 19 * 1024, timeCost: 2, par
  * serves dns.lookup (webhook hosts) and file reads, so a hash on every thread would queue
  * those behind whole hashes. (JWTs do not use the pool: jose's Node build signs and verifies
  * HS256 with node:crypto's synchronous HMAC.) More hashes than cores only share the cores:
- * with four hashing threads on 2 cores an authenticated GET's p99 during a burst of 8 logins
- * went from 3.8 ms to 23 ms, the event loop losing its time slices to them, and three slots on
- * 2 cores hashed no faster than two (each hash cost more CPU, the threads evicting each other's
- * 19 MiB from the cache). The rest wait here in arrival order. A bigger machine raises
+ * the event loop loses its time slices to the hashing threads, so every request waits longer,
+ * and the hashes get no faster (each costs more CPU, the threads evicting each other's 19 MiB
+ * from the cache). The rest wait here in arrival order. A bigger machine raises
  * UV_THREADPOOL_SIZE with its cores.
  */
 export const HASH_SLOTS = Math.max(1, Math.min(availableParallelism(), (Number(process.env.UV_THREADPOOL_SIZE) || 4) - 1));

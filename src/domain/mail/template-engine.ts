@@ -13,7 +13,7 @@ export type { TemplatePartKind } from './secret-placeholders';
  *
  * Limits (decisions section 18), so that no template can hold up the process: a text is at
  * most TEMPLATE_TEXT_MAX_BYTES and has at most TEMPLATE_MAX_PLACEHOLDERS `{{`, counted before
- * Handlebars parses it (its parser takes 150 ms and more for 13,000 placeholders); a render
+ * Handlebars parses it (its parser is slow on many placeholders); a render
  * may be given a size cap and a deadline, both checked before the text is built.
  */
 const hb = Handlebars.create();
@@ -85,10 +85,9 @@ const PLACEHOLDER = new RegExp(`^~?\\s*([A-Za-z_]\\w*(?:\\.[A-Za-z_]\\w*){0,${MA
 /**
  * Reads every `{{` of a text before Handlebars does, and lets through only comments and plain
  * placeholders (a name or a dotted path of at most MAX_PATH_PARTS parts), at most
- * TEMPLATE_MAX_PLACEHOLDERS of them. Handlebars' parser spends some 10 µs a token, and more
- * than linearly within one `{{...}}`: 200 placeholders of 300 path parts, or of 150
- * arguments, take over a second. This scan is linear, so the parser only ever sees a few
- * thousand tokens. It follows Handlebars' lexer: `\{{` is literal text, `\\{{` a backslash
+ * TEMPLATE_MAX_PLACEHOLDERS of them. Handlebars' parser pays per token, and more than linearly
+ * within one `{{...}}`, so a few hundred long placeholders could hold the event loop for
+ * seconds. This scan is linear, so the parser only ever sees a few thousand tokens. It follows Handlebars' lexer: `\{{` is literal text, `\\{{` a backslash
  * and a placeholder, `{{!-- --}}` and `{{! }}` comments.
  */
 function prescan(source: string): string[] {

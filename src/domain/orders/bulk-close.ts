@@ -46,7 +46,7 @@ const RUN_ITEMS = namedStatement<{ run_id: string }>(
 
 /**
  * A run's items in ticket order, read as rows: the answer of a bulk close lists every ticket,
- * and hydrating an entity per item was most of the API's own time per run. The bench's
+ * and hydrating an entity per item would cost more than the rest of the API's work for a run. The bench's
  * baseline reads them with the same statement.
  */
 export function runItemsStatement(params: { run_id: string }): Statement {
