@@ -7,7 +7,7 @@ import { startReceiver, type Receiver } from '../../helpers/webhook-receiver';
 import { dataKey, insertOrderOpened, legacySeal } from './secrets-kit';
 
 /**
- * A rotation as the README describes it: the new key first beside the old one, the re-seal,
+ * A rotation as docs/operations.md describes it: the new key first beside the old one, the re-seal,
  * then the old key removed. Values of the release before DATA_ENCRYPTION_KEYS (sealed under
  * JWT_SECRET) move too. Afterwards a deployment with only the new key opens everything.
  */

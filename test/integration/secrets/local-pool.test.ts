@@ -10,7 +10,7 @@ import { obliterateQueues, REDIS_URL, testQueuePrefix, waitFor } from '../../hel
 import { startReceiver, type Receiver } from '../../helpers/webhook-receiver';
 
 /**
- * The README's pool commands, as a developer runs them: the built service as `npm run
+ * The pool commands of docs/operations.md, as a developer runs them: the built service as `npm run
  * start:api` and two `npm run start:worker`, with neither JWT_SECRET nor DATA_ENCRYPTION_KEYS
  * and NODE_ENV not production. Each process used to seal under its own random JWT_SECRET, so
  * no worker could open the webhook secret the API had sealed and deliveries stayed pending
