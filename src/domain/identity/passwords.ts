@@ -65,7 +65,7 @@ function dummy(): Promise<string> {
 export async function verifyPassword(storedHash: string | undefined, password: string): Promise<boolean> {
   // Started on the first verification of any kind, so the first unknown email is not the slow one.
   const pendingDummy = dummy();
-  let ok = false;
+  let ok: boolean;
   try {
     const hash = storedHash ?? (await pendingDummy);
     ok = await inSlot(() => argon2.verify(hash, password));
