@@ -1,8 +1,10 @@
 import { availableParallelism } from 'node:os';
-import argon2 from 'argon2';
+import argon2 = require('@node-rs/argon2');
 
+/** The package's Algorithm is a const enum, which isolatedModules builds cannot read at run time. */
+const ARGON2ID: argon2.Algorithm.Argon2id = 2;
 /** OWASP's argon2id baseline: 19 MiB, two passes, one lane. */
-const OPTIONS = { type: argon2.argon2id, memoryCost: 19 * 1024, timeCost: 2, parallelism: 1 } as const;
+const OPTIONS = { algorithm: ARGON2ID, memoryCost: 19 * 1024, timeCost: 2, parallelism: 1 };
 
 /**
  * How many hashes run at once: one per core, and always one thread of libuv's pool left over.
