@@ -33,19 +33,13 @@ RUN npm run build
 # ---------------------------------------------------------------------------
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
-# argon2 is compiled from source against the image's own Node.js headers (as
-# CI does), not taken from its bundled prebuilds; that needs a toolchain in
-# this stage only. The official image installs Node.js under /usr/local with
-# its headers in include/node: nodedir points node-gyp there instead of letting
-# it download headers. msgpackr-extract keeps its prebuilt binary.
-RUN apt-get update \
- && apt-get install -y --no-install-recommends python3 make g++ \
- && rm -rf /var/lib/apt/lists/*
+# No toolchain: @node-rs/argon2 (password hashing) installs a prebuilt N-API
+# binary for the platform as an optional dependency, and msgpackr-extract keeps
+# its prebuilt binary; no install script runs. The probe proves the binary
+# loads and hashes on this image before it is shipped.
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
- && npm_config_build_from_source=true npm_config_nodedir=/usr/local npm rebuild argon2 --foreground-scripts \
- && test -f node_modules/argon2/build/Release/argon2.node \
- && node -e "require('argon2').hash('probe').then(()=>process.exit(0),()=>process.exit(1))" \
+ && node -e "require('@node-rs/argon2').hash('probe').then(()=>process.exit(0),()=>process.exit(1))" \
  && npm cache clean --force
 
 # ---------------------------------------------------------------------------

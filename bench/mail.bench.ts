@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import nodemailer from 'nodemailer';
+import nodemailer, { type Transporter } from 'nodemailer';
 import type { Pool } from 'pg';
 import { renderMail } from '../src/domain/mail/renderer';
 import { MAIL_TEMPLATES } from '../src/domain/mail/templates';
@@ -130,7 +130,7 @@ async function throughQueue(pool: Pool, queue: Queue, n: number): Promise<BatchR
 }
 
 /** The baseline: the same messages, rendered beforehand, sent straight with CONCURRENCY in flight. */
-async function straight(transport: nodemailer.Transporter, n: number): Promise<BatchRound> {
+async function straight(transport: Transporter, n: number): Promise<BatchRound> {
   const messages = Array.from({ length: n }, (_, i) => {
     const mail = renderMail(TEMPLATE, { locale: 'en', data: dataOf(i + 1), secrets: {} });
     return {

@@ -2,8 +2,11 @@
  * A statement written with named parameters (`:ticket`, `:closed_at`), compiled once into
  * the positional form drivers take. Binding orders the values from one object, so nobody
  * keeps a list of `?` in step with a list of values by hand; a name used twice is bound
- * twice. `::type` casts are not parameters.
+ * twice. `::type` casts are not parameters, and neither is a `:word` inside a string
+ * literal, a quoted identifier, a dollar-quoted body or a comment (see sql-scanner).
  */
+import { rewriteSqlCode } from './sql-scanner';
+
 export interface Statement {
   /** With `?` placeholders, as MikroORM's `em.execute` takes them. */
   sql: string;
@@ -20,10 +23,12 @@ const PARAMETER = /(?<!:):([a-z_][a-z0-9_]*)/gi;
 
 export function namedStatement<P extends object>(text: string): NamedStatement<P> {
   const names: (keyof P & string)[] = [];
-  const sql = text.replace(PARAMETER, (_match, name: string) => {
-    names.push(name as keyof P & string);
-    return '?';
-  });
+  const sql = rewriteSqlCode(text, (code) =>
+    code.replace(PARAMETER, (_match, name: string) => {
+      names.push(name as keyof P & string);
+      return '?';
+    }),
+  );
   return {
     names,
     bind(params: P): Statement {
@@ -45,7 +50,7 @@ export function pgPlaceholders(sql: string): string {
   let text = numbered.get(sql);
   if (text === undefined) {
     let n = 0;
-    text = sql.replace(/\?/g, () => `$${++n}`);
+    text = rewriteSqlCode(sql, (code) => code.replace(/\?/g, () => `$${++n}`));
     numbered.set(sql, text);
   }
   return text;

@@ -45,7 +45,7 @@ export async function startReceiver(secret: string, behaviour: Behaviour = () =>
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
-      let verified: Received['verified'] = null;
+      let verified: Received['verified'];
       try {
         verified = verifier.verify(body, req.headers as Record<string, string>) as Received['verified'];
       } catch {

@@ -1,4 +1,4 @@
-import argon2 from 'argon2';
+import argon2 = require('@node-rs/argon2');
 import { verifyPassword } from '../../src/domain/identity/passwords';
 
 /**
@@ -36,7 +36,7 @@ describe('the dummy hash started by a known email', () => {
       fresh = {
         verifyPassword: (jest.requireActual('../../src/domain/identity/passwords') as { verifyPassword: typeof verifyPassword })
           .verifyPassword,
-        argon2: jest.requireActual('argon2'),
+        argon2: jest.requireActual('@node-rs/argon2'),
       };
     });
     jest.spyOn(fresh.argon2, 'hash').mockRejectedValue(new Error('out of memory'));

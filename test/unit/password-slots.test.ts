@@ -1,4 +1,4 @@
-import argon2 from 'argon2';
+import argon2 = require('@node-rs/argon2');
 import { HASH_SLOTS, hashPassword, verifyPassword } from '../../src/domain/identity/passwords';
 
 /**

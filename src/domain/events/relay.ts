@@ -94,7 +94,9 @@ function wants(consumer: EventConsumer, event: OutboxEvent): boolean {
     return consumer.wants(event) === true;
   } catch (err) {
     // Names the consumer and the event, never the event's data.
-    throw new Error(`consumer "${consumer.name}" failed on event ${event.id} (${event.type}): ${(err as Error).message}`);
+    throw new Error(`consumer "${consumer.name}" failed on event ${event.id} (${event.type}): ${(err as Error).message}`, {
+      cause: err,
+    });
   }
 }
 

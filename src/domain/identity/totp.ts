@@ -1,4 +1,4 @@
-import { authenticator } from 'otplib';
+import { generateSecret, generateURI, verify } from 'otplib';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { BackupCode } from '../../entities/backup-code.entity';
@@ -11,9 +11,12 @@ import type { Principal } from './principals';
 import { executeNamed } from '../../db/bound-statement';
 import { ACCEPT_TOTP_STEP, CONSUME_BACKUP_CODE } from './identity.queries';
 
-/** RFC 6238: 30-second steps, 6 digits, SHA-1; a code is accepted one step either side of now. */
-const totp = authenticator.clone({ window: 1, step: 30, digits: 6 });
-const STEP_MS = 30_000;
+/** RFC 6238: 30-second steps, 6 digits, SHA-1 (otplib's defaults, spelled out here). */
+const TOTP = { period: 30, digits: 6, algorithm: 'sha1' } as const;
+/** A code is accepted one step either side of now (otplib counts the tolerance in seconds). */
+const TOLERANCE_S = TOTP.period;
+/** 160 bits, the size RFC 4226 recommends and the one earlier secrets have. */
+const SECRET_BYTES = 20;
 const BACKUP_CODE_COUNT = 10;
 const ISSUER = 'Trading Back Office';
 
@@ -27,10 +30,10 @@ export async function setupTotp(
   principal: Principal,
 ): Promise<z.output<typeof TotpSetupSchema>> {
   if (principal.totpEnabled) throw errors.conflict('TOTP_ALREADY_ENABLED', 'Two-factor authentication is already enabled');
-  const secret = totp.generateSecret(20);
+  const secret = generateSecret({ length: SECRET_BYTES });
   principal.totpPendingSecret = identity.totpBox.seal(secret);
   await em.flush();
-  return { secret, otpauth_url: totp.keyuri(principal.email, ISSUER, secret) };
+  return { secret, otpauth_url: generateURI({ ...TOTP, issuer: ISSUER, label: principal.email, secret }) };
 }
 
 /** Turns TOTP on with a code from the pending secret and returns the ten backup codes, once. */
@@ -113,9 +116,10 @@ async function acceptTotpCode(
   code: string,
 ): Promise<boolean> {
   if (!/^\d{6}$/.test(code)) return false;
-  const delta = totp.checkDelta(code, secret);
-  if (delta === null) return false;
-  const step = Math.floor(Date.now() / STEP_MS) + delta;
+  const match = await verify({ ...TOTP, secret, token: code, epochTolerance: TOLERANCE_S });
+  // The functional verify is typed for HOTP too; a TOTP match names the step it matched.
+  if (!match.valid || !('timeStep' in match)) return false;
+  const step = match.timeStep;
   const accepted = await executeNamed(em, ACCEPT_TOTP_STEP[type].bind({ step, id }));
   return accepted.length === 1;
 }

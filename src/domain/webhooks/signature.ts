@@ -1,19 +1,20 @@
-import { createHmac } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
 
 /**
  * Standard Webhooks signing (decisions, section 7): `webhook-signature: v1,<base64 of
  * HMAC-SHA256("<webhook-id>.<webhook-timestamp>.<body>")>`. The key is the base64-decoded
- * part of a `whsec_` secret, otherwise the secret's UTF-8 bytes. Node's own HMAC, proven
- * against the specification's published test vector and the `standardwebhooks` package's
- * verifier in test/unit/webhook-signature.test.ts.
+ * part of a `whsec_` secret, otherwise the secret's UTF-8 bytes. The signature is the
+ * `standardwebhooks` package's own (the reference library receivers verify with), given the
+ * key as raw bytes: its raw form would read a string key one char code per byte, which is
+ * not UTF-8. Proven against the specification's published test vector in
+ * test/unit/webhook-signature.test.ts.
  */
 export function signingKey(secret: string): Buffer {
   return secret.startsWith('whsec_') ? Buffer.from(secret.slice('whsec_'.length), 'base64') : Buffer.from(secret, 'utf8');
 }
 
 export function signPayload(key: Buffer, msgId: string, timestampSeconds: number, body: string): string {
-  const mac = createHmac('sha256', key).update(`${msgId}.${timestampSeconds}.`).update(body).digest('base64');
-  return `v1,${mac}`;
+  return new Webhook(key, { format: 'raw' }).sign(msgId, new Date(timestampSeconds * 1000), body);
 }
 
 interface SignedHeaders {

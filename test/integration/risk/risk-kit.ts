@@ -94,7 +94,7 @@ export async function allJobs(app: TestApp): Promise<Array<{ id: string; name: s
     for (const name of ALL_QUEUES) {
       const queue = new Queue(name, { connection, prefix: app.config.queuePrefix });
       const jobs = await queue.getJobs(
-        ['waiting', 'active', 'completed', 'failed', 'delayed', 'prioritized', 'waiting-children', 'paused'],
+        ['waiting', 'active', 'completed', 'failed', 'delayed', 'prioritized', 'waiting-children'],
         0,
         -1,
       );
