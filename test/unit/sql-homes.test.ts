@@ -20,12 +20,8 @@ const AREAS = [
   'audit',
 ];
 
-/**
- * Statements that stay where they are, each for a reason: a session setting with no values,
- * and a prop account's starting balance, a read of ledger rows that belongs with the ledger
- * module, the one code that names their columns.
- */
-const KEPT = new Set(['src/domain/risk/preview.ts: set local work_mem', 'src/domain/prop/payouts.ts: from ledger_entries']);
+/** Statements that stay where they are, each for a reason: a session setting with no values. */
+const KEPT = new Set(['src/domain/risk/preview.ts: set local work_mem']);
 
 const root = join(__dirname, '..', '..');
 

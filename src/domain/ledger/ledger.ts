@@ -63,6 +63,15 @@ export function postToLedger(
  * One ledger row as SQL expressions of the statement that books it: `:named` parameters, or
  * columns of that statement's own CTEs. `kind` and `referenceType` are literals.
  */
+/**
+ * An account's first deposit, or null: a prop account's starting balance (decisions, section
+ * 8). Booking order is `seq`, drawn while the account row is locked, so "first" is stable.
+ */
+export async function firstDeposit(em: EntityManager, accountId: string): Promise<string | null> {
+  const row = await em.findOne(LedgerEntry, { account: accountId, kind: 'deposit' }, { orderBy: { seq: 'asc' } });
+  return row?.amount ?? null;
+}
+
 export interface LedgerRowSql {
   id: string;
   bookedAt: string;

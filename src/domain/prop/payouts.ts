@@ -11,7 +11,7 @@ import { recordAudit } from '../audit/audit';
 import { recordEvent } from '../events/outbox';
 import type { Caller, StaffCaller } from '../identity/caller';
 import { postHold, releaseHold, reserveHold } from '../ledger/holds';
-import { postToLedger } from '../ledger/ledger';
+import { firstDeposit, postToLedger } from '../ledger/ledger';
 import { assertCreditFits } from '../money/primitives/bounds';
 import { loadMetrics } from '../accounts/account-metrics';
 import { CurrencyCode, MoneyText } from '../money/primitives/money-text';
@@ -51,11 +51,8 @@ export function payoutView(p: Payout): PayoutView {
  * firm's capital. Read while the account is locked; none yet is 0.
  */
 async function startingBalance(tx: EntityManager, accountId: string): Promise<Dec> {
-  const [row] = await tx.execute<Array<{ amount: string }>>(
-    `select amount::text as amount from ledger_entries where account_id = ? and kind = 'deposit' order by seq limit 1`,
-    [accountId],
-  );
-  return row ? dec(row.amount) : new D(0);
+  const amount = await firstDeposit(tx, accountId);
+  return amount === null ? new D(0) : dec(amount);
 }
 
 /**
