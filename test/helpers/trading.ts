@@ -12,7 +12,12 @@ export interface Market {
 }
 
 /** An active group trading EURUSD (5 digits) and USDJPY (3 digits), both quoted. */
-export async function setUpMarket(app: TestApp, token: string, options: { leverage?: number } = {}): Promise<Market> {
+/** A group and EURUSD, USDJPY (and, with `gbp`, GBPUSD at 1.25 / 1.2503) quoted. */
+export async function setUpMarket(
+  app: TestApp,
+  token: string,
+  options: { leverage?: number; gbp?: boolean } = {},
+): Promise<Market> {
   const group = await ok(
     await app.request('POST', '/groups', {
       token,
@@ -24,6 +29,7 @@ export async function setUpMarket(app: TestApp, token: string, options: { levera
   for (const [symbol, digits, base, quote] of [
     ['EURUSD', 5, 'EUR', 'USD'],
     ['USDJPY', 3, 'USD', 'JPY'],
+    ...(options.gbp ? ([['GBPUSD', 5, 'GBP', 'USD']] as const) : []),
   ] as const) {
     const res = await app.request('POST', '/api/platform/instruments', {
       token,
@@ -33,6 +39,7 @@ export async function setUpMarket(app: TestApp, token: string, options: { levera
   }
   await setQuote(app, token, 'EURUSD', 1.1, 1.1002);
   await setQuote(app, token, 'USDJPY', 150, 150.02);
+  if (options.gbp) await setQuote(app, token, 'GBPUSD', 1.25, 1.2503);
   return { groupId: (group as { id: string }).id };
 }
 

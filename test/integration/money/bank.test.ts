@@ -349,14 +349,8 @@ async function checkBooks(holders: Holder[], currencyOf: Map<number, string>, le
 beforeAll(async () => {
   app = await startTestApp({ label: 'bank' });
   admin = await adminToken(app);
-  market = await setUpMarket(app, admin);
+  market = await setUpMarket(app, admin, { gbp: true });
   approver = await createStaff(app, ['approve_withdrawals', 'manage_payouts'], admin);
-  const gbp = await app.request('POST', '/api/platform/instruments', {
-    token: admin,
-    body: { symbol: 'GBPUSD', digits: 5, contract_size: 100000, base_currency: 'GBP', quote_currency: 'USD' },
-  });
-  expectOk(gbp, 201);
-  await setQuote(app, admin, 'GBPUSD', 1.25, 1.2503);
 });
 afterAll(() => app?.stop());
 

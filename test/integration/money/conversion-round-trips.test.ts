@@ -20,13 +20,7 @@ let market: Market;
 beforeAll(async () => {
   app = await startTestApp({ label: 'conversion-round-trips' });
   admin = await adminToken(app);
-  market = await setUpMarket(app, admin);
-  const gbp = await app.request('POST', '/api/platform/instruments', {
-    token: admin,
-    body: { symbol: 'GBPUSD', digits: 5, contract_size: 100000, base_currency: 'GBP', quote_currency: 'USD' },
-  });
-  expectOk(gbp, 201);
-  await setQuote(app, admin, 'GBPUSD', 1.25, 1.2503);
+  market = await setUpMarket(app, admin, { gbp: true });
 });
 afterAll(() => app?.stop());
 afterEach(async () => {
