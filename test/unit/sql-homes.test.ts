@@ -2,26 +2,27 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
 /**
- * The hand-written statements of these areas live in their `<area>.queries.ts`, written with
+ * The hand-written statements of every domain area live in its `<area>.queries.ts`, written with
  * named parameters (platform/named-sql.ts). A statement written inline beside the code, with
  * `?` or `$1` placeholders, fails here with where it is.
  */
-const AREAS = [
-  'identity',
-  'webhooks',
-  'mail',
-  'risk',
-  'groups',
-  'events',
-  'prop',
-  'customers',
-  'instruments',
-  'notifications',
-  'audit',
-];
+/** Every area of the domain: each keeps its hand-written statements in its queries module. */
+const AREAS = readdirSync(join(__dirname, '..', '..', 'src', 'domain'), { withFileTypes: true })
+  .filter((d) => d.isDirectory())
+  .map((d) => d.name);
 
-/** Statements that stay where they are, each for a reason: a session setting with no values. */
-const KEPT = new Set(['src/domain/risk/preview.ts: set local work_mem']);
+/**
+ * Statements that stay where they are, each for a reason: a session setting with no values;
+ * the engine's candidate page and the re-seal's per-column statements, whose text is built
+ * from code (a symbol filter, each sealed column's table and name) rather than fixed.
+ */
+const KEPT = new Set([
+  'src/domain/risk/preview.ts: set local work_mem',
+  'src/domain/engine/candidates.ts: and ticket > ? order by ticket limit',
+  'src/domain/secrets/sealed-columns.ts: as sealed from',
+  'src/domain/secrets/sealed-columns.ts: set "${c.column}" = ? where id = ?',
+  'src/domain/secrets/sealed-columns.ts: count(*)::int as n from (${unions})',
+]);
 
 const root = join(__dirname, '..', '..');
 
@@ -34,7 +35,7 @@ function filesOf(dir: string): string[] {
 /** The string literal a call of `execute` starts with, if it starts with one. */
 const INLINE_STATEMENT = /\.execute(?:<[^()]*?>)?\(\s*(['"`])([\s\S]*?)\1/g;
 
-test('when the areas with a queries module are scanned, then no statement is written inline with positional placeholders', () => {
+test('when every domain area is scanned, then no statement is written inline with positional placeholders', () => {
   const found: string[] = [];
   for (const area of AREAS) {
     const dir = join(root, 'src', 'domain', area);
@@ -60,12 +61,17 @@ test('when a queries module is read, then its statements use named parameters on
   const modules = filesOf(join(root, 'src', 'domain')).filter((f) => f.endsWith('.queries.ts'));
   expect(modules.map((f) => relative(join(root, 'src', 'domain'), f))).toEqual(
     expect.arrayContaining([
+      'accounts/accounts.queries.ts',
+      'engine/engine.queries.ts',
       'events/events.queries.ts',
       'groups/groups.queries.ts',
       'identity/identity.queries.ts',
+      'idempotency/idempotency.queries.ts',
+      'ledger/ledger.queries.ts',
       'mail/mail.queries.ts',
       'notifications/notifications.queries.ts',
       'risk/risk.queries.ts',
+      'secrets/secrets.queries.ts',
       'webhooks/webhooks.queries.ts',
     ]),
   );

@@ -11,6 +11,8 @@ import { closeAtPricing } from '../orders/close-order';
 import { PricingContext, PricingError, type PricingTerms } from '../prices/pricing-context';
 import { closingPrice, profitInQuoteCurrency } from '../prices/trading-math';
 import type { QuoteStore } from '../prices/quote-store';
+import { executeNamed } from '../../db/bound-statement';
+import { LOCK_OPEN_ORDERS, SET_MARGIN_CALL_ACTIVE } from '../accounts/accounts.queries';
 
 export interface MarginOutcome {
   marginCall: boolean;
@@ -35,7 +37,7 @@ export interface MarginOutcome {
 export async function checkMargin(em: EntityManager, quotes: QuoteStore, accountId: string): Promise<MarginOutcome> {
   return em.transactional(async (tx) => {
     const outcome: MarginOutcome = { marginCall: false, stoppedOut: [] };
-    await tx.execute(`select 1 from orders where account_id = ? and status = 'open' order by ticket for update`, [accountId]);
+    await executeNamed(tx, LOCK_OPEN_ORDERS.bind({ account_id: accountId }));
     if (!(await lockAccounts(tx, [accountId])).get(accountId)) return outcome;
     const account = await tx.findOneOrFail(Account, accountId, { populate: ['group'], refresh: true });
     const group = account.group?.getEntity();
@@ -78,7 +80,7 @@ export async function checkMargin(em: EntityManager, quotes: QuoteStore, account
     outcome.marginCall = firstLevel !== null && firstLevel.lt(callLevel) && !active;
     // The flag stays up while the level is below the call level, and drops once it is back.
     const nowBelow = level !== null && level.lt(callLevel);
-    if (nowBelow !== active) await tx.execute(`update accounts set margin_call_active = ? where id = ?`, [nowBelow, accountId]);
+    if (nowBelow !== active) await executeNamed(tx, SET_MARGIN_CALL_ACTIVE.bind({ account_id: accountId, active: nowBelow }));
     if (outcome.marginCall || outcome.stoppedOut.length) {
       await tx.refresh(account);
       const view = await accountView(tx, quotes, account);

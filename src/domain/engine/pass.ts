@@ -7,6 +7,8 @@ import { forStage, passLookup, type FirstPageRow, type Stage } from './candidate
 import { checkMargin, marginNeedsCheck } from './margin';
 import { decidePendingOrder } from './pending-fill';
 import { closeIfStopHit, trailStop } from './stops';
+import { executeNamed } from '../../db/bound-statement';
+import { ACCOUNTS_HOLDING_SYMBOL } from './engine.queries';
 
 /** Candidates processed at once in one pass (each in its own transaction). */
 const PARALLEL = 4;
@@ -180,10 +182,9 @@ export async function evaluateSymbol(
   // the level is below the margin call level or the account's call flag is up. It runs
   // whatever failed above: a stop-out must not wait on another order's failure.
   try {
-    const accounts = await em.execute<Array<{ id: string; margin_call_active: boolean }>>(
-      `select a.id, a.margin_call_active from accounts a
-        where a.id in (select distinct account_id from orders where symbol = ? and status = 'open')`,
-      [symbol],
+    const accounts = await executeNamed<{ id: string; margin_call_active: boolean }>(
+      em,
+      ACCOUNTS_HOLDING_SYMBOL.bind({ symbol }),
     );
     const outcomes = await inParallel(
       accounts,

@@ -8,6 +8,8 @@ import { PricingContext } from '../prices/pricing-context';
 import { BUY } from '../prices/trading-math';
 import type { QuoteStore } from '../prices/quote-store';
 import { stopHit, trailedStop } from './rules';
+import { executeNamed } from '../../db/bound-statement';
+import { TRAIL_BUY_STOP, TRAIL_SELL_STOP } from './engine.queries';
 
 /**
  * Closes an open order whose sl or tp its account's quote has reached (reason `sl` or
@@ -40,11 +42,7 @@ export async function trailStop(em: EntityManager, quotes: QuoteStore, ticket: s
   if (!q) return false;
   const next = trailedStop(order.cmd, order.sl ? dec(order.sl) : null, dec(order.trailingStop), q);
   if (!next) return false;
-  const forward = order.cmd === BUY ? 'sl < ?' : 'sl > ?';
-  const moved = await em.execute(
-    `update orders set sl = ?, updated_at = now() where ticket = ? and status = 'open' and (sl is null or ${forward})`,
-    [next.toFixed(), ticket, next.toFixed()],
-    'run',
-  );
-  return Number((moved as { affectedRows?: number }).affectedRows ?? 0) === 1;
+  const trail = order.cmd === BUY ? TRAIL_BUY_STOP : TRAIL_SELL_STOP;
+  const moved = await executeNamed(em, trail.bind({ ticket, sl: next.toFixed() }));
+  return moved.length === 1;
 }

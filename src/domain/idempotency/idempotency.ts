@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { IdempotencyRecord } from '../../entities/idempotency-record.entity';
 import { AppError, fieldError } from '../../platform/errors';
+import { executeNamed } from '../../db/bound-statement';
+import { CLAIM_KEY, DROP_EXPIRED_KEY } from './idempotency.queries';
 
 const TTL_MS = 24 * 3600 * 1000;
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
@@ -24,11 +26,10 @@ export async function beginIdempotent(em: EntityManager, scope: string, key: str
   if (!KEY_PATTERN.test(key))
     throw fieldError('header', ['Idempotency-Key'], 'Idempotency-Key must be 1 to 255 visible ASCII characters');
   const expiresAt = new Date(Date.now() + TTL_MS);
-  await em.execute('delete from idempotency_keys where scope = ? and key = ? and expires_at < now()', [scope, key]);
-  const inserted = await em.execute<Array<{ id: string }>>(
-    `insert into idempotency_keys (id, created_at, updated_at, scope, key, request_hash, state, expires_at)
-     values (gen_random_uuid(), now(), now(), ?, ?, ?, 'in_flight', ?) on conflict (scope, key) do nothing returning id`,
-    [scope, key, hash, expiresAt],
+  await executeNamed(em, DROP_EXPIRED_KEY.bind({ scope, key }));
+  const inserted = await executeNamed<{ id: string }>(
+    em,
+    CLAIM_KEY.bind({ scope, key, request_hash: hash, expires_at: expiresAt }),
   );
   if (inserted.length) return { kind: 'new', recordId: inserted[0]!.id };
 

@@ -4,6 +4,8 @@ import type { Account } from '../../entities/account.entity';
 import { LEDGER_KINDS, LedgerEntry, type LedgerKind } from '../../entities/ledger-entry.entity';
 import { money, type Dec } from '../../platform/decimal';
 import { MoneyText } from '../money/primitives/money-text';
+import { executeNamed } from '../../db/bound-statement';
+import { LEDGER_MISMATCHES } from './ledger.queries';
 
 export const LedgerSchema = z.object({
   id: z.uuid(),
@@ -118,9 +120,5 @@ export interface LedgerMismatch {
 
 /** Accounts whose balance differs from the sum of their ledger rows: always empty, or something is broken. */
 export async function findLedgerMismatches(em: EntityManager): Promise<LedgerMismatch[]> {
-  return em.execute<LedgerMismatch[]>(
-    `select a.login::text as login, a.balance::text as balance, coalesce(sum(l.amount), 0)::text as ledger_sum
-       from accounts a left join ledger_entries l on l.account_id = a.id
-      group by a.id having a.balance <> coalesce(sum(l.amount), 0)`,
-  );
+  return executeNamed<LedgerMismatch>(em, LEDGER_MISMATCHES.bind({}));
 }

@@ -19,6 +19,8 @@ import {
 import { orderView, type OrderFields } from './order-view';
 import { PricingContext, PricingError } from '../prices/pricing-context';
 import { BUY, marginInQuoteCurrency, openingPrice } from '../prices/trading-math';
+import { executeNamed } from '../../db/bound-statement';
+import { SET_MARGIN_CALL_ACTIVE } from '../accounts/accounts.queries';
 
 export interface NewMarketOrder {
   login: number;
@@ -223,7 +225,7 @@ async function tryOpen(
     // is no margin level; this position starts from above the call level. The account is locked
     // and its open orders were read after the lock, so a close in flight still counts as open.
     if (open.length === 0 && locked.marginCallActive)
-      await tx.execute(`update accounts set margin_call_active = false where id = ?`, [locked.id]);
+      await executeNamed(tx, SET_MARGIN_CALL_ACTIVE.bind({ account_id: locked.id, active: false }));
     const insert = openStatements.open(
       openingParams({
         account: { id: locked.id, login: locked.login, customerId: locked.customer.id },

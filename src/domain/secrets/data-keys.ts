@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { DataKey } from '../../platform/secret-box';
+import { executeNamed } from '../../db/bound-statement';
+import { CREATE_DEVELOPMENT_KEY, READ_DEVELOPMENT_KEY } from './secrets.queries';
 
 /** The id values sealed under the database's development key record. */
 export const DEVELOPMENT_KEY_ID = 'development';
@@ -27,14 +29,9 @@ export async function resolveDataKeys(
   const configured = options.dataKeys;
   if (configured && options.production) return { keys: [...configured], development: false };
   if (!configured) {
-    await em.execute(`insert into development_data_keys (id, key, created_at) values (?, ?, now()) on conflict (id) do nothing`, [
-      DEVELOPMENT_KEY_ID,
-      randomBytes(32).toString('base64'),
-    ]);
+    await executeNamed(em, CREATE_DEVELOPMENT_KEY.bind({ id: DEVELOPMENT_KEY_ID, key: randomBytes(32).toString('base64') }));
   }
-  const [row] = await em.execute<Array<{ key: string }>>('select key from development_data_keys where id = ?', [
-    DEVELOPMENT_KEY_ID,
-  ]);
+  const [row] = await executeNamed<{ key: string }>(em, READ_DEVELOPMENT_KEY.bind({ id: DEVELOPMENT_KEY_ID }));
   if (!configured) {
     if (!row) throw new Error('the development data key was neither created nor found');
     return { keys: [{ id: DEVELOPMENT_KEY_ID, key: Buffer.from(row.key, 'base64') }], development: true };
