@@ -2,7 +2,7 @@ import { Entity, Property, Unique } from '@mikro-orm/core';
 import { PrincipalEntity } from './principal.entity';
 
 @Entity({ tableName: 'customers' })
-export class Customer extends PrincipalEntity<'locale' | 'country'> {
+export class Customer extends PrincipalEntity<'locale' | 'country' | 'affiliateId'> {
   @Property({ type: 'string', length: 320 })
   @Unique()
   declare email: string;
@@ -19,4 +19,8 @@ export class Customer extends PrincipalEntity<'locale' | 'country'> {
   /** ISO 3166-1 alpha-2, or null when unknown. */
   @Property({ type: 'string', length: 2, nullable: true })
   country?: string | null = null;
+
+  /** The affiliate the customer came through, as staff typed it; webhooks with this affiliate_id get its events. */
+  @Property({ type: 'string', length: 255, nullable: true })
+  affiliateId?: string | null = null;
 }

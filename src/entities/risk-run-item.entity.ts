@@ -37,4 +37,12 @@ export class RiskRunItem {
 
   @Property({ type: 'boolean', default: false })
   tradingDisabled: boolean = false;
+
+  /** The account's group when the run classified it (null on runs recorded before this was kept). */
+  @Property({ type: 'uuid', nullable: true })
+  beforeGroupId?: string | null = null;
+
+  /** Whether trading was already disabled when the run classified the account (null: not recorded). */
+  @Property({ type: 'boolean', nullable: true })
+  beforeTradingDisabled?: boolean | null = null;
 }

@@ -11,13 +11,27 @@ import { BaseEntity } from './base.entity';
 @Entity({ tableName: 'webhooks' })
 @Check({ name: 'webhooks_batch_size_max_check', expression: '(batch_size_max >= 1) AND (batch_size_max <= 1000)' })
 export class Webhook extends BaseEntity<
-  'isActive' | 'batchSizeMax' | 'affiliateId' | 'events' | 'disabledReason' | 'failingSince'
+  | 'isActive'
+  | 'batchSizeMax'
+  | 'affiliateId'
+  | 'events'
+  | 'disabledReason'
+  | 'failingSince'
+  | 'previousSecretSealed'
+  | 'previousSecretExpiresAt'
 > {
   @Property({ type: 'string', length: 2048 })
   endpointUrl!: string;
 
   @Property({ type: 'text', lazy: true })
   secretSealed!: string;
+
+  /** The secret a rotation replaced, sealed like the current one: it signs too until previousSecretExpiresAt. */
+  @Property({ type: 'text', lazy: true, nullable: true })
+  previousSecretSealed?: string | null = null;
+
+  @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
+  previousSecretExpiresAt?: Date | null = null;
 
   @Property({ type: 'boolean' })
   isActive = true;

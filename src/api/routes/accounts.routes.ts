@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { accessibleAccount } from '../../domain/accounts/accounts';
 import { openCustomerAccount } from '../../domain/accounts/open-account';
+import { AccountPatchSchema, updateAccount } from '../../domain/accounts/account-trading';
 import { AccountSchema, accountView } from '../../domain/accounts/account-view';
 import { LedgerSchema, ledgerView } from '../../domain/ledger/ledger';
 import { DepositSchema, depositFunds } from '../../domain/money/deposits';
@@ -71,6 +72,24 @@ export const accountRoutes: RouteSpec[] = [
     responses: { 200: { description: 'The account', schema: AccountSchema }, 404: { description: 'Not found' } },
     handler: async ({ params, em, services }) =>
       json(200, await accountView(em, services.quotes, await accessibleAccount(em, params.login, undefined))),
+  }),
+  defineRoute({
+    method: 'patch',
+    path: '/api/crm/accounts/{login}',
+    operationId: 'updateAccount',
+    summary: "Change an account's trading switch",
+    description:
+      '`{"trading_disabled": false}` re-enables trading that a risk rule or staff disabled; `true` disables it: new ' +
+      'orders are 403 `TRADING_DISABLED` and every waiting pending order is cancelled with `cancel_reason` ' +
+      '`trading_disabled` (the engine never fills one on a disabled account). Open positions stay and can be closed. ' +
+      'Audited (`account.updated`, the flag before and after).',
+    tags: ['accounts'],
+    access: { kind: 'staff', permission: 'manage_accounts' },
+    params: LoginParam,
+    body: AccountPatchSchema,
+    responses: { 200: { description: 'The account after the change', schema: AccountSchema }, 404: { description: 'Not found' } },
+    handler: async ({ params, body, em, services, caller }) =>
+      json(200, await accountView(em, services.quotes, await updateAccount(em, asStaff(caller), Number(params.login), body))),
   }),
   defineRoute({
     method: 'get',

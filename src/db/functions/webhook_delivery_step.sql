@@ -77,11 +77,12 @@ begin
     v_attempts := 1;
   end if;
 
-  -- The body, built from the stored events in write order: {"events": [{id, type, created_at, data}]}.
+  -- The body, built from the stored events in write order: {"events": [{id, type, sequence, created_at, data}]}.
+  -- sequence is the event's place in write order, so a receiver can order what a redelivery brings late.
   return query
     select v_id, w.endpoint_url::text, w.secret_sealed, w.failing, v_attempts, count(*)::int,
            json_build_object('events', coalesce(json_agg(json_build_object(
-             'id', e.id, 'type', e.type,
+             'id', e.id, 'type', e.type, 'sequence', m.event_seq,
              'created_at', to_char(e.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
              'data', e.data) order by m.event_seq), '[]'::json))::text
       from webhook_messages m join domain_events e on e.id = m.event_id where m.delivery_id = v_id;

@@ -17,6 +17,9 @@ export const AccountSchema = z.object({
   group_id: z.uuid().nullable(),
   leverage: z.int().nullable(),
   customer_id: z.uuid(),
+  trading_disabled: z
+    .boolean()
+    .describe('New orders are refused (403 TRADING_DISABLED) and pending orders cancelled; staff can re-enable it'),
   created_at: z.iso.datetime(),
 });
 export type AccountView = z.output<typeof AccountSchema>;
@@ -35,6 +38,7 @@ export async function accountView(em: EntityManager, quotes: QuoteStore, account
     group_id: account.group?.id ?? null,
     leverage: account.leverage ?? account.group?.getEntity().defaultLeverage ?? null,
     customer_id: account.customer.id,
+    trading_disabled: account.tradingDisabled,
     created_at: account.createdAt.toISOString(),
   };
 }

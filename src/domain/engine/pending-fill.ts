@@ -4,7 +4,7 @@ import { Account } from '../../entities/account.entity';
 import { PendingOrder } from '../../entities/pending-order.entity';
 import { dec } from '../../platform/decimal';
 import { fillPendingOrder } from '../orders/open-order';
-import { isBuy, isStopLimit, recordPendingOrderEvent } from '../orders/pending-orders';
+import { cancelPendingForDisabled, isBuy, isStopLimit, recordPendingOrderEvent } from '../orders/pending-orders';
 import { PricingContext } from '../prices/pricing-context';
 import type { QuoteStore } from '../prices/quote-store';
 import { pendingFires } from './rules';
@@ -26,7 +26,13 @@ export async function decidePendingOrder(em: EntityManager, quotes: QuoteStore, 
     const order = await tx.findOne(PendingOrder, { ticket }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
     if (!order || (order.status !== 'pending' && order.status !== 'triggered')) return 'gone';
     if (order.expiryAt && order.expiryAt.getTime() <= Date.now()) return 'gone';
-    const account = await tx.findOneOrFail(Account, order.account.id, { populate: ['group'] });
+    const account = await tx.findOneOrFail(Account, order.account.id, { populate: ['group'], refresh: true });
+    // A disabled account's orders never fill, whatever the quote: the disabling's own sweep
+    // may not have reached this one yet.
+    if (account.tradingDisabled) {
+      cancelPendingForDisabled(tx, order, account.customer.id);
+      return 'cancelled';
+    }
     // With the account's holdings, so the fill's free-margin check reuses this pricing.
     const pricing = await PricingContext.loadWithHoldings(tx, quotes, account, order.symbol);
     const q = pricing.quoteOrNull(order.symbol);

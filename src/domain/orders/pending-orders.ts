@@ -3,7 +3,7 @@ import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { findPage, type Paging } from '../../db/find-page';
-import type { Account } from '../../entities/account.entity';
+import { Account as AccountEntity, type Account } from '../../entities/account.entity';
 import { Order } from '../../entities/order.entity';
 import { PENDING_STATUSES, PendingOrder, type PendingStatus } from '../../entities/pending-order.entity';
 import { dec, num, type Dec } from '../../platform/decimal';
@@ -71,7 +71,13 @@ export const PendingOrderSchema = z.object({
   filled_order: z.int().nullable().describe('Ticket of the market order the fill opened'),
   limit_price: z.number().nullable(),
   trailing_stop: z.number().nullable(),
-  cancel_reason: z.string().nullable().describe('Why the trading engine cancelled it (a fill that failed the margin check)'),
+  cancel_reason: z
+    .string()
+    .nullable()
+    .describe(
+      'Why the service cancelled it: `trading_disabled` (trading was disabled on the account), or `Not filled: ...` ' +
+        '(a fill that failed the margin check); null when its owner cancelled it',
+    ),
 });
 export type PendingOrderView = z.output<typeof PendingOrderSchema>;
 
@@ -326,4 +332,49 @@ export async function cancelPendingOrder(em: EntityManager, account: Account, ti
 export async function listPendingOrders(em: EntityManager, account: Account, status: PendingStatus | undefined, paging: Paging) {
   const where = { account: account.id, ...(status ? { status } : {}) };
   return findPage(em, PendingOrder, where, paging, { orderBy: { ticket: 'desc' } }, pendingOrderView);
+}
+
+/** cancel_reason of the pending orders of an account whose trading was disabled (decisions, section 18). */
+export const TRADING_DISABLED_REASON = 'trading_disabled';
+
+/**
+ * Cancels every waiting pending order (pending, or a triggered stop-limit) of these accounts
+ * whose trading is disabled, with reason `trading_disabled`, one event each. Run after the
+ * disabling committed, in a transaction of its own that locks only the orders (in ticket
+ * order, as the engine locks one order before its account), so it cannot deadlock with a fill;
+ * an order placed or decided meanwhile is caught by the engine, which cancels instead of
+ * filling on a disabled account. Idempotent: a second run finds nothing waiting.
+ */
+export async function cancelPendingOfDisabledAccounts(em: EntityManager, accountIds: readonly string[]): Promise<number> {
+  if (!accountIds.length) return 0;
+  return em.transactional(async (tx) => {
+    const orders = await tx.find(
+      PendingOrder,
+      { account: { $in: [...accountIds] }, status: { $in: ['pending', 'triggered'] } },
+      { lockMode: LockMode.PESSIMISTIC_WRITE, orderBy: { ticket: 'asc' }, refresh: true },
+    );
+    if (!orders.length) return 0;
+    const accounts = await tx.find(
+      AccountEntity,
+      { id: { $in: [...new Set(orders.map((o) => o.account.id))] }, tradingDisabled: true },
+      { fields: ['id', 'customer'], refresh: true },
+    );
+    const customerOf = new Map(accounts.map((a) => [a.id, a.customer.id]));
+    let cancelled = 0;
+    for (const order of orders) {
+      const customerId = customerOf.get(order.account.id);
+      if (!customerId) continue;
+      cancelPendingForDisabled(tx, order, customerId);
+      cancelled++;
+    }
+    return cancelled;
+  });
+}
+
+/** Marks one locked waiting order cancelled for `trading_disabled`, with its event. */
+export function cancelPendingForDisabled(em: EntityManager, order: PendingOrder, customerId: string): void {
+  order.status = 'cancelled';
+  order.cancelReason = TRADING_DISABLED_REASON;
+  order.updatedAt = new Date();
+  recordPendingOrderEvent(em, 'pending_order.cancelled', order, customerId);
 }

@@ -28,6 +28,11 @@ export const DISABLE_CLASS_TRADING = namedStatement<{ run_id: string; risk_class
     where id in (select account_id from m) and not trading_disabled`,
 );
 
+/** The accounts of a class the run disabled: their waiting pending orders are cancelled next. */
+export const CLASS_DISABLED_ACCOUNTS = namedStatement<{ run_id: string; risk_class: string }>(
+  'select account_id from risk_run_items where run_id = :run_id and risk_class = :risk_class and trading_disabled',
+);
+
 export const RUN_CLASS_COUNTS = namedStatement<{ run_id: string }>(
   'select risk_class, count(*)::int as n from risk_run_items where run_id = :run_id group by risk_class',
 );

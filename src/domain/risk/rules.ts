@@ -32,7 +32,15 @@ import {
 } from './rule-input';
 import { flushUnique } from '../../db/flush-unique';
 import { executeNamed } from '../../db/bound-statement';
-import { DISABLE_CLASS_TRADING, MOVE_CLASS_TO_GROUP, NOTIFY_CLASS, RUN_CLASS_COUNTS, RUN_CLASSIFIED } from './risk.queries';
+import {
+  CLASS_DISABLED_ACCOUNTS,
+  DISABLE_CLASS_TRADING,
+  MOVE_CLASS_TO_GROUP,
+  NOTIFY_CLASS,
+  RUN_CLASS_COUNTS,
+  RUN_CLASSIFIED,
+} from './risk.queries';
+import { cancelPendingOfDisabledAccounts } from '../orders/pending-orders';
 
 const RuleName = z.string().trim().min(1).max(100);
 
@@ -148,6 +156,11 @@ export async function deleteRiskRule(em: EntityManager, actor: StaffCaller, id: 
   await em.flush();
 }
 
+const AccountStateSchema = z.object({
+  group_id: z.uuid().nullable(),
+  trading_disabled: z.boolean(),
+});
+
 /** An apply run as its status URL shows it: the preview's fields, the rule, and a page of its accounts. */
 export const RiskApplyRunSchema = RiskPreviewResultSchema.extend({
   rule_id: z.uuid(),
@@ -159,6 +172,10 @@ export const RiskApplyRunSchema = RiskPreviewResultSchema.extend({
       moved_to_group_id: z.uuid().nullable(),
       notified: z.boolean(),
       trading_disabled: z.boolean(),
+      before: AccountStateSchema.nullable().describe(
+        'The account as the run found it, before acting (what undoing the run restores); null on runs recorded before this was kept',
+      ),
+      after: AccountStateSchema.nullable().describe("The account as the run's actions left it; null when before is"),
     }),
   ),
   page: z.int(),
@@ -166,6 +183,19 @@ export const RiskApplyRunSchema = RiskPreviewResultSchema.extend({
   items_total: z.int(),
 });
 type RiskApplyRunView = z.output<typeof RiskApplyRunSchema>;
+
+/** Before: as classified. After: as the run's actions left it (a move sets the group, a disable the flag). */
+function stateChange(i: RiskRunItem) {
+  if (i.beforeTradingDisabled === null || i.beforeTradingDisabled === undefined) return { before: null, after: null };
+  const before = { group_id: i.beforeGroupId ?? null, trading_disabled: i.beforeTradingDisabled };
+  return {
+    before,
+    after: {
+      group_id: i.movedToGroupId ?? before.group_id,
+      trading_disabled: before.trading_disabled || i.tradingDisabled,
+    },
+  };
+}
 
 export async function applyRunView(
   em: EntityManager,
@@ -183,6 +213,7 @@ export async function applyRunView(
     moved_to_group_id: i.movedToGroupId ?? null,
     notified: i.notified,
     trading_disabled: i.tradingDisabled,
+    ...stateChange(i),
   }));
   return {
     // An apply run is a preview run that then acted: the same fields, its rule and its accounts.
@@ -245,8 +276,11 @@ export async function runRiskApply(em: EntityManager, runId: string): Promise<vo
       input,
       window,
       (p) =>
-        `insert into risk_run_items (run_id, account_id, login, customer_id, risk_class, trades, notified, trading_disabled)
-         select ${p.add(runId)}::uuid, account_id, login, customer_id, risk_class, trades, false, false from classed
+        `insert into risk_run_items (run_id, account_id, login, customer_id, risk_class, trades, notified, trading_disabled,
+                                     before_group_id, before_trading_disabled)
+         select ${p.add(runId)}::uuid, c.account_id, c.login, c.customer_id, c.risk_class, c.trades, false, false,
+                a.group_id, a.trading_disabled
+           from classed c join accounts a on a.id = c.account_id
          on conflict do nothing`,
     );
     await withAggregateMemory(em, (tx) => tx.execute(insert.sql, insert.values));
@@ -261,7 +295,18 @@ export async function runRiskApply(em: EntityManager, runId: string): Promise<vo
         throw new PermanentJobFailure(`The group ${actions.move_to_group_id} to move ${cls} accounts into is gone or inactive`);
       await executeNamed(em, MOVE_CLASS_TO_GROUP.bind({ run_id: runId, risk_class: cls, group_id: group.id }));
     }
-    if (actions.disable_trading) await executeNamed(em, DISABLE_CLASS_TRADING.bind({ run_id: runId, risk_class: cls }));
+    if (actions.disable_trading) {
+      await executeNamed(em, DISABLE_CLASS_TRADING.bind({ run_id: runId, risk_class: cls }));
+      // After the disabling committed (its own statement), so no order slips in behind the sweep.
+      const disabled = await executeNamed<{ account_id: string }>(
+        em,
+        CLASS_DISABLED_ACCOUNTS.bind({ run_id: runId, risk_class: cls }),
+      );
+      await cancelPendingOfDisabledAccounts(
+        em,
+        disabled.map((r) => r.account_id),
+      );
+    }
     if (actions.notify)
       await executeNamed(
         em,

@@ -134,6 +134,14 @@ describe('applying a rule', () => {
         await app.request('POST', `/api/backoffice/accounts/${a.login}/deposits`, { token: admin, body: { amount: 1000 } }),
         201,
       );
+    // A waiting order of the account about to be disabled: the run cancels it as trading_disabled.
+    const waiting = expectOk(
+      await app.request('POST', '/orders/pending', {
+        token: customer.token,
+        body: { login: scalper.login, symbol: 'EURUSD', cmd: 2, volume: 0.01, trigger_price: 0.5 },
+      }),
+      201,
+    );
 
     const rule = await createRule(
       ruleBody(group, {
@@ -159,13 +167,24 @@ describe('applying a rule', () => {
       moved_to_group_id: target,
       notified: true,
       trading_disabled: true,
+      // What the run changed, and what undoing it restores.
+      before: { group_id: group, trading_disabled: false },
+      after: { group_id: target, trading_disabled: true },
     });
     expect(byLogin[winner.login]).toMatchObject({
       risk_class: 'watchlist',
       notified: true,
       trading_disabled: false,
       moved_to_group_id: null,
+      before: { group_id: group, trading_disabled: false },
+      after: { group_id: group, trading_disabled: false },
     });
+    const [cancelled] = await sql<{ status: string; cancel_reason: string }>(
+      app,
+      'select status, cancel_reason from pending_orders where ticket = ?',
+      [waiting.order],
+    );
+    expect(cancelled).toEqual({ status: 'cancelled', cancel_reason: 'trading_disabled' });
     expect(byLogin[average.login]).toMatchObject({
       risk_class: 'normal',
       notified: false,
