@@ -1,5 +1,13 @@
 import { z } from 'zod';
-import { createCustomer, CustomerSchema, customerView, PersonName } from '../../domain/customers/customers';
+import {
+  AffiliateId,
+  createCustomer,
+  CustomerPatchSchema,
+  CustomerSchema,
+  customerView,
+  PersonName,
+  updateCustomer,
+} from '../../domain/customers/customers';
 import {
   ApiTokenSchema,
   apiTokenView,
@@ -40,6 +48,7 @@ export const crmRoutes: RouteSpec[] = [
         .regex(/^[A-Z]{2}$/)
         .optional()
         .describe('ISO 3166-1 alpha-2'),
+      affiliate_id: AffiliateId.optional(),
     }),
     responses: { 201: { description: 'Created', schema: CustomerSchema }, 409: { description: 'EMAIL_TAKEN' } },
     handler: async ({ body, em, caller }) => json(201, customerView(await createCustomer(em, asStaff(caller), body))),
@@ -72,6 +81,25 @@ export const crmRoutes: RouteSpec[] = [
       if (!customer) throw errors.notFound('Customer');
       return json(200, customerView(customer));
     },
+  }),
+  defineRoute({
+    method: 'patch',
+    path: '/api/crm/customers/{customer_id}',
+    operationId: 'updateCustomer',
+    summary: 'Change a customer (staff)',
+    description:
+      'Only the fields sent change; `affiliate_id: null` clears it. Audited (`customer.updated`, before and after). ' +
+      "A webhook with an `affiliate_id` receives the events about this customer's accounts from the change on.",
+    tags: ['customers'],
+    access: { kind: 'staff', permission: 'manage_customers' },
+    params: z.object({ customer_id: z.uuid() }),
+    body: CustomerPatchSchema,
+    responses: {
+      200: { description: 'The customer after the change', schema: CustomerSchema },
+      404: { description: 'Not found' },
+    },
+    handler: async ({ params, body, em, caller }) =>
+      json(200, customerView(await updateCustomer(em, asStaff(caller), params.customer_id, body))),
   }),
   defineRoute({
     method: 'get',

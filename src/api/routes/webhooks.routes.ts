@@ -11,10 +11,12 @@ import {
   deleteWebhook,
   findWebhook,
   queueTestEvent,
+  rotateWebhookSecret,
   updateWebhook,
   WebhookCreateSchema,
   WebhookPatchSchema,
   WebhookSchema,
+  WebhookSecretRotateSchema,
   WebhookTestResultSchema,
   webhookView,
   type WebhookDeps,
@@ -43,7 +45,11 @@ const DELIVERY_DOC =
   '"<id>.<timestamp>.<body>">` (fresh on every attempt). A 2xx delivers; anything else (redirects are not followed) is ' +
   'retried at 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (±10 %), or after `Retry-After` (1 s to 10 h); 410 turns the ' +
   'webhook off, and so do 5 days of failed attempts (`disabled_reason` says which, with a `webhook.disabled` event). ' +
-  'A webhook gets one delivery at a time, so a batch being retried holds back the later ones.';
+  'A webhook gets one delivery at a time, so a batch being retried holds back the later ones. Every event carries ' +
+  '`sequence`, its place in the order events were written: a redelivered batch arrives after newer ones, so a ' +
+  'receiver orders by `sequence` (per account: keep the highest seen, skip lower ones that change the same object). ' +
+  'For 24 hours after a secret rotation `webhook-signature` carries two signatures, space-separated (new secret ' +
+  'first, then the replaced one), the Standard Webhooks rotation form.';
 
 export const webhookRoutes: RouteSpec[] = [
   defineRoute({
@@ -93,7 +99,8 @@ export const webhookRoutes: RouteSpec[] = [
     summary: 'Change a webhook endpoint (endpoint 17)',
     description:
       'Only the fields sent change, with the rules of creation; `null` clears `affiliate_id`, and `events: null` ' +
-      'subscribes to every type. Turning a webhook on again clears `disabled_reason`; events written while it was off ' +
+      'subscribes to every type. A new `secret` is a rotation: the replaced one keeps signing for 24 hours. ' +
+      'Turning a webhook on again clears `disabled_reason`; events written while it was off ' +
       'are not sent. Audited (a new secret shows as `secret_changed`, never its value).',
     tags: ['webhooks'],
     access: { kind: 'staff', permission: 'manage_webhooks' },
@@ -102,6 +109,27 @@ export const webhookRoutes: RouteSpec[] = [
     responses: { 200: { description: 'The webhook after the change', schema: WebhookSchema }, 404: { description: 'Not found' } },
     handler: async ({ params, body, em, caller, services }) =>
       json(200, webhookView(await updateWebhook(em, asStaff(caller), deps(services), params.webhook_id, body))),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/webhooks/{webhook_id}/rotate-secret',
+    operationId: 'rotateWebhookSecret',
+    summary: "Rotate a webhook's signing secret",
+    description:
+      'The new secret signs every delivery from now on; the replaced one keeps signing beside it for 24 hours ' +
+      '(`previous_secret_expires_at`): `webhook-signature` then carries both signatures, space-separated, new first ' +
+      '(the Standard Webhooks rotation form), so a receiver verifying with either secret accepts the delivery. ' +
+      'Rotating again within the window keeps only the secret just replaced. Audited (`webhook.secret_rotated`, never a value).',
+    tags: ['webhooks'],
+    access: { kind: 'staff', permission: 'manage_webhooks' },
+    params: WebhookId,
+    body: WebhookSecretRotateSchema,
+    responses: {
+      200: { description: 'The webhook after the rotation', schema: WebhookSchema },
+      404: { description: 'Not found' },
+    },
+    handler: async ({ params, body, em, caller, services }) =>
+      json(200, webhookView(await rotateWebhookSecret(em, asStaff(caller), deps(services), params.webhook_id, body.secret))),
   }),
   defineRoute({
     method: 'delete',

@@ -38,7 +38,22 @@ export interface NewCustomer {
   last_name: string;
   locale?: string | undefined;
   country?: string | undefined;
+  affiliate_id?: string | null | undefined;
 }
+
+/** An affiliate's reference as the broker's partner system knows it: stored and compared as given. */
+export const AffiliateId = z
+  .string()
+  .trim()
+  .min(1)
+  .max(255)
+  .refine((s) => !NOT_IN_A_NAME.test(s), { message: 'One line of text, without control characters' })
+  .describe("The affiliate the customer came through; webhooks with this affiliate_id receive the customer's events");
+
+/** PATCH /api/crm/customers/{id}: only the fields sent change; `affiliate_id: null` clears it. */
+export const CustomerPatchSchema = z.object({
+  affiliate_id: AffiliateId.nullable().optional(),
+});
 
 export const CustomerSchema = z.object({
   id: z.uuid(),
@@ -47,6 +62,7 @@ export const CustomerSchema = z.object({
   last_name: z.string(),
   locale: z.string(),
   country: z.string().nullable(),
+  affiliate_id: z.string().nullable().describe('The affiliate the customer came through; null when none'),
   is_active: z.boolean(),
   totp_enabled: z.boolean(),
   created_at: z.iso.datetime(),
@@ -62,6 +78,7 @@ export function customerView(c: Customer): CustomerView {
     last_name: c.lastName,
     locale: c.locale,
     country: c.country ?? null,
+    affiliate_id: c.affiliateId ?? null,
     is_active: c.isActive,
     totp_enabled: c.totpEnabled,
     created_at: c.createdAt.toISOString(),
@@ -78,6 +95,7 @@ export async function createCustomer(em: EntityManager, actor: StaffCaller, inpu
     lastName: input.last_name,
     locale: input.locale ?? 'en',
     country: input.country ?? null,
+    affiliateId: input.affiliate_id ?? null,
   });
   // Every customer has a wallet from the start: deposits and withdrawals go through it.
   openWallet(em, customer);
@@ -95,5 +113,28 @@ export async function createCustomer(em: EntityManager, actor: StaffCaller, inpu
     data: customerView(customer),
   });
   await flushUnique(em, () => errors.conflict('EMAIL_TAKEN', 'A customer with this email exists'));
+  return customer;
+}
+
+/** Changes the fields sent, audited with the customer before and after. */
+export async function updateCustomer(
+  em: EntityManager,
+  actor: StaffCaller,
+  id: string,
+  patch: z.output<typeof CustomerPatchSchema>,
+): Promise<Customer> {
+  const customer = await em.findOne(Customer, id);
+  if (!customer) throw errors.notFound('Customer');
+  const before = customerView(customer);
+  if (patch.affiliate_id !== undefined) customer.affiliateId = patch.affiliate_id;
+  customer.updatedAt = new Date();
+  recordAudit(em, actor, {
+    action: 'customer.updated',
+    entityType: 'customer',
+    entityId: customer.id,
+    before,
+    after: customerView(customer),
+  });
+  await em.flush();
   return customer;
 }

@@ -26,6 +26,7 @@ export const EVENT_TYPES = [
   'account.risk_classified',
   'webhook.test',
   'webhook.disabled',
+  'group.updated',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -5,6 +5,7 @@ import { Group } from '../../entities/group.entity';
 import { GroupInstrument } from '../../entities/group-instrument.entity';
 import { errors } from '../../platform/errors';
 import { auditFields, recordAudit } from '../audit/audit';
+import { recordEvent } from '../events/outbox';
 import type { StaffCaller } from '../identity/caller';
 import { executeNamed } from '../../db/bound-statement';
 import { cloneName } from './group-names';
@@ -73,6 +74,8 @@ export async function updateGroup(em: EntityManager, actor: StaffCaller, id: str
       if (patch.is_default === true) await tx.nativeUpdate(Group, { id: { $ne: id }, isDefault: true }, { isDefault: false });
       group.updatedAt = new Date();
       recordAudit(tx, actor, { action: 'group.updated', entityType: 'group', entityId: id, before, after: groupView(group) });
+      // About no customer: only webhooks without an affiliate_id receive it.
+      recordEvent(tx, { type: 'group.updated', aggregateType: 'group', aggregateId: id, data: groupView(group) });
       return group;
     });
   } catch (err) {

@@ -22,6 +22,12 @@ interface SealedColumn {
 /** Every column that holds a sealed value. The re-seal job walks exactly these: a new one must be listed. */
 export const SEALED_COLUMNS: readonly SealedColumn[] = [
   { table: 'webhooks', column: 'secret_sealed', purpose: SECRET_PURPOSES.webhook, describe: 'the signing secret of webhook' },
+  {
+    table: 'webhooks',
+    column: 'previous_secret_sealed',
+    purpose: SECRET_PURPOSES.webhook,
+    describe: 'the previous signing secret of webhook',
+  },
   { table: 'staff_users', column: 'totp_secret', purpose: SECRET_PURPOSES.totp, describe: 'the TOTP seed of user' },
   {
     table: 'staff_users',

@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { executeNamed } from '../../db/bound-statement';
-import { DELIVERY_STEP, DISABLE_WEBHOOK, FINISH_ATTEMPT, MARK_FAILING, RECORD_ATTEMPT } from './webhooks.queries';
+import {
+  DELIVERY_STEP,
+  DISABLE_WEBHOOK,
+  FINISH_ATTEMPT,
+  MARK_FAILING,
+  PREVIOUS_SECRET,
+  RECORD_ATTEMPT,
+} from './webhooks.queries';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { UnsealError, type SecretBox } from '../../platform/secret-box';
 import { recordAudit } from '../audit/audit';
@@ -186,12 +193,18 @@ export async function deliverWebhook(em: EntityManager, webhookId: string, optio
   let events = 0;
   let more = false;
   let claim = await claimDelivery(em, webhookId, leaseMs);
+  // Read once per turn: a rotation's old secret signs beside the new one while it is valid.
+  const previous = claim
+    ? ((await executeNamed<{ previous_secret_sealed: string }>(em, PREVIOUS_SECRET.bind({ webhook_id: webhookId })))[0]
+        ?.previous_secret_sealed ?? null)
+    : null;
   while (claim) {
     const current: Claim = claim;
     const at = new Date();
-    let key: Buffer;
+    const keys: Buffer[] = [];
     try {
-      key = signingKey(options.secrets.open(current.secretSealed, `the signing secret of webhook ${webhookId}`));
+      keys.push(signingKey(options.secrets.open(current.secretSealed, `the signing secret of webhook ${webhookId}`)));
+      if (previous) keys.push(signingKey(options.secrets.open(previous, `the previous signing secret of webhook ${webhookId}`)));
     } catch (err) {
       // Nothing was sent. The attempt is recorded (the delivery says why it waits, and its
       // schedule still gives up in the end); the caller's job then fails loudly.
@@ -203,7 +216,7 @@ export async function deliverWebhook(em: EntityManager, webhookId: string, optio
     }
     const result = await options.sender.send(
       current.url,
-      { ...signedHeaders(key, current.deliveryId, current.body, at) },
+      { ...signedHeaders(keys, current.deliveryId, current.body, at) },
       current.body,
     );
     if (!result.ok) {

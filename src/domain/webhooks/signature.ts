@@ -23,13 +23,17 @@ interface SignedHeaders {
   'webhook-signature': string;
 }
 
-/** Fresh timestamp and signature for one attempt; the id stays the delivery's. */
-export function signedHeaders(key: Buffer, msgId: string, body: string, now = new Date()): SignedHeaders {
+/**
+ * Fresh timestamp and signature for one attempt; the id stays the delivery's. With more than
+ * one key (a rotation's window) one signature per key, space-separated, the current key's first:
+ * a Standard Webhooks receiver accepts the message if any of them verifies under its secret.
+ */
+export function signedHeaders(keys: Buffer | Buffer[], msgId: string, body: string, now = new Date()): SignedHeaders {
   const timestamp = Math.floor(now.getTime() / 1000);
   return {
     'webhook-id': msgId,
     'webhook-timestamp': String(timestamp),
-    'webhook-signature': signPayload(key, msgId, timestamp, body),
+    'webhook-signature': (Array.isArray(keys) ? keys : [keys]).map((k) => signPayload(k, msgId, timestamp, body)).join(' '),
   };
 }
 

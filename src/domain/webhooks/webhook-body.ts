@@ -10,6 +10,13 @@ import { EVENT_TYPES } from '../events/event-types';
 export const WebhookEventSchema = z.strictObject({
   id: z.uuid().describe('The event id: the same event redelivered keeps it, so a receiver can skip what it has'),
   type: z.enum(EVENT_TYPES).describe('What happened; a subscription filters on it. New types are added, never renamed'),
+  sequence: z
+    .int()
+    .min(1)
+    .describe(
+      'The place of the event in the order events were written, broker-wide (increasing, with gaps). A redelivered ' +
+        'batch can arrive after newer events: order by it, and per account ignore an event older than one already applied',
+    ),
   created_at: z.iso
     .datetime({ precision: 3 })
     .describe('When the change was committed, UTC with milliseconds (2026-11-26T09:30:00.123Z)'),

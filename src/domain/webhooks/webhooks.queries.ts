@@ -9,18 +9,26 @@ import { namedStatement } from '../../platform/named-sql';
 /** Any fixed key: the transaction-level advisory lock that lets one fan-out batch run at a time. */
 export const DISPATCH_LOCK = namedStatement<{ key: number }>('select pg_try_advisory_xact_lock(:key) as locked');
 
-/** Claims inbox rows in write order, writes one message per subscribed active webhook, marks the rows processed. */
+/**
+ * Claims inbox rows in write order, writes one message per subscribed active webhook, marks the
+ * rows processed. A webhook with an affiliate_id takes only events about a customer of that
+ * affiliate (the customer's affiliate at fan-out); events about no customer (a group change) go
+ * only to webhooks without one.
+ */
 export const FAN_OUT = namedStatement<{ consumer: string; limit: number }>(
   `with claimed as (
-     select i.event_id, i.event_seq, e.type, e.data->>'webhook_id' as target
+     select i.event_id, i.event_seq, e.type, e.data->>'webhook_id' as target, e.customer_id
        from event_inbox i join domain_events e on e.id = i.event_id
       where i.consumer = :consumer and i.processed_at is null
       order by i.event_seq limit :limit for update of i skip locked
    ), fanned as (
      insert into webhook_messages (webhook_id, event_id, event_seq, created_at)
-     select w.id, c.event_id, c.event_seq, now() from claimed c join webhooks w on w.is_active and
+     select w.id, c.event_id, c.event_seq, now() from claimed c
+       left join customers cu on cu.id = c.customer_id
+       join webhooks w on w.is_active and
             case when c.type = 'webhook.test' then w.id::text = c.target
-                 else w.events is null or jsonb_exists(w.events, c.type) end
+                 else (w.events is null or jsonb_exists(w.events, c.type))
+                      and (w.affiliate_id is null or w.affiliate_id = cu.affiliate_id) end
      on conflict do nothing
      returning webhook_id
    ), done as (
@@ -99,6 +107,11 @@ export const DELIVERY_PAGE = namedStatement<{ webhook_id: string; status: string
              from webhook_attempts a where a.delivery_id = d.id) as attempts
      from webhook_deliveries d where d.webhook_id = :webhook_id and (:status::text is null or d.status = :status)
     order by d.created_at desc, d.first_event_seq desc limit :limit offset :offset`,
+);
+
+/** The secret a rotation replaced, while it still signs (24 hours after the rotation). */
+export const PREVIOUS_SECRET = namedStatement<{ webhook_id: string }>(
+  'select previous_secret_sealed from webhooks where id = :webhook_id and previous_secret_expires_at > now()',
 );
 
 export const LOCK_WEBHOOK = namedStatement<{ webhook_id: string }>(

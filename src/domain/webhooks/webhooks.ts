@@ -12,6 +12,8 @@ import { secretProblem } from './signature';
 import { checkEndpoint, EndpointRefused, type Lookup } from './url-guard';
 
 const BATCH_SIZE_MAX_LIMIT = 1000;
+/** How long a replaced secret still signs deliveries (decisions, section 18). */
+export const PREVIOUS_SECRET_VALID_MS = 24 * 3600 * 1000;
 export const BATCH_SIZE_MAX_DEFAULT = 100;
 
 const EventTypeList = z
@@ -80,6 +82,12 @@ export const WebhookSchema = z.object({
     .string()
     .nullable()
     .describe('Why the service turned the webhook off (410 Gone, or every attempt failing for 5 days); null otherwise'),
+  previous_secret_expires_at: z.iso
+    .datetime()
+    .nullable()
+    .describe(
+      'After a secret rotation: until when deliveries are signed with the replaced secret too (24 hours); null otherwise',
+    ),
   created_at: z.iso.datetime(),
   updated_at: z.iso.datetime(),
 });
@@ -94,6 +102,10 @@ export function webhookView(w: Webhook): WebhookView {
     affiliate_id: w.affiliateId ?? null,
     events: w.events ?? null,
     disabled_reason: w.disabledReason ?? null,
+    previous_secret_expires_at:
+      w.previousSecretExpiresAt && w.previousSecretExpiresAt.getTime() > Date.now()
+        ? w.previousSecretExpiresAt.toISOString()
+        : null,
     created_at: w.createdAt.toISOString(),
     updated_at: w.updatedAt.toISOString(),
   };
@@ -162,7 +174,7 @@ export async function updateWebhook(
     const webhook = await findWebhook(tx, id, true);
     const before = webhookView(webhook);
     if (patch.endpoint_url !== undefined) webhook.endpointUrl = patch.endpoint_url;
-    if (patch.secret !== undefined) webhook.secretSealed = deps.secrets.seal(patch.secret);
+    if (patch.secret !== undefined) await rotateSecret(tx, webhook, deps.secrets, patch.secret);
     if (patch.batch_size_max !== undefined) webhook.batchSizeMax = patch.batch_size_max;
     if (patch.affiliate_id !== undefined) webhook.affiliateId = patch.affiliate_id;
     if (patch.events !== undefined) webhook.events = unique(patch.events);
@@ -178,6 +190,43 @@ export async function updateWebhook(
     // The audit row says that the secret changed, never what to.
     const after = { ...webhookView(webhook), ...(patch.secret !== undefined ? { secret_changed: true } : {}) };
     recordAudit(tx, actor, { action: 'webhook.updated', entityType: 'webhook', entityId: id, before, after });
+    return webhook;
+  });
+}
+
+/**
+ * A new secret signs from now on; the one it replaces keeps signing beside it for 24 hours, so a
+ * receiver can move to the new one without refusing a delivery (the Standard Webhooks rotation
+ * form: both signatures, space-separated, in `webhook-signature`). Rotating again within the
+ * window keeps only the secret just replaced.
+ */
+async function rotateSecret(tx: EntityManager, webhook: Webhook, secrets: SecretBox, secret: string): Promise<void> {
+  await tx.populate(webhook, ['secretSealed']);
+  webhook.previousSecretSealed = webhook.secretSealed;
+  webhook.previousSecretExpiresAt = new Date(Date.now() + PREVIOUS_SECRET_VALID_MS);
+  webhook.secretSealed = secrets.seal(secret);
+}
+
+export const WebhookSecretRotateSchema = z.object({ secret: Secret });
+
+/** POST /webhooks/{id}/rotate-secret: the new secret signs at once, the old one too for 24 hours. Audited. */
+export async function rotateWebhookSecret(
+  em: EntityManager,
+  actor: StaffCaller,
+  deps: WebhookDeps,
+  id: string,
+  secret: string,
+): Promise<Webhook> {
+  return em.transactional(async (tx) => {
+    const webhook = await findWebhook(tx, id, true);
+    await rotateSecret(tx, webhook, deps.secrets, secret);
+    webhook.updatedAt = new Date();
+    recordAudit(tx, actor, {
+      action: 'webhook.secret_rotated',
+      entityType: 'webhook',
+      entityId: id,
+      after: { previous_secret_expires_at: webhook.previousSecretExpiresAt?.toISOString() ?? null },
+    });
     return webhook;
   });
 }
