@@ -7,7 +7,9 @@ export interface Received {
   headers: IncomingHttpHeaders;
   body: string;
   /** What the standardwebhooks package's verifier made of it (null: the signature failed). */
-  verified: { events: Array<{ id: string; type: string; created_at: string; data: Record<string, unknown> }> } | null;
+  verified: {
+    events: Array<{ id: string; type: string; sequence: number; created_at: string; data: Record<string, unknown> }>;
+  } | null;
   at: number;
 }
 

@@ -29,6 +29,7 @@ test('when staff creates a customer, then 201 with its fields and defaults and n
     last_name: 'Lovelace',
     locale: 'en',
     country: null,
+    affiliate_id: null,
     is_active: true,
     totp_enabled: false,
     created_at: expect.any(String),

@@ -75,6 +75,7 @@ test('when a test event is sent, then it arrives once, signed as Standard Webhoo
     {
       id: eventId,
       type: 'webhook.test',
+      sequence: expect.any(Number),
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       data: { webhook_id: id, message: expect.any(String) },
     },

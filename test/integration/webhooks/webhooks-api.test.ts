@@ -32,6 +32,7 @@ test('when a webhook is created with defaults, then 201 answers it without the s
     affiliate_id: null,
     events: null,
     disabled_reason: null,
+    previous_secret_expires_at: null,
     created_at: expect.any(String),
     updated_at: expect.any(String),
   });
