@@ -24,9 +24,18 @@ type Data = Record<string, unknown>;
 const text = (v: unknown) => (v === null || v === undefined ? '' : String(v));
 const money = (d: Data) => `${text(d.amount)} ${text(d.currency)}`.trim();
 
-interface Telling {
+/** The languages notification texts are written in; any other locale reads English. */
+export const NOTIFICATION_LANGUAGES = ['en', 'de'] as const;
+type Language = (typeof NOTIFICATION_LANGUAGES)[number];
+
+interface Words {
   title: string;
   body: (d: Data) => string;
+}
+
+interface Telling {
+  /** The title and body in each language (English is the fallback). */
+  words: Record<Language, Words>;
   /**
    * What of the event's data the customer sees (the notification's `data`): a projection the
    * type declares, never the event's data wholesale. Events carry staff-level data for
@@ -59,71 +68,157 @@ const moneyMail = (d: Data): Data => ({
   login: text(d.login ?? d.account_login),
 });
 
-/** What each notified event says. Titles and bodies are English; mails go out in the customer's locale. */
+/**
+ * What each notified event says, in the customer's language as the mails are (the locale, then
+ * its language: `de-AT` reads German; anything else English). Amounts and prices are shown as
+ * the API writes them, in every language.
+ */
 const TELLINGS: Partial<Record<EventType, Telling>> = {
   'withdrawal.requested': {
-    title: 'Withdrawal requested',
-    body: (d) => `Your request to withdraw ${money(d)} from your wallet ${text(d.login)} awaits approval.`,
+    words: {
+      en: {
+        title: 'Withdrawal requested',
+        body: (d) => `Your request to withdraw ${money(d)} from your wallet ${text(d.login)} awaits approval.`,
+      },
+      de: {
+        title: 'Auszahlung beantragt',
+        body: (d) => `Ihr Antrag, ${money(d)} aus Ihrer Wallet ${text(d.login)} auszuzahlen, wartet auf Freigabe.`,
+      },
+    },
     shows: withdrawalShown,
     mail: { template: 'withdrawal_requested', data: moneyMail },
   },
   'withdrawal.approved': {
-    title: 'Withdrawal approved',
-    body: (d) => `Your withdrawal of ${money(d)} from your wallet ${text(d.login)} is approved.`,
+    words: {
+      en: {
+        title: 'Withdrawal approved',
+        body: (d) => `Your withdrawal of ${money(d)} from your wallet ${text(d.login)} is approved.`,
+      },
+      de: {
+        title: 'Auszahlung genehmigt',
+        body: (d) => `Ihre Auszahlung von ${money(d)} aus Ihrer Wallet ${text(d.login)} ist genehmigt.`,
+      },
+    },
     shows: withdrawalShown,
     mail: { template: 'withdrawal_approved', data: moneyMail },
   },
   'withdrawal.rejected': {
-    title: 'Withdrawal rejected',
-    body: (d) => `Your withdrawal of ${money(d)} was rejected: ${text(d.reason)}. The amount is back in your wallet.`,
+    words: {
+      en: {
+        title: 'Withdrawal rejected',
+        body: (d) => `Your withdrawal of ${money(d)} was rejected: ${text(d.reason)}. The amount is back in your wallet.`,
+      },
+      de: {
+        title: 'Auszahlung abgelehnt',
+        body: (d) => `Ihre Auszahlung von ${money(d)} wurde abgelehnt: ${text(d.reason)}. Der Betrag ist wieder in Ihrer Wallet.`,
+      },
+    },
     shows: withdrawalShown,
     mail: { template: 'withdrawal_rejected', data: (d) => ({ ...moneyMail(d), reason: text(d.reason) }) },
   },
   'payout.approved': {
-    title: 'Payout approved',
-    body: (d) => `Your payout of ${money(d)} is approved.`,
+    words: {
+      en: { title: 'Payout approved', body: (d) => `Your payout of ${money(d)} is approved.` },
+      de: { title: 'Gewinnauszahlung genehmigt', body: (d) => `Ihre Gewinnauszahlung von ${money(d)} ist genehmigt.` },
+    },
     shows: payoutShown,
     mail: { template: 'payout_approved', data: moneyMail },
   },
   'payout.rejected': {
-    title: 'Payout rejected',
-    body: (d) => `Your payout of ${money(d)} was rejected: ${text(d.reason)}.`,
+    words: {
+      en: { title: 'Payout rejected', body: (d) => `Your payout of ${money(d)} was rejected: ${text(d.reason)}.` },
+      de: {
+        title: 'Gewinnauszahlung abgelehnt',
+        body: (d) => `Ihre Gewinnauszahlung von ${money(d)} wurde abgelehnt: ${text(d.reason)}.`,
+      },
+    },
     shows: payoutShown,
     mail: { template: 'payout_rejected', data: (d) => ({ ...moneyMail(d), reason: text(d.reason) }) },
   },
   'order.closed': {
-    title: 'Position closed',
-    body: (d) =>
-      `Your ${text(d.symbol)} position #${text(d.order)} on account ${text(d.login)} was closed ` +
-      `${d.close_reason === 'stop_out' ? 'at stop-out' : 'by the dealing desk'} at ${text(d.close_price)}; profit ${text(d.profit)}.`,
+    words: {
+      en: {
+        title: 'Position closed',
+        body: (d) =>
+          `Your ${text(d.symbol)} position #${text(d.order)} on account ${text(d.login)} was closed ` +
+          `${d.close_reason === 'stop_out' ? 'at stop-out' : 'by the dealing desk'} at ${text(d.close_price)}; profit ${text(d.profit)}.`,
+      },
+      de: {
+        title: 'Position geschlossen',
+        body: (d) =>
+          `Ihre ${text(d.symbol)}-Position #${text(d.order)} auf Konto ${text(d.login)} wurde ` +
+          `${d.close_reason === 'stop_out' ? 'beim Stop-out' : 'vom Handelsdesk'} zu ${text(d.close_price)} geschlossen; Gewinn ${text(d.profit)}.`,
+      },
+    },
     shows: fields(...viewFields(OrderSchema)),
   },
   'transfer.completed': {
-    title: 'Transfer completed',
-    body: (d) =>
-      `${text(d.amount)} ${text(d.from_currency)} moved from account ${text(d.from_login)} to account ${text(d.to_login)}` +
-      ` (${text(d.converted_amount)} ${text(d.to_currency)}).`,
+    words: {
+      en: {
+        title: 'Transfer completed',
+        body: (d) =>
+          `${text(d.amount)} ${text(d.from_currency)} moved from account ${text(d.from_login)} to account ${text(d.to_login)}` +
+          ` (${text(d.converted_amount)} ${text(d.to_currency)}).`,
+      },
+      de: {
+        title: 'Übertrag ausgeführt',
+        body: (d) =>
+          `${text(d.amount)} ${text(d.from_currency)} wurden von Konto ${text(d.from_login)} auf Konto ${text(d.to_login)} übertragen` +
+          ` (${text(d.converted_amount)} ${text(d.to_currency)}).`,
+      },
+    },
     shows: fields(...viewFields(TransferSchema), 'created_at'),
   },
   'account.margin_call': {
-    title: 'Margin call',
-    body: (d) => `The margin level of your account ${text(d.login)} fell to ${text(d.margin_level)} %.`,
+    words: {
+      en: {
+        title: 'Margin call',
+        body: (d) => `The margin level of your account ${text(d.login)} fell to ${text(d.margin_level)} %.`,
+      },
+      de: {
+        title: 'Margin Call',
+        body: (d) => `Das Margin-Level Ihres Kontos ${text(d.login)} ist auf ${text(d.margin_level)} % gefallen.`,
+      },
+    },
     shows: fields(...accountShown, 'margin_call_level'),
     mail: { template: 'margin_call', data: (d) => ({ login: text(d.login), margin_level: text(d.margin_level) }) },
   },
   // A risk rule's `notify` action: neutral on purpose, a customer is never told its risk class
   // (nor the rule or run that classed it), in the body or the data.
   'account.risk_classified': {
-    title: 'Account review',
-    body: (d) => `Your account ${text(d.login)} was reviewed under our trading conditions. Contact us with any questions.`,
+    words: {
+      en: {
+        title: 'Account review',
+        body: (d) => `Your account ${text(d.login)} was reviewed under our trading conditions. Contact us with any questions.`,
+      },
+      de: {
+        title: 'Kontoprüfung',
+        body: (d) =>
+          `Ihr Konto ${text(d.login)} wurde gemäß unseren Handelsbedingungen geprüft. Bei Fragen wenden Sie sich an uns.`,
+      },
+    },
     shows: fields('login'),
   },
   'account.stop_out': {
-    title: 'Stop-out',
-    body: (d) => `Positions of your account ${text(d.login)} were closed at the stop-out level.`,
+    words: {
+      en: {
+        title: 'Stop-out',
+        body: (d) => `Positions of your account ${text(d.login)} were closed at the stop-out level.`,
+      },
+      de: {
+        title: 'Stop-out',
+        body: (d) => `Positionen Ihres Kontos ${text(d.login)} wurden beim Stop-out-Level geschlossen.`,
+      },
+    },
     shows: fields(...accountShown, 'stopout_level', 'closed_orders'),
   },
 };
+
+/** The language of a locale, as mail templates pick theirs (`de-AT`, then `de`), else English. */
+export function notificationLanguage(locale: string | null | undefined): Language {
+  const language = (locale ?? '').toLowerCase().split('-')[0];
+  return (NOTIFICATION_LANGUAGES as readonly string[]).includes(language ?? '') ? (language as Language) : 'en';
+}
 
 /** Whether a customer hears about this event. */
 export function notifies(event: Pick<OutboxEvent, 'type' | 'customerId' | 'data'>): boolean {
@@ -169,8 +264,7 @@ export async function notifyCustomers(tx: EntityManager, secrets: SecretBox, eve
           customer_id: customer.id,
           event_id: event.id,
           type: event.type,
-          title: telling.title,
-          body: telling.body(event.data),
+          ...wordsFor(telling, customer.locale, event.data),
           data: telling.shows(event.data),
         })),
       ),
@@ -190,6 +284,11 @@ export async function notifyCustomers(tx: EntityManager, secrets: SecretBox, eve
     );
   }
   return mails;
+}
+
+function wordsFor(telling: Telling, locale: string, data: Data): { title: string; body: string } {
+  const words = telling.words[notificationLanguage(locale)];
+  return { title: words.title, body: words.body(data) };
 }
 
 export const NotificationSchema = z.object({

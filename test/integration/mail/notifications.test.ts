@@ -74,7 +74,7 @@ async function writeEvents(customerId: string, events: Array<{ type: EventType; 
   await em.flush();
 }
 
-test('when a withdrawal is requested and approved, then the customer gets both, newest first, and German mails', async () => {
+test('when a withdrawal is requested and approved, then the customer gets both, newest first, in German as the mails are', async () => {
   const customer = await germanCustomer();
   const wallet = await walletOf(app, customer);
   await app.request('POST', `/api/backoffice/accounts/${wallet}/deposits`, { token: admin, body: { amount: 500 } });
@@ -89,12 +89,14 @@ test('when a withdrawal is requested and approved, then the customer gets both, 
   const page = await notificationsOf(customer, 2);
   expect(page).toMatchObject({ unread_count: 2, page: 1, page_size: 50, total: 2 });
   expect(page.items.map((n: { type: string }) => n.type)).toEqual(['withdrawal.approved', 'withdrawal.requested']);
+  // The customer's locale is de-AT: the notifications speak German, like the mails.
+  expect(page.items[1]).toMatchObject({ title: 'Auszahlung beantragt' });
   expect(page.items[0]).toMatchObject({
-    title: 'Withdrawal approved',
+    title: 'Auszahlung genehmigt',
     is_read: false,
     data: { id, amount: '120.50', currency: 'USD', status: 'completed' },
   });
-  expect(page.items[0].body).toContain('120.50 USD');
+  expect(page.items[0].body).toBe(`Ihre Auszahlung von 120.50 USD aus Ihrer Wallet ${wallet} ist genehmigt.`);
   expect(JSON.stringify(page)).not.toContain('DE02120300000000202051');
 
   const mails = await waitFor('two mails', async () => {
