@@ -250,6 +250,12 @@ async function lockPendingOrder(
 /**
  * Marks pending orders past their expiry as expired, each with its event, in one
  * transaction; run by a scheduled job. Returns how many expired.
+ *
+ * Lock order: the sweep locks only pending_orders rows, in ticket order, skipping rows another
+ * transaction holds (the engine deciding one, its owner cancelling it: the next sweep takes
+ * what is left). It never locks an account row: the customer ids are read unlocked afterwards.
+ * (A populated FOR UPDATE would lock the joined account rows too, in scan order, against
+ * transfers and placements locking accounts in id order: a deadlock.)
  */
 export async function expireDuePendingOrders(em: EntityManager): Promise<number> {
   return em.transactional(async (tx) => {
@@ -258,12 +264,19 @@ export async function expireDuePendingOrders(em: EntityManager): Promise<number>
       // A triggered stop-limit still rests as a limit order: it expires too (the engine leaves
       // every order past its expiry to this sweep).
       { status: { $in: ['pending', 'triggered'] }, expiryAt: { $lte: new Date() } },
-      { lockMode: LockMode.PESSIMISTIC_WRITE, populate: ['account'], limit: 1000 },
+      { lockMode: LockMode.PESSIMISTIC_PARTIAL_WRITE, orderBy: { ticket: 'asc' }, limit: 1000, refresh: true },
     );
+    if (!due.length) return 0;
+    const accounts = await tx.find(
+      AccountEntity,
+      { id: { $in: [...new Set(due.map((o) => o.account.id))] } },
+      { fields: ['id', 'customer'] },
+    );
+    const customerOf = new Map(accounts.map((a) => [a.id, a.customer.id]));
     for (const order of due) {
       order.status = 'expired';
       order.updatedAt = new Date();
-      recordPendingOrderEvent(tx, 'pending_order.expired', order, order.account.getEntity().customer.id);
+      recordPendingOrderEvent(tx, 'pending_order.expired', order, customerOf.get(order.account.id)!);
     }
     return due.length;
   });
