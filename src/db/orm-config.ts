@@ -19,8 +19,11 @@ export function ormConfig(databaseUrl: string, overrides: Partial<Options> = {})
       migrationsList: MIGRATIONS,
       path: 'src/db/migrations',
       tableName: 'mikro_orm_migrations',
+      // Each migration in a transaction of its own, not all pending ones in one: a migration
+      // that builds an index on a large table with CREATE INDEX CONCURRENTLY says
+      // isTransactional() false and must run outside any transaction (docs/operations.md).
       transactional: true,
-      allOrNothing: true,
+      allOrNothing: false,
       snapshot: false,
       emit: 'ts',
     },
