@@ -1,5 +1,6 @@
-import { FlowProducer, Queue, type Job } from 'bullmq';
-import type { RedisClient } from '../platform/redis';
+import { FlowProducer, Queue, type Job, type JobState } from 'bullmq';
+import { Cluster } from 'ioredis';
+import { redisReady, type RedisClient } from '../platform/redis';
 import type { z } from 'zod';
 import { AppError, errors } from '../platform/errors';
 import { withTimeout as timeout } from '../platform/with-timeout';
@@ -100,6 +101,30 @@ export class JobProducer {
       ENQUEUE_TIMEOUT_MS * 5,
     );
     return node.job;
+  }
+
+  /**
+   * Where a job with the payload's id stands, asked on a connection of its own: after an
+   * enqueue timed out, the reply may be what was lost while the job landed, and the shared
+   * connection's stream is then not to be trusted. `unknown`: no such job; `unreachable`:
+   * Redis did not answer in time either, so nobody can tell. For jobs with a `jobId` rule only.
+   */
+  async jobState<S extends JobDefinition>(def: S, payload: PayloadInput<S>): Promise<JobState | 'unknown' | 'unreachable'> {
+    const data = def.schema.parse(payload);
+    if (!def.jobId) throw new Error(`job "${def.name}" has no job id rule`);
+    const probe: RedisClient = this.connection instanceof Cluster ? this.connection.duplicate() : this.connection.duplicate();
+    probe.on('error', () => undefined);
+    const queue = new Queue(def.queue, { connection: probe, prefix: this.prefix });
+    queue.on('error', () => undefined);
+    try {
+      if (!(await redisReady(probe, ENQUEUE_TIMEOUT_MS))) return 'unreachable';
+      return await timeout(queue.getJobState(def.jobId(data)), ENQUEUE_TIMEOUT_MS);
+    } catch {
+      return 'unreachable';
+    } finally {
+      await queue.close().catch(() => undefined);
+      probe.disconnect();
+    }
   }
 
   /**

@@ -111,7 +111,7 @@ export function openTicketsStatement(params: { account_id: string }): Statement 
  */
 export async function startBulkClose(
   em: EntityManager,
-  jobs: Pick<JobProducer, 'enqueueFlow'>,
+  jobs: Pick<JobProducer, 'enqueueFlow' | 'jobState'>,
   input: { login: number; comment?: string | null | undefined; requestedBy: string | null },
 ) {
   const account = await findAccountByLogin(em, input.login);
@@ -146,7 +146,14 @@ export async function startBulkClose(
     );
     return { runId: run.id, job: parent };
   } catch (err) {
-    // Nothing will close these tickets: record that, so the run does not look stuck.
+    // A timeout does not say the flow is missing: Redis may have added it and only its reply
+    // was lost. The parent's id is fixed by the run, so ask. Landed: its jobs close the
+    // tickets and finish the run (answered as running, 202). Missing, or Redis cannot say:
+    // nothing will close these tickets, so record that and the run does not look stuck. Both
+    // are safe, as each ticket's closing statement needs its item still pending: a job that
+    // lands after the items failed closes nothing.
+    const state = await jobs.jobState(BulkCloseFinishJob, { run_id: run.id });
+    if (state !== 'unknown' && state !== 'unreachable') return { runId: run.id, job: undefined };
     await finishRun(em, run.id, 'The job queue was unavailable; nothing was closed');
     throw err;
   }
