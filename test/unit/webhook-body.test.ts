@@ -5,6 +5,7 @@ import { startReceiver } from '../helpers/webhook-receiver';
 const event = {
   id: randomUUID(),
   type: 'order.opened',
+  sequence: 4711,
   created_at: '2026-11-26T09:30:00.123Z',
   data: { ticket: '5000001', symbol: 'EURUSD' },
 };
