@@ -150,6 +150,11 @@ test('when events of other kinds arrive, then only those that concern the custom
       .sort(),
   ).toEqual([8, 9]);
   expect(page.unread_count).toBe(5);
+  // An English customer reads English.
+  expect(all.items.find((n: { type: string }) => n.type === 'payout.approved')).toMatchObject({
+    title: 'Payout approved',
+    body: 'Your payout of 250.00 USD is approved.',
+  });
   await waitFor('the payout mails', async () => smtp.received.filter((r) => r.to.includes(customer.email)).length >= 2);
   const payoutMails = smtp.received.filter((r) => r.to.includes(customer.email)).map((r) => decodedMessage(r.raw));
   expect(payoutMails.some((m) => m.includes('was rejected: Rules broken'))).toBe(true);
