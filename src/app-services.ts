@@ -12,6 +12,7 @@ import type { MailTransport } from './mail/mail-transport';
 import type { SecretBox } from './platform/secret-box';
 import type { WebhookSender } from './domain/webhooks/sender';
 import type { Metrics } from './platform/metrics';
+import type { VerificationLevels } from './domain/compliance/verification-levels';
 
 /**
  * The long-lived parts both tiers share, built once per process by the composition root
@@ -39,6 +40,10 @@ export interface AppServices {
   eventConsumers: readonly EventConsumer[];
   /** Seals webhook signing secrets at rest; the workers open them to sign. */
   webhookSecrets: SecretBox;
+  /** Seals customers' documents at rest; staff downloads open them. */
+  documentSecrets: SecretBox;
+  /** What each verification level may do, cached in the process (see VerificationLevels). */
+  verificationLevels: VerificationLevels;
   /** The HTTP client of webhook deliveries (one keep-alive pool per process). */
   webhookSender: WebhookSender;
 }

@@ -24,6 +24,7 @@ import { DataKeyRing } from './platform/secret-box';
 import { recordUnsealFailure } from './platform/unseal-failures';
 import { resolveDataKeys } from './domain/secrets/data-keys';
 import { SECRET_PURPOSES, UNSEAL_FAILURE_LOG } from './domain/secrets/sealed-columns';
+import { VerificationLevels } from './domain/compliance/verification-levels';
 import { WebhookSender } from './domain/webhooks/sender';
 import { createLogger } from './platform/logger';
 import { Metrics } from './platform/metrics';
@@ -133,6 +134,8 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     quotes: new QuoteStore(redis, config.queuePrefix),
     eventConsumers,
     webhookSecrets: keyRing.box(SECRET_PURPOSES.webhook),
+    documentSecrets: keyRing.box(SECRET_PURPOSES.document),
+    verificationLevels: new VerificationLevels(),
     webhookSender: new WebhookSender({ timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhooksAllowPrivateUrls }),
   };
 

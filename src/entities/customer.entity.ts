@@ -2,7 +2,7 @@ import { Entity, Property, Unique } from '@mikro-orm/core';
 import { PrincipalEntity } from './principal.entity';
 
 @Entity({ tableName: 'customers' })
-export class Customer extends PrincipalEntity<'locale' | 'country' | 'affiliateId'> {
+export class Customer extends PrincipalEntity<'locale' | 'country' | 'affiliateId' | 'verificationLevel'> {
   @Property({ type: 'string', length: 320 })
   @Unique()
   declare email: string;
@@ -23,4 +23,11 @@ export class Customer extends PrincipalEntity<'locale' | 'country' | 'affiliateI
   /** The affiliate the customer came through, as staff typed it; webhooks with this affiliate_id get its events. */
   @Property({ type: 'string', length: 255, nullable: true })
   affiliateId?: string | null = null;
+
+  /**
+   * 0 to 3 (decisions, section 16): what the customer may do is the matching row of
+   * verification_levels. Raised by approved documents (domain/compliance) or set by staff.
+   */
+  @Property({ type: 'smallint', default: 0 })
+  verificationLevel: number = 0;
 }

@@ -20,6 +20,8 @@ import { RiskRule } from './risk-rule.entity';
 import { RiskRunItem } from './risk-run-item.entity';
 import { BrokerSettings } from './broker-settings.entity';
 import { Customer } from './customer.entity';
+import { CustomerDocument } from './customer-document.entity';
+import { CustomerDocumentFile } from './customer-document-file.entity';
 import { Group } from './group.entity';
 import { GroupInstrument } from './group-instrument.entity';
 import { Instrument } from './instrument.entity';
@@ -30,6 +32,7 @@ import { Role } from './role.entity';
 import { Session } from './session.entity';
 import { StaffUser } from './staff-user.entity';
 import { Transfer } from './transfer.entity';
+import { VerificationLevel } from './verification-level.entity';
 import { Webhook } from './webhook.entity';
 import { WebhookAttempt } from './webhook-attempt.entity';
 import { WebhookDelivery } from './webhook-delivery.entity';
@@ -76,4 +79,7 @@ export const ENTITIES = [
   WebhookAttempt,
   Notification,
   DevelopmentDataKey,
+  VerificationLevel,
+  CustomerDocument,
+  CustomerDocumentFile,
 ];

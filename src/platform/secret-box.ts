@@ -90,7 +90,7 @@ export class DataKeyRing {
   }
 }
 
-/** AES-256-GCM for the few secrets that must be readable again (TOTP seeds, webhook secrets, a mail's secret values). */
+/** AES-256-GCM for the secrets that must be readable again (TOTP seeds, webhook secrets, a mail's secret values, documents). */
 export class SecretBox {
   constructor(
     private readonly ring: DataKeyRing,
@@ -116,6 +116,35 @@ export class SecretBox {
   /** How every value sealed under the current key begins: what the re-seal job leaves alone. */
   get currentPrefix(): string {
     return `${CURRENT}:${this.ring.currentId}:`;
+  }
+
+  /**
+   * Seals bytes (a document's file) under the current key: the 12-byte IV, the ciphertext and
+   * the 16-byte tag as one buffer, the key id returned to be stored beside it (a column the
+   * re-seal job selects on). `context` is GCM's additional data: the row the value belongs to,
+   * so sealed bytes copied onto another row do not open there.
+   */
+  sealBytes(plain: Buffer, context: string): { keyId: string; sealed: Buffer } {
+    const id = this.ring.currentId;
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.ring.subkey(id, this.purpose)!, iv);
+    cipher.setAAD(Buffer.from(context, 'utf8'));
+    return { keyId: id, sealed: Buffer.concat([iv, cipher.update(plain), cipher.final(), cipher.getAuthTag()]) };
+  }
+
+  /** Opens what sealBytes sealed; fails loudly (UnsealError, reported) like open. */
+  openBytes(sealed: Buffer, keyId: string, context: string, subject: string): Buffer {
+    const key = this.ring.subkey(keyId, this.purpose);
+    if (!key) return this.fail(subject, 'unknown_key', keyId);
+    if (sealed.length < 12 + 16) return this.fail(subject, 'malformed', keyId);
+    try {
+      const decipher = createDecipheriv('aes-256-gcm', key, sealed.subarray(0, 12));
+      decipher.setAAD(Buffer.from(context, 'utf8'));
+      decipher.setAuthTag(sealed.subarray(sealed.length - 16));
+      return Buffer.concat([decipher.update(sealed.subarray(12, sealed.length - 16)), decipher.final()]);
+    } catch {
+      return this.fail(subject, 'tampered', keyId);
+    }
   }
 
   /** Opens a value; `subject` names it for the log and the error ("webhook <id>"), never the value. */

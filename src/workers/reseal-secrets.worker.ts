@@ -8,6 +8,7 @@ export const resealSecretsProcessor = defineProcessor(ResealSecretsJob, async (_
     [SECRET_PURPOSES.mail]: services.mailSecrets,
     [SECRET_PURPOSES.webhook]: services.webhookSecrets,
     [SECRET_PURPOSES.totp]: services.identity.totpBox,
+    [SECRET_PURPOSES.document]: services.documentSecrets,
   });
   logger.info(outcome, 'secrets re-sealed');
   return outcome;

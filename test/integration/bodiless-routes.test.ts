@@ -50,7 +50,7 @@ describe('routes that take no fields', () => {
   });
 
   test('when the document is read, then every bodiless POST declares an optional body', async () => {
-    const bodiless = ROUTES.filter((r) => r.method === 'post' && !r.body);
+    const bodiless = ROUTES.filter((r) => r.method === 'post' && !r.body && !r.requestBody);
     expect(bodiless.length).toBeGreaterThan(5);
     const res = await app.request('GET', '/openapi.json');
     expect(res.status).toBe(200);

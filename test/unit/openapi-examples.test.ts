@@ -22,7 +22,7 @@ describe('the examples of the OpenAPI document', () => {
     const missing: string[] = [];
     for (const route of ROUTES) {
       const op = doc.paths[route.path][route.method];
-      if (op.requestBody && op.requestBody.content['application/json'].example === undefined) {
+      if (op.requestBody && bodyExample(op.requestBody) === undefined) {
         const gaps = route.body ? exampleGapsOf(route.body, 'input') : [];
         missing.push(`${name(route)} (${route.operationId}) request body: no example; gaps: ${gaps.join(', ')}`);
       }
@@ -106,7 +106,7 @@ describe('the examples of the OpenAPI document', () => {
     expect(years.filter((y) => y < 2026)).toEqual([]);
     const examples = ROUTES.flatMap((route) => {
       const op = doc.paths[route.path][route.method];
-      const bodies = [op.requestBody?.content['application/json'].example];
+      const bodies = [op.requestBody && bodyExample(op.requestBody)];
       for (const listed of Object.values(op.responses)) bodies.push(resolve(listed).content?.['application/json']?.example);
       return bodies.filter((b) => b !== undefined);
     });
@@ -119,4 +119,9 @@ describe('the examples of the OpenAPI document', () => {
 function exampleGapsOf(schema: Parameters<typeof exampleOf>[0], io: 'input' | 'output'): string[] {
   const result = exampleOf(schema, io);
   return result.ok ? [] : result.gaps;
+}
+
+/** A request body's example, whatever its media type (JSON, or a multipart upload's form). */
+function bodyExample(body: { content: Record<string, { example?: unknown }> }): unknown {
+  return Object.values(body.content)[0]?.example;
 }

@@ -66,6 +66,11 @@ export interface RouteSpec<
   query?: Q;
   params?: P;
   responses: Record<number, ResponseSpec>;
+  /**
+   * A body that is not JSON (a multipart/form-data upload), which the handler reads from the
+   * request itself: its OpenAPI requestBody, written out. Exclusive with `body`.
+   */
+  requestBody?: Record<string, unknown>;
   /** Accepts an Idempotency-Key header: a retry with the same key and body replays the first answer. */
   idempotent?: boolean;
   /** Responses that are not JSON (Prometheus text, HTML): the handler writes them itself. */

@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { AccountSchema } from '../../domain/accounts/account-view';
 import { AuditSchema } from '../../domain/audit/audit';
 import { CustomerSchema } from '../../domain/customers/customers';
+import { DocumentSchema, StaffDocumentSchema } from '../../domain/compliance/documents';
+import { VerificationLevelSchema } from '../../domain/compliance/verification-levels';
 import { ResetRequestedSchema } from '../../domain/identity/password-reset';
 import { GroupSchema } from '../../domain/groups/group-terms';
 import { ApiTokenSchema, IssuedApiTokenSchema } from '../../domain/identity/api-tokens';
@@ -54,6 +56,17 @@ const WITHDRAWAL = {
   comment: 'To my bank account',
   created_at: '2026-03-12T09:41:27.512Z',
   decided_at: '2026-03-12T13:20:05.833Z',
+};
+
+const DOCUMENT = {
+  id: '6a0f3d2c-9b1e-4f7a-8c25-d4e6b8a0c1f3',
+  type: 'identity',
+  status: 'pending',
+  file_name: 'passport.pdf',
+  content_type: 'application/pdf',
+  size: 482113,
+  created_at: '2026-03-12T09:41:27.512Z',
+  reason: null,
 };
 
 const NAMES: Array<[z.ZodType, string, unknown?]> = [
@@ -141,6 +154,33 @@ const NAMES: Array<[z.ZodType, string, unknown?]> = [
   [InstrumentSchema, 'Instrument'],
   [RandomWalkSchema, 'RandomWalk'],
   [CustomerSchema, 'Customer'],
+  [DocumentSchema, 'CustomerDocument', { ...DOCUMENT }],
+  [
+    StaffDocumentSchema,
+    'CustomerDocumentReview',
+    {
+      ...DOCUMENT,
+      status: 'rejected',
+      reason: 'The photo page is cut off: submit the whole page',
+      customer_id: '1e38d67d-be8f-47d2-a4e0-ba9ff270b34e',
+      decided_at: '2026-03-12T13:20:05.833Z',
+      decided_by: 'a29641a2-e7cc-44e9-a1fd-8f6550c08608',
+    },
+  ],
+  [
+    VerificationLevelSchema,
+    'VerificationLevel',
+    {
+      level: 2,
+      required_documents: ['identity', 'address'],
+      can_trade: true,
+      can_withdraw: true,
+      max_deposit_per_day: '50000.00',
+      max_withdrawal_per_day: '10000.00',
+      max_withdrawal_per_month: '50000.00',
+      updated_at: '2026-03-01T08:00:00.000Z',
+    },
+  ],
   [AccountSchema, 'Account'],
   [DepositSchema, 'Deposit'],
   [LedgerSchema, 'LedgerEntry'],

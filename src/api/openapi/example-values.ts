@@ -164,6 +164,9 @@ export const FIELD_EXAMPLES: Record<string, Typed> = {
   swap_enabled: { boolean: true },
   notify: { boolean: true },
   totp_enabled: { boolean: true },
+  verification_level: { number: 1 },
+  can_trade: { boolean: true },
+  can_withdraw: { boolean: true },
   sl: { number: 1.0805 },
   tp: { number: 1.0905 },
 };

@@ -312,7 +312,9 @@ export function buildOpenApiDocument(routes: RouteSpec[], info: JsonSchema = API
       security: securityOf(route.access),
       'x-access': route.access,
     };
-    if (route.body) {
+    if (route.requestBody) {
+      operation.requestBody = route.requestBody;
+    } else if (route.body) {
       operation.requestBody = {
         required: !route.body.isOptional(),
         content: contentOf(route.body, 'input', components, route.tags[0], requestName(route)),

@@ -16,6 +16,8 @@ export const TAGS: Record<string, string> = {
     'Deposits, transfers between your own accounts and the ledger (`/api/backoffice/accounts/...`, `/customers/me/transfer`, `/customers/me/transactions`)',
   withdrawals: 'Withdrawal requests from the wallet and their approval (`/customers/me/withdraw`, `/api/backoffice/withdrawals`)',
   payouts: "Payouts of prop accounts' profit to the customer's wallet (`/prop/payouts`)",
+  compliance:
+    'Identity documents and verification levels: what a customer submits, staff review, and what each level may do (`/customers/me/documents`, `/api/crm/documents`, `/api/admin/verification-levels`)',
   notifications: 'What happened to your money and positions, newest first (`/customers/me/notifications`)',
   groups: 'Trading groups and how each trades an instrument (`/groups`)',
   instruments: 'Tradable symbols (`/api/platform/instruments`), and what a customer may trade (`/customers/me/instruments`)',
@@ -63,7 +65,7 @@ export const TAG_GROUPS: Array<{ name: string; tags: string[] }> = [
   { name: 'Identity and access', tags: ['auth', 'staff administration', 'api tokens', 'broker settings', 'audit'] },
   {
     name: 'Customers and money',
-    tags: ['customers', 'password reset', 'accounts', 'money', 'withdrawals', 'payouts', 'notifications'],
+    tags: ['customers', 'compliance', 'password reset', 'accounts', 'money', 'withdrawals', 'payouts', 'notifications'],
   },
   { name: 'Trading', tags: ['groups', 'instruments', 'quotes', 'orders', 'pending orders', 'risk', 'simulator'] },
   { name: 'Integrations', tags: ['webhooks'] },

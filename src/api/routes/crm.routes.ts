@@ -17,6 +17,8 @@ import {
   revokeApiToken,
 } from '../../domain/identity/api-tokens';
 import { PERMISSIONS } from '../../domain/identity/permissions';
+import { setCustomerLevel } from '../../domain/compliance/documents';
+import { MAX_LEVEL } from '../../domain/compliance/verification-levels';
 import { ApiToken } from '../../entities/api-token.entity';
 import { Customer } from '../../entities/customer.entity';
 import { errors } from '../../platform/errors';
@@ -89,17 +91,45 @@ export const crmRoutes: RouteSpec[] = [
     summary: 'Change a customer (staff)',
     description:
       'Only the fields sent change; `affiliate_id: null` clears it. Audited (`customer.updated`, before and after). ' +
-      "A webhook with an `affiliate_id` receives the events about this customer's accounts from the change on.",
+      "A webhook with an `affiliate_id` receives the events about this customer's accounts from the change on. " +
+      '`verification_level` (0 to 3) sets what the customer may do, whatever its documents, and needs ' +
+      '`manage_compliance` besides (403 otherwise); audited (`customer.verification_level_changed`), and a rise is a ' +
+      '`customer.verified` event, as a rise by approved documents is.',
     tags: ['customers'],
     access: { kind: 'staff', permission: 'manage_customers' },
     params: z.object({ customer_id: z.uuid() }),
-    body: CustomerPatchSchema,
+    body: CustomerPatchSchema.extend({
+      verification_level: z.int().min(0).max(MAX_LEVEL).optional().describe('0 to 3; needs manage_compliance'),
+    }),
     responses: {
       200: { description: 'The customer after the change', schema: CustomerSchema },
       404: { description: 'Not found' },
     },
-    handler: async ({ params, body, em, caller }) =>
-      json(200, customerView(await updateCustomer(em, asStaff(caller), params.customer_id, body))),
+    handler: async ({ params, body, em, caller }) => {
+      const staff = asStaff(caller);
+      const { verification_level: level, ...rest } = body;
+      if (level !== undefined) {
+        if (!staff.permissions.has('manage_compliance'))
+          throw errors.forbidden('Setting verification_level needs the permission manage_compliance');
+        await setCustomerLevel(em, staff, params.customer_id, level);
+      }
+      if (level === undefined || rest.affiliate_id !== undefined)
+        return json(200, customerView(await updateCustomer(em, staff, params.customer_id, rest)));
+      const customer = await em.findOne(Customer, params.customer_id);
+      if (!customer) throw errors.notFound('Customer');
+      return json(200, customerView(customer));
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/customers/me',
+    operationId: 'getMyCustomerProfile',
+    summary: "The calling customer's profile, with its verification level",
+    description: 'The same answer as `GET /api/customer/me`.',
+    tags: ['customers'],
+    access: { kind: 'customer' },
+    responses: { 200: { description: 'The customer', schema: CustomerSchema } },
+    handler: async ({ em, caller }) => json(200, customerView(await em.findOneOrFail(Customer, asCustomer(caller).customerId))),
   }),
   defineRoute({
     method: 'get',

@@ -2,6 +2,7 @@ import type { RouteSpec } from '../http/route';
 import { accountRoutes } from './accounts.routes';
 import { adminRoutes } from './admin.routes';
 import { authRoutes } from './auth.routes';
+import { complianceRoutes } from './compliance.routes';
 import { crmRoutes } from './crm.routes';
 import { docsRoutes } from './docs.routes';
 import { emailTemplateRoutes } from './email-templates.routes';
@@ -27,6 +28,7 @@ export const ROUTES: RouteSpec[] = [
   ...authRoutes,
   ...adminRoutes,
   ...crmRoutes,
+  ...complianceRoutes,
   ...passwordResetRoutes,
   ...emailTemplateRoutes,
   ...groupRoutes,

@@ -2,6 +2,7 @@ import type { FilterQuery } from '@mikro-orm/core';
 import { z } from 'zod';
 import { listCustomerTransactions, TransactionSchema } from '../../domain/money/transactions';
 import { TransferSchema, transferFunds } from '../../domain/money/transfers';
+import { assertMayTrade } from '../../domain/compliance/limits';
 import {
   decideWithdrawal,
   PAYMENT_DATA_MAX_BYTES,
@@ -70,10 +71,17 @@ export const moneyRoutes: RouteSpec[] = [
     body: z.strictObject({ from_login: LoginInBody, to_login: LoginInBody, amount: MoneyAmount }),
     responses: {
       200: { description: 'Transferred', schema: TransferSchema },
+      403: {
+        description:
+          "VERIFICATION_REQUIRED: the customer's verification level may not trade (or FORBIDDEN: a token without the permission)",
+      },
       404: { description: 'Not one of your accounts' },
     },
-    handler: async ({ body, em, services, caller }) =>
-      json(200, await transferFunds(em, services.quotes, asCustomer(caller).customerId, body)),
+    handler: async ({ body, em, services, caller }) => {
+      const customerId = asCustomer(caller).customerId;
+      await assertMayTrade(em, services.verificationLevels, customerId);
+      return json(200, await transferFunds(em, services.quotes, customerId, body));
+    },
   }),
   defineRoute({
     method: 'post',
@@ -96,6 +104,10 @@ export const moneyRoutes: RouteSpec[] = [
     }),
     responses: {
       202: { description: 'Accepted, awaiting approval', schema: WithdrawalRequestResultSchema },
+      403: {
+        description:
+          "VERIFICATION_REQUIRED: the customer's verification level may not withdraw (or FORBIDDEN: a token without the permission)",
+      },
       404: { description: 'The caller has no wallet' },
     },
     handler: async ({ body, em, caller }) => json(202, await requestWithdrawal(em, asCustomer(caller).customerId, body)),

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { accessibleAccount } from '../../domain/accounts/accounts';
+import { assertMayTrade } from '../../domain/compliance/limits';
 import type { Caller } from '../../domain/identity/caller';
 import {
   BulkCloseAcceptedSchema,
@@ -74,8 +75,15 @@ export const orderRoutes: RouteSpec[] = [
       tp: Price.nullable().optional(),
       comment: z.string().max(255).optional(),
     }),
-    responses: { 201: { description: 'Opened', schema: OrderSchema } },
+    responses: {
+      201: { description: 'Opened', schema: OrderSchema },
+      403: {
+        description:
+          "VERIFICATION_REQUIRED: the customer's verification level may not trade (or FORBIDDEN: a token without the permission)",
+      },
+    },
     handler: async ({ body, em, services, caller }) => {
+      if (caller?.kind === 'customer') await assertMayTrade(em, services.verificationLevels, caller.customerId);
       const on = { login: body.login, customerId: customerScope(caller) };
       return json(201, orderView(await openMarketOrder(em, services.quotes, on, body)));
     },
@@ -139,8 +147,15 @@ export const orderRoutes: RouteSpec[] = [
       expiry_at: isoInstant().nullable().optional(),
       comment: z.string().max(255).optional(),
     }),
-    responses: { 201: { description: 'Placed', schema: PendingOrderSchema } },
+    responses: {
+      201: { description: 'Placed', schema: PendingOrderSchema },
+      403: {
+        description:
+          "VERIFICATION_REQUIRED: the customer's verification level may not trade (or FORBIDDEN: a token without the permission)",
+      },
+    },
     handler: async ({ body, em, services, caller }) => {
+      if (caller?.kind === 'customer') await assertMayTrade(em, services.verificationLevels, caller.customerId);
       const account = await accessibleAccount(em, body.login, customerScope(caller));
       return json(201, pendingOrderView(await createPendingOrder(em, services.quotes, account, body)));
     },

@@ -1,6 +1,7 @@
 import type { FilterQuery } from '@mikro-orm/core';
 import { z } from 'zod';
 import { decidePayout, PayoutSchema, payoutView, requestPayout } from '../../domain/prop/payouts';
+import { assertMayWithdraw } from '../../domain/compliance/limits';
 import { Payout, PAYOUT_STATUSES } from '../../entities/payout.entity';
 import { errors } from '../../platform/errors';
 import { asStaff } from '../http/access';
@@ -36,9 +37,16 @@ export const propRoutes: RouteSpec[] = [
     body: z.strictObject({ login: Login, amount: MoneyAmount }),
     responses: {
       201: { description: 'Requested, pending', schema: PayoutSchema },
+      403: {
+        description:
+          "VERIFICATION_REQUIRED: the customer's verification level may not withdraw (or FORBIDDEN: a token without the permission)",
+      },
       404: { description: 'No such account (or not yours)' },
     },
-    handler: async ({ body, em, services, caller }) => json(201, await requestPayout(em, services.quotes, caller!, body)),
+    handler: async ({ body, em, services, caller }) => {
+      if (caller?.kind === 'customer') await assertMayWithdraw(em, caller.customerId);
+      return json(201, await requestPayout(em, services.quotes, caller!, body));
+    },
   }),
   defineRoute({
     method: 'get',

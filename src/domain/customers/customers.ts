@@ -65,6 +65,11 @@ export const CustomerSchema = z.object({
   affiliate_id: z.string().nullable().describe('The affiliate the customer came through; null when none'),
   is_active: z.boolean(),
   totp_enabled: z.boolean(),
+  verification_level: z
+    .int()
+    .min(0)
+    .max(3)
+    .describe('0 (new customers) to 3: what the customer may do is the terms of this level (GET /api/admin/verification-levels)'),
   created_at: z.iso.datetime(),
   updated_at: z.iso.datetime(),
 });
@@ -81,6 +86,7 @@ export function customerView(c: Customer): CustomerView {
     affiliate_id: c.affiliateId ?? null,
     is_active: c.isActive,
     totp_enabled: c.totpEnabled,
+    verification_level: c.verificationLevel,
     created_at: c.createdAt.toISOString(),
     updated_at: c.updatedAt.toISOString(),
   };

@@ -27,6 +27,7 @@ export const PERMISSIONS = [
   'manage_queues',
   'manage_risk_rules',
   'manage_simulator',
+  'manage_compliance',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];

@@ -5,7 +5,7 @@ import { LEDGER_KINDS, LedgerEntry, type LedgerKind } from '../../entities/ledge
 import { money, type Dec } from '../../platform/decimal';
 import { MoneyText } from '../money/primitives/money-text';
 import { executeNamed } from '../../db/bound-statement';
-import { LEDGER_MISMATCHES } from './ledger.queries';
+import { DEPOSITED_SINCE, LEDGER_MISMATCHES } from './ledger.queries';
 
 export const LedgerSchema = z.object({
   id: z.uuid(),
@@ -72,6 +72,12 @@ export function postToLedger(
 export async function firstDeposit(em: EntityManager, accountId: string): Promise<string | null> {
   const row = await em.findOne(LedgerEntry, { account: accountId, kind: 'deposit' }, { orderBy: { seq: 'asc' } });
   return row?.amount ?? null;
+}
+
+/** What the customer deposited into its accounts in `currency` since `since` (decimal text). */
+export async function depositedSince(em: EntityManager, customerId: string, currency: string, since: Date): Promise<string> {
+  const [row] = await executeNamed<{ total: string }>(em, DEPOSITED_SINCE.bind({ customer_id: customerId, currency, since }));
+  return row?.total ?? '0';
 }
 
 export interface LedgerRowSql {

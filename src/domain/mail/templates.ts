@@ -190,4 +190,72 @@ export const MAIL_TEMPLATES: readonly DefaultMailTemplate[] = [
       },
     },
   },
+  {
+    key: 'document_approved',
+    name: 'Verification document approved',
+    placeholders: ['first_name', 'document_type', 'file_name'],
+    defaultLocale: 'en',
+    translations: {
+      en: {
+        subject: 'Your verification document is approved',
+        text: 'Hello {{first_name}},\n\nyour document {{file_name}} ({{document_type}}) is approved.\n',
+        html: wrap(['Hello {{first_name}},', 'your document <strong>{{file_name}}</strong> ({{document_type}}) is approved.']),
+      },
+      de: {
+        subject: 'Ihr Verifizierungsdokument wurde akzeptiert',
+        text: 'Hallo {{first_name}},\n\nIhr Dokument {{file_name}} ({{document_type}}) wurde akzeptiert.\n',
+        html: wrap([
+          'Hallo {{first_name}},',
+          'Ihr Dokument <strong>{{file_name}}</strong> ({{document_type}}) wurde akzeptiert.',
+        ]),
+      },
+    },
+  },
+  {
+    key: 'document_rejected',
+    name: 'Verification document rejected',
+    placeholders: ['first_name', 'document_type', 'file_name', 'reason'],
+    defaultLocale: 'en',
+    translations: {
+      en: {
+        subject: 'Your verification document was rejected',
+        text: 'Hello {{first_name}},\n\nyour document {{file_name}} ({{document_type}}) was rejected: {{reason}}\nPlease submit a new one.\n',
+        html: wrap([
+          'Hello {{first_name}},',
+          'your document <strong>{{file_name}}</strong> ({{document_type}}) was rejected: {{reason}}',
+          'Please submit a new one.',
+        ]),
+      },
+      de: {
+        subject: 'Ihr Verifizierungsdokument wurde abgelehnt',
+        text: 'Hallo {{first_name}},\n\nIhr Dokument {{file_name}} ({{document_type}}) wurde abgelehnt: {{reason}}\nBitte reichen Sie ein neues ein.\n',
+        html: wrap([
+          'Hallo {{first_name}},',
+          'Ihr Dokument <strong>{{file_name}}</strong> ({{document_type}}) wurde abgelehnt: {{reason}}',
+          'Bitte reichen Sie ein neues ein.',
+        ]),
+      },
+    },
+  },
+  {
+    key: 'customer_verified',
+    name: 'Verification level reached',
+    placeholders: ['first_name', 'verification_level'],
+    defaultLocale: 'en',
+    translations: {
+      en: {
+        subject: 'Your account is verified to level {{verification_level}}',
+        text: 'Hello {{first_name}},\n\nyour account is now verified to level {{verification_level}}.\n',
+        html: wrap(['Hello {{first_name}},', 'your account is now verified to level <strong>{{verification_level}}</strong>.']),
+      },
+      de: {
+        subject: 'Ihr Konto ist auf Stufe {{verification_level}} verifiziert',
+        text: 'Hallo {{first_name}},\n\nIhr Konto ist jetzt auf Stufe {{verification_level}} verifiziert.\n',
+        html: wrap([
+          'Hallo {{first_name}},',
+          'Ihr Konto ist jetzt auf Stufe <strong>{{verification_level}}</strong> verifiziert.',
+        ]),
+      },
+    },
+  },
 ];

@@ -9,6 +9,7 @@ import type { StaffCaller } from '../identity/caller';
 import { recordEvent } from '../events/outbox';
 import { postToLedger } from '../ledger/ledger';
 import { assertCreditFits } from './primitives/bounds';
+import { assertDepositAllowed } from '../compliance/limits';
 import { CurrencyCode, MoneyText } from './primitives/money-text';
 
 export const DepositSchema = z.object({
@@ -34,6 +35,7 @@ export async function depositFunds(
     const locked = (await lockAccounts(tx, [account.id])).get(account.id)!;
     const before = locked.balance;
     assertCreditFits(locked.balance, dec(amount));
+    await assertDepositAllowed(tx, locked.customer.id, dec(amount), locked.currency);
     const depositId = randomUUID();
     const entry = postToLedger(tx, locked, dec(amount), 'deposit', { type: 'deposit', id: depositId }, comment);
     const view: DepositView = {

@@ -10,6 +10,7 @@ import { recordAudit } from '../audit/audit';
 import { recordEvent } from '../events/outbox';
 import type { StaffCaller } from '../identity/caller';
 import { postHold, releaseHold, reserveHold } from '../ledger/holds';
+import { assertWithdrawalAllowed } from '../compliance/limits';
 import { CurrencyCode, MoneyText } from './primitives/money-text';
 
 /** The largest payment_data accepted, as UTF-8 JSON text. */
@@ -94,6 +95,7 @@ export async function requestWithdrawal(
   const amount = money(input.amount);
   return em.transactional(async (tx) => {
     const locked = (await lockAccounts(tx, [wallet.id])).get(wallet.id)!;
+    await assertWithdrawalAllowed(tx, customerId, amount, locked.currency);
     const available = unreserved(locked);
     if (amount.gt(available))
       throw fieldError(

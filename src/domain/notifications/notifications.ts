@@ -9,6 +9,7 @@ import { errors } from '../../platform/errors';
 import type { EventConsumer, OutboxEvent } from '../events/consumers';
 import type { EventType } from '../events/event-types';
 import { TransferSchema } from '../money/transfers';
+import { DocumentSchema } from '../compliance/documents';
 import { WithdrawalSchema } from '../money/withdrawals';
 import { OrderSchema } from '../orders/order-view';
 import { PayoutSchema } from '../prop/payouts';
@@ -61,6 +62,10 @@ const payoutShown = fields(...viewFields(PayoutSchema, ['decided_by']));
 const withdrawalShown = fields(...viewFields(WithdrawalSchema));
 // The account's figures, not its group or customer id.
 const accountShown = ['login', 'currency', 'balance', 'equity', 'margin', 'free_margin', 'margin_level'];
+
+// The customer's own view of a document: not who decided it.
+const documentShown = fields(...viewFields(DocumentSchema));
+const documentMail = (d: Data): Data => ({ document_type: text(d.type), file_name: text(d.file_name) });
 
 const moneyMail = (d: Data): Data => ({
   amount: text(d.amount),
@@ -182,6 +187,41 @@ const TELLINGS: Partial<Record<EventType, Telling>> = {
     },
     shows: fields(...accountShown, 'margin_call_level'),
     mail: { template: 'margin_call', data: (d) => ({ login: text(d.login), margin_level: text(d.margin_level) }) },
+  },
+  'document.approved': {
+    words: {
+      en: { title: 'Document approved', body: (d) => `Your document ${text(d.file_name)} (${text(d.type)}) is approved.` },
+      de: {
+        title: 'Dokument akzeptiert',
+        body: (d) => `Ihr Dokument ${text(d.file_name)} (${text(d.type)}) wurde akzeptiert.`,
+      },
+    },
+    shows: documentShown,
+    mail: { template: 'document_approved', data: documentMail },
+  },
+  'document.rejected': {
+    words: {
+      en: {
+        title: 'Document rejected',
+        body: (d) =>
+          `Your document ${text(d.file_name)} (${text(d.type)}) was rejected: ${text(d.reason)}. Please submit a new one.`,
+      },
+      de: {
+        title: 'Dokument abgelehnt',
+        body: (d) =>
+          `Ihr Dokument ${text(d.file_name)} (${text(d.type)}) wurde abgelehnt: ${text(d.reason)}. Bitte reichen Sie ein neues ein.`,
+      },
+    },
+    shows: documentShown,
+    mail: { template: 'document_rejected', data: (d) => ({ ...documentMail(d), reason: text(d.reason) }) },
+  },
+  'customer.verified': {
+    words: {
+      en: { title: 'Account verified', body: (d) => `Your account is now verified to level ${text(d.verification_level)}.` },
+      de: { title: 'Konto verifiziert', body: (d) => `Ihr Konto ist jetzt auf Stufe ${text(d.verification_level)} verifiziert.` },
+    },
+    shows: fields('verification_level', 'previous_level'),
+    mail: { template: 'customer_verified', data: (d) => ({ verification_level: text(d.verification_level) }) },
   },
   // A risk rule's `notify` action: neutral on purpose, a customer is never told its risk class
   // (nor the rule or run that classed it), in the body or the data.

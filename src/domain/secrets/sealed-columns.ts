@@ -1,11 +1,18 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { UnsealError, type SecretBox } from '../../platform/secret-box';
+import { executeNamed } from '../../db/bound-statement';
+import { DOCUMENT_FILES_TO_RESEAL, RESEAL_DOCUMENT_FILE } from './secrets.queries';
 
 /** How sealedByKey names values of earlier releases, sealed under JWT_SECRET (no key id can look like it). */
 export const LEGACY_KEY_LABEL = '(JWT_SECRET)';
 
 /** What each kind of secret is sealed for: its own subkey, and the `purpose` label of the unseal metric. */
-export const SECRET_PURPOSES = { mail: 'mail-secret-data', webhook: 'webhook-secret', totp: 'totp-secret' } as const;
+export const SECRET_PURPOSES = {
+  mail: 'mail-secret-data',
+  webhook: 'webhook-secret',
+  totp: 'totp-secret',
+  document: 'document-file',
+} as const;
 export type SecretPurpose = (typeof SECRET_PURPOSES)[keyof typeof SECRET_PURPOSES];
 
 /** The log line of every value that cannot be unsealed (at error, naming what and why, never the value). */
@@ -19,7 +26,11 @@ interface SealedColumn {
   describe: string;
 }
 
-/** Every column that holds a sealed value. The re-seal job walks exactly these: a new one must be listed. */
+/**
+ * Every text column that holds a sealed value. The re-seal job walks exactly these: a new one
+ * must be listed. Documents' files are bytes with their key id in a column of its own: the
+ * job moves them too (resealDocuments), in small batches, since one file is up to 10 MiB.
+ */
 export const SEALED_COLUMNS: readonly SealedColumn[] = [
   { table: 'webhooks', column: 'secret_sealed', purpose: SECRET_PURPOSES.webhook, describe: 'the signing secret of webhook' },
   {
@@ -100,6 +111,7 @@ export async function resealAll(em: EntityManager, boxes: Record<SecretPurpose, 
       after = rows[rows.length - 1]!.id;
     }
   }
+  moved['customer_document_files.content'] = await resealDocuments(em, boxes[SECRET_PURPOSES.document], failures);
   const first = failures[0];
   if (first) {
     const what = failures.length === 1 ? first.subject : `${failures.length} sealed values (the first: ${first.subject})`;
@@ -108,13 +120,52 @@ export async function resealAll(em: EntityManager, boxes: Record<SecretPurpose, 
   return { key_id: keyId, moved, failed: failures.length, sealed_by_key: await sealedByKey(em) };
 }
 
+/** Files per batch: up to 10 MiB each, so a batch holds at most about 100 MiB sealed and opened. */
+const DOCUMENT_BATCH = 5;
+
+/**
+ * Moves every document file not under the current key to it, as resealAll does for text
+ * values: written only if the row still holds what was read.
+ */
+async function resealDocuments(em: EntityManager, box: SecretBox, failures: UnsealError[]): Promise<number> {
+  let moved = 0;
+  let after = '00000000-0000-0000-0000-000000000000';
+  for (;;) {
+    const rows = await executeNamed<{ document_id: string; key_id: string; content: Buffer }>(
+      em,
+      DOCUMENT_FILES_TO_RESEAL.bind({ current: box.currentKeyId, after, limit: DOCUMENT_BATCH }),
+    );
+    for (const row of rows) {
+      let plain: Buffer;
+      try {
+        plain = box.openBytes(row.content, row.key_id, row.document_id, `the file of document ${row.document_id}`);
+      } catch (err) {
+        if (!(err instanceof UnsealError)) throw err;
+        failures.push(err);
+        continue;
+      }
+      const { keyId, sealed } = box.sealBytes(plain, row.document_id);
+      const done = await executeNamed<{ document_id: string }>(
+        em,
+        RESEAL_DOCUMENT_FILE.bind({ id: row.document_id, key_id: keyId, content: sealed, old_key_id: row.key_id }),
+      );
+      moved += done.length;
+    }
+    if (rows.length < DOCUMENT_BATCH) break;
+    after = rows[rows.length - 1]!.document_id;
+  }
+  return moved;
+}
+
 /** How many stored values each key id seals, over every sealed column: when an old id reaches 0 it may be removed. */
 export async function sealedByKey(em: EntityManager): Promise<Record<string, number>> {
   const unions = SEALED_COLUMNS.map(
     (c) =>
       `select case when left("${c.column}", 3) = 'v2:' then split_part("${c.column}", ':', 2) else '${LEGACY_KEY_LABEL}' end as key_id
          from "${c.table}" where "${c.column}" is not null`,
-  ).join(' union all ');
+  )
+    .concat([`select key_id from customer_document_files`])
+    .join(' union all ');
   const rows = await em.execute<Array<{ key_id: string; n: number }>>(
     `select key_id, count(*)::int as n from (${unions}) s group by key_id order by key_id`,
   );
