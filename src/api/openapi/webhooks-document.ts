@@ -34,7 +34,8 @@ export function webhooksDocument(): Record<string, unknown> {
           'and jitter for about a day, honouring `Retry-After`; a retried batch keeps its `webhook-id`. Redirects are not ' +
           'followed. 410 Gone disables the webhook.\n\nEvent types: ' +
           EVENT_TYPES.map((t) => `\`${t}\``).join(', ') +
-          '.',
+          ". Each event's `data` is the public view of its aggregate as the API answers it; `customer.verified` " +
+          'carries `{"customer_id", "verification_level", "previous_level", "source" ("documents" or "staff")}`.',
         tags: ['webhooks'],
         security: [],
         parameters: [

@@ -58,7 +58,7 @@ export const emailTemplateRoutes: RouteSpec[] = [
     description:
       'Includes the built-in templates of the mails the service sends itself (`password_reset`, ' +
       '`withdrawal_requested`, `withdrawal_approved`, `withdrawal_rejected`, `payout_approved`, `payout_rejected`, ' +
-      '`margin_call`), which operators may edit.',
+      '`margin_call`, `document_approved`, `document_rejected`, `customer_verified`), which operators may edit.',
     tags: ['email templates'],
     access: ACCESS,
     query: z.object(pageQuery(100, 50)),

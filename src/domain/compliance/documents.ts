@@ -50,6 +50,14 @@ export type StaffDocumentView = z.output<typeof StaffDocumentSchema>;
 export const DocumentListSchema = z.object({ items: z.array(DocumentSchema) });
 export const StaffDocumentListSchema = z.object({ items: z.array(StaffDocumentSchema) });
 
+/** The data of a customer.verified event: what webhooks receive and the notification shows. */
+export const CustomerVerifiedSchema = z.object({
+  customer_id: z.uuid(),
+  verification_level: z.int().min(1).max(3),
+  previous_level: z.int().min(0).max(2),
+  source: z.enum(['documents', 'staff']).describe('Approved documents reached the level, or staff set it'),
+});
+
 export function documentView(d: CustomerDocument): DocumentView {
   return {
     id: d.id,
@@ -233,7 +241,12 @@ async function changeLevel(
       aggregateType: 'customer',
       aggregateId: customerId,
       customerId,
-      data: { customer_id: customerId, verification_level: to, previous_level: from, source },
+      data: {
+        customer_id: customerId,
+        verification_level: to,
+        previous_level: from,
+        source,
+      } satisfies z.output<typeof CustomerVerifiedSchema>,
     });
 }
 
