@@ -40,3 +40,16 @@ export async function executeBound<T>(em: EntityManager, { sql, values }: Statem
 export function executeNamed<T>(em: EntityManager, { sql, values }: Statement): Promise<T[]> {
   return em.execute<T[]>(sql, values);
 }
+
+/**
+ * Runs one statement with its values sent as parameters, in the unit of work's transaction:
+ * for statements that carry large binary values (a document's sealed file). em.execute would
+ * quote a 10 MiB buffer into the SQL text as a hex literal (twice its size, built and then
+ * parsed again by Postgres); the transaction's own knex connection sends it as a parameter.
+ * Must be called inside em.transactional.
+ */
+export async function executeBoundInTransaction<T>(em: EntityManager, { sql, values }: Statement): Promise<T[]> {
+  const trx = em.getTransactionContext<{ raw(sql: string, values: unknown[]): Promise<{ rows: T[] }> }>();
+  if (!trx) throw new Error('executeBoundInTransaction needs a transaction');
+  return (await trx.raw(sql, values)).rows;
+}

@@ -9,7 +9,7 @@ import {
   type DocumentContentType,
   type DocumentType,
 } from '../../entities/customer-document.entity';
-import { executeNamed } from '../../db/bound-statement';
+import { executeBoundInTransaction, executeNamed } from '../../db/bound-statement';
 import { errors } from '../../platform/errors';
 import type { SecretBox } from '../../platform/secret-box';
 import { recordAudit } from '../audit/audit';
@@ -117,7 +117,7 @@ export async function storeDocument(
     // The metadata row first: the file's row references it.
     await tx.flush();
     const { keyId, sealed } = box.sealBytes(file.bytes, doc.id);
-    await executeNamed(tx, INSERT_DOCUMENT_FILE.bind({ id: doc.id, key_id: keyId, content: sealed }));
+    await executeBoundInTransaction(tx, INSERT_DOCUMENT_FILE.bind({ id: doc.id, key_id: keyId, content: sealed }));
     return view;
   });
 }

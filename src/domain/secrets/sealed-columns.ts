@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { UnsealError, type SecretBox } from '../../platform/secret-box';
-import { executeNamed } from '../../db/bound-statement';
+import { executeBoundInTransaction, executeNamed } from '../../db/bound-statement';
 import { DOCUMENT_FILES_TO_RESEAL, RESEAL_DOCUMENT_FILE } from './secrets.queries';
 
 /** How sealedByKey names values of earlier releases, sealed under JWT_SECRET (no key id can look like it). */
@@ -145,9 +145,11 @@ async function resealDocuments(em: EntityManager, box: SecretBox, failures: Unse
         continue;
       }
       const { keyId, sealed } = box.sealBytes(plain, row.document_id);
-      const done = await executeNamed<{ document_id: string }>(
-        em,
-        RESEAL_DOCUMENT_FILE.bind({ id: row.document_id, key_id: keyId, content: sealed, old_key_id: row.key_id }),
+      const done = await em.transactional((tx) =>
+        executeBoundInTransaction<{ document_id: string }>(
+          tx,
+          RESEAL_DOCUMENT_FILE.bind({ id: row.document_id, key_id: keyId, content: sealed, old_key_id: row.key_id }),
+        ),
       );
       moved += done.length;
     }
