@@ -1,6 +1,6 @@
 import { adminToken, createCustomer, createStaff, type LoggedIn } from '../../helpers/identity';
 import { expectLedgerBalanced, fundedAccount, setUpMarket } from '../../helpers/trading';
-import { sql, startTestApp, type TestApp } from '../../helpers/test-app';
+import { sql, startTestApp, waitFor, type TestApp } from '../../helpers/test-app';
 import { accountState, expectNoOverdraft, transfer, walletOf, withdraw } from '../money/money-kit';
 import { expect422, expectError, expectOk } from '../trading/trading-kit';
 import { setLevelTerms } from './compliance-kit';
@@ -168,6 +168,32 @@ describe('a level that may not trade', () => {
     expectOk(await app.request('POST', '/orders', { token: customer.token, body: orderBody(live) }), 201);
     expectOk(await app.request('POST', '/orders/pending', { token: customer.token, body: pendingBody(live) }), 201);
     expectOk(await transfer(app, customer, wallet, live, 10), 200);
+  });
+});
+
+describe('several API processes', () => {
+  test('when one process changes a level, then it refuses at once and another within about a second', async () => {
+    const second = await startTestApp({ shareWith: app, env: { ROLE: 'api' } });
+    try {
+      const { customer, live } = await customerWithMoney();
+      // The second process has read the levels (defaults) and keeps its copy.
+      expectOk(await second.request('POST', '/orders', { token: customer.token, body: orderBody(live) }), 201);
+      await setLevelTerms(app, admin, 0, { can_trade: false });
+      expectError(
+        await app.request('POST', '/orders', { token: customer.token, body: orderBody(live) }),
+        403,
+        'VERIFICATION_REQUIRED',
+      );
+      const changedAt = Date.now();
+      const refused = await waitFor('the second process to refuse', async () => {
+        const res = await second.request('POST', '/orders', { token: customer.token, body: orderBody(live) });
+        return res.status === 403 ? res : undefined;
+      });
+      expectError(refused, 403, 'VERIFICATION_REQUIRED');
+      expect(Date.now() - changedAt).toBeLessThan(3000);
+    } finally {
+      await second.stop();
+    }
   });
 });
 
