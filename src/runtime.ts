@@ -34,6 +34,8 @@ import { PROCESSORS } from './workers';
 import type { Processor } from './workers/processor';
 import { startWorkers, type WorkerHost } from './workers/worker-host';
 import { startWorkerHttp } from './workers/worker-http';
+import { startOutboxWake, type OutboxWake } from './workers/outbox-wake';
+import { OutboxRelayJob } from './jobs/outbox-relay.job';
 import { waitForDependencies } from './wait-for-dependencies';
 
 /**
@@ -141,18 +143,31 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
 
   let workerRedis: RedisClient | undefined;
   let workers: WorkerHost | undefined;
+  let outboxWake: OutboxWake | undefined;
   let server: Server | undefined;
   let workerHttp: Server | undefined;
   try {
     if (config.role !== 'api') {
       workerRedis = createRedis(config.redis, 'worker', logger);
       workers = await startWorkers(services, workerRedis, definitions, processors);
+      // Where the relay runs, it also runs as events commit (the schedule stays as the safety net).
+      if (config.workerQueues.some((q) => q.queue === OutboxRelayJob.queue))
+        outboxWake = startOutboxWake(
+          config.migrationDatabaseUrl,
+          async () => void (await jobs.enqueue(OutboxRelayJob, { woken: true })),
+          logger,
+        );
     }
     if (config.role !== 'worker') server = await listen(createApp(services, options.routes), config.host, config.port);
     // ROLE=all answers /health and /metrics on the API's port; a worker-only process on its own.
     if (config.role === 'worker') workerHttp = await startWorkerHttp(services, config.host, config.workerHttpPort);
   } catch (err) {
-    await closeAll(logger, [() => workers?.close(), () => workerRedis && closeRedis(workerRedis), () => closeServices(services)]);
+    await closeAll(logger, [
+      () => outboxWake?.close(),
+      () => workers?.close(),
+      () => workerRedis && closeRedis(workerRedis),
+      () => closeServices(services),
+    ]);
     throw err;
   }
   const port = server ? (server.address() as { port: number }).port : undefined;
@@ -167,6 +182,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       // Order matters: stop taking requests, let in-flight requests and jobs finish, then close connections.
       await closeAll(logger, [
         () => (server ? closeServer(server, config.shutdownGraceMs) : undefined),
+        () => outboxWake?.close(),
         () => workers?.close(),
         // Health and metrics answer until the jobs in hand have finished.
         () => (workerHttp ? closeServer(workerHttp, 0) : undefined),

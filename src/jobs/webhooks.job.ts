@@ -20,15 +20,26 @@ export const WebhooksDispatchJob = defineJob({
 
 /**
  * Delivers one webhook's due batches, one at a time and in order (domain/webhooks/delivery.ts).
- * One job per webhook at a time (the job id; a continuation alternates two more), removed when
- * it ends so the next kick can add it again; two running at once is harmless (the claim decides). Retries are the delivery rows' own schedule, not the job's: a failed attempt records
+ * The schedule's kicks share one job id per webhook (a continuation alternates two more),
+ * removed when it ends so the next kick can add it again. A kick for messages just fanned out
+ * carries their last event's seq in its id: a run about to end (whose id a plain kick would
+ * hit, and be dropped) must not swallow it. Two running at once is harmless (the claim decides). Retries are the delivery rows' own schedule, not the job's: a failed attempt records
  * when the next is due and the job ends, freeing the worker slot.
  */
 export const WebhookDeliverJob = defineJob({
   name: 'webhook-deliver',
   queue: QUEUES.webhooks,
   // `turn` 1 or 2: a continuation queued by a run that spent its budget (it cannot re-add its own id while running).
-  schema: z.object({ webhook_id: z.uuid(), turn: z.union([z.literal(1), z.literal(2)]).optional() }),
+  // `after`: the seq of the last event fanned out to it when the kick was sent (decimal text).
+  schema: z.object({
+    webhook_id: z.uuid(),
+    turn: z.union([z.literal(1), z.literal(2)]).optional(),
+    after: z
+      .string()
+      .regex(/^\d{1,19}$/)
+      .optional(),
+  }),
   options: { attempts: 1, removeOnComplete: true, removeOnFail: true },
-  jobId: (p) => (p.turn ? `webhook-${p.webhook_id}-t${p.turn}` : `webhook-${p.webhook_id}`),
+  jobId: (p) =>
+    p.turn ? `webhook-${p.webhook_id}-t${p.turn}` : p.after ? `webhook-${p.webhook_id}-e${p.after}` : `webhook-${p.webhook_id}`,
 });

@@ -8,7 +8,7 @@ const BUDGET_MS = 5000;
 /** Stale mails looked at per run; a backlog is worked through run by run. */
 const MAIL_REQUEUE_LIMIT = 100;
 
-export const outboxRelayProcessor = defineProcessor(OutboxRelayJob, async (_payload, { em, services, logger }) => {
+export const outboxRelayProcessor = defineProcessor(OutboxRelayJob, async (payload, { em, services, logger }) => {
   const { config, eventConsumers, jobs } = services;
   // Events and mail are independent: a failure of one must not starve the other.
   let failure: unknown;
@@ -29,6 +29,11 @@ export const outboxRelayProcessor = defineProcessor(OutboxRelayJob, async (_payl
     return undefined;
   });
   if (events?.published) logger.debug({ published: events.published, handed: events.handed }, 'outbox events relayed');
+  // A run woken by commits is about those events; stale mail is the schedule's business.
+  if (payload.woken) {
+    if (failure) throw failure;
+    return { events };
+  }
 
   const mail = await requeueStaleMail(em, jobs, { afterSeconds: config.mailRequeueAfterSeconds, limit: MAIL_REQUEUE_LIMIT });
   if (mail.requeued) logger.info({ requeued: mail.requeued }, 'queued mails without a send job re-queued');

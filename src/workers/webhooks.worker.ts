@@ -8,23 +8,33 @@ const FAN_OUT_BATCH = 1000;
 /** Longest a run keeps starting batches or deliveries (at most a third of the job lock, as the relay's). */
 const BUDGET_MS = 5000;
 const budgetOf = (workerLockMs: number) => Math.min(BUDGET_MS, workerLockMs / 3);
+/**
+ * How often this process looks for webhooks with deliveries due: the dispatch schedule's
+ * period. A run kicked by the relay is about the rows it just handed over; asking the
+ * deliveries table on every one of them would cost a query per commit.
+ */
+const DUE_LOOK_EVERY_MS = 1000;
+let lastDueLook = Number.NEGATIVE_INFINITY;
 
-export const webhooksDispatchProcessor = defineProcessor(WebhooksDispatchJob, async (_payload, { em, services, logger }) =>
-  dispatchWebhooks(em, {
+export const webhooksDispatchProcessor = defineProcessor(WebhooksDispatchJob, async (_payload, { em, services, logger }) => {
+  const lookForDue = Date.now() - lastDueLook >= DUE_LOOK_EVERY_MS;
+  if (lookForDue) lastDueLook = Date.now();
+  return dispatchWebhooks(em, {
     batchSize: FAN_OUT_BATCH,
+    lookForDue,
     budgetMs: budgetOf(services.config.workerLockMs),
     // In parallel: most are no-ops (the webhook's job is already waiting).
-    kick: async (ids) => {
+    kick: async (ids, after) => {
       await Promise.all(
         ids.map((webhook_id) =>
-          services.jobs.enqueue(WebhookDeliverJob, { webhook_id }).catch((err: unknown) => {
+          services.jobs.enqueue(WebhookDeliverJob, { webhook_id, after }).catch((err: unknown) => {
             logger.warn({ webhook_id, err: (err as Error).message }, 'could not queue a webhook delivery');
           }),
         ),
       );
     },
-  }),
-);
+  });
+});
 
 export const webhookDeliverProcessor = defineProcessor(WebhookDeliverJob, async (payload, { em, services, logger }) => {
   const result = await deliverWebhook(em, payload.webhook_id, {

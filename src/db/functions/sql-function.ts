@@ -2,7 +2,14 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** The stored functions whose current body lives in this folder, one `<name>.sql` each. */
-export const SQL_FUNCTIONS = ['ledger_entries_append_only', 'user_permissions', 'open_session', 'webhook_delivery_step'] as const;
+export const SQL_FUNCTIONS = [
+  'ledger_entries_append_only',
+  'user_permissions',
+  'open_session',
+  'webhook_delivery_step',
+  'webhook_delivery_steps',
+  'domain_events_notify',
+] as const;
 export type SqlFunctionName = (typeof SQL_FUNCTIONS)[number];
 
 /**

@@ -29,6 +29,7 @@ import { Migration20261126120000_DashboardSessions } from './Migration2026112612
 import { Migration20261126140000_DevelopmentDataKeys } from './Migration20261126140000_DevelopmentDataKeys';
 import { Migration20261127040000_Compliance } from './Migration20261127040000_Compliance';
 import { Migration20261127050000_LooseEnds } from './Migration20261127050000_LooseEnds';
+import { Migration20261127060000_OutboxWake } from './Migration20261127060000_OutboxWake';
 
 export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122185420', class: Migration20261122185420 },
@@ -60,4 +61,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261126140000_DevelopmentDataKeys', class: Migration20261126140000_DevelopmentDataKeys },
   { name: 'Migration20261127040000_Compliance', class: Migration20261127040000_Compliance },
   { name: 'Migration20261127050000_LooseEnds', class: Migration20261127050000_LooseEnds },
+  { name: 'Migration20261127060000_OutboxWake', class: Migration20261127060000_OutboxWake },
 ];

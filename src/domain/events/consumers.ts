@@ -35,6 +35,12 @@ export interface EventConsumer {
    */
   wants(event: OutboxEvent): boolean;
   /**
+   * Called by the relay in its transaction before `wants` is asked about a batch, for a
+   * consumer whose answer depends on stored state (which webhooks subscribe to what): it may
+   * read what it needs in `tx`, which sees every row committed before the batch was claimed.
+   */
+  prepare?(tx: EntityManager, events: readonly OutboxEvent[]): Promise<void>;
+  /**
    * A job (its payload `{}`) added after the relay commits rows for this consumer, so its
    * worker runs at once. Best effort: a kick lost to a Redis outage is not retried, so the
    * consumer must also look at its rows on a schedule of its own. Its worker should drain

@@ -5,6 +5,9 @@ import { CLAIM_UNPUBLISHED, HAND_TO_CONSUMERS, RELAY_LAG, TRY_XACT_LOCK } from '
 
 /** Any fixed key: the transaction-level advisory lock that lets one relay batch run at a time. */
 const RELAY_LOCK = 0x6f7574626f78;
+/** How often a run that found the lock taken tries again, and for how long at most (then the schedule carries on). */
+const BUSY_RETRY_MS = 5;
+const BUSY_WAIT_MAX_MS = 1000;
 
 export interface RelayOptions {
   /** Events claimed per transaction. */
@@ -21,7 +24,7 @@ export interface RelayResult {
   /** Inbox rows written, by consumer name. */
   handed: Record<string, number>;
   batches: number;
-  /** Another relay held the lock: this run did nothing. */
+  /** Another relay held the lock throughout: this run did nothing. */
   busy: boolean;
 }
 
@@ -36,11 +39,13 @@ type BatchOutcome = 'busy' | { claimed: number; handed: Map<EventConsumer, numbe
  * DO NOTHING make a re-published event harmless. So every event reaches each consumer that
  * wants it exactly once.
  *
- * Batches run one at a time across all relays (a transaction-level advisory lock, tried, not
- * waited for): two batches committing in parallel could make an account's later event
- * visible to a consumer before its earlier one, and webhook delivery needs them in write
- * order. A batch is a few statements, so one relay at a time hands over thousands
- * of events a second; a second worker's run finds the lock taken and returns at once.
+ * Batches run one at a time across all relays (a transaction-level advisory lock): two
+ * batches committing in parallel could make an account's later event visible to a consumer
+ * before its earlier one, and webhook delivery needs them in write order. A batch is a few
+ * statements, so one relay at a time hands over thousands of events a second. A run that
+ * finds the lock taken tries again every few milliseconds rather than return: it was woken
+ * for events the holder's batch may have claimed too early to see, so it ends only after a
+ * batch of its own (up to BUSY_WAIT_MAX_MS, after which the schedule carries on).
  */
 export async function relayEvents(
   em: EntityManager,
@@ -49,12 +54,19 @@ export async function relayEvents(
 ): Promise<RelayResult> {
   const result: RelayResult = { published: 0, handed: {}, batches: 0, busy: false };
   const started = Date.now();
+  let busySince: number | undefined;
   for (;;) {
     const outcome = await relayBatch(em, consumers, options.batchSize);
     if (outcome === 'busy') {
+      busySince ??= Date.now();
+      if (Date.now() - busySince < BUSY_WAIT_MAX_MS) {
+        await new Promise((resolve) => setTimeout(resolve, BUSY_RETRY_MS));
+        continue;
+      }
       result.busy = result.batches === 0;
       return result;
     }
+    busySince = undefined;
     if (outcome.claimed === 0) return result;
     result.batches += 1;
     result.published += outcome.claimed;
@@ -71,8 +83,10 @@ async function relayBatch(em: EntityManager, consumers: readonly EventConsumer[]
     const rows = await executeNamed<Parameters<typeof toOutboxEvent>[0]>(tx, CLAIM_UNPUBLISHED.bind({ limit: batchSize }));
     if (rows.length === 0) return { claimed: 0, handed: new Map() };
 
+    const events = rows.map(toOutboxEvent);
+    for (const consumer of consumers) await consumer.prepare?.(tx as EntityManager, events);
     const entries: Array<{ event_id: string; consumer: string; event_seq: string }> = [];
-    for (const event of rows.map(toOutboxEvent)) {
+    for (const event of events) {
       for (const consumer of consumers) {
         if (wants(consumer, event)) entries.push({ event_id: event.id, consumer: consumer.name, event_seq: event.seq });
       }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { executeNamed } from '../../db/bound-statement';
 import {
-  DELIVERY_STEP,
+  DELIVERY_STEPS,
   DISABLE_WEBHOOK,
   FINISH_ATTEMPT,
   MARK_FAILING,
@@ -57,7 +57,7 @@ interface StepRow {
   body: string;
 }
 
-/** A successful attempt to record before claiming (webhook_delivery_step's p_done... parameters). */
+/** A successful attempt to record with the next call. */
 interface Success {
   claim: Claim;
   result: SendResult;
@@ -65,41 +65,55 @@ interface Success {
 }
 
 /**
- * One call of `webhook_delivery_step` (migrations 20261123173600 and 20261123200000): records a successful
- * attempt if given, then, when `claim` is set, takes the webhook's next attempt, if one is due
- * and nobody holds it: the oldest open delivery (ordered by its first event), or else a new
- * delivery of the oldest messages not yet sent, at most batch_size_max of them. One statement,
- * under the webhook's row lock, so two workers never build two batches of one webhook or hold
- * one delivery at once; the lease (timeout plus a margin) is what another worker waits out
- * after a crash. A webhook is served strictly one delivery at a time, in event order: an
- * account's events arrive in the order they were written, and a later batch never overtakes
- * one being retried.
+ * Deliveries claimed per call while the endpoint keeps answering: one statement records a
+ * run of successful attempts and claims the next run, so the bookkeeping of a busy webhook
+ * costs a round trip per this many requests, not one per request.
  */
-async function step(
+export const CLAIM_AHEAD = 32;
+/** Margin of a lease over the attempt timeout: a claimed delivery is only started while the lease still covers its whole timeout. */
+const LEASE_MARGIN_MS = 5000;
+
+/**
+ * One call of `webhook_delivery_steps` (migration 20261127060000): records the successful
+ * attempts given, hands back the claimed deliveries not attempted, then, when `claim` > 0,
+ * takes the webhook's next attempts, if any are due and nobody holds the webhook: the oldest
+ * open delivery alone (ordered by its first event), or else up to `claim` new deliveries of
+ * the oldest messages not yet sent, at most batch_size_max each. One statement, under the
+ * webhook's row lock, so two workers never build two batches of one webhook or hold one
+ * delivery at once; the lease (timeout plus a margin) is what another worker waits out after a
+ * crash. A webhook is served strictly one delivery at a time, in event order: an account's
+ * events arrive in the order they were written, and a later batch never overtakes one being
+ * retried.
+ */
+async function steps(
   em: EntityManager,
   webhookId: string,
   leaseMs: number,
-  claim: boolean,
-  done?: Success,
-): Promise<Claim | null> {
-  const [row] = await executeNamed<StepRow>(
+  claim: number,
+  done: Success[] = [],
+  release: Claim[] = [],
+): Promise<Claim[]> {
+  const rows = await executeNamed<StepRow>(
     em,
-    DELIVERY_STEP.bind({
+    DELIVERY_STEPS.bind({
       webhook_id: webhookId,
       lease_ms: leaseMs,
-      new_id: randomUUID(),
       claim,
-      done_id: done?.claim.deliveryId ?? null,
-      attempt_id: done ? randomUUID() : null,
-      started_at: done?.startedAt ?? null,
-      duration_ms: done?.result.durationMs ?? null,
-      status_code: done?.result.statusCode ?? null,
-      response_body: done?.result.responseBody ?? null,
-      clear_failing: done?.claim.failing ?? false,
+      done: JSON.stringify(
+        done.map((s) => ({
+          id: s.claim.deliveryId,
+          attempt_id: randomUUID(),
+          started_at: s.startedAt.toISOString(),
+          duration_ms: s.result.durationMs,
+          status_code: s.result.statusCode,
+          response_body: s.result.responseBody,
+        })),
+      ),
+      release: JSON.stringify(release.map((c) => c.deliveryId)),
+      clear_failing: done.some((s) => s.claim.failing),
     }),
   );
-  if (!row) return null;
-  return {
+  return rows.map((row) => ({
     deliveryId: row.delivery_id,
     webhookId,
     url: row.endpoint_url,
@@ -108,12 +122,14 @@ async function step(
     eventCount: row.n,
     body: row.body,
     failing: row.failing,
-  };
+  }));
 }
 
 /** The next attempt of one webhook, or null when none is due or another worker holds it. */
-export function claimDelivery(em: EntityManager, webhookId: string, leaseMs: number): Promise<Claim | null> {
-  return step(em, webhookId, leaseMs, true);
+export async function claimDelivery(em: EntityManager, webhookId: string, leaseMs: number): Promise<Claim | null> {
+  const [claim, ...rest] = await steps(em, webhookId, leaseMs, 1);
+  if (rest.length) throw new Error('claimed more than asked');
+  return claim ?? null;
 }
 
 export type AttemptOutcome = 'delivered' | 'retry' | 'failed' | 'disabled';
@@ -182,52 +198,80 @@ export interface DeliverOptions {
 /**
  * A worker's turn at one webhook: sends its due batches one after another until none is
  * due, an attempt fails (the retry is due later: the slot is freed at once) or the budget is
- * spent (`more`: the caller queues a continuation, behind other webhooks' jobs). Recording an
- * attempt and claiming the next share one transaction. A slow endpoint holds the slot for at
- * most one timeout per attempt.
+ * spent (`more`: the caller queues a continuation, behind other webhooks' jobs). It claims up
+ * to CLAIM_AHEAD deliveries at a time and records their successes with the next claim; a
+ * failure is recorded at once and the deliveries claimed behind it are handed back unsent. A
+ * slow endpoint holds the slot for at most one timeout per attempt.
  */
 export async function deliverWebhook(em: EntityManager, webhookId: string, options: DeliverOptions) {
   const started = Date.now();
-  const leaseMs = options.timeoutMs + 5000;
+  const leaseMs = options.timeoutMs + LEASE_MARGIN_MS;
   const outcomes: AttemptOutcome[] = [];
   let events = 0;
   let more = false;
-  let claim = await claimDelivery(em, webhookId, leaseMs);
+  let claimedAt = Date.now();
+  let claims = await steps(em, webhookId, leaseMs, CLAIM_AHEAD);
   // Read once per turn: a rotation's old secret signs beside the new one while it is valid.
-  const previous = claim
+  const previous = claims.length
     ? ((await executeNamed<{ previous_secret_sealed: string }>(em, PREVIOUS_SECRET.bind({ webhook_id: webhookId })))[0]
         ?.previous_secret_sealed ?? null)
     : null;
-  while (claim) {
-    const current: Claim = claim;
-    const at = new Date();
-    const keys: Buffer[] = [];
+  while (claims.length) {
+    const done: Success[] = [];
+    let failed = false;
+    // One webhook, one set of secrets: opened once per claim.
+    let keys: Buffer[];
     try {
-      keys.push(signingKey(options.secrets.open(current.secretSealed, `the signing secret of webhook ${webhookId}`)));
-      if (previous) keys.push(signingKey(options.secrets.open(previous, `the previous signing secret of webhook ${webhookId}`)));
+      keys = await openKeys(em, claims[0]!, previous, options);
     } catch (err) {
-      // Nothing was sent. The attempt is recorded (the delivery says why it waits, and its
-      // schedule still gives up in the end); the caller's job then fails loudly.
-      if (err instanceof UnsealError) {
-        const failed = { ok: false, statusCode: null, durationMs: 0, error: err.message, responseBody: null };
-        await em.transactional((tx) => recordFailure(tx as EntityManager, current, failed, at));
-      }
+      await steps(em, webhookId, leaseMs, 0, [], claims.slice(1));
       throw err;
     }
-    const result = await options.sender.send(
-      current.url,
-      { ...signedHeaders(keys, current.deliveryId, current.body, at) },
-      current.body,
-    );
-    if (!result.ok) {
-      outcomes.push(await em.transactional((tx) => recordFailure(tx as EntityManager, current, result, at)));
-      break;
+    for (const current of claims) {
+      // The lease must still cover this attempt's whole timeout, or another worker could take the delivery mid-attempt.
+      if (Date.now() - claimedAt > LEASE_MARGIN_MS) break;
+      const at = new Date();
+      const result = await options.sender.send(
+        current.url,
+        { ...signedHeaders(keys, current.deliveryId, current.body, at) },
+        current.body,
+      );
+      if (!result.ok) {
+        outcomes.push(await em.transactional((tx) => recordFailure(tx as EntityManager, current, result, at)));
+        failed = true;
+        break;
+      }
+      outcomes.push('delivered');
+      events += current.eventCount;
+      done.push({ claim: current, result, startedAt: at });
     }
-    outcomes.push('delivered');
-    events += current.eventCount;
-    more = Date.now() - started >= options.budgetMs;
-    // Recording this success and claiming the next batch: one statement.
-    claim = await step(em, webhookId, leaseMs, !more, { claim: current, result, startedAt: at });
+    const unsent = claims.slice(done.length + (failed ? 1 : 0));
+    more = !failed && Date.now() - started >= options.budgetMs;
+    // Recording these successes, handing back what was not sent, and claiming the next run: one statement.
+    claimedAt = Date.now();
+    claims = await steps(em, webhookId, leaseMs, failed || more ? 0 : CLAIM_AHEAD, done, unsent);
   }
   return { attempts: outcomes.length, events, last: outcomes[outcomes.length - 1] ?? null, more };
+}
+
+/**
+ * The signing keys of a claimed webhook (its secret, and the one a rotation replaced while it
+ * still signs). When a secret cannot be opened nothing is sent: the
+ * first claimed delivery records the failed attempt (the delivery says why it waits, and its
+ * schedule still gives up in the end), the rest go back unsent, and the caller's job fails loudly.
+ */
+async function openKeys(em: EntityManager, claim: Claim, previous: string | null, options: DeliverOptions): Promise<Buffer[]> {
+  const at = new Date();
+  try {
+    const keys = [signingKey(options.secrets.open(claim.secretSealed, `the signing secret of webhook ${claim.webhookId}`))];
+    if (previous)
+      keys.push(signingKey(options.secrets.open(previous, `the previous signing secret of webhook ${claim.webhookId}`)));
+    return keys;
+  } catch (err) {
+    if (err instanceof UnsealError) {
+      const failed = { ok: false, statusCode: null, durationMs: 0, error: err.message, responseBody: null };
+      await em.transactional((tx) => recordFailure(tx as EntityManager, claim, failed, at));
+    }
+    throw err;
+  }
 }

@@ -36,7 +36,8 @@ export const FAN_OUT = namedStatement<{ consumer: string; limit: number }>(
       where consumer = :consumer and event_id in (select event_id from claimed)
      returning 1
    )
-   select (select count(*) from done)::int as events, (select json_agg(distinct webhook_id) from fanned) as webhooks`,
+   select (select count(*) from done)::int as events, (select json_agg(distinct webhook_id) from fanned) as webhooks,
+          (select max(event_seq)::text from claimed) as last_seq`,
 );
 
 /** Active webhooks with an attempt due that nobody holds. */
@@ -49,22 +50,19 @@ export const WEBHOOKS_DUE = namedStatement<{ limit: number }>(
     limit :limit`,
 );
 
-/** One call of the delivery step function (src/db/functions/webhook_delivery_step.sql). */
-export const DELIVERY_STEP = namedStatement<{
+/** One call of the delivery step function (src/db/functions/webhook_delivery_steps.sql). */
+export const DELIVERY_STEPS = namedStatement<{
   webhook_id: string;
   lease_ms: number;
-  new_id: string;
-  claim: boolean;
-  done_id: string | null;
-  attempt_id: string | null;
-  started_at: Date | null;
-  duration_ms: number | null;
-  status_code: number | null;
-  response_body: string | null;
+  claim: number;
+  /** JSON array of {id, attempt_id, started_at, duration_ms, status_code, response_body}. */
+  done: string;
+  /** JSON array of delivery ids claimed and not attempted. */
+  release: string;
   clear_failing: boolean;
 }>(
-  `select * from webhook_delivery_step(:webhook_id::uuid, :lease_ms::int, :new_id::uuid, :claim::boolean, :done_id::uuid,
-     :attempt_id::uuid, :started_at::timestamptz, :duration_ms::int, :status_code::int, :response_body::text, :clear_failing::boolean)`,
+  `select * from webhook_delivery_steps(:webhook_id::uuid, :lease_ms::int, :claim::int, :done::jsonb, :release::jsonb,
+     :clear_failing::boolean)`,
 );
 
 export const RECORD_ATTEMPT = namedStatement<{
@@ -125,4 +123,12 @@ export const LOCK_DELIVERY = namedStatement<{ delivery_id: string; webhook_id: s
 export const REOPEN_DELIVERY = namedStatement<{ delivery_id: string }>(
   `update webhook_deliveries set status = 'pending', attempts = 0, next_attempt_at = now(), lease_until = null,
           delivered_at = null, updated_at = now() where id = :delivery_id`,
+);
+
+/** What the active webhooks subscribe to: every type (a webhook with no list), or the union of their lists. */
+export const SUBSCRIBED_TYPES = namedStatement<Record<string, never>>(
+  `select count(*)::int as active, coalesce(bool_or(w.events is null), false) as every_type,
+          coalesce((select jsonb_agg(distinct t.value) from webhooks v, jsonb_array_elements_text(v.events) t
+                     where v.is_active and jsonb_typeof(v.events) = 'array'), '[]'::jsonb) as types
+     from webhooks w where w.is_active`,
 );

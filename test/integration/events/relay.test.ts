@@ -7,6 +7,7 @@ import { adminToken, createCustomer } from '../../helpers/identity';
 import { sql, startTestApp, waitFor, type TestApp } from '../../helpers/test-app';
 import { CustomerTimeline, CustomerTimelineDrainJob, OrderJournal, TEST_CONSUMERS } from '../../helpers/test-consumers';
 import { fundedAccount, openOrder, setUpMarket } from '../../helpers/trading';
+import { startReceiver } from '../../helpers/webhook-receiver';
 import { countOf, expectHandedExactlyOnce, insertEvents, unpublishedCount } from './events-kit';
 
 jest.setTimeout(60_000);
@@ -126,6 +127,60 @@ describe('two deployments instances relaying one outbox at once', () => {
     const rows = await expectHandedExactlyOnce(first, CONSUMERS);
     // 3000 events: orders (1500) go to both consumers, customers (750) to the timeline only, instruments (750) to neither.
     expect(rows).toBe(1500 * 2 + 750);
+  });
+});
+
+describe('the relay woken by commits', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    // A schedule too slow to matter: whatever is relayed within seconds was relayed by the wake.
+    app = await startTestApp({ label: 'relaywake', env: { OUTBOX_RELAY_INTERVAL_MS: '60000' } });
+  });
+  afterAll(() => app?.stop());
+
+  const published = async (type: string) =>
+    countOf(app, 'select count(*) as n from domain_events where type = ? and published_at is not null', [type]);
+  const webhookInbox = async (type: string) =>
+    countOf(
+      app,
+      `select count(*) as n from event_inbox i join domain_events e on e.id = i.event_id where i.consumer = 'webhooks' and e.type = ?`,
+      [type],
+    );
+  const secret = 'a plain secret that is long enough 1234';
+  const writeEvent = (type: string) =>
+    sql(
+      app,
+      `insert into domain_events (id, created_at, updated_at, type, aggregate_type, aggregate_id, data)
+       values (gen_random_uuid(), now(), now(), ?, 'pending_order', '1', '{}')`,
+      [type],
+    );
+
+  test('when an event commits, then it is relayed at once, not on the schedule; and the webhooks inbox gets it only once a webhook subscribes to its type', async () => {
+    // Start-up relays what waits; the schedule's next run is a minute away.
+    await waitFor('the first scheduled run', async () => (await unpublishedCount(app)) === 0);
+    const started = Date.now();
+    await writeEvent('pending_order.modified');
+    await waitFor('the event relayed', async () => (await published('pending_order.modified')) === 1, 10_000);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    // No webhook wants it: nothing is copied for webhook dispatch.
+    expect(await webhookInbox('pending_order.modified')).toBe(0);
+
+    const token = await adminToken(app);
+    const receiver = await startReceiver(secret);
+    const res = await app.request('POST', '/webhooks', {
+      token,
+      body: {
+        endpoint_url: receiver.url,
+        secret,
+        events: ['pending_order.modified'],
+      },
+    });
+    expect(res.body).toMatchObject({ id: expect.any(String) });
+    await writeEvent('pending_order.modified');
+    await waitFor('the second event relayed', async () => (await published('pending_order.modified')) === 2, 10_000);
+    expect(await webhookInbox('pending_order.modified')).toBe(1);
+    await waitFor('the delivery', async () => receiver.received.length === 1);
+    await receiver.close();
   });
 });
 

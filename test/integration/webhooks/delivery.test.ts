@@ -199,6 +199,26 @@ test('when 250 events are written at batch_size_max 100, then they arrive in 3 d
   expect(r.received[3]!.verified!.events.map((e) => e.id)).toEqual(oldest.event_ids);
 });
 
+test('when the second of five deliveries claimed together fails, then the rest wait behind its retry and every event arrives once, in order', async () => {
+  const secret = newSecret();
+  const r = await receiver(secret, (n) => (n === 1 ? { status: 500 } : { status: 200 }));
+  const id = await webhook(r.url, secret, { events: ['order.closed'], batch_size_max: 1 });
+  const account = randomBytes(4).toString('hex');
+  await sql(
+    app,
+    `insert into domain_events (id, created_at, updated_at, type, aggregate_type, aggregate_id, data)
+     select gen_random_uuid(), now(), now(), 'order.closed', 'order', ?, jsonb_build_object('n', i) from generate_series(1, 5) i`,
+    [account],
+  );
+  await waitFor('five events delivered', async () => (await deliveries(id, '?status=delivered')).total === 5, 20_000);
+  const ns = r.received.map((x) => x.verified!.events[0]!.data.n);
+  expect(ns).toEqual([1, 2, 2, 3, 4, 5]);
+  // The deliveries handed back unsent count no attempt: each went out once.
+  const list = await deliveries(id, '?status=delivered');
+  expect(list.items.map((d: any) => d.attempts.length).sort()).toEqual([1, 1, 1, 1, 2]);
+  expect(list.items.map((d: any) => d.attempts_in_round).sort()).toEqual([1, 1, 1, 1, 2]);
+});
+
 test('when an older batch is reopened while a newer one is leased, then neither can be claimed until the lease ends', async () => {
   const secret = newSecret();
   const r = await receiver(secret, () => ({ status: 200 }));
