@@ -1,6 +1,6 @@
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import { BENCH_DIR, fmt, Harness, RESULTS_FILE, type Bench, type Figure } from './lib/harness';
+import { BENCH_DIR, fmt, Harness, RESULTS_FILE, unsteady, type Bench, type Figure } from './lib/harness';
 
 /**
  * `tsx bench/run.ts [name ...]`: runs bench/<name>.bench.ts one after the other (all of them
@@ -31,11 +31,17 @@ async function main(): Promise<void> {
     }
   }
 
-  process.stdout.write(`${'ratio'.padStart(7)} ${'candidate rps'.padStart(14)} ${'baseline rps'.padStart(13)}  figure\n`);
+  process.stdout.write(
+    `${'ratio'.padStart(7)} ${'rounds'.padStart(13)} ${'candidate rps'.padStart(14)} ${'baseline rps'.padStart(13)}  figure\n`,
+  );
   for (const f of figures) {
-    const flag = f.failures.candidate + f.failures.baseline > 0 ? '  (requests failed)' : '';
+    const flags = [
+      f.failures.candidate + f.failures.baseline > 0 ? '  (requests failed)' : '',
+      unsteady(f) ? '  (rounds spread past ±10 %)' : '',
+    ].join('');
+    const rounds = f.spread ? `${f.spread.min.toFixed(2)} to ${f.spread.max.toFixed(2)}` : '';
     process.stdout.write(
-      `${f.ratio.toFixed(3).padStart(7)} ${fmt(f.candidateRps).padStart(14)} ${fmt(f.baselineRps).padStart(13)}  ${f.name}${flag}\n`,
+      `${f.ratio.toFixed(3).padStart(7)} ${rounds.padStart(13)} ${fmt(f.candidateRps).padStart(14)} ${fmt(f.baselineRps).padStart(13)}  ${f.name}${flags}\n`,
     );
   }
   process.stdout.write(`\nappended to ${path.relative(process.cwd(), RESULTS_FILE)}\n`);

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -65,6 +65,12 @@ export interface Figure {
   baselineRps: number;
   /** median(candidate rps) / median(baseline rps): 1 means as fast as the baseline, 0.25 a quarter of it. */
   ratio: number;
+  /**
+   * Each round's own ratio (its candidate side over the baseline side measured next to it) and
+   * their range: how far the figure would move with the rounds alone. Absent in older results.
+   */
+  roundRatios?: number[];
+  spread?: { min: number; max: number };
   candidateP99Ms: number;
   baselineP99Ms: number;
   rounds: number;
@@ -143,6 +149,23 @@ const OVERRIDES = {
   warmupMs: numberFromEnv('BENCH_WARMUP_MS'),
 };
 
+/**
+ * BENCH_PIN=`<server cpus>/<load cpus>` (for example `1/0`, taskset's lists): every child
+ * server runs on the first set and this process (the load generator, and the baselines that
+ * run in it) on the second, so neither takes time slices from the other. Postgres and Redis
+ * stay wherever the scheduler puts them. Unset: nothing is pinned.
+ */
+const PIN = pinningFromEnv();
+if (PIN) execFileSync('taskset', ['-a', '-p', '-c', PIN.load, String(process.pid)], { stdio: 'ignore' });
+
+function pinningFromEnv(): { server: string; load: string } | undefined {
+  const text = process.env.BENCH_PIN;
+  if (!text) return undefined;
+  const match = /^([\d,-]+)\/([\d,-]+)$/.exec(text);
+  if (!match) throw new Error(`BENCH_PIN must read <server cpus>/<load cpus>, e.g. 1/0 (got ${JSON.stringify(text)})`);
+  return { server: match[1]!, load: match[2]! };
+}
+
 // Every child of this process, whichever harness started it: the exit hook below must reach them all.
 const children = new Set<ChildProcess>();
 
@@ -153,7 +176,9 @@ export class Harness {
   async start(spec: ServerSpec): Promise<Server> {
     const entry = path.resolve(BENCH_DIR, spec.entry);
     const name = spec.name ?? path.basename(entry, '.ts');
-    const child = spawn(process.execPath, [...(spec.execArgv ?? ['--import', 'tsx']), entry], {
+    const args = [...(spec.execArgv ?? ['--import', 'tsx']), entry];
+    const [command, argv] = PIN ? ['taskset', ['-c', PIN.server, process.execPath, ...args]] : [process.execPath, args];
+    const child = spawn(command, argv, {
       cwd: REPO_ROOT,
       env: { ...process.env, ...spec.env },
       // The IPC channel carries nothing; it closes when we die, which tells the child to stop.
@@ -229,6 +254,10 @@ export class Harness {
       candidateRps,
       baselineRps,
       ratio: candidateRps / baselineRps,
+      ...spreadOf(
+        results.candidate.map((r) => r.rps),
+        results.baseline.map((r) => r.rps),
+      ),
       candidateP99Ms: median(results.candidate.map((r) => r.p99Ms)),
       baselineP99Ms: median(results.baseline.map((r) => r.p99Ms)),
       rounds,
@@ -264,6 +293,7 @@ export class Harness {
       candidateRps,
       baselineRps,
       ratio: candidateRps / baselineRps,
+      ...spreadOf(spec.candidate.map(rate), spec.baseline.map(rate)),
       candidateP99Ms: p99(spec.candidate),
       baselineP99Ms: p99(spec.baseline),
       rounds: Math.max(spec.candidate.length, spec.baseline.length),
@@ -398,7 +428,8 @@ function printFigure(f: Figure): void {
     `  ${'side'.padEnd(10)} ${'median rps'.padStart(10)} ${'p99 ms'.padStart(8)} ${'load cpu'.padStart(8)}   rps per round`,
     row('candidate', f.candidateRps, f.candidateP99Ms),
     row('baseline', f.baselineRps, f.baselineP99Ms),
-    `  ratio ${f.ratio.toFixed(3)}`,
+    `  ratio ${ratioText(f)}`,
+    ...spreadWarning(f),
   ];
   if (f.failures.candidate + f.failures.baseline > 0) {
     lines.push(
@@ -426,7 +457,8 @@ function printBatchFigure(f: Figure, batch: NonNullable<Figure['batch']>): void 
     `  ${'side'.padEnd(10)} ${rate} ${'median ms'.padStart(9)} ${'load cpu'.padStart(8)}   ${batch.unit}/s per round`,
     row('candidate', f.candidateRps, batch.candidateMs),
     row('baseline', f.baselineRps, batch.baselineMs),
-    `  ratio ${f.ratio.toFixed(3)}`,
+    `  ratio ${ratioText(f)}`,
+    ...spreadWarning(f),
   ];
   if (f.failures.candidate + f.failures.baseline > 0) {
     lines.push(
@@ -434,6 +466,39 @@ function printBatchFigure(f: Figure, batch: NonNullable<Figure['batch']>): void 
     );
   }
   process.stdout.write(`${lines.join('\n')}\n\n`);
+}
+
+/** Past this distance of a round's ratio from the figure's (either way) the figure is flagged as unsteady. */
+export const SPREAD_WARN = 0.1;
+
+/** The rounds' own ratios, paired as they ran (round i of the candidate beside round i of the baseline). */
+export function spreadOf(candidate: number[], baseline: number[]): Pick<Figure, 'roundRatios' | 'spread'> {
+  const roundRatios = candidate
+    .map((c, i) => c / baseline[i]!)
+    .filter((r) => Number.isFinite(r))
+    .map((r) => Math.round(r * 1000) / 1000);
+  if (roundRatios.length === 0) return {};
+  return { roundRatios, spread: { min: Math.min(...roundRatios), max: Math.max(...roundRatios) } };
+}
+
+/** `0.412 (rounds 0.398 to 0.431)`. */
+export function ratioText(f: Pick<Figure, 'ratio' | 'spread'>): string {
+  return f.spread
+    ? `${f.ratio.toFixed(3)} (rounds ${f.spread.min.toFixed(3)} to ${f.spread.max.toFixed(3)})`
+    : f.ratio.toFixed(3);
+}
+
+/** Whether a round's ratio lies more than SPREAD_WARN (relative) from the figure's ratio. */
+export function unsteady(f: Pick<Figure, 'ratio' | 'spread'>): boolean {
+  if (!f.spread || !(f.ratio > 0)) return false;
+  return f.spread.max > f.ratio * (1 + SPREAD_WARN) || f.spread.min < f.ratio * (1 - SPREAD_WARN);
+}
+
+function spreadWarning(f: Figure): string[] {
+  if (!unsteady(f)) return [];
+  return [
+    `  WARNING: the rounds' ratios spread past ±${SPREAD_WARN * 100} % of the figure: rerun it with more or longer rounds (BENCH_ROUNDS, BENCH_DURATION_MS), or pinned (BENCH_PIN=1/0), before reading a change in it`,
+  ];
 }
 
 function round2(n: number): number {
