@@ -1,6 +1,10 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
+import type { AppServices } from '../app-services';
 import { relayEvents } from '../domain/events/relay';
 import { requeueStaleMail } from '../domain/mail/mail-outbox';
 import { OutboxRelayJob } from '../jobs/outbox-relay.job';
+import { coalescing } from './coalesce';
 import { defineProcessor } from './processor';
 
 /** Longest a run keeps starting batches: well inside the job lock, so a run is never taken for stalled. */
@@ -8,11 +12,10 @@ const BUDGET_MS = 5000;
 /** Stale mails looked at per run; a backlog is worked through run by run. */
 const MAIL_REQUEUE_LIMIT = 100;
 
-export const outboxRelayProcessor = defineProcessor(OutboxRelayJob, async (payload, { em, services, logger }) => {
+/** The events part of a run; runs of one runtime coalesce (a wake during a run makes it relay once more). */
+const relay = coalescing((services: AppServices, em: EntityManager, logger: Logger) => {
   const { config, eventConsumers, jobs } = services;
-  // Events and mail are independent: a failure of one must not starve the other.
-  let failure: unknown;
-  const events = await relayEvents(em, eventConsumers, {
+  return relayEvents(em, eventConsumers, {
     batchSize: config.outboxRelay.batchSize,
     budgetMs: Math.min(BUDGET_MS, config.workerLockMs / 3),
     // The rows are committed: a kick lost to Redis only delays the consumer until its own schedule.
@@ -24,11 +27,19 @@ export const outboxRelayProcessor = defineProcessor(OutboxRelayJob, async (paylo
         });
       }
     },
-  }).catch((err: unknown) => {
+  });
+});
+
+export const outboxRelayProcessor = defineProcessor(OutboxRelayJob, async (payload, { em, services, logger }) => {
+  const { config, jobs } = services;
+  // Events and mail are independent: a failure of one must not starve the other.
+  let failure: unknown;
+  const events = await relay(services, em, logger).catch((err: unknown) => {
     failure = err;
     return undefined;
   });
-  if (events?.published) logger.debug({ published: events.published, handed: events.handed }, 'outbox events relayed');
+  if (events && events !== 'coalesced' && events.published)
+    logger.debug({ published: events.published, handed: events.handed }, 'outbox events relayed');
   // A run woken by commits is about those events; stale mail is the schedule's business.
   if (payload.woken) {
     if (failure) throw failure;

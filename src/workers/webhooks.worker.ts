@@ -1,6 +1,10 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
+import type { AppServices } from '../app-services';
 import { deliverWebhook } from '../domain/webhooks/delivery';
 import { dispatchWebhooks } from '../domain/webhooks/dispatch';
 import { WebhookDeliverJob, WebhooksDispatchJob } from '../jobs/webhooks.job';
+import { coalescing } from './coalesce';
 import { defineProcessor } from './processor';
 
 /** Inbox rows fanned out per transaction. */
@@ -16,7 +20,8 @@ const budgetOf = (workerLockMs: number) => Math.min(BUDGET_MS, workerLockMs / 3)
 const DUE_LOOK_EVERY_MS = 1000;
 let lastDueLook = Number.NEGATIVE_INFINITY;
 
-export const webhooksDispatchProcessor = defineProcessor(WebhooksDispatchJob, async (_payload, { em, services, logger }) => {
+/** A dispatch run; runs of one runtime coalesce (a kick during a run makes it fan out once more). */
+const dispatch = coalescing((services: AppServices, em: EntityManager, logger: Logger) => {
   const lookForDue = Date.now() - lastDueLook >= DUE_LOOK_EVERY_MS;
   if (lookForDue) lastDueLook = Date.now();
   return dispatchWebhooks(em, {
@@ -35,6 +40,10 @@ export const webhooksDispatchProcessor = defineProcessor(WebhooksDispatchJob, as
     },
   });
 });
+
+export const webhooksDispatchProcessor = defineProcessor(WebhooksDispatchJob, async (_payload, { em, services, logger }) =>
+  dispatch(services, em, logger),
+);
 
 export const webhookDeliverProcessor = defineProcessor(WebhookDeliverJob, async (payload, { em, services, logger }) => {
   const result = await deliverWebhook(em, payload.webhook_id, {

@@ -2,6 +2,21 @@ import type { RedisClient } from '../../platform/redis';
 import { quoteVersionKey } from '../prices/quote-store';
 
 const UNLOCK = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
+/** Takes the lock (SET NX PX) and, when taken, answers the symbol's latest change and last evaluated one. */
+const BEGIN = `if redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then
+  return {1, redis.call('hget', KEYS[2], ARGV[3]) or '0', redis.call('hget', KEYS[3], ARGV[3]) or '0'}
+end
+return {0, '0', '0'}`;
+/**
+ * Records a finished evaluation and, when no change came in since the one it began from,
+ * releases the lock in the same step: a tick arriving after this finds the lock free, one
+ * arriving before it left a newer change, which the holder sees and evaluates.
+ */
+const FINISH = `redis.call('hset', KEYS[3], ARGV[3], ARGV[2])
+local ver = redis.call('hget', KEYS[2], ARGV[3]) or '0'
+if tonumber(ver) > tonumber(ARGV[2]) then return {0, ver} end
+if redis.call('get', KEYS[1]) == ARGV[1] then redis.call('del', KEYS[1]) end
+return {1, ver}`;
 const EXTEND = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end`;
 
 /**
@@ -51,6 +66,42 @@ export class TickBook {
 
   async markDone(symbol: string, ver: number): Promise<void> {
     await this.redis.hset(this.done, symbol, String(ver));
+  }
+
+  /**
+   * Takes the symbol's lock, and reads its state with it (one round trip); undefined when
+   * another worker holds the lock.
+   */
+  async begin(symbol: string, token: string, leaseMs: number): Promise<{ ver: number; done: number } | undefined> {
+    const [locked, ver, done] = (await this.redis.eval(
+      BEGIN,
+      3,
+      this.lockKey(symbol),
+      this.ver,
+      this.done,
+      token,
+      String(leaseMs),
+      symbol,
+    )) as [number, string, string];
+    return locked === 1 ? { ver: Number(ver), done: Number(done) } : undefined;
+  }
+
+  /**
+   * Marks change `ver` evaluated and, when it is still the latest, releases the lock (one
+   * round trip). Answers whether the lock was released, and the latest change.
+   */
+  async finish(symbol: string, token: string, ver: number): Promise<{ released: boolean; ver: number }> {
+    const [released, latest] = (await this.redis.eval(
+      FINISH,
+      3,
+      this.lockKey(symbol),
+      this.ver,
+      this.done,
+      token,
+      String(ver),
+      symbol,
+    )) as [number, string];
+    return { released: released === 1, ver: Number(latest) };
   }
 
   async tryLock(symbol: string, token: string, leaseMs: number): Promise<boolean> {

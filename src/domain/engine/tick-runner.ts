@@ -52,7 +52,10 @@ export async function runTicks(
   const withinBound = () => result.passes < MAX_PASSES_PER_JOB && Date.now() - started < leaseMs / 2;
   for (;;) {
     const token = randomUUID();
-    if (!(await book.tryLock(symbol, token, leaseMs))) return { ...result, coalesced: true };
+    // The lock and the symbol's state in one round trip; a pass's end and the release in another.
+    const begun = await book.begin(symbol, token, leaseMs);
+    if (!begun) return { ...result, coalesced: true };
+    let { ver, done } = begun;
     let extendedAt = Date.now();
     const heartbeat = async () => {
       if (Date.now() - extendedAt < leaseMs / 3) return;
@@ -60,20 +63,24 @@ export async function runTicks(
       if (!(await book.extend(symbol, token, leaseMs)))
         logger.warn({ symbol }, 'engine lease lapsed mid-pass; the database still guards each order');
     };
+    let released = false;
     try {
-      while (withinBound()) {
-        const { ver, done } = await book.state(symbol);
-        if (ver <= done) break;
+      while (ver > done && withinBound()) {
         addCounts(result.totals, await evaluateSymbol(em, quotes, symbol, { logger, heartbeat }));
         result.passes++;
-        await book.markDone(symbol, ver);
         em.clear();
+        const finished = await book.finish(symbol, token, ver);
+        done = ver;
+        ver = finished.ver;
+        released = finished.released;
+        // Released: no change came in since the pass began, and a tick arriving from now on takes the lock itself.
+        if (released) return result;
       }
     } finally {
-      await book.unlock(symbol, token);
+      if (!released) await book.unlock(symbol, token);
     }
     // Behind still: a change recorded between the last check and the unlock, or the bound was reached.
-    const { ver, done } = await book.state(symbol);
+    ({ ver, done } = await book.state(symbol));
     if (ver <= done) return result;
     if (!withinBound()) {
       await handOn(symbol);

@@ -6,7 +6,7 @@ import { CLAIM_UNPUBLISHED, HAND_TO_CONSUMERS, RELAY_LAG, TRY_XACT_LOCK } from '
 /** Any fixed key: the transaction-level advisory lock that lets one relay batch run at a time. */
 const RELAY_LOCK = 0x6f7574626f78;
 /** How often a run that found the lock taken tries again, and for how long at most (then the schedule carries on). */
-const BUSY_RETRY_MS = 5;
+const BUSY_RETRY_MS = 10;
 const BUSY_WAIT_MAX_MS = 1000;
 
 export interface RelayOptions {

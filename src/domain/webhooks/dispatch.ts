@@ -6,7 +6,7 @@ import { DISPATCH_LOCK, FAN_OUT, WEBHOOKS_DUE } from './webhooks.queries';
 /** Any fixed key: the transaction-level advisory lock that lets one fan-out batch run at a time. */
 const DISPATCH_LOCK_KEY = 0x77656268;
 /** How often a run that found the lock taken tries again, and for how long at most (then the schedule carries on). */
-const BUSY_RETRY_MS = 5;
+const BUSY_RETRY_MS = 10;
 const BUSY_WAIT_MAX_MS = 1000;
 
 /**
