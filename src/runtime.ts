@@ -31,6 +31,7 @@ import { Metrics } from './platform/metrics';
 import { closeRedis, createRedis, redisReady } from './platform/redis';
 import type { AppServices } from './app-services';
 import { PROCESSORS } from './workers';
+import { StreamHub } from './api/streams/stream-hub';
 import type { Processor } from './workers/processor';
 import { startWorkers, type WorkerHost } from './workers/worker-host';
 import { startWorkerHttp } from './workers/worker-http';
@@ -115,6 +116,11 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     recordUnsealFailure(redis, config.queuePrefix, failure.purpose, failure.reason);
   });
   metrics.watchOutbox(() => outboxLagSeconds(orm.em.fork() as EntityManager));
+  const identity = createIdentity(
+    { jwt: config.jwt, keyPrefix: config.queuePrefix, accessTokenTtlSeconds: config.accessTokenTtlSeconds },
+    redis,
+    keyRing.box(SECRET_PURPOSES.totp),
+  );
   const services: AppServices = {
     config,
     logger,
@@ -126,17 +132,14 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     mail: createMailTransport(config.smtpUrl, logger),
     mailSecrets: keyRing.box(SECRET_PURPOSES.mail),
     mailRenderer: new EmailTemplateRenderer(),
-    identity: createIdentity(
-      { jwt: config.jwt, keyPrefix: config.queuePrefix, accessTokenTtlSeconds: config.accessTokenTtlSeconds },
-      redis,
-      keyRing.box(SECRET_PURPOSES.totp),
-    ),
+    identity,
     quotes: new QuoteStore(redis, config.queuePrefix),
     eventConsumers,
     webhookSecrets: keyRing.box(SECRET_PURPOSES.webhook),
     documentSecrets: keyRing.box(SECRET_PURPOSES.document),
     verificationLevels: new VerificationLevels(),
     webhookSender: new WebhookSender({ timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhooksAllowPrivateUrls }),
+    streams: new StreamHub({ redis: config.redis, prefix: config.queuePrefix, logger, metrics, identity, commands: redis }),
   };
 
   let workerRedis: RedisClient | undefined;
@@ -166,6 +169,8 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       logger.info('shutting down: draining requests and jobs');
       // Order matters: stop taking requests, let in-flight requests and jobs finish, then close connections.
       await closeAll(logger, [
+        // Open streams would hold the server's close for the whole grace period: they end first, cleanly.
+        () => services.streams.close(),
         () => (server ? closeServer(server, config.shutdownGraceMs) : undefined),
         () => workers?.close(),
         // Health and metrics answer until the jobs in hand have finished.
@@ -207,6 +212,7 @@ function closeServer(server: Server, graceMs: number): Promise<void> {
 
 async function closeServices(services: AppServices): Promise<void> {
   await closeAll(services.logger, [
+    () => services.streams.close(),
     () => services.queueEvents.close(),
     () => services.jobs.close(),
     () => closeRedis(services.redis),

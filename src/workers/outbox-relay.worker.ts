@@ -1,4 +1,5 @@
 import { relayEvents } from '../domain/events/relay';
+import { publishLive } from '../domain/streams/live-feed';
 import { requeueStaleMail } from '../domain/mail/mail-outbox';
 import { OutboxRelayJob } from '../jobs/outbox-relay.job';
 import { defineProcessor } from './processor';
@@ -24,6 +25,11 @@ export const outboxRelayProcessor = defineProcessor(OutboxRelayJob, async (_payl
         });
       }
     },
+    // Committed: a message lost to Redis reaches a stream's client only when it resumes (Last-Event-ID).
+    afterPublish: (published) =>
+      publishLive(services.redis, config.queuePrefix, published).catch((err: unknown) => {
+        logger.warn({ err: (err as Error).message }, 'could not publish events to the live feed');
+      }),
   }).catch((err: unknown) => {
     failure = err;
     return undefined;

@@ -73,6 +73,8 @@ export interface RouteSpec<
   requestBody?: Record<string, unknown>;
   /** Accepts an Idempotency-Key header: a retry with the same key and body replays the first answer. */
   idempotent?: boolean;
+  /** Also authenticates with a single-use stream ticket as `?ticket=` (event streams: EventSource sends no header). */
+  acceptsTicket?: boolean;
   /** Responses that are not JSON (Prometheus text, HTML): the handler writes them itself. */
   raw?: boolean;
   handler: (ctx: HandlerContext<Infer<B>, Infer<Q>, Infer<P>>) => Promise<HandlerResult> | HandlerResult;
