@@ -116,6 +116,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     recordUnsealFailure(redis, config.queuePrefix, failure.purpose, failure.reason);
   });
   metrics.watchOutbox(() => outboxLagSeconds(orm.em.fork() as EntityManager));
+  const quotes = new QuoteStore(redis, config.queuePrefix);
   const identity = createIdentity(
     { jwt: config.jwt, keyPrefix: config.queuePrefix, accessTokenTtlSeconds: config.accessTokenTtlSeconds },
     redis,
@@ -133,13 +134,22 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     mailSecrets: keyRing.box(SECRET_PURPOSES.mail),
     mailRenderer: new EmailTemplateRenderer(),
     identity,
-    quotes: new QuoteStore(redis, config.queuePrefix),
+    quotes,
     eventConsumers,
     webhookSecrets: keyRing.box(SECRET_PURPOSES.webhook),
     documentSecrets: keyRing.box(SECRET_PURPOSES.document),
     verificationLevels: new VerificationLevels(),
     webhookSender: new WebhookSender({ timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhooksAllowPrivateUrls }),
-    streams: new StreamHub({ redis: config.redis, prefix: config.queuePrefix, logger, metrics, identity, commands: redis }),
+    streams: new StreamHub({
+      redis: config.redis,
+      prefix: config.queuePrefix,
+      logger,
+      metrics,
+      identity,
+      commands: redis,
+      orm,
+      quotes,
+    }),
   };
 
   let workerRedis: RedisClient | undefined;

@@ -63,6 +63,7 @@ export async function openStream(r: StreamRequest): Promise<void> {
   if (caller.kind === 'api_token') stream.tokenHash = tokenHashOf(req);
   hub.add(stream);
 
+  if (r.kind === 'customer') hub.accounts?.watch(r.filter.customerId!);
   if (r.kind === 'quotes') {
     const symbols = r.filter.symbols ? [...r.filter.symbols] : undefined;
     const current = symbols ? [...(await services.quotes.getMany(symbols)).values()] : await services.quotes.all();

@@ -2,7 +2,9 @@ import type { Logger } from 'pino';
 import type { Identity } from '../../domain/identity/identity';
 import { liveEventsChannel, type LiveEvent } from '../../domain/streams/live-feed';
 import { StreamSlots } from '../../domain/streams/stream-slots';
-import { quoteChannel, type Quote } from '../../domain/prices/quote-store';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { quoteChannel, type Quote, type QuoteStore } from '../../domain/prices/quote-store';
+import { AccountWatcher } from './account-watcher';
 import { num } from '../../platform/decimal';
 import type { Metrics } from '../../platform/metrics';
 import { closeRedis, createRedis, type RedisClient, type RedisTarget } from '../../platform/redis';
@@ -21,6 +23,9 @@ export interface StreamHubOptions {
   identity: Identity;
   /** Producer-side connection, for the per-session slots. */
   commands: RedisClient;
+  /** For account.updated (AccountWatcher); without them customer streams carry domain events only. */
+  orm?: MikroORM;
+  quotes?: QuoteStore;
 }
 
 /**
@@ -48,8 +53,13 @@ export class StreamHub {
   readonly customerListeners: Array<(customerIds: Set<string>) => void> = [];
   readonly quoteListeners: Array<(quotes: Quote[]) => void> = [];
 
+  /** account.updated for the customers streaming here. */
+  readonly accounts: AccountWatcher | undefined;
+
   constructor(private readonly options: StreamHubOptions) {
     this.slots = new StreamSlots(options.commands, options.prefix);
+    this.accounts =
+      options.orm && options.quotes ? new AccountWatcher(this, options.orm, options.quotes, options.logger) : undefined;
   }
 
   /** Subscribes (once) to the live feed; resolves when Redis has confirmed the subscription. */
@@ -197,6 +207,7 @@ export class StreamHub {
     if (this.closed) return;
     this.closed = true;
     for (const t of this.timers) clearInterval(t);
+    this.accounts?.close();
     for (const s of [...this.all]) {
       s.control(': server shutting down\n\n');
       s.end();

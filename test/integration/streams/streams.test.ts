@@ -140,12 +140,12 @@ test('when a client reconnects with Last-Event-ID while events keep coming, then
   const orders = await racing;
   await second.waitFor(isOrderOpened(orders[orders.length - 1]!), 10_000);
   const ids = second.events.filter((e) => e.id).map((e) => e.id!);
-  const expected = await sql<{ seq: string }>(
+  const expected = await sql<{ s: string }>(
     app,
-    'select seq::text from domain_events where customer_id = ? and seq > ? and published_at is not null order by seq',
+    'select seq::text as s from domain_events where customer_id = ? and seq > ? and published_at is not null order by seq',
     [alice.id, seen.id],
   );
-  expect(ids).toEqual(expected.map((r) => r.seq));
+  expect(ids).toEqual(expected.map((r) => r.s));
   for (const o of orders) expect(second.events.filter(isOrderOpened(o))).toHaveLength(1);
 });
 
@@ -156,4 +156,27 @@ test('when Last-Event-ID is older than the replay window, then the first event i
   const first = await s.waitFor(() => true);
   expect(first.event).toBe('reset');
   expect(first.id).toBeUndefined();
+});
+
+test('when a customer’s position moves with quotes, then account.updated comes at most once per account per 250 ms', async () => {
+  const dave = await createCustomer(app, admin);
+  const login = await fundedAccount(app, admin, dave.id, groupId);
+  const s = await stream('/customers/me/stream', dave.token);
+  await new Promise((r) => setTimeout(r, 400));
+  await openOrder(app, admin, login, 0, 1);
+  const opened = await s.waitFor((e) => e.event === 'account.updated' && JSON.parse(e.data).margin > 0);
+  const figures = JSON.parse(opened.data);
+  expect(Object.keys(figures).sort()).toEqual(['balance', 'equity', 'free_margin', 'login', 'margin']);
+  expect(figures.login).toBe(login);
+  const before = s.events.filter((e) => e.event === 'account.updated').length;
+  const started = Date.now();
+  for (let i = 1; i <= 20; i++)
+    await setQuote(app, admin, 'EURUSD', Number((1.1 + i / 10_000).toFixed(5)), Number((1.1002 + i / 10_000).toFixed(5)));
+  const elapsed = Date.now() - started;
+  await s.waitFor((e) => e.event === 'account.updated' && JSON.parse(e.data).equity > figures.equity);
+  await new Promise((r) => setTimeout(r, 300));
+  const updates = s.events.filter((e) => e.event === 'account.updated').length - before;
+  expect(updates).toBeGreaterThanOrEqual(1);
+  expect(updates).toBeLessThanOrEqual(Math.ceil((elapsed + 600) / 250) + 1);
+  await setQuote(app, admin, 'EURUSD', 1.1, 1.1002);
 });
