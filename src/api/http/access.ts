@@ -89,6 +89,12 @@ export async function authorize(
 async function ticketCaller(em: EntityManager, identity: Identity, ticket: string): Promise<Caller> {
   const holder = await identity.streamTickets.redeem(ticket);
   if (!holder) throw errors.unauthenticated('The stream ticket is invalid, expired or already used');
+  if (holder.dashboard) {
+    // A dashboard session is never cached as active (it has no tokens), but its revocation writes a tombstone.
+    const cached = await identity.sessions.get(holder.sid).catch(() => undefined);
+    if (cached?.state === 'revoked') throw errors.unauthenticated('The session has been revoked');
+    return { kind: 'user', userId: holder.sub, sessionId: holder.sid, permissions: new Set(holder.dashboard.permissions) };
+  }
   return sessionCaller(em, identity, holder);
 }
 

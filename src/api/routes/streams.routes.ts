@@ -121,6 +121,7 @@ export const streamRoutes: RouteSpec[] = [
         res,
         em,
         services,
+        lastEventId: query.last_event_id,
       });
       return undefined;
     },

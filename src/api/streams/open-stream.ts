@@ -19,6 +19,8 @@ export interface StreamRequest {
   res: Response;
   em: EntityManager;
   services: AppServices;
+  /** `?last_event_id=`, for clients that cannot send the header. */
+  lastEventId?: string;
 }
 
 /**
@@ -32,7 +34,7 @@ export async function openStream(r: StreamRequest): Promise<void> {
   const { services, req, res, caller } = r;
   const hub = services.streams;
   if (hub.isClosed) throw new AppError(503, 'SHUTTING_DOWN', 'This process is shutting down; reconnect');
-  const lastEventId = r.kind === 'quotes' ? undefined : req.get('last-event-id');
+  const lastEventId = r.kind === 'quotes' ? undefined : (req.get('last-event-id') ?? r.lastEventId);
   await hub.ready();
   const id = randomUUID();
   const holder = caller.kind === 'api_token' ? `token:${caller.tokenId}` : `session:${caller.sessionId}`;

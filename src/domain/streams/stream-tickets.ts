@@ -9,6 +9,11 @@ export interface TicketHolder {
   type: 'user' | 'customer';
   sub: string;
   sid: string;
+  /**
+   * A dashboard session (its cookie is its credential, it has no access token): the staff
+   * member's permissions when the ticket was issued. The session's revocation still counts.
+   */
+  dashboard?: { permissions: string[] };
 }
 
 /**

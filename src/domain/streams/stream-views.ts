@@ -29,7 +29,14 @@ export const QuoteStreamQuerySchema = z.object({
   ticket: z.string().max(200).optional().describe('A stream ticket (POST /auth/stream-tickets), instead of a Bearer header'),
 });
 
+const LastEventIdQuery = z
+  .string()
+  .max(40)
+  .optional()
+  .describe('Where to resume, for a client that cannot send the Last-Event-ID header (the header wins when both are sent)');
+
 export const CustomerStreamQuerySchema = z.object({
+  last_event_id: LastEventIdQuery,
   ticket: z.string().max(200).optional().describe('A stream ticket (POST /auth/stream-tickets), instead of a Bearer header'),
 });
 
@@ -37,6 +44,7 @@ export const BackofficeStreamQuerySchema = z.object({
   types: commaList(z.enum(EVENT_TYPES), EVENT_TYPES.length)
     .optional()
     .describe('Comma-separated event types (order.opened,order.closed); every type when absent'),
+  last_event_id: LastEventIdQuery,
   ticket: z.string().max(200).optional().describe('A stream ticket (POST /auth/stream-tickets), instead of a Bearer header'),
 });
 
