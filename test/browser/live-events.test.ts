@@ -52,7 +52,7 @@ describeWithBrowser('the live events page in a browser', () => {
     const login = await fundedAccount(app, admin, customer.id, groupId);
     const page = await browser.newPage();
     await signIn(page, ADMIN.email, ADMIN.password);
-    await page.waitForFunction(() => document.getElementById('status')?.textContent === 'live', undefined, { timeout: 10_000 });
+    await page.locator('#status', { hasText: /^live$/ }).waitFor({ timeout: 10_000 });
     const started = Date.now();
     const order = await openOrder(app, admin, login);
     const row = page.locator('#events tr[data-type="order.opened"]', { hasText: `order ${order}` });
@@ -70,7 +70,7 @@ describeWithBrowser('the live events page in a browser', () => {
     const page = await browser.newPage();
     await signIn(page, ADMIN.email, ADMIN.password);
     await page.selectOption('#types', ['order.closed']);
-    await page.waitForFunction(() => document.getElementById('status')?.textContent === 'live', undefined, { timeout: 10_000 });
+    await page.locator('#status', { hasText: /^live$/ }).waitFor({ timeout: 10_000 });
     const order = await openOrder(app, admin, login);
     const closed = await app.request('POST', `/orders/${order}/close`, { token: admin, body: {} });
     expect([200, 201]).toContain(closed.status);
