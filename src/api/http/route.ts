@@ -28,6 +28,8 @@ export type Access =
 export interface ResponseSpec {
   description: string;
   schema?: z.ZodType;
+  /** A `text/event-stream` answer: its event names and the schema of each one's `data:`, and a sample of the stream. */
+  eventStream?: { events: Record<string, z.ZodType>; example: string };
 }
 
 /** What a handler receives: parsed input, the request's unit of work, and the services. */

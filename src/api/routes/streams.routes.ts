@@ -1,7 +1,12 @@
 import { asCustomer, asSession } from '../http/access';
 import { defineRoute, json, type RouteSpec } from '../http/route';
+import { EVENT_TYPES } from '../../domain/events/event-types';
+import { WebhookEventSchema } from '../../domain/webhooks/webhook-body';
 import {
+  AccountUpdatedSchema,
   BackofficeStreamQuerySchema,
+  QuoteEventSchema,
+  StreamNoticeSchema,
   CustomerStreamQuerySchema,
   QuoteStreamQuerySchema,
   StreamTicketSchema,
@@ -14,10 +19,15 @@ const STREAM_RULES =
   'an id older than that gets a first event `reset` (reload your state). A client more than 10,000 events behind gets `overflow` and the stream ends. ' +
   'Authenticate with a Bearer token or `?ticket=` (POST /auth/stream-tickets). More than 5 open streams per session: 429. A revoked session ends its streams within a second.';
 
-const STREAM_RESPONSES = {
-  200: { description: 'The event stream (text/event-stream), open until the client leaves or the server ends it' },
-  429: { description: 'RATE_LIMITED: the session already holds 5 open streams' },
-};
+const OPEN = 'The event stream, open until the client leaves or the server ends it';
+const LIMITED = { description: 'RATE_LIMITED: the session already holds 5 open streams' };
+const NOTICES = { reset: StreamNoticeSchema, overflow: StreamNoticeSchema };
+/** Every domain event type, each `data:` the webhook event JSON. */
+const DOMAIN_EVENTS = Object.fromEntries(EVENT_TYPES.map((t) => [t, WebhookEventSchema]));
+const DOMAIN_EXAMPLE =
+  'retry: 2000\n\n' +
+  'id: 4711\nevent: order.opened\ndata: {"id":"6f1c2a9e-8b3d-4c5e-9f10-2a3b4c5d6e7f","type":"order.opened","created_at":"2026-11-26T09:30:00.123Z","data":{"order":100234,"login":5001234,"symbol":"EURUSD","cmd":0,"volume":0.1}}\n\n' +
+  ': keep-alive\n\n';
 
 export const streamRoutes: RouteSpec[] = [
   defineRoute({
@@ -56,7 +66,17 @@ export const streamRoutes: RouteSpec[] = [
     acceptsTicket: true,
     raw: true,
     query: QuoteStreamQuerySchema,
-    responses: STREAM_RESPONSES,
+    responses: {
+      200: {
+        description: OPEN,
+        eventStream: {
+          events: { quote: QuoteEventSchema },
+          example:
+            'retry: 2000\n\nevent: quote\ndata: {"symbol":"EURUSD","bid":1.08412,"ask":1.08425,"time":"2026-11-26T09:30:00.123Z"}\n\n',
+        },
+      },
+      429: LIMITED,
+    },
     handler: async ({ services, req, res, em, caller, query }) => {
       await openStream({
         kind: 'quotes',
@@ -85,7 +105,18 @@ export const streamRoutes: RouteSpec[] = [
     acceptsTicket: true,
     raw: true,
     query: CustomerStreamQuerySchema,
-    responses: STREAM_RESPONSES,
+    responses: {
+      200: {
+        description: OPEN,
+        eventStream: {
+          events: { ...DOMAIN_EVENTS, 'account.updated': AccountUpdatedSchema, ...NOTICES },
+          example:
+            DOMAIN_EXAMPLE +
+            'event: account.updated\ndata: {"login":5001234,"balance":10250,"equity":10312.4,"margin":216.85,"free_margin":10095.55}\n\n',
+        },
+      },
+      429: LIMITED,
+    },
     handler: async ({ services, req, res, em, caller }) => {
       const customer = asCustomer(caller);
       await openStream({
@@ -111,7 +142,10 @@ export const streamRoutes: RouteSpec[] = [
     acceptsTicket: true,
     raw: true,
     query: BackofficeStreamQuerySchema,
-    responses: STREAM_RESPONSES,
+    responses: {
+      200: { description: OPEN, eventStream: { events: { ...DOMAIN_EVENTS, ...NOTICES }, example: DOMAIN_EXAMPLE } },
+      429: LIMITED,
+    },
     handler: async ({ services, req, res, em, caller, query }) => {
       await openStream({
         kind: 'backoffice',
