@@ -180,3 +180,15 @@ test('when a customer’s position moves with quotes, then account.updated comes
   expect(updates).toBeLessThanOrEqual(Math.ceil((elapsed + 600) / 250) + 1);
   await setQuote(app, admin, 'EURUSD', 1.1, 1.1002);
 });
+
+test('when a staff user is deactivated, then its back-office streams end within a second', async () => {
+  const watcher = await createStaff(app, ['view_events'], admin);
+  const s = await stream('/api/backoffice/stream', watcher.token);
+  expect(s.status).toBe(200);
+  const started = Date.now();
+  expect(
+    (await app.request('PATCH', `/api/admin/users/${watcher.id}`, { token: admin, body: { is_active: false } })).status,
+  ).toBe(200);
+  await s.ended;
+  expect(Date.now() - started).toBeLessThan(1000);
+});
