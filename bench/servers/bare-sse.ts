@@ -37,7 +37,7 @@ sub.on('message', (channel: string, message: string) => {
   }>) {
     const set = e.customer_id ? byCustomer.get(e.customer_id) : undefined;
     if (!set) continue;
-    const frame = `id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify({ id: e.id, type: e.type, created_at: e.created_at, data: e.data })}\n\n`;
+    const frame = `id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify({ id: e.id, type: e.type, sequence: Number(e.seq), created_at: e.created_at, data: e.data })}\n\n`;
     for (const res of set) res.write(frame);
   }
 });

@@ -14,7 +14,7 @@ import {
 import { openStream } from '../streams/open-stream';
 
 const STREAM_RULES =
-  'Answers `text/event-stream`. Each domain event is `id:` (its sequence number), `event:` (its type) and `data:` (the JSON webhooks deliver: `{"id","type","created_at","data"}`); ' +
+  'Answers `text/event-stream`. Each domain event is `id:` (its sequence number), `event:` (its type) and `data:` (the JSON webhooks deliver: `{"id","type","sequence","created_at","data"}`); ' +
   'a comment line every 15 s keeps proxies from closing the stream. Reconnecting with `Last-Event-ID` replays every matching event after that id from the last 24 hours, in order, then goes live; ' +
   'an id older than that gets a first event `reset` (reload your state). A client more than 10,000 events behind gets `overflow` and the stream ends. ' +
   'Authenticate with a Bearer token or `?ticket=` (POST /auth/stream-tickets). More than 5 open streams per session: 429. A revoked session ends its streams within a second.';
@@ -26,7 +26,7 @@ const NOTICES = { reset: StreamNoticeSchema, overflow: StreamNoticeSchema };
 const DOMAIN_EVENTS = Object.fromEntries(EVENT_TYPES.map((t) => [t, WebhookEventSchema]));
 const DOMAIN_EXAMPLE =
   'retry: 2000\n\n' +
-  'id: 4711\nevent: order.opened\ndata: {"id":"6f1c2a9e-8b3d-4c5e-9f10-2a3b4c5d6e7f","type":"order.opened","created_at":"2026-11-26T09:30:00.123Z","data":{"order":100234,"login":5001234,"symbol":"EURUSD","cmd":0,"volume":0.1}}\n\n' +
+  'id: 4711\nevent: order.opened\ndata: {"id":"6f1c2a9e-8b3d-4c5e-9f10-2a3b4c5d6e7f","type":"order.opened","sequence":4711,"created_at":"2026-11-26T09:30:00.123Z","data":{"order":100234,"login":5001234,"symbol":"EURUSD","cmd":0,"volume":0.1}}\n\n' +
   ': keep-alive\n\n';
 
 export const streamRoutes: RouteSpec[] = [

@@ -1,5 +1,6 @@
 import type { RedisClient } from '../../platform/redis';
 import type { OutboxEvent } from '../events/consumers';
+import type { WebhookEvent } from '../webhooks/webhook-body';
 
 /**
  * The live feed: every domain event, once the outbox relay has handed it over, is published on
@@ -35,8 +36,8 @@ export function toLiveEvent(e: OutboxEvent): LiveEvent {
 }
 
 /** What a stream's `data:` carries: the JSON webhooks deliver for the event. */
-export function wireEvent(e: LiveEvent): { id: string; type: string; created_at: string; data: Record<string, unknown> } {
-  return { id: e.id, type: e.type, created_at: e.created_at, data: e.data };
+export function wireEvent(e: LiveEvent): WebhookEvent {
+  return { id: e.id, type: e.type as WebhookEvent['type'], sequence: Number(e.seq), created_at: e.created_at, data: e.data };
 }
 
 /**

@@ -52,7 +52,8 @@ test('when two customers stream their own events, then each sees its own orders 
   await b.waitFor(isOrderOpened(bobOrder));
   expect(seen.id).toMatch(/^\d+$/);
   const body = JSON.parse(seen.data);
-  expect(Object.keys(body).sort()).toEqual(['created_at', 'data', 'id', 'type']);
+  expect(Object.keys(body).sort()).toEqual(['created_at', 'data', 'id', 'sequence', 'type']);
+  expect(String(body.sequence)).toBe(seen.id);
   expect(body.type).toBe('order.opened');
   // Give a leaked event the time to arrive before looking for it.
   await new Promise((r) => setTimeout(r, 500));
