@@ -21,6 +21,7 @@ const STREAM_RULES =
 
 const OPEN = 'The event stream, open until the client leaves or the server ends it';
 const LIMITED = { description: 'RATE_LIMITED: the session already holds 5 open streams' };
+const UNAVAILABLE = { description: 'STREAMS_UNAVAILABLE: the live feed (Redis) cannot be reached; retry after Retry-After' };
 const NOTICES = { reset: StreamNoticeSchema, overflow: StreamNoticeSchema };
 /** Every domain event type, each `data:` the webhook event JSON. */
 const DOMAIN_EVENTS = Object.fromEntries(EVENT_TYPES.map((t) => [t, WebhookEventSchema]));
@@ -76,6 +77,7 @@ export const streamRoutes: RouteSpec[] = [
         },
       },
       429: LIMITED,
+      503: UNAVAILABLE,
     },
     handler: async ({ services, req, res, em, caller, query }) => {
       await openStream({
@@ -116,6 +118,7 @@ export const streamRoutes: RouteSpec[] = [
         },
       },
       429: LIMITED,
+      503: UNAVAILABLE,
     },
     handler: async ({ services, req, res, em, caller }) => {
       const customer = asCustomer(caller);
@@ -145,6 +148,7 @@ export const streamRoutes: RouteSpec[] = [
     responses: {
       200: { description: OPEN, eventStream: { events: { ...DOMAIN_EVENTS, ...NOTICES }, example: DOMAIN_EXAMPLE } },
       429: LIMITED,
+      503: UNAVAILABLE,
     },
     handler: async ({ services, req, res, em, caller, query }) => {
       await openStream({

@@ -35,7 +35,11 @@ export async function openStream(r: StreamRequest): Promise<void> {
   const hub = services.streams;
   if (hub.isClosed) throw new AppError(503, 'SHUTTING_DOWN', 'This process is shutting down; reconnect');
   const lastEventId = r.kind === 'quotes' ? undefined : (req.get('last-event-id') ?? r.lastEventId);
-  await hub.ready();
+  await hub.ready().catch(() => {
+    throw new AppError(503, 'STREAMS_UNAVAILABLE', 'The live feed cannot be reached right now; try again shortly', {
+      'Retry-After': '5',
+    });
+  });
   const id = randomUUID();
   const holder = caller.kind === 'api_token' ? `token:${caller.tokenId}` : `session:${caller.sessionId}`;
   if (!(await hub.slots.take(holder, id))) {

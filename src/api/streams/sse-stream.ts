@@ -86,12 +86,14 @@ export class SseStream {
     const held = this.buffered ?? [];
     this.buffered = undefined;
     for (const e of held) if (lastReplayed === undefined || BigInt(e.seq) > lastReplayed) this.push(e);
+    if (!this.blocked && this.latest.size) this.flush();
   }
 
   /** Only the newest value per key is kept while the client is behind. */
   latestOnly(key: string, frame: string): void {
     if (this.ended) return;
-    if (this.blocked) this.latest.set(key, frame);
+    // While a resume replays, figures wait too: `reset` and the replay come first.
+    if (this.blocked || this.buffered) this.latest.set(key, frame);
     else this.write(frame);
   }
 

@@ -7,6 +7,7 @@ import { quoteChannel, type Quote, type QuoteStore } from '../../domain/prices/q
 import { AccountWatcher } from './account-watcher';
 import { num } from '../../platform/decimal';
 import type { Metrics } from '../../platform/metrics';
+import { withTimeout } from '../../platform/with-timeout';
 import { closeRedis, createRedis, type RedisClient, type RedisTarget } from '../../platform/redis';
 import { plainFrame, type SseStream, type StreamKind } from './sse-stream';
 
@@ -14,6 +15,8 @@ import { plainFrame, type SseStream, type StreamKind } from './sse-stream';
 export const KEEP_ALIVE_MS = 15_000;
 /** How often open streams' sessions are checked: a revoked one ends within this (and a round trip). */
 const REVOCATION_CHECK_MS = 400;
+/** A stream request waits this long for the live feed's subscription, then answers 503. */
+const SUBSCRIBE_TIMEOUT_MS = 5000;
 
 export interface StreamHubOptions {
   redis: RedisTarget;
@@ -64,7 +67,14 @@ export class StreamHub {
 
   /** Subscribes (once) to the live feed; resolves when Redis has confirmed the subscription. */
   ready(): Promise<void> {
-    return (this.subscribed ??= this.subscribe());
+    // A failed subscription is tried again by the next stream, not remembered.
+    return (this.subscribed ??= this.subscribe().catch((err: unknown) => {
+      this.subscribed = undefined;
+      const sub = this.subscriber;
+      this.subscriber = undefined;
+      if (sub) void closeRedis(sub).catch(() => undefined);
+      throw err;
+    }));
   }
 
   private async subscribe(): Promise<void> {
@@ -87,7 +97,7 @@ export class StreamHub {
       if (connected) this.endEventStreams('live feed reconnected');
       connected = true;
     });
-    await sub.subscribe(events, quotes);
+    await withTimeout(sub.subscribe(events, quotes), SUBSCRIBE_TIMEOUT_MS);
     this.timers.push(setInterval(() => this.keepAlive(), KEEP_ALIVE_MS).unref());
     this.timers.push(setInterval(() => void this.checkSessions(), REVOCATION_CHECK_MS).unref());
   }
