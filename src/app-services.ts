@@ -13,6 +13,7 @@ import type { SecretBox } from './platform/secret-box';
 import type { WebhookSender } from './domain/webhooks/sender';
 import type { Metrics } from './platform/metrics';
 import type { VerificationLevels } from './domain/compliance/verification-levels';
+import type { StreamHub } from './api/streams/stream-hub';
 
 /**
  * The long-lived parts both tiers share, built once per process by the composition root
@@ -46,4 +47,6 @@ export interface AppServices {
   verificationLevels: VerificationLevels;
   /** The HTTP client of webhook deliveries (one keep-alive pool per process). */
   webhookSender: WebhookSender;
+  /** The event streams this process serves (API tier; subscribes to the live feed with the first stream). */
+  streams: StreamHub;
 }

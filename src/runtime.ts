@@ -31,6 +31,7 @@ import { Metrics } from './platform/metrics';
 import { closeRedis, createRedis, redisReady } from './platform/redis';
 import type { AppServices } from './app-services';
 import { PROCESSORS } from './workers';
+import { StreamHub } from './api/streams/stream-hub';
 import type { Processor } from './workers/processor';
 import { startWorkers, type WorkerHost } from './workers/worker-host';
 import { startWorkerHttp } from './workers/worker-http';
@@ -117,6 +118,12 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     recordUnsealFailure(redis, config.queuePrefix, failure.purpose, failure.reason);
   });
   metrics.watchOutbox(() => outboxLagSeconds(orm.em.fork() as EntityManager));
+  const quotes = new QuoteStore(redis, config.queuePrefix);
+  const identity = createIdentity(
+    { jwt: config.jwt, keyPrefix: config.queuePrefix, accessTokenTtlSeconds: config.accessTokenTtlSeconds },
+    redis,
+    keyRing.box(SECRET_PURPOSES.totp),
+  );
   const services: AppServices = {
     config,
     logger,
@@ -128,17 +135,23 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     mail: createMailTransport(config.smtpUrl, logger),
     mailSecrets: keyRing.box(SECRET_PURPOSES.mail),
     mailRenderer: new EmailTemplateRenderer(),
-    identity: createIdentity(
-      { jwt: config.jwt, keyPrefix: config.queuePrefix, accessTokenTtlSeconds: config.accessTokenTtlSeconds },
-      redis,
-      keyRing.box(SECRET_PURPOSES.totp),
-    ),
-    quotes: new QuoteStore(redis, config.queuePrefix),
+    identity,
+    quotes,
     eventConsumers,
     webhookSecrets: keyRing.box(SECRET_PURPOSES.webhook),
     documentSecrets: keyRing.box(SECRET_PURPOSES.document),
     verificationLevels: new VerificationLevels(),
     webhookSender: new WebhookSender({ timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhooksAllowPrivateUrls }),
+    streams: new StreamHub({
+      redis: config.redis,
+      prefix: config.queuePrefix,
+      logger,
+      metrics,
+      identity,
+      commands: redis,
+      orm,
+      quotes,
+    }),
   };
 
   let workerRedis: RedisClient | undefined;
@@ -181,6 +194,8 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       logger.info('shutting down: draining requests and jobs');
       // Order matters: stop taking requests, let in-flight requests and jobs finish, then close connections.
       await closeAll(logger, [
+        // Open streams would hold the server's close for the whole grace period: they end first, cleanly.
+        () => services.streams.close(),
         () => (server ? closeServer(server, config.shutdownGraceMs) : undefined),
         () => outboxWake?.close(),
         () => workers?.close(),
@@ -223,6 +238,7 @@ function closeServer(server: Server, graceMs: number): Promise<void> {
 
 async function closeServices(services: AppServices): Promise<void> {
   await closeAll(services.logger, [
+    () => services.streams.close(),
     () => services.queueEvents.close(),
     () => services.jobs.close(),
     () => closeRedis(services.redis),

@@ -27,6 +27,21 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Server-sent event streams this process holds open, by kind (quotes, customer, backoffice). */
+  readonly streamsOpen = new Gauge({
+    name: 'sse_streams_open',
+    help: 'Open server-sent event streams of this process, by kind',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+
+  readonly streamEventsSent = new Counter({
+    name: 'sse_events_sent_total',
+    help: 'Events written to server-sent event streams, by stream kind',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+
   constructor(options: { defaultMetrics: boolean }) {
     if (options.defaultMetrics) collectDefaultMetrics({ register: this.registry });
   }

@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { AppServices } from '../app-services';
 import { relayEvents } from '../domain/events/relay';
+import { publishLive } from '../domain/streams/live-feed';
 import { requeueStaleMail } from '../domain/mail/mail-outbox';
 import { OutboxRelayJob } from '../jobs/outbox-relay.job';
 import { coalescing } from './coalesce';
@@ -27,6 +28,11 @@ const relay = coalescing((services: AppServices, em: EntityManager, logger: Logg
         });
       }
     },
+    // Committed: a message lost to Redis reaches a stream's client only when it resumes (Last-Event-ID).
+    afterPublish: (published) =>
+      publishLive(services.redis, config.queuePrefix, published).catch((err: unknown) => {
+        logger.warn({ err: (err as Error).message }, 'could not publish events to the live feed');
+      }),
   });
 });
 

@@ -177,6 +177,11 @@ async function request(
   }
   if (opts.token) headers.authorization = `Bearer ${opts.token}`;
   const res = await fetch(`${baseUrl}${path}`, { method, headers, body });
+  // An event stream never ends on its own: its status and headers are the answer (openSse reads streams).
+  if ((res.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+    await res.body?.cancel();
+    return { status: res.status, headers: res.headers, body: '', text: '' };
+  }
   const text = await res.text();
   if (throughPrism) {
     const violations = violationsOf(method, path, res.status, res.headers.get('sl-violations'));

@@ -488,6 +488,12 @@ function send(method: string, path: string, headers: Record<string, string>, bod
         headers: body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) },
       },
       (res) => {
+        // An event stream never ends on its own: its status and headers are the answer.
+        if ((res.headers['content-type'] ?? '').startsWith('text/event-stream')) {
+          res.destroy();
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text: '', body: '' });
+          return;
+        }
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('error', reject);

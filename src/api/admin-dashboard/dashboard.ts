@@ -13,6 +13,7 @@ import { revokeSessions } from '../../domain/identity/sessions';
 import { ALL_QUEUES } from '../../jobs/queues';
 import { AppError } from '../../platform/errors';
 import { allowedChange, HIDDEN_CONTROLS_CSS } from './dashboard-actions';
+import { livePage, LIVE_SCRIPT } from './live-page';
 import { loginPage } from './login-page';
 
 /**
@@ -29,6 +30,8 @@ export const DASHBOARD_PATH = '/admin/queues';
 const LOGIN_PATH = '/admin/login';
 const STYLESHEET_PATH = '/admin/dashboard.css';
 const COOKIE = 'admin_session';
+const LIVE_PATH = '/admin/live';
+const LIVE_SCRIPT_PATH = '/admin/live.js';
 
 /**
  * Retries of failed jobs only (see dashboard-actions), so no retry button on completed ones.
@@ -182,6 +185,66 @@ export function mountQueueDashboard(app: Express, services: AppServices): void {
       next(err);
     }
   });
+
+  // The live events page: the back-office stream through a ticket bought with the dashboard cookie.
+  const liveGuard = async (req: Request, res: Response, next: NextFunction) => {
+    res.set('Cache-Control', 'no-store');
+    try {
+      const caller = await cookieCaller(req, services, lifetimes);
+      const isPage = req.method === 'GET';
+      if (!caller || caller.kind !== 'user') {
+        if (isPage) res.redirect(303, LOGIN_PATH);
+        else res.status(401).json({ detail: 'Sign in at /admin/login', code: 'UNAUTHENTICATED' });
+        return;
+      }
+      if (!caller.permissions.has('view_events')) {
+        res.status(403).json({ detail: 'Missing permission view_events', code: 'FORBIDDEN' });
+        return;
+      }
+      if (!isPage && !sameOrigin(req)) {
+        res.status(403).json({ detail: 'A ticket must be asked for from this site', code: 'FORBIDDEN' });
+        return;
+      }
+      req.dashboardCaller = caller;
+      next();
+    } catch (err) {
+      next(err);
+    }
+  };
+  app.get(LIVE_SCRIPT_PATH, (req, res) => {
+    req.routeTemplate = LIVE_SCRIPT_PATH;
+    res.type('js').set('Cache-Control', 'no-cache').send(LIVE_SCRIPT);
+  });
+  app.get(
+    LIVE_PATH,
+    ...pageCsp(true),
+    (req, _res, next) => ((req.routeTemplate = LIVE_PATH), next()),
+    liveGuard,
+    (_req, res) => {
+      res.type('html').send(livePage());
+    },
+  );
+  app.post(
+    `${LIVE_PATH}/ticket`,
+    (req, _res, next) => ((req.routeTemplate = `${LIVE_PATH}/ticket`), next()),
+    liveGuard,
+    async (req, res, next) => {
+      try {
+        const caller = req.dashboardCaller!;
+        if (caller.kind !== 'user') return;
+        res.json(
+          await services.identity.streamTickets.issue({
+            type: 'user',
+            sub: caller.userId,
+            sid: caller.sessionId,
+            dashboard: { permissions: [...caller.permissions] },
+          }),
+        );
+      } catch (err) {
+        next(err);
+      }
+    },
+  );
 
   app.use(DASHBOARD_PATH, ...pageCsp(true), async (req: Request, res: Response, next: NextFunction) => {
     req.routeTemplate = DASHBOARD_PATH;

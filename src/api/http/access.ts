@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { authenticate } from '../../domain/identity/authenticate';
+import { authenticate, sessionCaller } from '../../domain/identity/authenticate';
 import type { Caller, CustomerCaller, SessionCaller, StaffCaller } from '../../domain/identity/caller';
 import { errors } from '../../platform/errors';
 import type { Identity } from '../../domain/identity/identity';
@@ -56,9 +56,14 @@ export async function authorize(
   /** The request's unit of work, forked on first use: a public route never forks one. */
   em: () => EntityManager,
   identity: Identity,
+  /** The route also takes a stream ticket as `?ticket=` (a browser's EventSource sends no header). */
+  acceptsTicket = false,
 ): Promise<Caller | undefined> {
   if (access.kind === 'public') return undefined;
-  const caller = await authenticate(em(), identity, req.get('authorization'));
+  const header = req.get('authorization');
+  const ticket = acceptsTicket && !header ? (req.query as Record<string, unknown>).ticket : undefined;
+  const caller =
+    typeof ticket === 'string' ? await ticketCaller(em(), identity, ticket) : await authenticate(em(), identity, header);
   if (!caller) throw errors.unauthenticated();
   switch (access.kind) {
     case 'staff':
@@ -78,6 +83,19 @@ export async function authorize(
     case 'authenticated':
       return caller;
   }
+}
+
+/** A stream ticket's holder, checked as its token would be; the ticket is spent whatever the outcome. */
+async function ticketCaller(em: EntityManager, identity: Identity, ticket: string): Promise<Caller> {
+  const holder = await identity.streamTickets.redeem(ticket);
+  if (!holder) throw errors.unauthenticated('The stream ticket is invalid, expired or already used');
+  if (holder.dashboard) {
+    // A dashboard session is never cached as active (it has no tokens), but its revocation writes a tombstone.
+    const cached = await identity.sessions.get(holder.sid).catch(() => undefined);
+    if (cached?.state === 'revoked') throw errors.unauthenticated('The session has been revoked');
+    return { kind: 'user', userId: holder.sub, sessionId: holder.sid, permissions: new Set(holder.dashboard.permissions) };
+  }
+  return sessionCaller(em, identity, holder);
 }
 
 /** Narrowing helpers for handlers: the guard has already made them true. */

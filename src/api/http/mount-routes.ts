@@ -69,7 +69,7 @@ function handle(route: RouteSpec, req: Request, res: Response, pipe: Pipeline): 
   const unit = new UnitOfWork(pipe.services);
   if (route.access.kind === 'public') return validated(route, req, res, pipe, unit, undefined);
   // Who asks comes before what they sent: a stranger learns nothing about a route's schema.
-  return authorize(route.access, req, unit.em, pipe.services.identity).then((caller) =>
+  return authorize(route.access, req, unit.em, pipe.services.identity, route.acceptsTicket).then((caller) =>
     validated(route, req, res, pipe, unit, caller),
   );
 }

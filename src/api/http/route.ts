@@ -28,6 +28,8 @@ export type Access =
 export interface ResponseSpec {
   description: string;
   schema?: z.ZodType;
+  /** A `text/event-stream` answer: its event names and the schema of each one's `data:`, and a sample of the stream. */
+  eventStream?: { events: Record<string, z.ZodType>; example: string };
 }
 
 /** What a handler receives: parsed input, the request's unit of work, and the services. */
@@ -73,6 +75,8 @@ export interface RouteSpec<
   requestBody?: Record<string, unknown>;
   /** Accepts an Idempotency-Key header: a retry with the same key and body replays the first answer. */
   idempotent?: boolean;
+  /** Also authenticates with a single-use stream ticket as `?ticket=` (event streams: EventSource sends no header). */
+  acceptsTicket?: boolean;
   /** Responses that are not JSON (Prometheus text, HTML): the handler writes them itself. */
   raw?: boolean;
   handler: (ctx: HandlerContext<Infer<B>, Infer<Q>, Infer<P>>) => Promise<HandlerResult> | HandlerResult;

@@ -32,6 +32,7 @@ import { PayoutSchema } from '../../domain/prop/payouts';
 import { QueueJobSchema, QueueSummarySchema } from '../../domain/queues/queue-admin';
 import { RiskPreviewResultSchema, RiskRunAcceptedSchema } from '../../domain/risk/preview';
 import { RiskApplyRunSchema, RiskRuleSchema } from '../../domain/risk/rules';
+import { StreamTicketSchema } from '../../domain/streams/stream-views';
 import { DeliverySchema, RedeliverResultSchema } from '../../domain/webhooks/deliveries';
 import { WebhookSchema, WebhookTestResultSchema } from '../../domain/webhooks/webhooks';
 
@@ -228,6 +229,7 @@ const NAMES: Array<[z.ZodType, string, unknown?]> = [
   [TotpSetupSchema, 'TotpSetup'],
   [BackupCodesSchema, 'BackupCodes'],
   [SessionSchema, 'Session'],
+  [StreamTicketSchema, 'StreamTicket'],
   [ApiTokenSchema, 'ApiToken'],
   [IssuedApiTokenSchema, 'IssuedApiToken'],
   [ResetRequestedSchema, 'PasswordResetRequested'],

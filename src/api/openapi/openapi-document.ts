@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Access, RouteSpec } from '../http/route';
+import type { Access, ResponseSpec, RouteSpec } from '../http/route';
 import './component-names';
 import { ErrorSchema, ValidationErrorSchema } from './error-schemas';
 import { exampleOf, type Io } from './examples';
@@ -239,15 +239,33 @@ const IDEMPOTENCY_KEY = {
   example: 'b5e1c2d4-3f6a-4e8b-9c7d-1a2b3c4d5e6f',
 };
 
+/**
+ * A server-sent event stream: OpenAPI 3.1 has no schema for the frames of a stream, so the body
+ * is text, and `x-events` names each event and the schema of its `data:` (components).
+ */
+function eventStreamContent(stream: NonNullable<ResponseSpec['eventStream']>, components: SchemaComponents): JsonSchema {
+  const events: Record<string, JsonSchema> = {};
+  for (const [name, schema] of Object.entries(stream.events)) events[name] = components.convert(schema, 'output');
+  return {
+    'text/event-stream': {
+      schema: { type: 'string', description: 'Frames of `id:`, `event:` and `data:` lines, each frame ending in a blank line' },
+      example: stream.example,
+      'x-events': events,
+    },
+  };
+}
+
 function responsesOf(route: RouteSpec, components: SchemaComponents): Record<string, JsonSchema> {
   const responses: Record<string, JsonSchema> = {};
   for (const [status, spec] of Object.entries(route.responses)) {
     const isError = Number(status) >= 400;
-    const content = spec.schema
-      ? contentOf(spec.schema, 'output', components, route.tags[0])
-      : isError
-        ? errorContent(status, spec.description)
-        : undefined;
+    const content = spec.eventStream
+      ? eventStreamContent(spec.eventStream, components)
+      : spec.schema
+        ? contentOf(spec.schema, 'output', components, route.tags[0])
+        : isError
+          ? errorContent(status, spec.description)
+          : undefined;
     responses[status] = { description: spec.description, ...(content ? { content } : {}) };
   }
   if (route.access.kind !== 'public') responses['401'] ??= ref('Unauthenticated');

@@ -59,6 +59,8 @@ export const TAGS: Record<string, string> = {
   observability: 'Liveness, readiness and metrics',
   documentation: 'This document (`/openapi.json`) and a page that renders it (`/docs`)',
   queues: 'The job queues, for operators and their scripts (`/api/admin/queues`); the dashboard is at /admin/queues',
+  streams:
+    "Live server-sent event streams (`text/event-stream`): quotes (`/streams/quotes`), a customer's own events (`/customers/me/stream`) and every event for the back office (`/api/backoffice/stream`), resumable with `Last-Event-ID`",
 };
 
 export const TAG_GROUPS: Array<{ name: string; tags: string[] }> = [
@@ -68,6 +70,6 @@ export const TAG_GROUPS: Array<{ name: string; tags: string[] }> = [
     tags: ['customers', 'compliance', 'password reset', 'accounts', 'money', 'withdrawals', 'payouts', 'notifications'],
   },
   { name: 'Trading', tags: ['groups', 'instruments', 'quotes', 'orders', 'pending orders', 'risk', 'simulator'] },
-  { name: 'Integrations', tags: ['webhooks'] },
+  { name: 'Integrations', tags: ['webhooks', 'streams'] },
   { name: 'Operations', tags: ['email templates', 'observability', 'queues', 'documentation'] },
 ];

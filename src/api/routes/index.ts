@@ -18,6 +18,7 @@ import { quoteRoutes } from './quotes.routes';
 import { riskRoutes } from './risk.routes';
 import { secretsRoutes } from './secrets.routes';
 import { simulatorRoutes } from './simulator.routes';
+import { streamRoutes } from './streams.routes';
 import { systemRoutes } from './system.routes';
 import { webhookRoutes } from './webhooks.routes';
 
@@ -35,6 +36,7 @@ export const ROUTES: RouteSpec[] = [
   ...instrumentRoutes,
   ...simulatorRoutes,
   ...quoteRoutes,
+  ...streamRoutes,
   ...accountRoutes,
   ...moneyRoutes,
   ...notificationRoutes,

@@ -16,6 +16,8 @@ export interface RelayOptions {
   budgetMs: number;
   /** Called after each commit that wrote rows, with the consumers that got some (to kick their workers). */
   afterCommit?: (consumers: EventConsumer[]) => Promise<void>;
+  /** Called after each commit with the events it marked published, in seq order (the live feed). */
+  afterPublish?: (events: OutboxEvent[]) => Promise<void>;
 }
 
 export interface RelayResult {
@@ -28,7 +30,7 @@ export interface RelayResult {
   busy: boolean;
 }
 
-type BatchOutcome = 'busy' | { claimed: number; handed: Map<EventConsumer, number> };
+type BatchOutcome = 'busy' | { claimed: number; handed: Map<EventConsumer, number>; events: OutboxEvent[] };
 
 /**
  * The outbox relay: hands every unpublished domain event to the consumers that want it, in
@@ -72,6 +74,7 @@ export async function relayEvents(
     result.published += outcome.claimed;
     for (const [consumer, n] of outcome.handed) result.handed[consumer.name] = (result.handed[consumer.name] ?? 0) + n;
     if (outcome.handed.size && options.afterCommit) await options.afterCommit([...outcome.handed.keys()]);
+    if (options.afterPublish) await options.afterPublish(outcome.events);
     if (outcome.claimed < options.batchSize || Date.now() - started >= options.budgetMs) return result;
   }
 }
@@ -81,7 +84,7 @@ async function relayBatch(em: EntityManager, consumers: readonly EventConsumer[]
     const [lock] = await executeNamed<{ locked: boolean }>(tx, TRY_XACT_LOCK.bind({ key: RELAY_LOCK }));
     if (!lock?.locked) return 'busy' as const;
     const rows = await executeNamed<Parameters<typeof toOutboxEvent>[0]>(tx, CLAIM_UNPUBLISHED.bind({ limit: batchSize }));
-    if (rows.length === 0) return { claimed: 0, handed: new Map() };
+    if (rows.length === 0) return { claimed: 0, handed: new Map(), events: [] };
 
     const events = rows.map(toOutboxEvent);
     for (const consumer of consumers) await consumer.prepare?.(tx as EntityManager, events);
@@ -99,7 +102,7 @@ async function relayBatch(em: EntityManager, consumers: readonly EventConsumer[]
     );
     const byName = new Map(consumers.map((c) => [c.name, c]));
     const handed = new Map(written.map((w) => [byName.get(w.consumer)!, Number(w.n)]));
-    return { claimed: rows.length, handed };
+    return { claimed: rows.length, handed, events };
   });
 }
 

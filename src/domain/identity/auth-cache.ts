@@ -56,6 +56,13 @@ export class AuthCache<T extends object> {
     return raw ? (JSON.parse(raw) as Cached<T>) : undefined;
   }
 
+  /** The cached states of many credentials in one round trip (undefined for a miss). */
+  async getMany(ids: readonly string[]): Promise<Array<Cached<T> | undefined>> {
+    if (ids.length === 0) return [];
+    const raws = await this.redis.mget(...ids.map((id) => this.key(id)));
+    return raws.map((raw) => (raw ? (JSON.parse(raw) as Cached<T>) : undefined));
+  }
+
   /** Fills a miss; never replaces what is there (a tombstone may have landed meanwhile). */
   async fill(id: string, value: Cached<T>, maxTtlSeconds = ACTIVE_TTL_SECONDS): Promise<void> {
     const ttl = value.state === 'active' ? Math.max(1, Math.min(ACTIVE_TTL_SECONDS, maxTtlSeconds)) : TOMBSTONE_TTL_SECONDS;

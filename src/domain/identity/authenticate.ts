@@ -31,6 +31,18 @@ export async function authenticate(
 
   const claims = await identity.accessTokens.verify(token);
   if (!claims) throw errors.unauthenticated('The access token is invalid or expired');
+  return sessionCaller(em, identity, claims);
+}
+
+/**
+ * The caller of a login session, checked as a request's token is (revoked, expired, the
+ * principal deactivated: 401): for a token's claims, or for a stream ticket's holder.
+ */
+export async function sessionCaller(
+  em: EntityManager,
+  identity: Identity,
+  claims: { sub: string; sid: string; type: 'user' | 'customer' },
+): Promise<Caller> {
   const facts = await sessionFacts(em, identity, claims.sid, claims.type);
   // A cache hit knows the session only by id, so the token's type is checked against the
   // session's here too (Postgres checks it in its query): else a token naming a staff

@@ -6,6 +6,7 @@ import { AccessTokens } from './access-tokens';
 import { AuthCache } from './auth-cache';
 import { LoginThrottle } from './login-throttle';
 import { RequestThrottle } from './request-throttle';
+import { StreamTickets } from '../streams/stream-tickets';
 
 export interface SessionFacts {
   principalId: string;
@@ -32,6 +33,8 @@ export interface Identity {
   resetThrottle: RequestThrottle;
   /** Seals TOTP seeds at rest. */
   totpBox: SecretBox;
+  /** Single-use tickets that open one event stream (`?ticket=`). */
+  streamTickets: StreamTickets;
   defaultAccessTokenTtl: number;
 }
 
@@ -54,6 +57,7 @@ export function createIdentity(options: IdentityOptions, redis: RedisClient, tot
     throttle: new LoginThrottle(redis, keyPrefix),
     resetThrottle: new RequestThrottle(redis, keyPrefix, 'password-reset', RESET_LIMITS.windowSeconds),
     totpBox,
+    streamTickets: new StreamTickets(redis, keyPrefix),
     defaultAccessTokenTtl: options.accessTokenTtlSeconds,
   };
 }

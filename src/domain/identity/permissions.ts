@@ -28,6 +28,7 @@ export const PERMISSIONS = [
   'manage_risk_rules',
   'manage_simulator',
   'manage_compliance',
+  'view_events',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];

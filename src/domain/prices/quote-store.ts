@@ -27,6 +27,11 @@ export function quoteVersionKey(prefix: string): string {
   return `${prefix}:quotes:ver`;
 }
 
+/** The pub/sub channel every quote change is published on, as a JSON array of quotes. */
+export function quoteChannel(prefix: string): string {
+  return `${prefix}:live:quotes`;
+}
+
 /**
  * The latest bid and ask of every symbol, in one Redis hash: the order engine reads a
  * quote with one HGET, from any process. The simulator (manually or by its random walk)
@@ -35,6 +40,7 @@ export function quoteVersionKey(prefix: string): string {
 export class QuoteStore {
   private readonly key: string;
   private readonly versions: string;
+  private readonly channel: string;
 
   constructor(
     private readonly redis: RedisClient,
@@ -42,6 +48,7 @@ export class QuoteStore {
   ) {
     this.key = `${prefix}:quotes`;
     this.versions = quoteVersionKey(prefix);
+    this.channel = quoteChannel(prefix);
   }
 
   async get(symbol: string): Promise<Quote | undefined> {
@@ -80,6 +87,8 @@ export class QuoteStore {
   private async write(quotes: Quote[]): Promise<void> {
     const multi = this.redis.multi().hset(this.key, ...quotes.flatMap((q) => [q.symbol, JSON.stringify(q)]));
     for (const q of quotes) multi.hincrby(this.versions, q.symbol, 1);
+    // The quote streams of every API process listen here (pub/sub: only the newest value matters).
+    multi.publish(this.channel, JSON.stringify(quotes));
     const replies = await multi.exec();
     const failed = replies?.find(([err]) => err);
     if (failed) throw failed[0];

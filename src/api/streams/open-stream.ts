@@ -1,0 +1,103 @@
+import { randomUUID } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Request, Response } from 'express';
+import type { AppServices } from '../../app-services';
+import type { Caller } from '../../domain/identity/caller';
+import { MAX_STREAMS_PER_SESSION } from '../../domain/streams/stream-slots';
+import { canResume, replayAfter } from '../../domain/streams/replay';
+import { sha256Hex } from '../../platform/crypto';
+import { AppError, errors } from '../../platform/errors';
+import { plainFrame, SseStream, type StreamKind } from './sse-stream';
+
+const LAST_EVENT_ID = /^\d{1,19}$/;
+
+export interface StreamRequest {
+  kind: StreamKind;
+  caller: Caller;
+  filter: SseStream['filter'];
+  req: Request;
+  res: Response;
+  em: EntityManager;
+  services: AppServices;
+  /** `?last_event_id=`, for clients that cannot send the header. */
+  lastEventId?: string;
+}
+
+/**
+ * Opens a stream: takes one of the session's slots (429 beyond MAX_STREAMS_PER_SESSION, across
+ * processes), answers 200 `text/event-stream`, and registers the stream with the process's hub
+ * before anything is read, so no live event can slip past it. A reconnect with Last-Event-ID
+ * then replays from the outbox what came after that id while the live events wait in the
+ * stream, and the two meet without a gap or a repeat (see SseStream.goLive).
+ */
+export async function openStream(r: StreamRequest): Promise<void> {
+  const { services, req, res, caller } = r;
+  const hub = services.streams;
+  if (hub.isClosed) throw new AppError(503, 'SHUTTING_DOWN', 'This process is shutting down; reconnect');
+  const lastEventId = r.kind === 'quotes' ? undefined : (req.get('last-event-id') ?? r.lastEventId);
+  await hub.ready().catch(() => {
+    throw new AppError(503, 'STREAMS_UNAVAILABLE', 'The live feed cannot be reached right now; try again shortly', {
+      'Retry-After': '5',
+    });
+  });
+  const id = randomUUID();
+  const holder = caller.kind === 'api_token' ? `token:${caller.tokenId}` : `session:${caller.sessionId}`;
+  if (!(await hub.slots.take(holder, id))) {
+    const err = errors.rateLimited(5);
+    throw new AppError(429, err.code, `At most ${MAX_STREAMS_PER_SESSION} streams may be open per session`, err.headers);
+  }
+
+  res.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-store',
+    connection: 'keep-alive',
+    // nginx and its kind would otherwise hold events back to fill a buffer.
+    'x-accel-buffering': 'no',
+  });
+  res.write('retry: 2000\n\n');
+  const stream = new SseStream(
+    id,
+    res,
+    r.kind,
+    caller,
+    holder,
+    r.filter,
+    (kind, n) => hub.sent(kind, n),
+    (s) => hub.remove(s),
+    lastEventId !== undefined,
+  );
+  if (caller.kind === 'api_token') stream.tokenHash = tokenHashOf(req);
+  hub.add(stream);
+
+  if (r.kind === 'customer') hub.accounts?.watch(r.filter.customerId!);
+  if (r.kind === 'quotes') {
+    const symbols = r.filter.symbols ? [...r.filter.symbols] : undefined;
+    const current = symbols ? [...(await services.quotes.getMany(symbols)).values()] : await services.quotes.all();
+    for (const q of current) hub.quoteFrame(stream, q);
+    return;
+  }
+  if (lastEventId === undefined) return;
+  try {
+    if (!LAST_EVENT_ID.test(lastEventId) || !(await canResume(r.em, BigInt(lastEventId)))) {
+      stream.control(plainFrame('reset', { detail: 'Events after this id are no longer kept: reload your state' }));
+      stream.goLive(undefined);
+      return;
+    }
+    let last: bigint | undefined;
+    const filter = { customerId: r.filter.customerId, types: r.filter.types ? [...r.filter.types] : undefined };
+    for await (const page of replayAfter(r.em, BigInt(lastEventId), filter)) {
+      if (!stream.isOpen) return;
+      for (const e of page) stream.replay(e);
+      last = BigInt(page[page.length - 1]!.seq);
+    }
+    stream.goLive(last ?? BigInt(lastEventId));
+  } catch (err) {
+    services.logger.warn({ err: (err as Error).message }, 'stream replay failed: ending the stream');
+    stream.end();
+  }
+}
+
+function tokenHashOf(req: Request): string | undefined {
+  const match = /^Bearer (\S+)$/i.exec(req.get('authorization')?.trim() ?? '');
+  return match ? sha256Hex(match[1]!) : undefined;
+}
