@@ -12,7 +12,7 @@ import {
 } from '../../domain/orders/bulk-close';
 import { closeMarketOrder } from '../../domain/orders/close-order';
 import { openMarketOrder } from '../../domain/orders/open-order';
-import { OrderSchema, orderView } from '../../domain/orders/order-view';
+import { OrderSchema, orderViews } from '../../domain/orders/order-view';
 import {
   cancelPendingOrder,
   createPendingOrder,
@@ -85,7 +85,7 @@ export const orderRoutes: RouteSpec[] = [
     handler: async ({ body, em, services, caller }) => {
       if (caller?.kind === 'customer') await assertMayTrade(em, services.verificationLevels, caller.customerId);
       const on = { login: body.login, customerId: customerScope(caller) };
-      return json(201, orderView(await openMarketOrder(em, services.quotes, on, body)));
+      return json(201, await openMarketOrder(em, services.quotes, on, body));
     },
   }),
   defineRoute({
@@ -100,7 +100,7 @@ export const orderRoutes: RouteSpec[] = [
     handler: async ({ query, em, caller }) => {
       const account = await accessibleAccount(em, query.login, customerScope(caller));
       const where = { account: account.id, ...(query.status ? { status: query.status } : {}) };
-      return json(200, await findPage(em, Order, where, query, { orderBy: { ticket: 'desc' } }, orderView));
+      return json(200, await orderViews(await findPage(em, Order, where, query, { orderBy: { ticket: 'desc' } }, (o) => o), em));
     },
   }),
   defineRoute({
