@@ -62,7 +62,10 @@ export const orderRoutes: RouteSpec[] = [
     operationId: 'openOrder',
     summary: 'Open a market order at the current quote',
     description:
-      'Buys at ask, sells at bid (plus the group spread). 422 on volume when free margin does not cover it. ' + IDEMPOTENT,
+      'Buys at ask, sells at bid (plus the group spread), and books the opening commission of the group (decisions 13). ' +
+      "422 on volume when free margin does not cover the margin and the commission, or when the open would take the group's " +
+      'exposure past its max_exposure. ' +
+      IDEMPOTENT,
     tags: ['orders'],
     idempotent: true,
     access: { kind: 'staff_or_customer', permission: 'open_position' },
@@ -81,6 +84,7 @@ export const orderRoutes: RouteSpec[] = [
         description:
           "VERIFICATION_REQUIRED: the customer's verification level may not trade (or FORBIDDEN: a token without the permission)",
       },
+      409: { description: "TOO_MANY_POSITIONS: the account holds its group's max_open_positions open orders" },
     },
     handler: async ({ body, em, services, caller }) => {
       if (caller?.kind === 'customer') await assertMayTrade(em, services.verificationLevels, caller.customerId);
