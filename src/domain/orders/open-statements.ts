@@ -7,8 +7,9 @@ import { termsCtes, type TermsRow } from '../prices/pricing-terms';
  * The statements of opening a market order, in the order openMarketOrder sends them inside its
  * transaction (the bench's plain `pg` baseline, bench/orders.bench.ts, sends the same ones):
  * find and lock the account, read its open positions, waiting pending orders and pricing
- * terms, insert the order with its order.opened event. Opening is a hot path: three statements
- * with BEGIN and COMMIT, where the route's account lookup and the unit of work sent eleven.
+ * terms, insert the order with its opening commission and its order.opened event. Opening is a
+ * hot path: three statements with BEGIN and COMMIT, where the route's account lookup and the
+ * unit of work sent eleven (a group with max_exposure adds its lock and its exposure read).
  */
 
 /**
