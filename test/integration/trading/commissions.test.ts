@@ -98,7 +98,11 @@ describe('commission on the open and on the close', () => {
     const opened = expectOk(await open(login, 0.2), 201, 'open');
     // 0.2 x 100,000 x 1.1002 = 22,004 USD; 0.01 % of it is 2.2004.
     expect(opened.commission).toBe('-2.20');
-    expect(expectOk(await close(opened.order), 200, 'close').commission).toBe('-4.40');
+    // The close's notional is at its own price: 0.2 x 100,000 x 1.2 = 24,000; 0.01 % is 2.40.
+    await quote(app, token, 'AUDUSD', 1.2, 1.2002);
+    const closed = expectOk(await close(opened.order), 200, 'close');
+    expect(closed).toMatchObject({ commission: '-4.60', profit: '1996.00' });
+    await quote(app, token, 'AUDUSD', 1.1, 1.1002);
 
     // USDJPY's notional is in JPY: 0.1 x 100,000 x 150.02 = 1,500,200 JPY at mid 150.01 = 10,000.67 USD; 0.05 % = 5.00.
     const jpy = await account({ commission_type: 'percent', commission_value: 0.05 });
