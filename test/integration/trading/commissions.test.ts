@@ -234,9 +234,16 @@ describe('negative balance protection and the stop-out', () => {
       balance: '0.00',
       closed_orders: [opened.order],
     });
-    // Written after the stop-out it follows.
     const stopOut = await eventsOf(app, 'account.stop_out', login);
     expect(stopOut).toHaveLength(1);
+    // The customer is told.
+    const told = await waitFor('the compensation notification', async () => {
+      const res = await app.request('GET', '/customers/me/notifications', { token: customer.token });
+      return (res.body.items as Array<{ type: string; body: string }>).find(
+        (n) => n.type === 'account.negative_balance_compensated' && n.body.includes(String(login)),
+      );
+    });
+    expect(told.body).toContain('153.00');
   });
 
   test('when a stop-out leaves a positive balance, then nothing is compensated', async () => {
