@@ -14,7 +14,7 @@ import {
   type RunTicketRow,
 } from '../src/domain/orders/bulk-close';
 import { closeStatement } from '../src/domain/orders/close-order';
-import { orderView } from '../src/domain/orders/order-view';
+import { NO_CHARGES, orderView } from '../src/domain/orders/order-view';
 import { closingPrice, profitInQuoteCurrency, withSpread } from '../src/domain/prices/trading-math';
 import { pricingTermsStatement } from '../src/domain/prices/pricing-terms';
 import type { Quote } from '../src/domain/prices/quote-store';
@@ -535,7 +535,7 @@ async function plainCloseRunTicket(ctx: Ctx, runId: string, ticket: string): Pro
 
   const now = new Date();
   const closed = {
-    ...orderView(order),
+    ...orderView(order, NO_CHARGES),
     status: 'closed' as const,
     closed_at: now.toISOString(),
     close_price: Number(price.toFixed()),
@@ -547,6 +547,8 @@ async function plainCloseRunTicket(ctx: Ctx, runId: string, ticket: string): Pro
     closed_at: now,
     close_price: price.toFixed(),
     profit: profit.toFixed(2),
+    // The bench's group charges no commission.
+    commission: '0.00',
     reason: 'bulk_close',
     event: JSON.stringify(closed),
     bulk_close_run_id: runId,

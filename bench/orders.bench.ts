@@ -192,6 +192,8 @@ async function plainOpen(
       price,
       contractSize: instrument.contract_size,
       openedAt: new Date(),
+      // The bench's group charges no commission.
+      commission: dec(0),
     });
     await query(openStatements.open(params));
     await client.query('commit');

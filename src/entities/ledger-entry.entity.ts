@@ -10,6 +10,8 @@ export const LEDGER_KINDS = [
   'transfer_out',
   'trade_profit',
   'commission',
+  'swap',
+  'negative_balance_compensation',
   'payout',
   'adjustment',
 ] as const;

@@ -1,4 +1,5 @@
 import {
+  COMMISSION_VALUE_MAX,
   CONTRACT_SIZE_MAX,
   MAX_BALANCE,
   MAX_POSITIONS,
@@ -25,8 +26,21 @@ describe('money bounds', () => {
     expect(worstBooking.lte('8e30')).toBe(true);
   });
 
+  // A commission side: per_lot value x volume, per_deal value, or percent value / 100 of the notional (price x V x C, converted).
+  const worstCommission = D.max(
+    new D(COMMISSION_VALUE_MAX).times(VOLUME_MAX),
+    worstQuoteProfit.times(worstLeg.pow(2)).times(COMMISSION_VALUE_MAX).div(100),
+  );
+  // Its profit, and a commission on the open and on the close.
+  const worstOrder = worstBooking.plus(worstCommission.times(2));
+
+  test('when one side of an order is charged its worst commission, then it is below 4 * 10^30 as the comment says', () => {
+    expect(worstCommission.lte('4e30')).toBe(true);
+    expect(worstOrder.lte('1.6e31')).toBe(true);
+  });
+
   test('when every allowed position of an account books its worst case, then the balance still fits numeric(38,2)', () => {
-    const worstBalance = MAX_BALANCE.plus(worstBooking.times(MAX_POSITIONS));
+    const worstBalance = MAX_BALANCE.plus(worstOrder.times(MAX_POSITIONS));
     expect(worstBalance.lt(MONEY_COLUMN_LIMIT)).toBe(true);
     // and with room to spare: two decimals of a 38-digit column leave 36 before the point
     expect(worstBalance.precision(true) + 2).toBeLessThanOrEqual(38);

@@ -20,6 +20,12 @@ describe('the pricing terms reader', () => {
   });
 
   test('when symbols repeat, then they are bound once, as one JSON array, with the currency and group', () => {
-    expect(read.values).toEqual(['["EURUSD","USDJPY"]', null, 'EUR', null]);
+    // The group twice: its instrument rows, and its own commission terms.
+    expect(read.values).toEqual(['["EURUSD","USDJPY"]', null, 'EUR', null, null]);
+  });
+
+  test("when the statement is built, then every row carries the group's commission terms, prefixed grp_", () => {
+    expect(read.sql).toContain('g.commission_type as grp_commission_type');
+    expect(read.sql).toContain('g.commission_value::text as grp_commission_value');
   });
 });

@@ -91,6 +91,8 @@ const NAMES: Array<[z.ZodType, string, unknown?]> = [
       profit: '18.70',
       close_reason: 'manual',
       trailing_stop: null,
+      commission: '-0.70',
+      swap: '-0.42',
     },
   ],
   [

@@ -41,6 +41,8 @@ export const FIELD_EXAMPLES: Record<string, Typed> = {
   free_margin: { string: '10095.55' },
   max_withdrawable: { string: '10000.00' },
   profit: { string: '18.70' },
+  commission: { string: '-0.70' },
+  swap: { string: '-0.42' },
   email: { string: 'anna.keller@example.com' },
   password: { string: 'Harbour-Lantern-42-Quiet' },
   new_password: { string: 'Maple-Orbit-Sketch-97' },

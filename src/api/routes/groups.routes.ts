@@ -14,7 +14,7 @@ import { findPage } from '../../db/find-page';
 import { pageQuery, pageSchema } from '../http/paging';
 import { queryBool } from '../http/query';
 import { withPlaces } from '../../platform/decimal-places';
-import { SPREAD_POINTS_MAX } from '../../domain/money/primitives/bounds';
+import { COMMISSION_VALUE_MAX, SPREAD_POINTS_MAX } from '../../domain/money/primitives/bounds';
 import { defineRoute, json, type RouteSpec } from '../http/route';
 
 const GroupId = z.object({ group_id: z.uuid() });
@@ -110,7 +110,7 @@ export const groupRoutes: RouteSpec[] = [
     body: z.object({
       enabled: z.boolean(),
       spread: withPlaces(z.number().min(0).max(SPREAD_POINTS_MAX), 2).describe('Points added to the quote spread'),
-      commission_value: withPlaces(z.number().min(0).max(50), 4)
+      commission_value: withPlaces(z.number().min(0).max(COMMISSION_VALUE_MAX), 4)
         .nullable()
         .optional()
         .describe("Overrides the group's commission_value"),

@@ -12,7 +12,7 @@ import {
 } from '../../domain/orders/bulk-close';
 import { closeMarketOrder } from '../../domain/orders/close-order';
 import { openMarketOrder } from '../../domain/orders/open-order';
-import { OrderSchema, orderView } from '../../domain/orders/order-view';
+import { OrderSchema, orderViews } from '../../domain/orders/order-view';
 import {
   cancelPendingOrder,
   createPendingOrder,
@@ -62,7 +62,10 @@ export const orderRoutes: RouteSpec[] = [
     operationId: 'openOrder',
     summary: 'Open a market order at the current quote',
     description:
-      'Buys at ask, sells at bid (plus the group spread). 422 on volume when free margin does not cover it. ' + IDEMPOTENT,
+      'Buys at ask, sells at bid (plus the group spread), and books the opening commission of the group (decisions 13). ' +
+      "422 on volume when free margin does not cover the margin and the commission, or when the open would take the group's " +
+      'exposure past its max_exposure. ' +
+      IDEMPOTENT,
     tags: ['orders'],
     idempotent: true,
     access: { kind: 'staff_or_customer', permission: 'open_position' },
@@ -81,11 +84,12 @@ export const orderRoutes: RouteSpec[] = [
         description:
           "VERIFICATION_REQUIRED: the customer's verification level may not trade (or FORBIDDEN: a token without the permission)",
       },
+      409: { description: "TOO_MANY_POSITIONS: the account holds its group's max_open_positions open orders" },
     },
     handler: async ({ body, em, services, caller }) => {
       if (caller?.kind === 'customer') await assertMayTrade(em, services.verificationLevels, caller.customerId);
       const on = { login: body.login, customerId: customerScope(caller) };
-      return json(201, orderView(await openMarketOrder(em, services.quotes, on, body)));
+      return json(201, await openMarketOrder(em, services.quotes, on, body));
     },
   }),
   defineRoute({
@@ -100,7 +104,7 @@ export const orderRoutes: RouteSpec[] = [
     handler: async ({ query, em, caller }) => {
       const account = await accessibleAccount(em, query.login, customerScope(caller));
       const where = { account: account.id, ...(query.status ? { status: query.status } : {}) };
-      return json(200, await findPage(em, Order, where, query, { orderBy: { ticket: 'desc' } }, orderView));
+      return json(200, await orderViews(await findPage(em, Order, where, query, { orderBy: { ticket: 'desc' } }, (o) => o), em));
     },
   }),
   defineRoute({

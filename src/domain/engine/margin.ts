@@ -6,6 +6,7 @@ import { TtlCache } from '../../platform/ttl-cache';
 import { lockAccounts } from '../accounts/accounts';
 import { accountView } from '../accounts/account-view';
 import { recordEvent } from '../events/outbox';
+import { postToLedger } from '../ledger/ledger';
 import { metricsOf } from '../accounts/account-metrics';
 import { closeAtPricing } from '../orders/close-order';
 import { PricingContext, PricingError, type PricingTerms } from '../prices/pricing-context';
@@ -17,6 +18,8 @@ import { LOCK_OPEN_ORDERS, SET_MARGIN_CALL_ACTIVE } from '../accounts/accounts.q
 export interface MarginOutcome {
   marginCall: boolean;
   stoppedOut: string[];
+  /** What negative balance protection credited after the stop-out (decimal text), or null. */
+  compensated: string | null;
 }
 
 /**
@@ -36,7 +39,7 @@ export interface MarginOutcome {
  */
 export async function checkMargin(em: EntityManager, quotes: QuoteStore, accountId: string): Promise<MarginOutcome> {
   return em.transactional(async (tx) => {
-    const outcome: MarginOutcome = { marginCall: false, stoppedOut: [] };
+    const outcome: MarginOutcome = { marginCall: false, stoppedOut: [], compensated: null };
     await executeNamed(tx, LOCK_OPEN_ORDERS.bind({ account_id: accountId }));
     if (!(await lockAccounts(tx, [accountId])).get(accountId)) return outcome;
     const account = await tx.findOneOrFail(Account, accountId, { populate: ['group'], refresh: true });
@@ -105,9 +108,49 @@ export async function checkMargin(em: EntityManager, quotes: QuoteStore, account
             closed_orders: outcome.stoppedOut.map(Number),
           },
         });
+      if (outcome.stoppedOut.length) outcome.compensated = await protectNegativeBalance(tx, quotes, account, outcome.stoppedOut);
     }
     return outcome;
   });
+}
+
+/**
+ * Negative balance protection (decisions 13): a stop-out that leaves the account with nothing
+ * open and a balance below zero books, in its transaction (the account row locked), a
+ * `negative_balance_compensation` row bringing the balance to exactly 0, and emits
+ * `account.negative_balance_compensated`. Answers the amount credited, or null.
+ */
+async function protectNegativeBalance(
+  tx: EntityManager,
+  quotes: QuoteStore,
+  account: Account,
+  stoppedOut: string[],
+): Promise<string | null> {
+  const balance = dec(account.balance);
+  if (balance.gte(0)) return null;
+  if ((await tx.count(Order, { account: account.id, status: 'open' })) > 0) return null;
+  const credit = balance.neg();
+  postToLedger(
+    tx,
+    account,
+    credit,
+    'negative_balance_compensation',
+    { type: 'account', id: account.login },
+    `Negative balance protection after the stop-out of ${stoppedOut.join(', ')}`,
+  );
+  recordEvent(tx, {
+    type: 'account.negative_balance_compensated',
+    aggregateType: 'account',
+    aggregateId: account.login,
+    customerId: account.customer.id,
+    data: {
+      ...(await accountView(tx, quotes, account)),
+      amount: credit.toFixed(2),
+      balance_before: balance.toFixed(2),
+      closed_orders: stoppedOut.map(Number),
+    },
+  });
+  return credit.toFixed(2);
 }
 
 /** How long the margin pre-check reuses an account's pricing terms (instruments, group rows, conversions). */

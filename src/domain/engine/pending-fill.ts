@@ -2,9 +2,9 @@ import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Account } from '../../entities/account.entity';
 import { PendingOrder } from '../../entities/pending-order.entity';
-import { dec } from '../../platform/decimal';
+import { dec, type Dec } from '../../platform/decimal';
 import { fillPendingOrder } from '../orders/open-order';
-import { cancelPendingForDisabled, isBuy, isStopLimit, recordPendingOrderEvent } from '../orders/pending-orders';
+import { CMD, cancelPendingForDisabled, isBuy, isStopLimit, recordPendingOrderEvent } from '../orders/pending-orders';
 import { PricingContext } from '../prices/pricing-context';
 import type { QuoteStore } from '../prices/quote-store';
 import { pendingFires } from './rules';
@@ -17,11 +17,36 @@ export type PendingStep = 'filled' | 'triggered' | 'cancelled' | 'waiting' | 'go
  * locked: a second worker evaluating the same tick waits, then finds it no longer waiting.
  * A limit or stop order that fires fills at once as a market order (fillPendingOrder, with
  * its margin check); a stop-limit order that fires becomes `triggered` and rests at its
- * limit price. A fill refused (margin, position or balance limit, sl or tp on the wrong side
- * of the fill price after a gap) cancels the order with the reason. Past its expiry an
- * order is left to the expiry sweep: expiry wins over a later tick.
+ * limit price. A fill refused (margin, open position, exposure or balance limit, sl or tp on
+ * the wrong side of the fill price after a gap) cancels the order with the reason. A limit
+ * order (or a triggered stop-limit's limit) never fills worse than its limit price
+ * (decisions 13): when the fill finds the market moved away, nothing is written and the order
+ * keeps resting. Past its expiry an order is left to the expiry sweep: expiry wins over a
+ * later tick.
  */
 export async function decidePendingOrder(em: EntityManager, quotes: QuoteStore, ticket: string): Promise<PendingStep> {
+  try {
+    return await decide(em, quotes, ticket);
+  } catch (err) {
+    if (err instanceof KeepsResting) return 'waiting';
+    throw err;
+  }
+}
+
+/**
+ * Thrown to roll back a decision whose fill would be worse than the order's limit: the
+ * trigger, its event and the fill are undone together, and the order rests as it was.
+ */
+class KeepsResting extends Error {}
+
+/** The price a limit order (and a triggered stop-limit order) never fills worse than; null for a stop order. */
+function limitOf(order: PendingOrder, status: 'pending' | 'triggered'): Dec | null {
+  if (status === 'triggered') return order.limitPrice ? dec(order.limitPrice) : null;
+  if (order.cmd === CMD.BUY_LIMIT || order.cmd === CMD.SELL_LIMIT) return dec(order.triggerPrice);
+  return null;
+}
+
+async function decide(em: EntityManager, quotes: QuoteStore, ticket: string): Promise<PendingStep> {
   return em.transactional(async (tx) => {
     const order = await tx.findOne(PendingOrder, { ticket }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
     if (!order || (order.status !== 'pending' && order.status !== 'triggered')) return 'gone';
@@ -66,7 +91,11 @@ export async function decidePendingOrder(em: EntityManager, quotes: QuoteStore, 
         comment: order.comment ?? null,
       },
       pricing,
+      limitOf(order, status),
     );
+    // The market moved away from the limit between the decision and the fill (the fill read
+    // the quotes again): the order keeps resting, as if this tick had not reached it.
+    if (!fill.ok && fill.rest) throw new KeepsResting(fill.reason);
     if (fill.ok) {
       order.status = 'filled';
       order.filledOrder = fill.order.ticket;

@@ -23,6 +23,7 @@ export const EVENT_TYPES = [
   'payout.rejected',
   'account.margin_call',
   'account.stop_out',
+  'account.negative_balance_compensated',
   'account.risk_classified',
   'document.submitted',
   'document.approved',

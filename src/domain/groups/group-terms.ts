@@ -4,6 +4,7 @@ import { decText, num } from '../../platform/decimal';
 import { withPlaces } from '../../platform/decimal-places';
 import { namedStatement, type Statement } from '../../platform/named-sql';
 import { auditInsertSql, auditParams, type AuditParams, type auditFields } from '../audit/audit';
+import { COMMISSION_VALUE_MAX } from '../money/primitives/bounds';
 import { CurrencyCode } from '../money/primitives/money-text';
 
 /**
@@ -46,7 +47,7 @@ export const GROUP_TERMS = {
   margin_call_level: decimal('marginCallLevel', withPlaces(z.number().min(20).max(500), 4), { default: 100 }),
   stopout_level: decimal('stopoutLevel', withPlaces(z.number().min(5).max(80), 4), { default: 20 }),
   commission_type: plain('commissionType', z.enum(COMMISSION_TYPES), { default: 'none' }),
-  commission_value: decimal('commissionValue', withPlaces(z.number().min(0).max(50), 4), { default: 0 }),
+  commission_value: decimal('commissionValue', withPlaces(z.number().min(0).max(COMMISSION_VALUE_MAX), 4), { default: 0 }),
   swap_enabled: plain('swapEnabled', z.boolean(), { default: true }),
   swap_multiplier: decimal('swapMultiplier', withPlaces(z.number().min(0.01).max(10), 4), { default: 1 }),
   swap_free: plain('swapFree', z.boolean(), { default: false }),

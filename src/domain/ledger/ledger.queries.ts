@@ -16,3 +16,16 @@ export const DEPOSITED_SINCE = namedStatement<{ customer_id: string; currency: s
      from accounts a join ledger_entries l on l.account_id = a.id
     where a.customer_id = :customer_id and a.currency = :currency and l.kind = 'deposit' and l.created_at >= :since`,
 );
+
+/**
+ * The commission and swap booked for orders (rows referencing them by ticket), summed per
+ * order as they hit the balance; an order with none has no row. `tickets` is a JSON array of text.
+ */
+export const ORDER_CHARGES = namedStatement<{ tickets: string }>(
+  `select reference_id as ticket,
+          coalesce(sum(amount) filter (where kind = 'commission'), 0)::numeric(38,2)::text as commission,
+          coalesce(sum(amount) filter (where kind = 'swap'), 0)::numeric(38,2)::text as swap
+     from ledger_entries
+    where reference_type = 'order' and reference_id in (select jsonb_array_elements_text(:tickets::jsonb)) and kind in ('commission', 'swap')
+    group by reference_id`,
+);

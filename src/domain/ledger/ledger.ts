@@ -5,7 +5,7 @@ import { LEDGER_KINDS, LedgerEntry, type LedgerKind } from '../../entities/ledge
 import { money, type Dec } from '../../platform/decimal';
 import { MoneyText } from '../money/primitives/money-text';
 import { executeNamed } from '../../db/bound-statement';
-import { DEPOSITED_SINCE, LEDGER_MISMATCHES } from './ledger.queries';
+import { DEPOSITED_SINCE, LEDGER_MISMATCHES, ORDER_CHARGES } from './ledger.queries';
 
 export const LedgerSchema = z.object({
   id: z.uuid(),
@@ -127,4 +127,22 @@ export interface LedgerMismatch {
 /** Accounts whose balance differs from the sum of their ledger rows: always empty, or something is broken. */
 export async function findLedgerMismatches(em: EntityManager): Promise<LedgerMismatch[]> {
   return executeNamed<LedgerMismatch>(em, LEDGER_MISMATCHES.bind({}));
+}
+
+/** What orders were charged so far: commission and swap, each the signed sum of its rows (decimal text). */
+export interface BookedCharges {
+  commission: string;
+  swap: string;
+}
+
+/** The commission and swap booked for each ticket, by ticket (one read; an order with none maps to zeros). */
+export async function bookedCharges(em: EntityManager, tickets: readonly string[]): Promise<Map<string, BookedCharges>> {
+  const out = new Map<string, BookedCharges>(tickets.map((t) => [t, { commission: '0.00', swap: '0.00' }]));
+  if (tickets.length === 0) return out;
+  const rows = await executeNamed<{ ticket: string } & BookedCharges>(
+    em,
+    ORDER_CHARGES.bind({ tickets: JSON.stringify(tickets) }),
+  );
+  for (const r of rows) out.set(r.ticket, { commission: r.commission, swap: r.swap });
+  return out;
 }

@@ -252,6 +252,23 @@ const TELLINGS: Partial<Record<EventType, Telling>> = {
     },
     shows: fields(...accountShown, 'stopout_level', 'closed_orders'),
   },
+  'account.negative_balance_compensated': {
+    words: {
+      en: {
+        title: 'Negative balance covered',
+        body: (d) =>
+          `The stop-out left your account ${text(d.login)} at ${text(d.balance_before)} ${text(d.currency)}: ` +
+          `we covered it with ${text(d.amount)}, and the balance is 0.`,
+      },
+      de: {
+        title: 'Negativer Saldo ausgeglichen',
+        body: (d) =>
+          `Der Stop-out hat Ihr Konto ${text(d.login)} auf ${text(d.balance_before)} ${text(d.currency)} gebracht: ` +
+          `wir haben ${text(d.amount)} gutgeschrieben, der Saldo ist 0.`,
+      },
+    },
+    shows: fields('login', 'currency', 'balance', 'amount', 'balance_before', 'closed_orders'),
+  },
 };
 
 /** The language of a locale, as mail templates pick theirs (`de-AT`, then `de`), else English. */

@@ -8,7 +8,7 @@ import { namedStatement, type Statement } from '../../platform/named-sql';
 import type { QuoteStore } from '../prices/quote-store';
 import { eventInsertSql } from '../events/outbox';
 import { ledgerInsertSql } from '../ledger/ledger';
-import { orderView, type ClosableOrder, type OrderView } from './order-view';
+import { orderView, viewsOf, type ClosableOrder, type OrderView } from './order-view';
 import { PricingContext, PricingError, type PricingTerms } from '../prices/pricing-context';
 import { closingPrice, profitInQuoteCurrency } from '../prices/trading-math';
 
@@ -62,7 +62,7 @@ export async function closeReadOrder(
   bulkCloseRunId: string | null,
   termsOf: PricingSource,
 ): Promise<CloseOutcome> {
-  if (order.status === 'closed') return { kind: 'closed', booked: false, view: orderView(order) };
+  if (order.status === 'closed') return { kind: 'closed', booked: false, view: (await viewsOf(em, [order]))[0]! };
 
   const { account: holder, terms } = await termsOf(em, accountId, order.symbol);
   const pricing = await PricingContext.load(em, quotes, holder, [order.symbol], terms);
@@ -84,18 +84,21 @@ export async function closeAtPricing(
   const ticket = order.ticket;
   let profit: Dec;
   let price: Dec;
+  let commission: Dec;
   try {
     const quote = pricing.quote(order.symbol);
     price = closingPrice(order.cmd, quote);
     const raw = profitInQuoteCurrency(order.cmd, dec(order.openPrice), price, dec(order.volume), dec(order.contractSize));
     profit = money(pricing.toAccountCurrency(raw, quote.instrument.quoteCurrency));
+    commission = pricing.commission(order.symbol, dec(order.volume), price);
   } catch (err) {
     if (err instanceof PricingError) return { kind: 'failed', reason: err.message };
     throw err;
   }
   const closedAt = new Date();
+  // commission and swap are set by the statement, from the rows booked for the order.
   const view: OrderView = {
-    ...orderView(order),
+    ...orderView(order, { commission: '0.00', swap: '0.00' }),
     status: 'closed',
     closed_at: closedAt.toISOString(),
     close_price: Number(price.toFixed()),
@@ -107,17 +110,27 @@ export async function closeAtPricing(
     closed_at: closedAt,
     close_price: price.toFixed(),
     profit: profit.toFixed(2),
+    commission: commission.isZero() ? '0.00' : commission.neg().toFixed(2),
     reason,
     event: JSON.stringify(view),
     bulk_close_run_id: bulkCloseRunId,
   });
-  const rows = await executeBound<{ booked: number }>(em, close);
+  const rows = await executeBound<ClosedRow>(em, close);
   const booked = Number(rows[0]?.booked ?? 0) === 1;
-  return {
-    kind: 'closed',
-    booked,
-    view: booked ? view : orderView(await em.findOneOrFail(Order, { ticket }, { refresh: true })),
-  };
+  if (!booked)
+    return {
+      kind: 'closed',
+      booked,
+      view: (await viewsOf(em, [await em.findOneOrFail(Order, { ticket }, { refresh: true })]))[0]!,
+    };
+  return { kind: 'closed', booked, view: { ...view, commission: rows[0]!.commission, swap: rows[0]!.swap } };
+}
+
+/** What the closing statement answers: whether it closed the order, and the order's booked commission and swap after it. */
+export interface ClosedRow {
+  booked: number;
+  commission: string;
+  swap: string;
 }
 
 /** What the closing statement writes, by name. */
@@ -128,6 +141,8 @@ export interface CloseParams {
   close_price: string;
   /** In the account currency, two decimals: added to the balance and booked in the ledger. */
   profit: string;
+  /** The closing commission as it hits the balance (negative or "0.00"), booked as its own row when not zero. */
+  commission: string;
   reason: string;
   /** The order.closed event's data (the closed order's view), as JSON text. */
   event: string;
@@ -142,7 +157,8 @@ with o as (
   where ticket = :ticket and status = 'open'
   returning account_id
 ), a as (
-  update accounts set balance = balance + :profit, updated_at = now() where id = (select account_id from o)
+  update accounts set balance = balance + :profit::numeric + :commission::numeric, updated_at = now()
+   where id = (select account_id from o)
   returning id, balance, customer_id
 ), l as (
   ${ledgerInsertSql([
@@ -151,30 +167,50 @@ with o as (
       bookedAt: 'now()',
       accountId: 'a.id',
       kind: 'trade_profit',
-      amount: ':profit',
-      balanceAfter: 'a.balance',
+      amount: ':profit::numeric',
+      balanceAfter: 'a.balance - :commission::numeric',
       referenceType: 'order',
       referenceId: ':ticket',
       comment: ':comment',
       from: 'a',
     },
+    {
+      id: 'gen_random_uuid()',
+      bookedAt: 'now()',
+      accountId: 'a.id',
+      kind: 'commission',
+      amount: ':commission::numeric',
+      balanceAfter: 'a.balance',
+      referenceType: 'order',
+      referenceId: ':ticket',
+      comment: "'Commission on the close of order ' || :ticket::text",
+      from: 'a where :commission::numeric <> 0',
+    },
   ])}
+), s as (
+  select (coalesce(sum(amount) filter (where kind = 'commission'), 0) + :commission::numeric)::numeric(38,2)::text as commission,
+         coalesce(sum(amount) filter (where kind = 'swap'), 0)::numeric(38,2)::text as swap
+    from ledger_entries
+   where reference_type = 'order' and reference_id = :ticket::text and kind in ('commission', 'swap')
 ), e as (
   ${eventInsertSql({
     type: 'order.closed',
     aggregateType: 'order',
     aggregateId: ':ticket',
     customerId: 'a.customer_id',
-    data: ':event::jsonb',
+    data: `jsonb_set(jsonb_set(:event::jsonb, '{commission}', to_jsonb(s.commission)), '{swap}', to_jsonb(s.swap))`,
     at: 'now()',
-    from: 'a',
+    from: 'a cross join s',
   })}
 )`;
 
 type CloseBinding = CloseParams & { comment: string };
 
+/** The order's commission and swap read as of the statement's start, plus this close's commission. */
+const CLOSED = `select (select count(*) from o)::int as booked, s.commission, s.swap from s`;
+
 const CLOSE = namedStatement<CloseBinding>(`${CLOSE_CTES}
-select (select count(*) from l)::int as booked`);
+${CLOSED}`);
 
 /** The same, deciding the bulk close run's item in the same statement. */
 const CLOSE_WITH_ITEM = namedStatement<CloseBinding>(`${CLOSE_CTES}, i as (
@@ -182,12 +218,14 @@ const CLOSE_WITH_ITEM = namedStatement<CloseBinding>(`${CLOSE_CTES}, i as (
   where run_id = :bulk_close_run_id and ticket = :ticket and status = 'pending'
   returning 1
 )
-select (select count(*) from l)::int as booked`);
+${CLOSED}`);
 
 /**
- * The one statement that closes an order if it is still open, books the profit to the
- * balance, appends the ledger row and the order.closed event, and (for a bulk close)
- * decides the run's item; it answers `booked` 1, or 0 when the order was no longer open.
+ * The one statement that closes an order if it is still open, books the profit and the
+ * closing commission to the balance, appends their ledger rows (`trade_profit`, then
+ * `commission` when not zero, both referencing the order) and the order.closed event, and
+ * (for a bulk close) decides the run's item; it answers `booked` 1, or 0 when the order was no
+ * longer open, with the order's booked commission and swap.
  * closeOrder runs it, and so does the bench's plain-`pg` baseline (bench/bulk-close.bench.ts).
  */
 export function closeStatement(params: CloseParams): Statement {

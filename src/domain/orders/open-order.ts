@@ -16,11 +16,12 @@ import {
   type LockedAccountRow,
   type OpenParams,
 } from './open-statements';
-import { orderView, type OrderFields } from './order-view';
+import { orderView, type OrderCharges, type OrderFields, type OrderView } from './order-view';
 import { PricingContext, PricingError } from '../prices/pricing-context';
 import { BUY, marginInQuoteCurrency, openingPrice } from '../prices/trading-math';
 import { executeNamed } from '../../db/bound-statement';
 import { SET_MARGIN_CALL_ACTIVE } from '../accounts/accounts.queries';
+import { exposureRefusal } from './exposure';
 
 export interface NewMarketOrder {
   login: number;
@@ -69,6 +70,8 @@ export function openingParams(input: {
   price: Dec;
   contractSize: string;
   openedAt: Date;
+  /** The opening commission, a positive amount (or zero) in the account currency. */
+  commission: Dec;
 }): OpenParams {
   const { account, order, openedAt } = input;
   const decimal = (v: number | null | undefined) => (v === undefined || v === null ? null : dec(v).toFixed());
@@ -105,22 +108,43 @@ export function openingParams(input: {
     tp: fields.tp ?? null,
     comment: fields.comment ?? null,
     trailing_stop: fields.trailingStop ?? null,
-    event: JSON.stringify(orderView(fields)),
+    commission: chargedCommission(input.commission),
+    event: JSON.stringify(orderView(fields, openingCharges(input.commission))),
   };
+}
+
+/** A commission as it hits the balance: negative, two decimals ("0.00" when none). */
+function chargedCommission(commission: Dec): string {
+  return commission.isZero() ? '0.00' : commission.neg().toFixed(2);
+}
+
+/** What an order opened with `commission` has been charged: that commission, and no swap yet. */
+export function openingCharges(commission: Dec): OrderCharges {
+  return { commission: chargedCommission(commission), swap: '0.00' };
 }
 
 /** An account to open on: as a caller names it (by login; a customer only its own), or as the engine holds it. */
 export type OpenOn = Account | { login: number; customerId: string | undefined };
 
 /** An open the order rules refused: why (a filling pending order is cancelled with it), and the API's answer. */
-export type OpenRefused = { ok: false; reason: string; error: AppError | ValidationFailure };
-export type OpenResult = { ok: true; order: Order } | OpenRefused;
+export type OpenRefused = { ok: false; reason: string; error: AppError | ValidationFailure; rest?: true };
+export type OpenResult = { ok: true; order: Order; charges: OrderCharges } | OpenRefused;
 
 function refused(error: AppError | ValidationFailure): OpenRefused {
   return {
     ok: false,
     reason: error instanceof ValidationFailure ? error.items.map((i) => i.msg).join('; ') : error.detail,
     error,
+  };
+}
+
+/** A fill whose price would be worse than its limit: the pending order keeps resting (decisions 13). */
+function keepsResting(price: Dec, limit: Dec): OpenRefused {
+  return {
+    ...refused(
+      errors.conflict('PRICE_MOVED', `The market moved away: ${price.toFixed()} is worse than the limit ${limit.toFixed()}`),
+    ),
+    rest: true,
   };
 }
 
@@ -133,17 +157,24 @@ function refused(error: AppError | ValidationFailure): OpenRefused {
  * not the customer's own is 404, as if absent; the wallet and a trading-disabled account are
  * refused as they are locked.
  */
-export async function openMarketOrder(em: EntityManager, quotes: QuoteStore, on: OpenOn, input: NewMarketOrder): Promise<Order> {
+export async function openMarketOrder(
+  em: EntityManager,
+  quotes: QuoteStore,
+  on: OpenOn,
+  input: NewMarketOrder,
+): Promise<OrderView> {
   const result = await tryOpen(em, quotes, on, input);
   if (!result.ok) throw result.error;
-  return result.order;
+  return orderView(result.order, result.charges);
 }
 
 /**
  * Fills a pending order as a market order on its (locked) account, at the pricing that
  * decided it fired: its quote is the fill price, and the free-margin check reuses it unless
- * the account holds a symbol it was not loaded for (a position opened meanwhile). A refusal
- * (margin, position or balance limit, sl or tp on the wrong side after a gap) is a result.
+ * the account holds a symbol it was not loaded for (a position opened meanwhile), when the
+ * quotes are read again. A refusal (margin, position, exposure or balance limit, sl or tp on
+ * the wrong side after a gap) is a result. With a `limit` (a limit order's, or a triggered
+ * stop-limit's), a fill price worse than it is refused with `rest`: the order keeps resting.
  */
 export function fillPendingOrder(
   em: EntityManager,
@@ -151,8 +182,9 @@ export function fillPendingOrder(
   account: Account,
   input: NewMarketOrder,
   decided: PricingContext,
+  limit: Dec | null = null,
 ): Promise<OpenResult> {
-  return tryOpen(em, quotes, account, input, decided);
+  return tryOpen(em, quotes, account, input, decided, limit);
 }
 
 async function tryOpen(
@@ -161,13 +193,21 @@ async function tryOpen(
   on: OpenOn,
   input: NewMarketOrder,
   decided?: PricingContext,
+  limit: Dec | null = null,
 ): Promise<OpenResult> {
   return em.transactional(async (tx): Promise<OpenResult> => {
     const lock =
       on instanceof Account ? openStatements.lockAccount(on.id) : openStatements.lockOwnAccount(on.login, on.customerId ?? null);
     const [row] = await tx.execute<LockedAccountRow[]>(lock.sql, lock.values);
     if (!row) throw errors.notFound('Account');
-    const { group_leverage: groupLeverage, ...columns } = row;
+    const {
+      group_leverage: groupLeverage,
+      group_max_open_positions: maxOpenPositions,
+      group_max_exposure: maxExposure,
+      group_net_max_exposure: netExposure,
+      group_currency: groupCurrency,
+      ...columns
+    } = row;
     const locked = tx.map(Account, columns);
     const notTrading = tradingRefusal(locked);
     if (notTrading) return refused(notTrading);
@@ -183,6 +223,14 @@ async function tryOpen(
     const waiting = (rows[0]?.waiting ?? 0) - (decided ? 1 : 0);
     const full = openRefusal(locked.balance, open.length + waiting);
     if (full) return refused(full);
+    // The account row is locked and its open orders were read after the lock: racing opens take turns.
+    if (maxOpenPositions !== null && open.length >= maxOpenPositions)
+      return refused(
+        errors.conflict(
+          'TOO_MANY_POSITIONS',
+          `The account holds ${open.length} open orders, the most its group allows (${maxOpenPositions})`,
+        ),
+      );
     const symbols = [...open.map((o) => o.symbol), input.symbol];
     const pricing = decided?.covers(symbols)
       ? decided
@@ -195,29 +243,52 @@ async function tryOpen(
       throw err;
     }
     const price = openingPrice(input.cmd, quote);
+    if (limit && (input.cmd === BUY ? price.gt(limit) : price.lt(limit))) return keepsResting(price, limit);
     const badStops = stopsRefusal(input.cmd === BUY, price, input.sl, input.tp);
     if (badStops) return refused(badStops);
 
     const volume = dec(input.volume);
     const contract = dec(quote.instrument.contractSize);
-    let needed: Dec;
+    let margin: Dec;
+    let commission: Dec;
     try {
-      needed = money(
+      margin = money(
         pricing.toAccountCurrency(marginInQuoteCurrency(volume, contract, price, leverage), quote.instrument.quoteCurrency),
       );
+      commission = pricing.commission(input.symbol, volume, price);
     } catch (err) {
       if (err instanceof PricingError) return refused(fieldError('body', ['symbol'], err.message));
       throw err;
     }
+    // The opening commission comes out of the balance with the open: free margin must cover both.
+    const needed = margin.plus(commission);
     const metrics = metricsOf(locked, open, pricing, leverage);
     if (metrics.free_margin.lt(needed)) {
+      const of = commission.isZero() ? '' : ` (${margin.toFixed(2)} of margin and ${commission.toFixed(2)} of commission)`;
       return refused(
         fieldError(
           'body',
           ['volume'],
-          `Not enough free margin: the order needs ${needed.toFixed(2)} ${locked.currency}, ${metrics.free_margin.toFixed(2)} is free`,
+          `Not enough free margin: the order needs ${needed.toFixed(2)} ${locked.currency}${of}, ${metrics.free_margin.toFixed(2)} is free`,
         ),
       );
+    }
+    if (maxExposure !== null && locked.group) {
+      const over = await exposureRefusal(tx, quotes, {
+        groupId: locked.group.id,
+        currency: groupCurrency ?? locked.currency,
+        max: dec(maxExposure),
+        net: netExposure === true,
+        order: {
+          symbol: input.symbol,
+          cmd: input.cmd,
+          volume,
+          contractSize: contract,
+          price,
+          quoteCurrency: quote.instrument.quoteCurrency,
+        },
+      });
+      if (over) return refused(over);
     }
     // The margin call flag (decisions 12: one call per crossing) is kept by the engine's margin
     // check, which only sees accounts holding the ticked symbol: one whose positions all closed
@@ -233,9 +304,10 @@ async function tryOpen(
         price,
         contractSize: quote.instrument.contractSize,
         openedAt: new Date(),
+        commission,
       }),
     );
     const [inserted] = await tx.execute<Array<Record<string, unknown>>>(insert.sql, insert.values);
-    return { ok: true, order: tx.map(Order, inserted!) };
+    return { ok: true, order: tx.map(Order, inserted!), charges: openingCharges(commission) };
   });
 }

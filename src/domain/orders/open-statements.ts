@@ -1,23 +1,26 @@
 import { namedStatement, type NamedStatement, type Statement } from '../../platform/named-sql';
 import { eventInsertSql } from '../events/outbox';
+import { ledgerInsertSql } from '../ledger/ledger';
 import { termsCtes, type TermsRow } from '../prices/pricing-terms';
 
 /**
  * The statements of opening a market order, in the order openMarketOrder sends them inside its
  * transaction (the bench's plain `pg` baseline, bench/orders.bench.ts, sends the same ones):
  * find and lock the account, read its open positions, waiting pending orders and pricing
- * terms, insert the order with its order.opened event. Opening is a hot path: three statements
- * with BEGIN and COMMIT, where the route's account lookup and the unit of work sent eleven.
+ * terms, insert the order with its opening commission and its order.opened event. Opening is a
+ * hot path: three statements with BEGIN and COMMIT, where the route's account lookup and the
+ * unit of work sent eleven (a group with max_exposure adds its lock and its exposure read).
  */
 
 /**
  * The account row, locked for the free-margin check (orders racing for the same margin take
- * turns), with its group's default leverage (`group_leverage`, read unlocked: staff edits of
- * a group never waited for orders). Found by login for a caller, limited to the caller's
+ * turns), with its group's default leverage and limits (`group_*`, read unlocked: staff edits
+ * of a group never waited for orders). Found by login for a caller, limited to the caller's
  * own accounts for a customer (`customer_id`; null for staff), so another customer's row is
  * never locked; by id for the engine filling a pending order.
  */
-const LOCK_ACCOUNT_COLUMNS = `select a.*, g.default_leverage as group_leverage
+const LOCK_ACCOUNT_COLUMNS = `select a.*, g.default_leverage as group_leverage, g.max_open_positions as group_max_open_positions,
+         g.max_exposure::text as group_max_exposure, g.net_max_exposure as group_net_max_exposure, g.currency as group_currency
   from accounts a left join trading_groups g on g.id = a.group_id`;
 const LOCK_ACCOUNT = namedStatement<{ account_id: string }>(`${LOCK_ACCOUNT_COLUMNS} where a.id = :account_id for update of a`);
 const LOCK_OWN_ACCOUNT = namedStatement<{ login: string; customer_id: string | null }>(
@@ -50,10 +53,15 @@ select holdings.open, holdings.waiting, terms.* from holdings left join terms on
 /** The columns HOLDINGS_AND_TERMS adds to the terms rows. */
 export const HOLDINGS_COLUMNS: ReadonlySet<string> = new Set(['open', 'waiting']);
 
-/** A row of LOCK_ACCOUNT and LOCK_OWN_ACCOUNT: the account's columns and its group's default leverage. */
+/** A row of LOCK_ACCOUNT and LOCK_OWN_ACCOUNT: the account's columns and its group's default leverage and limits. */
 export interface LockedAccountRow extends Record<string, unknown> {
   id: string;
   group_leverage: number | null;
+  group_max_open_positions: number | null;
+  /** Decimal text, in the group's currency. */
+  group_max_exposure: string | null;
+  group_net_max_exposure: boolean | null;
+  group_currency: string | null;
 }
 
 /** What the opening statement writes, by name. */
@@ -73,13 +81,17 @@ export interface OpenParams {
   tp: string | null;
   comment: string | null;
   trailing_stop: string | null;
+  /** The opening commission as it hits the balance (decimal text, negative or zero): booked when not zero. */
+  commission: string;
   /** The order.opened event's data (the order's view) as JSON text; the statement sets its `order` to the ticket drawn. */
   event: string;
 }
 
 /**
- * The order and its order.opened event in one statement: the ticket comes from the sequence, so
- * the event's `order` is set from the inserted row. Answers the inserted row.
+ * The order, its opening commission (the balance and a `commission` ledger row referencing
+ * the order, when not zero) and its order.opened event in one statement: the ticket comes from
+ * the sequence, so the event's `order` and the ledger row's reference are set from the
+ * inserted row. The account row is already locked (LOCK_ACCOUNT). Answers the inserted row.
  */
 const OPEN = namedStatement<OpenParams>(`
 with o as (
@@ -88,6 +100,25 @@ with o as (
   values (:id, :opened_at, :opened_at, :account_id, :login, :symbol, :cmd, :volume, :open_price, :contract_size,
           :sl, :tp, :comment, :trailing_stop, 'open')
   returning *
+), c as (
+  update accounts set balance = balance + :commission::numeric, updated_at = :opened_at
+   where id = :account_id::uuid and :commission::numeric <> 0
+  returning id, balance
+), l as (
+  ${ledgerInsertSql([
+    {
+      id: 'gen_random_uuid()',
+      bookedAt: ':opened_at::timestamptz',
+      accountId: 'c.id',
+      kind: 'commission',
+      amount: ':commission::numeric',
+      balanceAfter: 'c.balance',
+      referenceType: 'order',
+      referenceId: 'o.ticket::text',
+      comment: "'Commission on the open of order ' || o.ticket",
+      from: 'c cross join o',
+    },
+  ])}
 ), e as (
   ${eventInsertSql({
     type: 'order.opened',

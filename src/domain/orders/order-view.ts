@@ -1,5 +1,7 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import type { Order } from '../../entities/order.entity';
+import { bookedCharges } from '../ledger/ledger';
 import { num } from '../../platform/decimal';
 import { MoneyText } from '../money/primitives/money-text';
 
@@ -21,6 +23,10 @@ export const OrderSchema = z.object({
   profit: MoneyText.nullable().describe('Booked profit in the account currency, decimal text'),
   close_reason: z.string().nullable().describe('manual, bulk_close, sl, tp or stop_out'),
   trailing_stop: z.number().nullable().describe('Distance in price the engine keeps sl behind a favourable price'),
+  commission: MoneyText.describe(
+    'Commission booked for this order so far (its open, and its close once closed), as it hit the balance: a charge is negative',
+  ),
+  swap: MoneyText.describe('Swap booked for this order so far, as it hit the balance: a charge is negative, a credit positive'),
 });
 export type OrderView = z.output<typeof OrderSchema>;
 
@@ -48,7 +54,19 @@ export type OrderFields = Pick<
 /** What closing an order reads: its view's fields and its contract size (the entity, or the columns a bulk close reads with SQL). */
 export type ClosableOrder = OrderFields & Pick<Order, 'contractSize'>;
 
-export function orderView(o: OrderFields): OrderView {
+/** The sums of an order's commission and swap ledger rows, signed as they hit the balance (decimal text). */
+export interface OrderCharges {
+  commission: string;
+  swap: string;
+}
+
+export const NO_CHARGES: OrderCharges = { commission: '0.00', swap: '0.00' };
+
+/**
+ * The order's view; `charges` are its booked commission and swap (ledger rows referencing the
+ * order), which the caller knows (an open, a close) or reads (orderCharges) for the order.
+ */
+export function orderView(o: OrderFields, charges: OrderCharges): OrderView {
   return {
     order: Number(o.ticket),
     login: Number(o.login),
@@ -66,5 +84,24 @@ export function orderView(o: OrderFields): OrderView {
     profit: o.profit ?? null,
     close_reason: o.closeReason ?? null,
     trailing_stop: num(o.trailingStop),
+    commission: charges.commission,
+    swap: charges.swap,
   };
+}
+
+/** The views of orders read from the database, their booked commission and swap read in one statement. */
+export async function viewsOf(em: EntityManager, orders: readonly OrderFields[]): Promise<OrderView[]> {
+  const charges = await bookedCharges(
+    em,
+    orders.map((o) => o.ticket),
+  );
+  return orders.map((o) => orderView(o, charges.get(o.ticket) ?? NO_CHARGES));
+}
+
+/** A page of orders as views (see viewsOf). */
+export async function orderViews<P extends { items: OrderFields[] }>(
+  page: P,
+  em: EntityManager,
+): Promise<Omit<P, 'items'> & { items: OrderView[] }> {
+  return { ...page, items: await viewsOf(em, page.items) };
 }

@@ -76,7 +76,7 @@ export const PendingOrderSchema = z.object({
     .nullable()
     .describe(
       'Why the service cancelled it: `trading_disabled` (trading was disabled on the account), or `Not filled: ...` ' +
-        '(a fill that failed the margin check); null when its owner cancelled it',
+        '(a fill that failed the margin check or a limit of the group); null when its owner cancelled it',
     ),
 });
 export type PendingOrderView = z.output<typeof PendingOrderSchema>;

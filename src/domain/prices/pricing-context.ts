@@ -3,6 +3,7 @@ import type { Account } from '../../entities/account.entity';
 import type { GroupInstrument } from '../../entities/group-instrument.entity';
 import type { Instrument } from '../../entities/instrument.entity';
 import { dec, type Dec } from '../../platform/decimal';
+import { commissionOf, type CommissionTerms } from './commission';
 import { CurrencyConverter } from './conversion';
 import { readPricingTerms, type PricingTerms } from './pricing-terms';
 import type { QuoteStore } from './quote-store';
@@ -31,6 +32,7 @@ export class PricingContext {
     private readonly rows: Map<string, GroupInstrument>,
     private readonly quotes: Map<string, { bid: string; ask: string; symbol: string; updated_at: string }>,
     private readonly converter: CurrencyConverter,
+    private readonly commissionTerms: CommissionTerms,
   ) {}
 
   /**
@@ -56,6 +58,7 @@ export class PricingContext {
       new Map(t.rows.map((r) => [r.instrument.getEntity().symbol, r])),
       quotes,
       converter,
+      t.commission,
     );
   }
 
@@ -110,6 +113,23 @@ export class PricingContext {
       if (err instanceof PricingError) return null;
       throw err;
     }
+  }
+
+  /**
+   * The commission of one side of a deal in `symbol` at `price` (decisions 13), a positive
+   * amount in the account currency: the group's terms, with the group row's value overriding
+   * the group's for that symbol. Throws PricingError when a percent commission cannot be
+   * converted into the account currency.
+   */
+  commission(symbol: string, volume: Dec, price: Dec): Dec {
+    const instrument = this.instruments.get(symbol);
+    if (!instrument) throw new PricingError(`Unknown instrument ${symbol}`);
+    return commissionOf(
+      this.commissionTerms,
+      this.rows.get(symbol)?.commissionValue,
+      { volume, contractSize: dec(instrument.contractSize), price },
+      (amount) => this.toAccountCurrency(amount, instrument.quoteCurrency),
+    );
   }
 
   /** Converts an amount in the instrument's quote currency into the account currency. */

@@ -3,12 +3,15 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { GroupInstrument } from '../../entities/group-instrument.entity';
 import { Instrument } from '../../entities/instrument.entity';
 import { namedStatement, type Statement } from '../../platform/named-sql';
+import { NO_COMMISSION, type CommissionTerms } from './commission';
 
-/** The pricing inputs that change only when staff edit instruments or group rows. */
+/** The pricing inputs that change only when staff edit instruments, group rows or the group's terms. */
 export interface PricingTerms {
   instruments: Instrument[];
   rows: GroupInstrument[];
   joining: Instrument[];
+  /** The group's commission (decisions 13); a group row's commission_value overrides its value per symbol. */
+  commission: CommissionTerms;
 }
 
 /**
@@ -27,6 +30,10 @@ function columnsOf(entity: object): string[] {
   });
 }
 
+/** The group's own terms the rows carry (the same in every row), prefixed `grp_`: null without a group. */
+const GROUP_TERMS_PREFIX = 'grp_';
+const GROUP_TERM_COLUMNS = `g.commission_type as ${GROUP_TERMS_PREFIX}commission_type, g.commission_value::text as ${GROUP_TERMS_PREFIX}commission_value`;
+
 /** The group row's columns as the terms rows carry them: prefixed `gi_`, null without a row. */
 const GROUP_ROW_PREFIX = 'gi_';
 let groupColumnList: string | undefined;
@@ -42,7 +49,8 @@ function groupColumns(): string {
  * follow it: `currencies`, and `terms`, one row per instrument the pricing needs: those
  * wanted (`wanted`), with the account group's row for each, and those joining any two of the
  * account currency, USD and the wanted instruments' quote currencies (`joining`), which
- * conversion into the account currency may need. Takes `:currency` and `:group_id`.
+ * conversion into the account currency may need, each with the group's commission terms.
+ * Takes `:currency` and `:group_id`.
  */
 export function termsCtes(): string {
   return `currencies as (
@@ -50,9 +58,10 @@ export function termsCtes(): string {
 ), terms as (
   select i.*, i.id in (select id from wanted) as wanted,
          (i.base_currency in (select c from currencies) and i.quote_currency in (select c from currencies)) as joining,
-         ${groupColumns()}
+         ${groupColumns()}, ${GROUP_TERM_COLUMNS}
     from instruments i
     left join group_instruments gi on gi.instrument_id = i.id and gi.group_id = :group_id::uuid and i.id in (select id from wanted)
+    left join trading_groups g on g.id = :group_id::uuid
    where i.id in (select id from wanted)
       or (i.base_currency in (select c from currencies) and i.quote_currency in (select c from currencies))
 )`;
@@ -99,6 +108,8 @@ export interface TermsRow extends Record<string, unknown> {
   wanted: boolean | null;
   joining: boolean | null;
   gi_group_id: string | null;
+  grp_commission_type?: CommissionTerms['type'] | null;
+  grp_commission_value?: string | null;
 }
 
 /**
@@ -106,12 +117,14 @@ export interface TermsRow extends Record<string, unknown> {
  * `otherColumns`) as PricingTerms, the instruments and group rows as managed entities.
  */
 export function termsOfRows(em: EntityManager, rows: TermsRow[], otherColumns: ReadonlySet<string> = new Set()): PricingTerms {
-  const terms: PricingTerms = { instruments: [], rows: [], joining: [] };
+  const terms: PricingTerms = { instruments: [], rows: [], joining: [], commission: NO_COMMISSION };
   for (const row of rows) {
     if (row.id === null) continue;
+    if (row.grp_commission_type) terms.commission = { type: row.grp_commission_type, value: row.grp_commission_value ?? '0' };
     const instrumentColumns: Record<string, unknown> = {};
     const groupColumns: Record<string, unknown> = {};
     for (const [name, value] of Object.entries(row)) {
+      if (name.startsWith(GROUP_TERMS_PREFIX)) continue;
       if (name.startsWith(GROUP_ROW_PREFIX)) groupColumns[name.slice(GROUP_ROW_PREFIX.length)] = value;
       else if (name !== 'wanted' && name !== 'joining' && !otherColumns.has(name)) instrumentColumns[name] = value;
     }

@@ -64,6 +64,8 @@ describe('opening', () => {
       profit: null,
       close_reason: null,
       trailing_stop: null,
+      commission: '0.00',
+      swap: '0.00',
     });
     expect(Number.isSafeInteger(body.order)).toBe(true);
   });

@@ -18,11 +18,16 @@ import { errors, fieldError, type AppError } from '../../../platform/errors';
  * crossed through USD), each a mid quote m or 1/m with 10^-6 <= m <= 10^7, so a leg is at
  * most 10^7 and the rate at most 10^14 (written 4 * 10^14 below, spread included):
  *   one booking W <= 2 * 10^16 * 4 * 10^14 = 8 * 10^30.
+ * A commission (decisions 13) is charged on each side, open and close. Its value is at most
+ * COMMISSION_VALUE_MAX = 50: per_lot 50 x 10^3, per_deal 50, percent 50 % of a notional
+ * bounded like the profit above (price x V x C, converted), so one side is at most
+ * 4 * 10^30, and an order books at most W + 2 * 4 * 10^30 = 1.6 * 10^31 over its life.
  *
  * One account: a credit (deposit, transfer in, payout) and a new order both need the
  * balance within MAX_BALANCE = 10^30 first, and an account holds at most MAX_POSITIONS =
- * 10,000 open and pending orders. Each open order books once, so however its orders close,
- *   |balance| <= 10^30 + 10^4 * 8 * 10^30 = 8.0001 * 10^34 < 10^36.
+ * 10,000 open and pending orders. Each order books its profit and two commissions, so
+ * however its orders close,
+ *   |balance| <= 10^30 + 10^4 * 1.6 * 10^31 = 1.60001 * 10^35 < 10^36.
  * An order is therefore refused when it opens (or a pending order placed), never found
  * unclosable later; test/unit/money-bounds.test.ts recomputes this from the constants.
  */
@@ -33,6 +38,8 @@ export const CONTRACT_SIZE_MAX = 1_000_000;
 export const VOLUME_MIN = 0.01;
 export const VOLUME_MAX = 1000;
 export const MAX_POSITIONS = 10_000;
+/** The largest commission_value a group or group instrument row may set (money per lot or deal, or a percentage). */
+export const COMMISSION_VALUE_MAX = 50;
 export const MAX_BALANCE = new D('1e30');
 /** What a numeric(38,2) column holds: strictly less than this in magnitude. */
 export const MONEY_COLUMN_LIMIT = new D('1e36');
