@@ -119,6 +119,8 @@ const EnvSchema = z.object({
   INBOX_RETENTION_HOURS: integerText(1, 87600).default(168),
   WEBHOOK_DELIVERY_RETENTION_HOURS: integerText(1, 87600).default(720),
   MAIL_RETENTION_HOURS: integerText(1, 87600).default(720),
+  // Decisions, section 14: a report's file is kept at least 7 days.
+  REPORT_RETENTION_DAYS: integerText(7, 3650).default(7),
   PASSWORD_RESET_URL: urlText(['https:', 'http:']).default('https://portal.broker.invalid/reset-password'),
   BODY_LIMIT_BYTES: integerText(1024, 50 * 1024 * 1024).default(1024 * 1024),
   DASHBOARD_IDLE_TIMEOUT_SECONDS: integerText(1, 86400).default(1800),
@@ -319,6 +321,7 @@ export function loadConfig(env: Env = process.env): Config {
       inboxHours: e.INBOX_RETENTION_HOURS,
       webhookDeliveryHours: e.WEBHOOK_DELIVERY_RETENTION_HOURS,
       mailHours: e.MAIL_RETENTION_HOURS,
+      reportDays: e.REPORT_RETENTION_DAYS,
     },
     passwordResetUrl: e.PASSWORD_RESET_URL,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,

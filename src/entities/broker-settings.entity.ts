@@ -1,5 +1,7 @@
 import { Entity, PrimaryKey, Property } from '@mikro-orm/core';
 
+export const DEFAULT_BROKER_NAME = 'Trading Infrastructure';
+
 /** The broker's settings: one row (id 1), created by the migration with the defaults. */
 @Entity({ tableName: 'broker_settings' })
 export class BrokerSettings {
@@ -8,6 +10,10 @@ export class BrokerSettings {
 
   @Property({ type: 'integer' })
   accessTokenTtlSeconds = 900;
+
+  /** The broker's name as its documents show it (report and statement titles). */
+  @Property({ type: 'string', length: 200, default: 'Trading Infrastructure' })
+  brokerName: string = DEFAULT_BROKER_NAME;
 
   /**
    * Set by the code that changes the settings, never by an onUpdate hook: the hook would

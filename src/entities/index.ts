@@ -15,6 +15,8 @@ import { Order } from './order.entity';
 import { PasswordResetToken } from './password-reset-token.entity';
 import { PendingOrder } from './pending-order.entity';
 import { Payout } from './payout.entity';
+import { Report } from './report.entity';
+import { ReportChunk } from './report-chunk.entity';
 import { RiskRun } from './risk-run.entity';
 import { RiskRule } from './risk-rule.entity';
 import { RiskRunItem } from './risk-run-item.entity';
@@ -82,4 +84,6 @@ export const ENTITIES = [
   VerificationLevel,
   CustomerDocument,
   CustomerDocumentFile,
+  Report,
+  ReportChunk,
 ];

@@ -5,6 +5,7 @@ import { ExpirePendingOrdersJob } from './expire-pending-orders.job';
 import { NotifyCustomersJob } from './notify-customers.job';
 import { OutboxRelayJob } from './outbox-relay.job';
 import { PasswordResetJob } from './password-reset.job';
+import { ReportBuildJob } from './report-build.job';
 import { ResealSecretsJob } from './reseal-secrets.job';
 import { RetentionJob } from './retention.job';
 import { RiskApplyJob, RiskPreviewJob } from './risk.job';
@@ -30,4 +31,5 @@ export const JOB_DEFINITIONS: JobDefinition[] = [
   PasswordResetJob,
   ResealSecretsJob,
   RetentionJob,
+  ReportBuildJob,
 ];

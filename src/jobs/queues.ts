@@ -11,6 +11,7 @@ export const QUEUES = {
   risk: 'risk',
   webhooks: 'webhooks',
   engine: 'engine',
+  reports: 'reports',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];

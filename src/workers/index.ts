@@ -4,6 +4,7 @@ import { engineSweepProcessor, engineTickProcessor } from './engine-tick.worker'
 import { expirePendingOrdersProcessor } from './expire-pending-orders.worker';
 import { notifyCustomersProcessor } from './notify-customers.worker';
 import { outboxRelayProcessor } from './outbox-relay.worker';
+import { reportBuildProcessor } from './report-build.worker';
 import { passwordResetProcessor } from './password-reset.worker';
 import { resealSecretsProcessor } from './reseal-secrets.worker';
 import { retentionProcessor } from './retention.worker';
@@ -30,4 +31,5 @@ export const PROCESSORS: Processor[] = [
   passwordResetProcessor,
   resealSecretsProcessor,
   retentionProcessor,
+  reportBuildProcessor,
 ];

@@ -182,7 +182,13 @@ describe('listening, metrics and the boot deadline', () => {
 
 describe('retention', () => {
   test('when the retention variables are unset, then the outbox and inbox keep a week, webhook deliveries and mail 30 days', () => {
-    expect(loadConfig({}).retention).toEqual({ outboxHours: 168, inboxHours: 168, webhookDeliveryHours: 720, mailHours: 720 });
+    expect(loadConfig({}).retention).toEqual({
+      outboxHours: 168,
+      inboxHours: 168,
+      webhookDeliveryHours: 720,
+      mailHours: 720,
+      reportDays: 7,
+    });
   });
 
   test('when the outbox would be kept less than the 24-hour stream resume window, then start-up is refused naming it', () => {

@@ -30,6 +30,7 @@ import { QuoteSchema } from '../../domain/prices/quote-store';
 import { RandomWalkSchema } from '../../domain/prices/random-walk';
 import { PayoutSchema } from '../../domain/prop/payouts';
 import { QueueJobSchema, QueueSummarySchema } from '../../domain/queues/queue-admin';
+import { ReportAcceptedSchema, ReportSchema } from '../../domain/reports/reports';
 import { RiskPreviewResultSchema, RiskRunAcceptedSchema } from '../../domain/risk/preview';
 import { RiskApplyRunSchema, RiskRuleSchema } from '../../domain/risk/rules';
 import { StreamTicketSchema } from '../../domain/streams/stream-views';
@@ -237,6 +238,30 @@ const NAMES: Array<[z.ZodType, string, unknown?]> = [
   [ResetRequestedSchema, 'PasswordResetRequested'],
   [EmailTemplateSchema, 'EmailTemplate'],
   [PreviewSchema, 'EmailPreview'],
+  [
+    ReportSchema,
+    'Report',
+    {
+      id: '6f1d2c3b-8a4e-4b7f-9c05-2e3d4f5a6b71',
+      type: 'account_statement',
+      format: 'pdf',
+      status: 'completed',
+      rows: 1284,
+      bytes: 96512,
+      created_at: '2026-03-31T16:02:11.540Z',
+      finished_at: '2026-03-31T16:02:14.208Z',
+      error: null,
+      download_url: '/api/backoffice/reports/6f1d2c3b-8a4e-4b7f-9c05-2e3d4f5a6b71/download',
+    },
+  ],
+  [
+    ReportAcceptedSchema,
+    'ReportAccepted',
+    {
+      id: '6f1d2c3b-8a4e-4b7f-9c05-2e3d4f5a6b71',
+      status_url: '/api/backoffice/reports/6f1d2c3b-8a4e-4b7f-9c05-2e3d4f5a6b71',
+    },
+  ],
   [RiskRuleSchema, 'RiskRule'],
   [RiskPreviewResultSchema, 'RiskPreview'],
   [RiskRunAcceptedSchema, 'RiskRunAccepted'],

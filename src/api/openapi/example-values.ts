@@ -43,6 +43,7 @@ export const FIELD_EXAMPLES: Record<string, Typed> = {
   profit: { string: '18.70' },
   commission: { string: '-0.70' },
   swap: { string: '-0.42' },
+  broker_name: { string: 'Harbour Markets Ltd' },
   email: { string: 'anna.keller@example.com' },
   password: { string: 'Harbour-Lantern-42-Quiet' },
   new_password: { string: 'Maple-Orbit-Sketch-97' },

@@ -18,6 +18,8 @@ export const TAGS: Record<string, string> = {
   payouts: "Payouts of prop accounts' profit to the customer's wallet (`/prop/payouts`)",
   compliance:
     'Identity documents and verification levels: what a customer submits, staff review, and what each level may do (`/customers/me/documents`, `/api/crm/documents`, `/api/admin/verification-levels`)',
+  reports:
+    'Reports built by the workers as CSV, PDF or JSON files: statements, trades, exposure, deposits and withdrawals, daily snapshots (`/api/backoffice/reports`, `/customers/me/statements`)',
   notifications: 'What happened to your money and positions, newest first (`/customers/me/notifications`)',
   groups: 'Trading groups and how each trades an instrument (`/groups`)',
   instruments: 'Tradable symbols (`/api/platform/instruments`), and what a customer may trade (`/customers/me/instruments`)',
@@ -67,7 +69,7 @@ export const TAG_GROUPS: Array<{ name: string; tags: string[] }> = [
   { name: 'Identity and access', tags: ['auth', 'staff administration', 'api tokens', 'broker settings', 'audit'] },
   {
     name: 'Customers and money',
-    tags: ['customers', 'compliance', 'password reset', 'accounts', 'money', 'withdrawals', 'payouts', 'notifications'],
+    tags: ['customers', 'compliance', 'password reset', 'accounts', 'money', 'withdrawals', 'payouts', 'notifications', 'reports'],
   },
   { name: 'Trading', tags: ['groups', 'instruments', 'quotes', 'orders', 'pending orders', 'risk', 'simulator'] },
   { name: 'Integrations', tags: ['webhooks', 'streams'] },

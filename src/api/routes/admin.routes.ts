@@ -175,10 +175,15 @@ export const adminRoutes: RouteSpec[] = [
     path: '/api/admin/settings',
     operationId: 'updateSettings',
     summary: 'Change broker settings',
-    description: 'A new access_token_ttl_seconds applies to tokens issued from then on (the next login or refresh).',
+    description:
+      'A new access_token_ttl_seconds applies to tokens issued from then on (the next login or refresh); a new broker_name ' +
+      'to reports built from then on.',
     tags: ['broker settings'],
     access: { kind: 'staff', permission: 'manage_settings' },
-    body: z.object({ access_token_ttl_seconds: z.int().min(60).max(86_400).optional() }),
+    body: z.object({
+      access_token_ttl_seconds: z.int().min(60).max(86_400).optional(),
+      broker_name: z.string().trim().min(1).max(200).optional(),
+    }),
     responses: { 200: { description: 'Settings after the change', schema: SettingsSchema } },
     handler: async ({ body, em, services, caller }) => {
       return json(200, await updateBrokerSettings(em, services.identity.defaultAccessTokenTtl, asStaff(caller), body));

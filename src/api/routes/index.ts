@@ -15,6 +15,7 @@ import { propRoutes } from './prop.routes';
 import { passwordResetRoutes } from './password-reset.routes';
 import { queueRoutes } from './queues.routes';
 import { quoteRoutes } from './quotes.routes';
+import { reportRoutes } from './reports.routes';
 import { riskRoutes } from './risk.routes';
 import { secretsRoutes } from './secrets.routes';
 import { simulatorRoutes } from './simulator.routes';
@@ -46,4 +47,5 @@ export const ROUTES: RouteSpec[] = [
   ...queueRoutes,
   ...secretsRoutes,
   ...webhookRoutes,
+  ...reportRoutes,
 ];

@@ -30,6 +30,7 @@ import { Migration20261126140000_DevelopmentDataKeys } from './Migration20261126
 import { Migration20261127040000_Compliance } from './Migration20261127040000_Compliance';
 import { Migration20261127050000_LooseEnds } from './Migration20261127050000_LooseEnds';
 import { Migration20261127060000_OutboxWake } from './Migration20261127060000_OutboxWake';
+import { Migration20261127070000_Reports } from './Migration20261127070000_Reports';
 
 export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122185420', class: Migration20261122185420 },
@@ -62,4 +63,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261127040000_Compliance', class: Migration20261127040000_Compliance },
   { name: 'Migration20261127050000_LooseEnds', class: Migration20261127050000_LooseEnds },
   { name: 'Migration20261127060000_OutboxWake', class: Migration20261127060000_OutboxWake },
+  { name: 'Migration20261127070000_Reports', class: Migration20261127070000_Reports },
 ];

@@ -14,11 +14,19 @@ export async function loadBrokerSettings(em: EntityManager, defaultAccessTokenTt
   return em.findOneOrFail(BrokerSettings, 1);
 }
 
-export const SettingsSchema = z.object({ access_token_ttl_seconds: z.int(), updated_at: z.iso.datetime() });
+export const SettingsSchema = z.object({
+  access_token_ttl_seconds: z.int(),
+  broker_name: z.string().describe("The broker's name as reports and statements show it in their titles"),
+  updated_at: z.iso.datetime(),
+});
 export type SettingsView = z.output<typeof SettingsSchema>;
 
 export function settingsView(settings: BrokerSettings): SettingsView {
-  return { access_token_ttl_seconds: settings.accessTokenTtlSeconds, updated_at: settings.updatedAt.toISOString() };
+  return {
+    access_token_ttl_seconds: settings.accessTokenTtlSeconds,
+    broker_name: settings.brokerName,
+    updated_at: settings.updatedAt.toISOString(),
+  };
 }
 
 /** Changes the fields sent, audited with the settings before and after. */
@@ -26,11 +34,12 @@ export async function updateBrokerSettings(
   em: EntityManager,
   defaultAccessTokenTtl: number,
   actor: StaffCaller,
-  input: { access_token_ttl_seconds?: number | undefined },
+  input: { access_token_ttl_seconds?: number | undefined; broker_name?: string | undefined },
 ): Promise<SettingsView> {
   const settings = await loadBrokerSettings(em, defaultAccessTokenTtl);
   const before = settingsView(settings);
   if (input.access_token_ttl_seconds !== undefined) settings.accessTokenTtlSeconds = input.access_token_ttl_seconds;
+  if (input.broker_name !== undefined) settings.brokerName = input.broker_name;
   settings.updatedAt = new Date();
   const after = settingsView(settings);
   recordAudit(em, actor, { action: 'settings.updated', entityType: 'broker_settings', entityId: '1', before, after });

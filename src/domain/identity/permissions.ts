@@ -29,6 +29,7 @@ export const PERMISSIONS = [
   'manage_simulator',
   'manage_compliance',
   'view_events',
+  'view_reports',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];

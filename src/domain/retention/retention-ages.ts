@@ -10,4 +10,6 @@ export interface RetentionAges {
   inboxHours: number;
   webhookDeliveryHours: number;
   mailHours: number;
+  /** A finished report (and its file) is deleted this many days after it finished; at least 7. */
+  reportDays: number;
 }

@@ -58,3 +58,14 @@ export const deletePublishedEvents = namedStatement<RetentionBatch>(
         and not exists (select 1 from webhook_messages m where m.event_id = e.id)
       limit :limit for update of e skip locked)`),
 );
+
+/**
+ * Finished reports past their age, their files (report_chunks) by cascade. A queued or
+ * running report is still being built.
+ */
+export const deleteFinishedReports = namedStatement<RetentionBatch>(
+  counted(`delete from reports where id in (
+     select id from reports
+      where status in ('completed', 'failed') and finished_at < :cutoff
+      limit :limit for update skip locked)`),
+);

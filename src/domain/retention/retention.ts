@@ -5,14 +5,17 @@ import {
   deleteFinishedMail,
   deleteFinishedWebhookDeliveries,
   deleteHandledInboxRows,
+  deleteFinishedReports,
   deletePublishedEvents,
   type RetentionBatch,
 } from './retention.queries';
 import { STREAM_RESUME_WINDOW_HOURS, type RetentionAges } from './retention-ages';
 
-export type RetentionOutcome = Record<'inbox' | 'webhookDeliveries' | 'mail' | 'outbox', number>;
+export type RetentionOutcome = Record<'inbox' | 'webhookDeliveries' | 'mail' | 'outbox' | 'reports', number>;
 
 const HOUR_MS = 3_600_000;
+/** Reports per delete: each takes its file's chunks (up to a MiB apiece) with it. */
+const REPORT_BATCH = 10;
 
 /**
  * Deletes rows past their age in batches of `batchSize`, each batch its own short
@@ -28,12 +31,12 @@ export async function removeExpiredRows(
   const now = options.now ?? new Date();
   const deadline = Date.now() + options.budgetMs;
   const before = (hours: number) => new Date(now.getTime() - hours * HOUR_MS);
-  const sweep = async (statement: NamedStatement<RetentionBatch>, cutoff: Date): Promise<number> => {
+  const sweep = async (statement: NamedStatement<RetentionBatch>, cutoff: Date, limit = options.batchSize): Promise<number> => {
     let total = 0;
     for (;;) {
-      const [row] = await executeBound<{ n: number }>(em, statement.bind({ cutoff, limit: options.batchSize }));
+      const [row] = await executeBound<{ n: number }>(em, statement.bind({ cutoff, limit }));
       total += row!.n;
-      if (row!.n < options.batchSize || Date.now() >= deadline) return total;
+      if (row!.n < limit || Date.now() >= deadline) return total;
     }
   };
   return {
@@ -41,5 +44,6 @@ export async function removeExpiredRows(
     webhookDeliveries: await sweep(deleteFinishedWebhookDeliveries, before(ages.webhookDeliveryHours)),
     mail: await sweep(deleteFinishedMail, before(ages.mailHours)),
     outbox: await sweep(deletePublishedEvents, before(Math.max(ages.outboxHours, STREAM_RESUME_WINDOW_HOURS))),
+    reports: await sweep(deleteFinishedReports, before(ages.reportDays * 24), Math.min(options.batchSize, REPORT_BATCH)),
   };
 }

@@ -7,7 +7,7 @@ jest.setTimeout(60_000);
 
 const HOUR = 3_600_000;
 const hoursAgo = (h: number) => new Date(Date.now() - h * HOUR);
-const AGES = { outboxHours: 24, inboxHours: 24, webhookDeliveryHours: 48, mailHours: 48 };
+const AGES = { outboxHours: 24, inboxHours: 24, webhookDeliveryHours: 48, mailHours: 48, reportDays: 7 };
 
 async function event(app: TestApp, label: string, publishedHoursAgo: number | null): Promise<{ id: string; seq: string }> {
   const [row] = await sql<{ id: string; seq: string }>(
@@ -17,6 +17,18 @@ async function event(app: TestApp, label: string, publishedHoursAgo: number | nu
     [hoursAgo(100), hoursAgo(100), label, publishedHoursAgo === null ? null : hoursAgo(publishedHoursAgo)],
   );
   return row!;
+}
+
+/** A report finished `finishedHoursAgo` (null: still running) with a one-chunk file. */
+async function report(app: TestApp, status: string, finishedHoursAgo: number | null): Promise<string> {
+  const [row] = await sql<{ id: string }>(
+    app,
+    `insert into reports (id, created_at, updated_at, type, format, params, status, finished_at)
+     values (gen_random_uuid(), ?, ?, 'exposure', 'csv', '{}', ?, ?) returning id`,
+    [hoursAgo(400), hoursAgo(400), status, finishedHoursAgo === null ? null : hoursAgo(finishedHoursAgo)],
+  );
+  await sql(app, `insert into report_chunks (report_id, seq, data) values (?, 0, '\\x00')`, [row!.id]);
+  return row!.id;
 }
 
 async function inbox(app: TestApp, e: { id: string; seq: string }, consumer: string, handledHoursAgo: number | null) {
@@ -100,10 +112,13 @@ describe('retention of the outbox, the inbox, webhook deliveries and mail', () =
     const oldSent = [await mail(app, 'sent', 60), await mail(app, 'failed', 60), await mail(app, 'unknown', 60)];
     const keptMail = [await mail(app, 'queued', 60), await mail(app, 'sending', 60), await mail(app, 'sent', 10)];
 
+    const oldReports = [await report(app, 'completed', 8 * 24), await report(app, 'failed', 8 * 24)];
+    const keptReports = [await report(app, 'completed', 6 * 24), await report(app, 'running', null)];
+
     const em = app.runtime.services.orm.em.fork() as EntityManager;
     // Batches of one: the sweep must go on past a full batch until the table has nothing more to delete.
     const first = await removeExpiredRows(em, AGES, { batchSize: 1, budgetMs: 30_000 });
-    expect(first).toEqual({ inbox: 3, webhookDeliveries: 1, mail: 3, outbox: 2 });
+    expect(first).toEqual({ inbox: 3, webhookDeliveries: 1, mail: 3, outbox: 2, reports: 2 });
 
     const events = await sql<{ aggregate_id: string }>(
       app,
@@ -141,12 +156,18 @@ describe('retention of the outbox, the inbox, webhook deliveries and mail', () =
     // A kept delivery keeps its messages; none was set back to "not yet in a delivery".
     expect(await sql(app, 'select 1 from webhook_messages where delivery_id is null')).toEqual([]);
     expect(await present(app, 'mail_messages', [...oldSent, ...keptMail])).toEqual([...keptMail].sort());
+    expect(await present(app, 'reports', [...oldReports, ...keptReports])).toEqual([...keptReports].sort());
+    // The files went with their reports (by cascade); the kept ones keep theirs.
+    expect(await sql(app, 'select distinct report_id from report_chunks order by report_id')).toEqual(
+      [...keptReports].sort().map((id) => ({ report_id: id })),
+    );
 
     expect(await removeExpiredRows(em, AGES, { batchSize: 1, budgetMs: 30_000 })).toEqual({
       inbox: 0,
       webhookDeliveries: 0,
       mail: 0,
       outbox: 0,
+      reports: 0,
     });
   });
 
@@ -188,6 +209,7 @@ describe('the retention job', () => {
       webhookDeliveries: expect.any(Number),
       mail: expect.any(Number),
       outbox: expect.any(Number),
+      reports: expect.any(Number),
     });
     // A scheduled run may hold the old rows (SKIP LOCKED) until its own delete commits.
     await waitFor('the old event and mail to be deleted', async () => {

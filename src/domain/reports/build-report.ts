@@ -1,0 +1,66 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
+import { executeBound } from '../../db/bound-statement';
+import { SnapshotReader } from '../../db/snapshot-reader';
+import { DEFAULT_BROKER_NAME } from '../../entities/broker-settings.entity';
+import type { ReportFormat, ReportType } from '../../entities/report.entity';
+import type { QuoteStore } from '../prices/quote-store';
+import { writeCsv } from './formats/csv-format';
+import { writeJson } from './formats/json-format';
+import { writePdf } from './formats/pdf-format';
+import type { ReportDocument, WriteOutcome } from './report-document';
+import { documentFor } from './report-sources';
+import { ChunkWriter, clearChunks } from './report-store';
+import { BROKER_NAME, COMPLETE_BUILD, FAIL_BUILD, START_BUILD } from './reports.queries';
+
+export type BuildOutcome = { status: 'completed'; rows: number; bytes: number } | { status: 'skipped' };
+
+/**
+ * Builds a report's file: claims the report (a finished one is left alone, so a repeated job
+ * does nothing), drops what an earlier attempt stored, streams the rows from one snapshot
+ * through the format's writer into the chunk store, then, in one statement after the last
+ * chunk, records the size and marks it completed. Until then the download answers 409.
+ */
+export async function buildReport(
+  em: EntityManager,
+  quotes: QuoteStore,
+  reportId: string,
+  logger?: Logger,
+): Promise<BuildOutcome> {
+  const [claimed] = await executeBound<{ type: ReportType; format: ReportFormat; params: unknown }>(
+    em,
+    START_BUILD.bind({ id: reportId }),
+  );
+  if (!claimed) return { status: 'skipped' };
+  await clearChunks(em, reportId);
+  const [settings] = await executeBound<{ broker_name: string }>(em, BROKER_NAME.bind({}));
+  const reader = await SnapshotReader.open(em);
+  const out = new ChunkWriter(em, reportId);
+  let outcome: WriteOutcome;
+  try {
+    const doc = await documentFor(claimed.type, claimed.params, { em, reader, quotes, now: new Date() });
+    outcome = await write(claimed.format, doc, out, settings?.broker_name ?? DEFAULT_BROKER_NAME);
+  } finally {
+    await reader.close();
+  }
+  await executeBound(em, COMPLETE_BUILD.bind({ id: reportId, rows: outcome.rows, bytes: out.bytes }));
+  logger?.info({ report_id: reportId, rows: outcome.rows, bytes: out.bytes }, 'report built');
+  return { status: 'completed', rows: outcome.rows, bytes: out.bytes };
+}
+
+function write(format: ReportFormat, doc: ReportDocument, out: ChunkWriter, brokerName: string): Promise<WriteOutcome> {
+  switch (format) {
+    case 'csv':
+      return writeCsv(doc, out);
+    case 'json':
+      return writeJson(doc, out);
+    case 'pdf':
+      return writePdf(doc, out, brokerName);
+  }
+}
+
+/** Records why a build failed for good; its partial file goes, so nothing half-written remains. */
+export async function failBuild(em: EntityManager, reportId: string, error: string): Promise<void> {
+  await clearChunks(em, reportId);
+  await executeBound(em, FAIL_BUILD.bind({ id: reportId, error: error.slice(0, 2000) }));
+}

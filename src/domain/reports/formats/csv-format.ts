@@ -1,0 +1,53 @@
+import { Readable, type Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { stringify } from 'csv-stringify';
+import { csvCell, type Column, type ReportDocument, type WriteOutcome } from '../report-document';
+
+/**
+ * RFC 4180 CSV (csv-stringify): a header row of column keys, CRLF line ends, fields quoted
+ * only when they hold a comma, a quote or a line break. A report of one table is that table.
+ * A report of several (a statement) is one table too, so every parser reads it: a first
+ * column `section` names what each row is (`opening_balance`, `ledger`, `closed_orders`, ...),
+ * and the other columns are the union of the sections' columns, each row filling its own.
+ */
+export async function writeCsv(doc: ReportDocument, out: Writable): Promise<WriteOutcome> {
+  const sectioned = doc.sections.length > 1 || doc.summary.length > 0;
+  const columns = sectioned ? unionOf(doc.sections.map((s) => s.columns)) : doc.sections[0]!.columns;
+  const index = new Map(columns.map((c, i) => [c.key, i]));
+  const width = columns.length + (sectioned ? 1 : 0);
+  const offset = sectioned ? 1 : 0;
+  const outcome: WriteOutcome = { rows: 0 };
+
+  async function* records(): AsyncGenerator<string[]> {
+    yield sectioned ? ['section', ...columns.map((c) => c.key)] : columns.map((c) => c.key);
+    const summaryRow = (item: ReportDocument['summary'][number]) => {
+      const record = new Array<string>(width).fill('');
+      record[0] = item.key;
+      record[offset + index.get(item.csvColumn)!] = csvCell(item.type, item.value);
+      return record;
+    };
+    const closing = doc.summary.filter((s) => s.key !== 'opening_balance');
+    for (const item of doc.summary.filter((s) => s.key === 'opening_balance')) yield summaryRow(item);
+    for (const section of doc.sections) {
+      const positions = section.columns.map((c) => offset + index.get(c.key)!);
+      for await (const row of section.rows()) {
+        const record = sectioned ? new Array<string>(width).fill('') : new Array<string>(width);
+        if (sectioned) record[0] = section.key;
+        section.columns.forEach((c, i) => (record[positions[i]!] = csvCell(c.type, row[c.key])));
+        outcome.rows++;
+        yield record;
+      }
+    }
+    for (const item of closing) yield summaryRow(item);
+  }
+
+  await pipeline(Readable.from(records()), stringify({ record_delimiter: 'windows' }), out);
+  return outcome;
+}
+
+/** Every column once, in the order of first appearance. */
+function unionOf(lists: Column[][]): Column[] {
+  const seen = new Map<string, Column>();
+  for (const list of lists) for (const c of list) if (!seen.has(c.key)) seen.set(c.key, c);
+  return [...seen.values()];
+}

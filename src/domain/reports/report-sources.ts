@@ -1,0 +1,305 @@
+import { Account } from '../../entities/account.entity';
+import type { ReportType } from '../../entities/report.entity';
+import { D, dec, money, type Dec } from '../../platform/decimal';
+import { PermanentJobFailure } from '../../platform/errors';
+import { CurrencyConverter } from '../prices/conversion';
+import { PricingContext, PricingError } from '../prices/pricing-context';
+import { closingPrice, profitInQuoteCurrency } from '../prices/trading-math';
+import { dailyDocument } from './daily-report';
+import type { Column, ReportDocument, Row } from './report-document';
+import type { SourceContext } from './source-context';
+import {
+  dayAfter,
+  dayStart,
+  REPORT_PARAMS,
+  type DepositsWithdrawalsParams,
+  type ExposureParams,
+  type StatementParams,
+  type TradesParams,
+} from './report-params';
+import {
+  DEPOSITS_WITHDRAWALS,
+  EXPOSURE,
+  STATEMENT_BALANCES,
+  STATEMENT_CLOSED_ORDERS,
+  STATEMENT_LEDGER,
+  STATEMENT_OPEN_ORDERS,
+  TRADES,
+} from './reports.queries';
+
+const col = (key: string, label: string, type: Column['type']): Column => ({ key, label, type });
+
+const LEDGER_COLUMNS: Column[] = [
+  col('seq', 'Seq', 'integer'),
+  col('time', 'Time', 'time'),
+  col('kind', 'Kind', 'text'),
+  col('amount', 'Amount', 'money'),
+  col('balance_after', 'Balance after', 'money'),
+  col('reference_type', 'Reference', 'text'),
+  col('reference_id', 'Reference id', 'text'),
+];
+
+const ORDER_OPENING: Column[] = [
+  col('ticket', 'Ticket', 'integer'),
+  col('symbol', 'Symbol', 'text'),
+  col('cmd', 'Cmd', 'integer'),
+  col('volume', 'Volume', 'number'),
+  col('open_time', 'Open time', 'time'),
+  col('open_price', 'Open price', 'number'),
+];
+const CHARGES: Column[] = [col('commission', 'Commission', 'money'), col('swap', 'Swap', 'money')];
+
+export const CLOSED_ORDER_COLUMNS: Column[] = [
+  ...ORDER_OPENING,
+  col('close_time', 'Close time', 'time'),
+  col('close_price', 'Close price', 'number'),
+  col('profit', 'Profit', 'money'),
+  ...CHARGES,
+];
+
+const OPEN_ORDER_COLUMNS: Column[] = [
+  ...ORDER_OPENING,
+  col('current_price', 'Current price', 'number'),
+  col('floating_profit', 'Floating profit', 'money'),
+  ...CHARGES,
+];
+
+export const TRADE_COLUMNS: Column[] = [
+  col('login', 'Login', 'integer'),
+  ...CLOSED_ORDER_COLUMNS,
+  col('comment', 'Comment', 'text'),
+];
+
+const fromArray = (rows: Row[]) => () =>
+  (async function* () {
+    yield* rows;
+  })();
+
+const built = (now: Date) => `Times in UTC. Built ${now.toISOString()}.`;
+
+/** The document of a report: its figures read in the reader's snapshot, its rows read as it is written. */
+export async function documentFor(type: ReportType, rawParams: unknown, ctx: SourceContext): Promise<ReportDocument> {
+  const parsed = REPORT_PARAMS[type].safeParse(rawParams);
+  if (!parsed.success) throw new PermanentJobFailure(`The report's params no longer parse: ${parsed.error.message}`);
+  switch (type) {
+    case 'account_statement':
+      return statementDocument(parsed.data as StatementParams, ctx);
+    case 'trades':
+      return tradesDocument(parsed.data as TradesParams, ctx);
+    case 'exposure':
+      return exposureDocument(parsed.data as ExposureParams, ctx);
+    case 'deposits_withdrawals':
+      return depositsWithdrawalsDocument(parsed.data as DepositsWithdrawalsParams, ctx);
+    case 'daily':
+      return dailyDocument(parsed.data as { trading_date: string }, ctx);
+  }
+}
+
+/**
+ * A statement: the opening balance (the ledger's sum before the period), every ledger row of
+ * the period, the closing balance (the ledger's sum at its end), so opening plus the rows is
+ * the closing balance by construction, all in one snapshot. Orders open at the end are valued
+ * at the quotes when the statement is built (an order since closed shows no floating profit):
+ * quotes of the past are not kept; the daily report holds each day's equity.
+ */
+async function statementDocument(params: StatementParams, ctx: SourceContext): Promise<ReportDocument> {
+  const account = await ctx.em.findOne(Account, { login: String(params.login) }, { populate: ['group'] });
+  if (!account) throw new PermanentJobFailure(`Account ${params.login} not found`);
+  const range = { account_id: account.id, start: dayStart(params.from), until: dayAfter(params.to) };
+  const balances = (await ctx.reader.one<{ opening: string; closing: string }>(STATEMENT_BALANCES.bind(range)))!;
+  const open = await ctx.reader.all<Row & { status: string; contract_size: string }>(
+    STATEMENT_OPEN_ORDERS.bind({ account_id: account.id, until: range.until }),
+  );
+  const stillOpen = open.filter((o) => o.status === 'open');
+  const pricing = stillOpen.length
+    ? await PricingContext.load(
+        ctx.em,
+        ctx.quotes,
+        account,
+        stillOpen.map((o) => String(o.symbol)),
+      )
+    : undefined;
+  let floatingTotal = new D(0);
+  const openRows = open.map((o) => {
+    let current: string | null = null;
+    let floating: string | null = null;
+    const quote = o.status === 'open' ? pricing?.quoteOrNull(String(o.symbol)) : null;
+    if (quote) {
+      const price = closingPrice(Number(o.cmd), quote);
+      current = price.toFixed();
+      const inQuote = profitInQuoteCurrency(
+        Number(o.cmd),
+        dec(String(o.open_price)),
+        price,
+        dec(String(o.volume)),
+        dec(o.contract_size),
+      );
+      try {
+        const value = money(pricing!.toAccountCurrency(inQuote, quote.instrument.quoteCurrency));
+        floating = value.toFixed(2);
+        floatingTotal = floatingTotal.plus(value);
+      } catch (err) {
+        if (!(err instanceof PricingError)) throw err;
+      }
+    }
+    return { ...o, current_price: current, floating_profit: floating };
+  });
+  const equity = money(dec(balances.closing).plus(floatingTotal)).toFixed(2);
+  return {
+    fileName: `statement-${account.login}-${params.from}-${params.to}`,
+    title: 'Account statement',
+    subtitle: [`Account ${account.login} (${account.currency}), ${params.from} to ${params.to} inclusive.`, built(ctx.now)],
+    head: { login: account.login, currency: account.currency, from: params.from, to: params.to },
+    headTypes: { login: 'integer', currency: 'text', from: 'date', to: 'date' },
+    summary: [
+      { key: 'opening_balance', label: 'Opening balance', type: 'money', value: balances.opening, csvColumn: 'balance_after' },
+      { key: 'closing_balance', label: 'Closing balance', type: 'money', value: balances.closing, csvColumn: 'balance_after' },
+      { key: 'equity', label: 'Equity', type: 'money', value: equity, csvColumn: 'balance_after' },
+    ],
+    sections: [
+      { key: 'ledger', title: 'Ledger', columns: LEDGER_COLUMNS, rows: () => ctx.reader.stream(STATEMENT_LEDGER.bind(range)) },
+      {
+        key: 'closed_orders',
+        title: 'Orders closed in the period',
+        columns: CLOSED_ORDER_COLUMNS,
+        rows: () => ctx.reader.stream(STATEMENT_CLOSED_ORDERS.bind(range)),
+      },
+      { key: 'open_orders', title: 'Orders open at the end', columns: OPEN_ORDER_COLUMNS, rows: fromArray(openRows) },
+    ],
+  };
+}
+
+function tradesDocument(params: TradesParams, ctx: SourceContext): ReportDocument {
+  const bound = TRADES.bind({
+    start: dayStart(params.from),
+    until: dayAfter(params.to),
+    login: params.login === undefined ? null : String(params.login),
+    symbol: params.symbol ?? null,
+  });
+  const filters = [params.login && `account ${params.login}`, params.symbol && `symbol ${params.symbol}`].filter(Boolean);
+  return {
+    fileName: `trades-${params.from}-${params.to}`,
+    title: 'Trades',
+    subtitle: [
+      `Orders closed ${params.from} to ${params.to} inclusive${filters.length ? `, ${filters.join(', ')}` : ''}.`,
+      built(ctx.now),
+    ],
+    head: { type: 'trades', from: params.from, to: params.to, login: params.login ?? null, symbol: params.symbol ?? null },
+    headTypes: { type: 'text', from: 'date', to: 'date', login: 'integer', symbol: 'text' },
+    summary: [],
+    sections: [{ key: 'orders', title: 'Closed orders', columns: TRADE_COLUMNS, rows: () => ctx.reader.stream(bound) }],
+  };
+}
+
+/**
+ * Per symbol over the open orders: long and short volume, the net, its notional at the mid
+ * price and the clients' floating profit (buys at bid, sells at ask; each group's spread left
+ * aside), both converted into `currency` at the latest quotes. Without a quote or a
+ * conversion path they are empty.
+ */
+async function exposureDocument(params: ExposureParams, ctx: SourceContext): Promise<ReportDocument> {
+  const rows = await ctx.reader.all<Record<string, string | number | null>>(EXPOSURE.bind({ group_id: params.group_id ?? null }));
+  const symbols = rows.map((r) => String(r.symbol));
+  const quoteCurrencies = rows.map((r) => r.quote_currency).filter((c): c is string => typeof c === 'string');
+  const [quotes, converter] = await Promise.all([
+    ctx.quotes.getMany(symbols),
+    CurrencyConverter.joiningInstruments(ctx.em, [params.currency, ...quoteCurrencies]).then((joining) =>
+      CurrencyConverter.priced(joining, ctx.quotes),
+    ),
+  ]);
+  const out = rows.map((r) => {
+    const quote = quotes.get(String(r.symbol));
+    const rate = typeof r.quote_currency === 'string' ? converter.rate(r.quote_currency, params.currency)?.rate : undefined;
+    let notional: Dec | null = null;
+    let floating: Dec | null = null;
+    if (quote && rate) {
+      const bid = dec(quote.bid);
+      const ask = dec(quote.ask);
+      const longUnits = dec(String(r.long_units));
+      const shortUnits = dec(String(r.short_units));
+      notional = money(longUnits.minus(shortUnits).times(bid.plus(ask).div(2)).times(rate));
+      floating = money(
+        longUnits
+          .times(bid)
+          .minus(dec(String(r.long_cost)))
+          .plus(dec(String(r.short_cost)).minus(shortUnits.times(ask)))
+          .times(rate),
+      );
+    }
+    return {
+      symbol: r.symbol,
+      long_volume: dec(String(r.long_volume)).toFixed(),
+      short_volume: dec(String(r.short_volume)).toFixed(),
+      net_volume: dec(String(r.long_volume))
+        .minus(dec(String(r.short_volume)))
+        .toFixed(),
+      net_notional: notional?.toFixed(2) ?? null,
+      currency: params.currency,
+      open_orders: r.open_orders,
+      floating_profit: floating?.toFixed(2) ?? null,
+    };
+  });
+  return {
+    fileName: `exposure-${ctx.now.toISOString().slice(0, 10)}`,
+    title: 'Exposure by symbol',
+    subtitle: [
+      `Open orders${params.group_id ? ` of group ${params.group_id}` : ''}, amounts in ${params.currency} at the latest quotes.`,
+      built(ctx.now),
+    ],
+    head: { type: 'exposure', currency: params.currency, group_id: params.group_id ?? null, generated_at: ctx.now },
+    headTypes: { type: 'text', currency: 'text', group_id: 'text', generated_at: 'time' },
+    summary: [],
+    sections: [
+      {
+        key: 'symbols',
+        title: 'Symbols',
+        columns: [
+          col('symbol', 'Symbol', 'text'),
+          col('long_volume', 'Long volume', 'number'),
+          col('short_volume', 'Short volume', 'number'),
+          col('net_volume', 'Net volume', 'number'),
+          col('net_notional', 'Net notional', 'money'),
+          col('currency', 'Currency', 'text'),
+          col('open_orders', 'Open orders', 'integer'),
+          col('floating_profit', 'Clients floating profit', 'money'),
+        ],
+        rows: fromArray(out),
+      },
+    ],
+  };
+}
+
+function depositsWithdrawalsDocument(params: DepositsWithdrawalsParams, ctx: SourceContext): ReportDocument {
+  const bound = DEPOSITS_WITHDRAWALS.bind({
+    start: dayStart(params.from),
+    until: dayAfter(params.to),
+    group_id: params.group_id ?? null,
+  });
+  return {
+    fileName: `deposits-withdrawals-${params.from}-${params.to}`,
+    title: 'Deposits and withdrawals',
+    subtitle: [
+      `Completed deposits and withdrawals per currency and day, ${params.from} to ${params.to} inclusive${params.group_id ? `, accounts of group ${params.group_id}` : ''}.`,
+      built(ctx.now),
+    ],
+    head: { type: 'deposits_withdrawals', from: params.from, to: params.to, group_id: params.group_id ?? null },
+    headTypes: { type: 'text', from: 'date', to: 'date', group_id: 'text' },
+    summary: [],
+    sections: [
+      {
+        key: 'days',
+        title: 'Per currency and day',
+        columns: [
+          col('currency', 'Currency', 'text'),
+          col('day', 'Day', 'date'),
+          col('deposits', 'Deposits', 'money'),
+          col('deposit_count', 'Deposits (count)', 'integer'),
+          col('withdrawals', 'Withdrawals', 'money'),
+          col('withdrawal_count', 'Withdrawals (count)', 'integer'),
+          col('net', 'Net', 'money'),
+        ],
+        rows: () => ctx.reader.stream(bound),
+      },
+    ],
+  };
+}

@@ -1,0 +1,171 @@
+import { namedStatement } from '../../platform/named-sql';
+
+/** A time as ISO 8601 UTC text, formatted by Postgres: the report writers hand it on as it is. */
+const iso = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/**
+ * An order's commission and swap: the sums of the ledger rows of those kinds that reference
+ * it (reference_type `order`, reference_id its ticket, as its trade_profit row does), signed
+ * as they hit the balance, booked before `:until`.
+ */
+const ORDER_CHARGES = `left join lateral (
+    select coalesce(sum(l.amount) filter (where l.kind = 'commission'), 0.00)::text as commission,
+           coalesce(sum(l.amount) filter (where l.kind = 'swap'), 0.00)::text as swap
+      from ledger_entries l
+     where l.reference_type = 'order' and l.reference_id = o.ticket::text
+       and l.kind in ('commission', 'swap') and l.created_at < :until
+  ) charges on true`;
+
+const ORDER_COLUMNS = `o.ticket::text as ticket, o.symbol, o.cmd, trim_scale(o.volume)::text as volume,
+  ${iso('o.created_at')} as open_time, trim_scale(o.open_price)::text as open_price`;
+
+// --- the report record and its file -----------------------------------------------------
+
+export const ACCOUNT_BY_LOGIN = namedStatement<{ login: string }>(
+  `select id, login::text as login, currency, customer_id, group_id from accounts where login = :login::bigint`,
+);
+
+export const GROUP_EXISTS = namedStatement<{ group_id: string }>(
+  `select 1 as found from trading_groups where id = :group_id::uuid`,
+);
+
+/** Claims the report for a build: queued, or running after a crash or a failed attempt; never a finished one. */
+export const START_BUILD = namedStatement<{ id: string }>(
+  `update reports set status = 'running', started_at = now(), updated_at = now(), error = null
+    where id = :id and status in ('queued', 'running')
+   returning type, format, params`,
+);
+
+export const DELETE_CHUNKS = namedStatement<{ report_id: string }>(`delete from report_chunks where report_id = :report_id`);
+
+export const INSERT_CHUNK = namedStatement<{ report_id: string; seq: number; data: Buffer }>(
+  `insert into report_chunks (report_id, seq, data) values (:report_id, :seq, :data)`,
+);
+
+/** The one statement that makes a file downloadable, run after its last chunk is stored. */
+export const COMPLETE_BUILD = namedStatement<{ id: string; rows: number; bytes: number }>(
+  `update reports set status = 'completed', rows = :rows, bytes = :bytes, finished_at = now(), updated_at = now()
+    where id = :id and status = 'running'`,
+);
+
+export const FAIL_BUILD = namedStatement<{ id: string; error: string }>(
+  `update reports set status = 'failed', error = :error, finished_at = now(), updated_at = now()
+    where id = :id and status in ('queued', 'running')`,
+);
+
+export const READ_CHUNK = namedStatement<{ report_id: string; seq: number }>(
+  `select data from report_chunks where report_id = :report_id and seq = :seq`,
+);
+
+export const BROKER_NAME = namedStatement<Record<string, never>>(`select broker_name from broker_settings where id = 1`);
+
+// --- account_statement -------------------------------------------------------------------
+
+/** The balance before the period and at its end, as sums of the ledger: what the balance column is kept equal to. */
+export const STATEMENT_BALANCES = namedStatement<{ account_id: string; start: Date; until: Date }>(
+  `select coalesce(sum(amount) filter (where created_at < :start), 0.00)::text as opening,
+          coalesce(sum(amount), 0.00)::text as closing
+     from ledger_entries where account_id = :account_id and created_at < :until`,
+);
+
+export const STATEMENT_LEDGER = namedStatement<{ account_id: string; start: Date; until: Date }>(
+  `select seq::text as seq, ${iso('created_at')} as time, kind, amount::text as amount,
+          balance_after::text as balance_after, reference_type, reference_id
+     from ledger_entries
+    where account_id = :account_id and created_at >= :start and created_at < :until
+    order by seq`,
+);
+
+export const STATEMENT_CLOSED_ORDERS = namedStatement<{ account_id: string; start: Date; until: Date }>(
+  `select ${ORDER_COLUMNS}, ${iso('o.closed_at')} as close_time, trim_scale(o.close_price)::text as close_price,
+          o.profit::text as profit, charges.commission, charges.swap
+     from orders o ${ORDER_CHARGES}
+    where o.account_id = :account_id and o.status = 'closed' and o.closed_at >= :start and o.closed_at < :until
+    order by o.closed_at, o.ticket`,
+);
+
+/** Orders open at the period's end: opened before it, and not closed by then. */
+export const STATEMENT_OPEN_ORDERS = namedStatement<{ account_id: string; until: Date }>(
+  `select ${ORDER_COLUMNS}, o.status, o.contract_size::text as contract_size, charges.commission, charges.swap
+     from orders o ${ORDER_CHARGES}
+    where o.account_id = :account_id and o.created_at < :until and (o.status = 'open' or o.closed_at >= :until)
+    order by o.ticket`,
+);
+
+// --- trades ---------------------------------------------------------------------------------
+
+export interface TradesParams {
+  start: Date;
+  until: Date;
+  login: string | null;
+  symbol: string | null;
+}
+
+export const TRADES = namedStatement<TradesParams>(
+  `select o.login::text as login, ${ORDER_COLUMNS}, ${iso('o.closed_at')} as close_time,
+          trim_scale(o.close_price)::text as close_price, o.profit::text as profit,
+          charges.commission, charges.swap, o.comment
+     from orders o ${ORDER_CHARGES}
+    where o.status = 'closed' and o.closed_at >= :start and o.closed_at < :until
+      and (:login::bigint is null or o.login = :login::bigint)
+      and (:symbol::text is null or o.symbol = :symbol::text)
+    order by o.closed_at, o.ticket`,
+);
+
+// --- exposure ------------------------------------------------------------------------------
+
+/** Per symbol and side: volume, units (volume x contract size) and their cost at the opening prices. */
+export const EXPOSURE = namedStatement<{ group_id: string | null }>(
+  `select o.symbol, i.base_currency, i.quote_currency,
+          coalesce(sum(o.volume) filter (where o.cmd = 0), 0)::text as long_volume,
+          coalesce(sum(o.volume) filter (where o.cmd = 1), 0)::text as short_volume,
+          coalesce(sum(o.volume * o.contract_size) filter (where o.cmd = 0), 0)::text as long_units,
+          coalesce(sum(o.volume * o.contract_size) filter (where o.cmd = 1), 0)::text as short_units,
+          coalesce(sum(o.volume * o.contract_size * o.open_price) filter (where o.cmd = 0), 0)::text as long_cost,
+          coalesce(sum(o.volume * o.contract_size * o.open_price) filter (where o.cmd = 1), 0)::text as short_cost,
+          count(*)::int as open_orders
+     from orders o
+     join accounts a on a.id = o.account_id
+     left join instruments i on i.symbol = o.symbol
+    where o.status = 'open' and (:group_id::uuid is null or a.group_id = :group_id::uuid)
+    group by o.symbol, i.base_currency, i.quote_currency
+    order by o.symbol`,
+);
+
+// --- deposits_withdrawals ------------------------------------------------------------------
+
+/**
+ * Deposits and withdrawals per currency and UTC day, from the ledger: a withdrawal has a
+ * ledger row only once it is completed (approved), so pending and rejected ones never count.
+ */
+export const DEPOSITS_WITHDRAWALS = namedStatement<{ start: Date; until: Date; group_id: string | null }>(
+  `select a.currency, to_char(l.created_at at time zone 'UTC', 'YYYY-MM-DD') as day,
+          coalesce(sum(l.amount) filter (where l.kind = 'deposit'), 0.00)::text as deposits,
+          count(*) filter (where l.kind = 'deposit')::int as deposit_count,
+          coalesce(-sum(l.amount) filter (where l.kind = 'withdrawal'), 0.00)::text as withdrawals,
+          count(*) filter (where l.kind = 'withdrawal')::int as withdrawal_count,
+          sum(l.amount)::text as net
+     from ledger_entries l
+     join accounts a on a.id = l.account_id
+    where l.kind in ('deposit', 'withdrawal') and l.created_at >= :start and l.created_at < :until
+      and (:group_id::uuid is null or a.group_id = :group_id::uuid)
+    group by a.currency, day
+    order by a.currency, day`,
+);
+
+// --- daily -----------------------------------------------------------------------------------
+
+/** Whether the end of day's snapshot table exists in this database (it comes with the end of day). */
+export const SNAPSHOTS_TABLE = namedStatement<Record<string, never>>(
+  `select to_regclass('account_daily_snapshots') is not null as present`,
+);
+
+export const DAILY_SNAPSHOTS = namedStatement<{ trading_date: string }>(
+  `select s.login::text as login, s.trading_date::text as trading_date, a.currency,
+          s.balance::text as balance, s.equity::text as equity, s.margin::text as margin,
+          s.free_margin::text as free_margin, s.floating_profit::text as floating_profit, s.movements
+     from account_daily_snapshots s
+     join accounts a on a.id = s.account_id
+    where s.trading_date = :trading_date::date
+    order by s.login`,
+);

@@ -1,0 +1,13 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { SnapshotReader } from '../../db/snapshot-reader';
+import type { QuoteStore } from '../prices/quote-store';
+
+/** What a report's document reads from. */
+export interface SourceContext {
+  em: EntityManager;
+  /** Every figure and row of the report comes from this one snapshot. */
+  reader: SnapshotReader;
+  quotes: QuoteStore;
+  /** When the build started: the moment "now" means in the report. */
+  now: Date;
+}
