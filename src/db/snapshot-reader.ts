@@ -49,15 +49,12 @@ export class SnapshotReader {
     return (await this.all<T>(statement))[0];
   }
 
-  /** The rows one at a time; the next statement may run once this one is consumed to its end. */
-  async *stream<T>({ sql, values }: Statement): AsyncGenerator<T> {
-    const stream = this.connection.query<T>(new QueryStream(pgPlaceholders(sql), values, { batchSize: CURSOR_BATCH }));
-    try {
-      for await (const row of stream) yield row as T;
-    } finally {
-      // Left early (an error downstream): close the cursor so the connection can be used again.
-      if (!stream.destroyed) await new Promise<void>((resolve) => stream.destroy().once('close', () => resolve()));
-    }
+  /**
+   * The rows one at a time; the next statement may run once this one is consumed to its end.
+   * Leaving the loop early destroys the stream, which closes its cursor.
+   */
+  stream<T>({ sql, values }: Statement): AsyncIterable<T> {
+    return this.connection.query<T>(new QueryStream(pgPlaceholders(sql), values, { batchSize: CURSOR_BATCH }));
   }
 
   /** Ends the snapshot and hands the connection back; after an error the rollback may fail with it, which is fine. */

@@ -21,40 +21,34 @@ export async function writeCsv(doc: ReportDocument, out: Writable): Promise<Writ
   const offset = sectioned ? 1 : 0;
   const outcome: WriteOutcome = { rows: 0 };
 
-  async function* records(): AsyncGenerator<string[]> {
-    yield sectioned ? ['section', ...columns.map((c) => c.key)] : columns.map((c) => c.key);
-    const summaryRow = (item: ReportDocument['summary'][number]) => {
-      const record = new Array<string>(width).fill('');
-      record[0] = item.key;
-      record[offset + index.get(item.csvColumn)!] = csvCell(item.type, item.value);
-      return record;
-    };
-    const closing = doc.summary.filter((s) => s.key !== 'opening_balance');
-    for (const item of doc.summary.filter((s) => s.key === 'opening_balance')) yield summaryRow(item);
+  const summaryRow = (item: ReportDocument['summary'][number]) => {
+    const record = new Array<string>(width).fill('');
+    record[0] = item.key;
+    record[offset + index.get(item.csvColumn)!] = csvCell(item.type, item.value);
+    return record;
+  };
+
+  // Records go to csv-stringify a thousand at a time, and the rows are read in this one loop:
+  // a stream step or an async generator per row cost more than the quoting itself.
+  async function* text(): AsyncGenerator<string> {
+    let batch: string[][] = [sectioned ? ['section', ...columns.map((c) => c.key)] : columns.map((c) => c.key)];
+    for (const item of doc.summary.filter((s) => s.key === 'opening_balance')) batch.push(summaryRow(item));
     for (const section of doc.sections) {
-      const positions = section.columns.map((c) => offset + index.get(c.key)!);
+      const cols = section.columns;
+      const positions = cols.map((c) => offset + index.get(c.key)!);
       for await (const row of section.rows()) {
         const record = sectioned ? new Array<string>(width).fill('') : new Array<string>(width);
         if (sectioned) record[0] = section.key;
-        section.columns.forEach((c, i) => (record[positions[i]!] = csvCell(c.type, row[c.key])));
+        for (let i = 0; i < cols.length; i++) record[positions[i]!] = csvCell(cols[i]!.type, row[cols[i]!.key]);
+        batch.push(record);
         outcome.rows++;
-        yield record;
+        if (batch.length >= BATCH_RECORDS) {
+          yield stringify(batch, OPTIONS);
+          batch = [];
+        }
       }
     }
-    for (const item of closing) yield summaryRow(item);
-  }
-
-  // Records go to csv-stringify a batch at a time: one call per thousand rows rather than a
-  // stream step per row, which cost more than the quoting itself.
-  async function* text(): AsyncGenerator<string> {
-    let batch: string[][] = [];
-    for await (const record of records()) {
-      batch.push(record);
-      if (batch.length === BATCH_RECORDS) {
-        yield stringify(batch, OPTIONS);
-        batch = [];
-      }
-    }
+    for (const item of doc.summary.filter((s) => s.key !== 'opening_balance')) batch.push(summaryRow(item));
     if (batch.length) yield stringify(batch, OPTIONS);
   }
 
