@@ -94,6 +94,17 @@ export async function run(h: Harness): Promise<Figure[]> {
     const statementCopy = copyStatement(
       STATEMENT_LEDGER.bind({ account_id: seeded.statementAccountId, start: dayStart(FROM), until: dayAfter(TO) }),
     );
+    // A warm-up: the first day's statement (43,200 rows at full size). The first build of a
+    // process grows V8's heap to what a build's allocation rate needs (transient garbage,
+    // collected later, not a leak); the figure compares the big build with that warm idle.
+    const coldRss = rssMiB(worker.pid);
+    const warmDay = { ...statement, params: { ...statement.params, to: FROM.replace(/01$/, '02') } };
+    const { rows: warmRows } = await pool.query<{ n: number }>(
+      `select count(*)::int as n from ledger_entries where account_id = $1 and created_at < $2`,
+      [seeded.statementAccountId, dayAfter(warmDay.params.to)],
+    );
+    await build(api, pool, worker, seeded.token, warmDay, warmRows[0]!.n);
+    progress(`worker RSS cold ${coldRss} MiB, after a warm-up statement ${rssMiB(worker.pid)} MiB`);
     const statementRounds: BatchRound[] = [];
     const statementBaseline: BatchRound[] = [];
     for (let round = 0; round < ROUNDS; round++) {
