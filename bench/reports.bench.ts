@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Pool } from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
+import { ledgerInsertSql } from '../src/domain/ledger/ledger';
 import { dayAfter, dayStart } from '../src/domain/reports/report-params';
 import { STATEMENT_LEDGER, TRADES } from '../src/domain/reports/reports.queries';
 import { pgPlaceholders, type Statement } from '../src/platform/named-sql';
@@ -216,13 +217,22 @@ async function seed(api: Server, pool: Pool): Promise<Seeded> {
       [account.id, account.login, n],
     );
   }
-  await pool.query(
-    `insert into ledger_entries (id, created_at, updated_at, account_id, kind, amount, balance_after, reference_type, reference_id)
-     select gen_random_uuid(), t, t, $1, case when g % 2 = 0 then 'deposit' else 'trade_profit' end, 1.25, g * 1.25, 'order', g::text
-       from generate_series(1, $2::int) g,
-            lateral (select timestamptz '2026-01-02' + (g * interval '2 seconds') as t) x`,
-    [statementAccount.id, STATEMENT_ROWS],
-  );
+  // Through the ledger module's own insert (it owns the table's columns), counted rather than returned.
+  const booked = ledgerInsertSql([
+    {
+      id: 'gen_random_uuid()',
+      bookedAt: 'x.t',
+      accountId: '$1::uuid',
+      kind: 'trade_profit',
+      amount: '1.25',
+      balanceAfter: 'g * 1.25',
+      referenceType: 'order',
+      referenceId: 'g::text',
+      comment: 'null',
+      from: `generate_series(1, $2::int) g, lateral (select timestamptz '2026-01-02' + (g * interval '2 seconds') as t) x`,
+    },
+  ]);
+  await pool.query(`with booked as (${booked}) select count(*) from booked`, [statementAccount.id, STATEMENT_ROWS]);
   await pool.query('update accounts set balance = $2 where id = $1', [statementAccount.id, (STATEMENT_ROWS * 1.25).toFixed(2)]);
   await pool.query('analyze orders; analyze ledger_entries');
   progress(`seeded ${TRADES_ROWS + PDF_ROWS} orders and ${STATEMENT_ROWS} ledger rows in ${Date.now() - started} ms`);
