@@ -69,7 +69,17 @@ export const TAG_GROUPS: Array<{ name: string; tags: string[] }> = [
   { name: 'Identity and access', tags: ['auth', 'staff administration', 'api tokens', 'broker settings', 'audit'] },
   {
     name: 'Customers and money',
-    tags: ['customers', 'compliance', 'password reset', 'accounts', 'money', 'withdrawals', 'payouts', 'notifications', 'reports'],
+    tags: [
+      'customers',
+      'compliance',
+      'password reset',
+      'accounts',
+      'money',
+      'withdrawals',
+      'payouts',
+      'notifications',
+      'reports',
+    ],
   },
   { name: 'Trading', tags: ['groups', 'instruments', 'quotes', 'orders', 'pending orders', 'risk', 'simulator'] },
   { name: 'Integrations', tags: ['webhooks', 'streams'] },
