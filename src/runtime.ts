@@ -10,12 +10,13 @@ import { ensureDatabase, openOrm, runMigrations } from './db/database';
 import { JOB_DEFINITIONS } from './jobs';
 import type { JobDefinition } from './jobs/job-definition';
 import { JobProducer } from './jobs/job-producer';
-import { ALL_QUEUES } from './jobs/queues';
+import { ALL_QUEUES, QUEUES } from './jobs/queues';
 import { QueueEventsHub } from './jobs/queue-events-hub';
 import { createMailTransport } from './mail/mail-transport';
 import { checkConsumers, type EventConsumer } from './domain/events/consumers';
 import { EVENT_CONSUMERS } from './event-consumers';
 import { outboxLagSeconds } from './domain/events/relay';
+import { runsForMetrics, syncRolloverSchedule } from './domain/eod/eod-runs';
 import { createIdentity } from './domain/identity/identity';
 import { EmailTemplateRenderer } from './domain/mail/renderer';
 import { QuoteStore } from './domain/prices/quote-store';
@@ -124,6 +125,11 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     redis,
     keyRing.box(SECRET_PURPOSES.totp),
   );
+  metrics.watchRunProgress(
+    'eod_run_accounts',
+    'Accounts of the end-of-day runs in flight and of the latest finished one, by state',
+    () => runsForMetrics(orm.em.fork() as EntityManager),
+  );
   const services: AppServices = {
     config,
     logger,
@@ -170,6 +176,10 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
           async () => void (await jobs.enqueue(OutboxRelayJob, { woken: true })),
           logger,
         );
+      if (config.workerQueues.some((q) => q.queue === QUEUES.eod)) {
+        const pattern = await syncRolloverSchedule(orm.em.fork() as EntityManager, jobs);
+        logger.info({ pattern }, 'rollover scheduled');
+      }
     }
     if (config.role !== 'worker') server = await listen(createApp(services, options.routes), config.host, config.port);
     // ROLE=all answers /health and /metrics on the API's port; a worker-only process on its own.

@@ -15,6 +15,14 @@ export class BrokerSettings {
   @Property({ type: 'string', length: 200, default: 'Trading Infrastructure' })
   brokerName: string = DEFAULT_BROKER_NAME;
 
+  /** `HH:MM` UTC: when the end of day runs (decisions, section 13). */
+  @Property({ type: 'string', length: 5, default: '21:00' })
+  rolloverTime: string = '21:00';
+
+  /** The weekday whose rollover books three nights of swap. */
+  @Property({ type: 'string', length: 9, default: 'wednesday' })
+  tripleSwapDay: string = 'wednesday';
+
   /**
    * Set by the code that changes the settings, never by an onUpdate hook: the hook would
    * stamp a new time at flush, after the change's audit row had recorded the state "after",

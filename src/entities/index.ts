@@ -40,6 +40,11 @@ import { WebhookAttempt } from './webhook-attempt.entity';
 import { WebhookDelivery } from './webhook-delivery.entity';
 import { WebhookMessage } from './webhook-message.entity';
 import { Withdrawal } from './withdrawal.entity';
+import { AccountDailySnapshot } from './account-daily-snapshot.entity';
+import { DailyStatement } from './daily-statement.entity';
+import { EodRun } from './eod-run.entity';
+import { EodRunAccount } from './eod-run-account.entity';
+import { SwapBooking } from './swap-booking.entity';
 
 /** Every entity the ORM knows. Listed explicitly: no folder scanning at start-up. */
 export const ENTITIES = [
@@ -86,4 +91,9 @@ export const ENTITIES = [
   CustomerDocumentFile,
   Report,
   ReportChunk,
+  EodRun,
+  EodRunAccount,
+  SwapBooking,
+  AccountDailySnapshot,
+  DailyStatement,
 ];

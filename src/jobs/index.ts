@@ -1,6 +1,7 @@
 import type { JobDefinition } from './job-definition';
 import { BulkCloseFinishJob, BulkCloseTicketJob } from './bulk-close.job';
 import { EngineSweepJob, EngineTickJob } from './engine-tick.job';
+import { EodAccountsJob, EodFinishJob, EodStartJob } from './eod.job';
 import { ExpirePendingOrdersJob } from './expire-pending-orders.job';
 import { NotifyCustomersJob } from './notify-customers.job';
 import { OutboxRelayJob } from './outbox-relay.job';
@@ -32,4 +33,7 @@ export const JOB_DEFINITIONS: JobDefinition[] = [
   ResealSecretsJob,
   RetentionJob,
   ReportBuildJob,
+  EodStartJob,
+  EodAccountsJob,
+  EodFinishJob,
 ];

@@ -142,6 +142,32 @@ export class JobProducer {
     );
   }
 
+  /**
+   * Runs a job on a cron pattern (UTC) under a fixed scheduler id: one schedule per id in the
+   * deployment, however many processes upsert it, and upserting again replaces the pattern.
+   */
+  async scheduleCron<S extends JobDefinition>(
+    def: S,
+    schedulerId: string,
+    pattern: string,
+    payload: PayloadInput<S>,
+  ): Promise<void> {
+    const data = def.schema.parse(payload);
+    if (this.connection.status !== 'ready') throw errors.queueUnavailable();
+    const { attempts: _attempts, backoff: _backoff, ...opts } = def.options;
+    await withTimeout(
+      this.queue(def.queue).upsertJobScheduler(schedulerId, { pattern, tz: 'UTC' }, { name: def.name, data, opts }),
+      ENQUEUE_TIMEOUT_MS,
+    );
+  }
+
+  /** The cron pattern of a scheduler id, or undefined when it has none. */
+  async scheduledPattern(def: JobDefinition, schedulerId: string): Promise<string | undefined> {
+    if (this.connection.status !== 'ready') throw errors.queueUnavailable();
+    const found = await withTimeout(this.queue(def.queue).getJobScheduler(schedulerId), ENQUEUE_TIMEOUT_MS);
+    return found?.pattern ?? undefined;
+  }
+
   async unschedule(def: JobDefinition, schedulerId: string): Promise<void> {
     if (this.connection.status !== 'ready') throw errors.queueUnavailable();
     await withTimeout(this.queue(def.queue).removeJobScheduler(schedulerId), ENQUEUE_TIMEOUT_MS);

@@ -12,6 +12,7 @@ export const QUEUES = {
   webhooks: 'webhooks',
   engine: 'engine',
   reports: 'reports',
+  eod: 'eod',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];

@@ -143,6 +143,33 @@ export class Metrics {
       },
     });
   }
+
+  /**
+   * A run's progress (the end of day's), read at scrape time from the run rows: one series per
+   * run and state (total, done, failed, pending), labelled with its trading date and status.
+   */
+  watchRunProgress(
+    name: string,
+    help: string,
+    read: () => Promise<Array<{ trading_date: string; status: string; total: number; done: number; failed: number }>>,
+  ): void {
+    new Gauge({
+      name,
+      help,
+      labelNames: ['trading_date', 'status', 'state'] as const,
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        for (const r of (await safe(read())) ?? []) {
+          const labels = { trading_date: r.trading_date, status: r.status };
+          this.set({ ...labels, state: 'total' }, r.total);
+          this.set({ ...labels, state: 'done' }, r.done);
+          this.set({ ...labels, state: 'failed' }, r.failed);
+          this.set({ ...labels, state: 'pending' }, Math.max(0, r.total - r.done - r.failed));
+        }
+      },
+    });
+  }
 }
 
 /** A scrape must not fail because Redis or Postgres is down: the series read from them are then just absent or NaN. */

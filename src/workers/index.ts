@@ -1,5 +1,6 @@
 import type { Processor } from './processor';
 import { bulkCloseFinishProcessor, bulkCloseTicketProcessor } from './bulk-close.worker';
+import { eodAccountsProcessor, eodFinishProcessor, eodStartProcessor } from './eod.worker';
 import { engineSweepProcessor, engineTickProcessor } from './engine-tick.worker';
 import { expirePendingOrdersProcessor } from './expire-pending-orders.worker';
 import { notifyCustomersProcessor } from './notify-customers.worker';
@@ -32,4 +33,7 @@ export const PROCESSORS: Processor[] = [
   resealSecretsProcessor,
   retentionProcessor,
   reportBuildProcessor,
+  eodStartProcessor,
+  eodAccountsProcessor,
+  eodFinishProcessor,
 ];

@@ -32,6 +32,8 @@ import { PayoutSchema } from '../../domain/prop/payouts';
 import { QueueJobSchema, QueueSummarySchema } from '../../domain/queues/queue-admin';
 import { ReportAcceptedSchema, ReportSchema } from '../../domain/reports/reports';
 import { RiskPreviewResultSchema, RiskRunAcceptedSchema } from '../../domain/risk/preview';
+import { DailySnapshotSchema } from '../../domain/eod/daily-snapshot';
+import { EodRunAcceptedSchema, EodRunSchema } from '../../domain/eod/eod-runs';
 import { RiskApplyRunSchema, RiskRuleSchema } from '../../domain/risk/rules';
 import { StreamTicketSchema } from '../../domain/streams/stream-views';
 import { DeliverySchema, RedeliverResultSchema } from '../../domain/webhooks/deliveries';
@@ -266,6 +268,9 @@ const NAMES: Array<[z.ZodType, string, unknown?]> = [
   [RiskPreviewResultSchema, 'RiskPreview'],
   [RiskRunAcceptedSchema, 'RiskRunAccepted'],
   [RiskApplyRunSchema, 'RiskApplyRun'],
+  [EodRunSchema, 'EodRun'],
+  [EodRunAcceptedSchema, 'EodRunAccepted'],
+  [DailySnapshotSchema, 'DailySnapshot'],
   [QueueSummarySchema, 'QueueSummary'],
   [QueueJobSchema, 'QueueJob'],
   [QuoteBoardItemSchema, 'QuoteBoardItem'],

@@ -26,6 +26,8 @@ export const TAGS: Record<string, string> = {
   quotes: 'The latest prices, for every caller (`/quotes`)',
   orders: 'Market orders and bulk close (`/orders`)',
   'pending orders': 'Limit, stop and stop-limit orders (`/orders/pending`)',
+  'end of day':
+    'The rollover: swaps, daily snapshots and statements, run per trading date (`/api/backoffice/eod/runs`, `.../accounts/{login}/daily`)',
   risk: 'Risk rules: classifying trading accounts by their closed orders, previews and saved rules (`/risk`)',
   simulator: 'The price source: quotes and the random walk (`/simulator`)',
   webhooks: [
@@ -81,7 +83,7 @@ export const TAG_GROUPS: Array<{ name: string; tags: string[] }> = [
       'reports',
     ],
   },
-  { name: 'Trading', tags: ['groups', 'instruments', 'quotes', 'orders', 'pending orders', 'risk', 'simulator'] },
+  { name: 'Trading', tags: ['groups', 'instruments', 'quotes', 'orders', 'pending orders', 'end of day', 'risk', 'simulator'] },
   { name: 'Integrations', tags: ['webhooks', 'streams'] },
   { name: 'Operations', tags: ['email templates', 'observability', 'queues', 'documentation'] },
 ];

@@ -13,6 +13,8 @@ import { findPage } from '../../db/find-page';
 import { pageQuery, pageSchema } from '../http/paging';
 import { defineRoute, json, type RouteSpec } from '../http/route';
 import { isoInstant } from '../http/timestamps';
+import { RolloverTime, TripleSwapDay } from '../../domain/eod/rollover';
+import { syncRolloverSchedule } from '../../domain/eod/eod-runs';
 
 const RoleName = z.string().trim().min(1).max(64);
 const RolePermissions = z.array(PermissionSchema).max(PERMISSIONS.length * 2);
@@ -177,16 +179,26 @@ export const adminRoutes: RouteSpec[] = [
     summary: 'Change broker settings',
     description:
       'A new access_token_ttl_seconds applies to tokens issued from then on (the next login or refresh); a new broker_name ' +
-      'to reports built from then on.',
+      'to reports built from then on. ' +
+      '`rollover_time` (HH:MM UTC, default 21:00) is when the end of day runs; a change reschedules it at once. ' +
+      '`triple_swap_day` (monday to friday, default wednesday) is the weekday whose rollover books three nights of swap.',
     tags: ['broker settings'],
     access: { kind: 'staff', permission: 'manage_settings' },
     body: z.object({
       access_token_ttl_seconds: z.int().min(60).max(86_400).optional(),
       broker_name: z.string().trim().min(1).max(200).optional(),
+      rollover_time: RolloverTime.optional(),
+      triple_swap_day: TripleSwapDay.optional(),
     }),
     responses: { 200: { description: 'Settings after the change', schema: SettingsSchema } },
     handler: async ({ body, em, services, caller }) => {
-      return json(200, await updateBrokerSettings(em, services.identity.defaultAccessTokenTtl, asStaff(caller), body));
+      const after = await updateBrokerSettings(em, services.identity.defaultAccessTokenTtl, asStaff(caller), body);
+      if (body.rollover_time !== undefined)
+        // The setting is stored; should Redis not answer now, every worker re-schedules from it when it starts.
+        await syncRolloverSchedule(em, services.jobs).catch((err: unknown) =>
+          services.logger.warn({ err: (err as Error).message }, 'could not reschedule the rollover'),
+        );
+      return json(200, after);
     },
   }),
   defineRoute({

@@ -5,6 +5,7 @@ import { authRoutes } from './auth.routes';
 import { complianceRoutes } from './compliance.routes';
 import { crmRoutes } from './crm.routes';
 import { docsRoutes } from './docs.routes';
+import { eodRoutes } from './eod.routes';
 import { emailTemplateRoutes } from './email-templates.routes';
 import { groupRoutes } from './groups.routes';
 import { instrumentRoutes } from './instruments.routes';
@@ -44,6 +45,7 @@ export const ROUTES: RouteSpec[] = [
   ...orderRoutes,
   ...propRoutes,
   ...riskRoutes,
+  ...eodRoutes,
   ...queueRoutes,
   ...secretsRoutes,
   ...webhookRoutes,

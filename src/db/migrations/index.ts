@@ -27,6 +27,7 @@ import { Migration20261126100000_PayoutRate } from './Migration20261126100000_Pa
 import { Migration20261126130000_PasswordResetRequests } from './Migration20261126130000_PasswordResetRequests';
 import { Migration20261126120000_DashboardSessions } from './Migration20261126120000_DashboardSessions';
 import { Migration20261126140000_DevelopmentDataKeys } from './Migration20261126140000_DevelopmentDataKeys';
+import { Migration20261127020000_EndOfDay } from './Migration20261127020000_EndOfDay';
 import { Migration20261127040000_Compliance } from './Migration20261127040000_Compliance';
 import { Migration20261127050000_LooseEnds } from './Migration20261127050000_LooseEnds';
 import { Migration20261127060000_OutboxWake } from './Migration20261127060000_OutboxWake';
@@ -60,6 +61,7 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261126120000_DashboardSessions', class: Migration20261126120000_DashboardSessions },
   { name: 'Migration20261126130000_PasswordResetRequests', class: Migration20261126130000_PasswordResetRequests },
   { name: 'Migration20261126140000_DevelopmentDataKeys', class: Migration20261126140000_DevelopmentDataKeys },
+  { name: 'Migration20261127020000_EndOfDay', class: Migration20261127020000_EndOfDay },
   { name: 'Migration20261127040000_Compliance', class: Migration20261127040000_Compliance },
   { name: 'Migration20261127050000_LooseEnds', class: Migration20261127050000_LooseEnds },
   { name: 'Migration20261127060000_OutboxWake', class: Migration20261127060000_OutboxWake },

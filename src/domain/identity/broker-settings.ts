@@ -17,6 +17,8 @@ export async function loadBrokerSettings(em: EntityManager, defaultAccessTokenTt
 export const SettingsSchema = z.object({
   access_token_ttl_seconds: z.int(),
   broker_name: z.string().describe("The broker's name as reports and statements show it in their titles"),
+  rollover_time: z.string().describe('When the end of day runs, HH:MM in UTC'),
+  triple_swap_day: z.string().describe('The weekday (monday to friday) whose rollover books three nights of swap'),
   updated_at: z.iso.datetime(),
 });
 export type SettingsView = z.output<typeof SettingsSchema>;
@@ -25,6 +27,8 @@ export function settingsView(settings: BrokerSettings): SettingsView {
   return {
     access_token_ttl_seconds: settings.accessTokenTtlSeconds,
     broker_name: settings.brokerName,
+    rollover_time: settings.rolloverTime,
+    triple_swap_day: settings.tripleSwapDay,
     updated_at: settings.updatedAt.toISOString(),
   };
 }
@@ -34,12 +38,19 @@ export async function updateBrokerSettings(
   em: EntityManager,
   defaultAccessTokenTtl: number,
   actor: StaffCaller,
-  input: { access_token_ttl_seconds?: number | undefined; broker_name?: string | undefined },
+  input: {
+    access_token_ttl_seconds?: number | undefined;
+    broker_name?: string | undefined;
+    rollover_time?: string | undefined;
+    triple_swap_day?: string | undefined;
+  },
 ): Promise<SettingsView> {
   const settings = await loadBrokerSettings(em, defaultAccessTokenTtl);
   const before = settingsView(settings);
   if (input.access_token_ttl_seconds !== undefined) settings.accessTokenTtlSeconds = input.access_token_ttl_seconds;
   if (input.broker_name !== undefined) settings.brokerName = input.broker_name;
+  if (input.rollover_time !== undefined) settings.rolloverTime = input.rollover_time;
+  if (input.triple_swap_day !== undefined) settings.tripleSwapDay = input.triple_swap_day;
   settings.updatedAt = new Date();
   const after = settingsView(settings);
   recordAudit(em, actor, { action: 'settings.updated', entityType: 'broker_settings', entityId: '1', before, after });

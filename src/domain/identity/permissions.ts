@@ -30,6 +30,7 @@ export const PERMISSIONS = [
   'manage_compliance',
   'view_events',
   'view_reports',
+  'run_end_of_day',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];

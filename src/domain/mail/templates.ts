@@ -254,6 +254,27 @@ export const MAIL_TEMPLATES: readonly DefaultMailTemplate[] = [
         html: wrap([
           'Hallo {{first_name}},',
           'Ihr Konto ist jetzt auf Stufe <strong>{{verification_level}}</strong> verifiziert.',
+    key: 'daily_statement',
+    name: 'Daily statement',
+    placeholders: ['first_name', 'trading_date', 'accounts'],
+    defaultLocale: 'en',
+    translations: {
+      en: {
+        subject: 'Your daily statement for {{trading_date}}',
+        text: 'Hello {{first_name}},\n\nyour accounts at the end of {{trading_date}}: {{accounts}}\n\nThe full statement of each account is in your client area.\n',
+        html: wrap([
+          'Hello {{first_name}},',
+          'your accounts at the end of <strong>{{trading_date}}</strong>: {{accounts}}',
+          'The full statement of each account is in your client area.',
+        ]),
+      },
+      de: {
+        subject: 'Ihr Tagesauszug für den {{trading_date}}',
+        text: 'Hallo {{first_name}},\n\nIhre Konten zum Ende des {{trading_date}}: {{accounts}}\n\nDen vollständigen Auszug jedes Kontos finden Sie in Ihrem Kundenbereich.\n',
+        html: wrap([
+          'Hallo {{first_name}},',
+          'Ihre Konten zum Ende des <strong>{{trading_date}}</strong>: {{accounts}}',
+          'Den vollständigen Auszug jedes Kontos finden Sie in Ihrem Kundenbereich.',
         ]),
       },
     },

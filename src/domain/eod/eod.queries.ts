@@ -1,0 +1,187 @@
+import { namedStatement } from '../../platform/named-sql';
+
+/**
+ * The end of day's statements. A run's accounts are rows of eod_run_accounts; each account's
+ * own transaction decides its row, so a retried job skips what is done and progress is a
+ * count over those rows.
+ */
+
+/** Records a run of the date unless one is queued or running (the partial unique index decides). */
+export const INSERT_RUN = namedStatement<{ id: string; trading_date: string; cutoff_at: Date; requested_by: string | null }>(
+  `insert into eod_runs (id, created_at, updated_at, trading_date, status, cutoff_at, requested_by)
+   values (:id, now(), now(), :trading_date, 'queued', :cutoff_at, :requested_by)
+   on conflict (trading_date) where status in ('queued', 'running') do nothing
+   returning id`,
+);
+
+export const ACTIVE_RUN_OF_DATE = namedStatement<{ trading_date: string }>(
+  `select id from eod_runs where trading_date = :trading_date and status in ('queued', 'running') limit 1`,
+);
+
+/** Every trading account that existed when the rollover started (wallets never trade). */
+export const INSERT_RUN_ACCOUNTS = namedStatement<{ run_id: string; cutoff_at: Date }>(
+  `insert into eod_run_accounts (run_id, account_id, status, swaps_booked, snapshot_written)
+   select :run_id, a.id, 'pending', 0, false from accounts a
+    where a.kind <> 'wallet' and a.group_id is not null and a.created_at < :cutoff_at
+   on conflict do nothing`,
+);
+
+export const RUN_ACCOUNT_IDS = namedStatement<{ run_id: string }>(
+  `select account_id from eod_run_accounts where run_id = :run_id order by account_id`,
+);
+
+export const MARK_RUN_RUNNING = namedStatement<{ run_id: string; total: number }>(
+  `update eod_runs set status = 'running', started_at = coalesce(started_at, now()), accounts_total = :total, updated_at = now()
+    where id = :run_id and status in ('queued', 'running')`,
+);
+
+/** The run's progress, counted from its accounts. */
+export const RUN_PROGRESS = namedStatement<{ run_id: string }>(
+  `select count(*) filter (where status = 'done')::int as done,
+          count(*) filter (where status = 'failed')::int as failed,
+          coalesce(sum(swaps_booked), 0)::int as swaps,
+          count(*) filter (where snapshot_written)::int as snapshots
+     from eod_run_accounts where run_id = :run_id`,
+);
+
+/** Accounts no job decided (their job gave up, or was lost) count as failed when the run finishes. */
+export const FAIL_PENDING_ACCOUNTS = namedStatement<{ run_id: string; reason: string }>(
+  `update eod_run_accounts set status = 'failed', error = coalesce(error, :reason) where run_id = :run_id and status = 'pending'`,
+);
+
+export const FAIL_CHUNK_ACCOUNTS = namedStatement<{ run_id: string; account_ids: string; reason: string }>(
+  `update eod_run_accounts set status = 'failed', error = :reason
+    where run_id = :run_id and status = 'pending' and account_id in (select jsonb_array_elements_text(:account_ids::jsonb)::uuid)`,
+);
+
+export const FINISH_RUN = namedStatement<{
+  run_id: string;
+  status: string;
+  done: number;
+  failed: number;
+  swaps: number;
+  snapshots: number;
+  error: string | null;
+}>(
+  `update eod_runs set status = :status, accounts_done = :done, accounts_failed = :failed, swaps_booked = :swaps,
+          snapshots_written = :snapshots, error = :error, finished_at = now(), updated_at = now()
+    where id = :run_id and status in ('queued', 'running')`,
+);
+
+/** The item of one account, locked: two jobs holding the same account (a re-added chunk) take turns. */
+export const LOCK_RUN_ACCOUNT = namedStatement<{ run_id: string; account_id: string }>(
+  `select status from eod_run_accounts where run_id = :run_id and account_id = :account_id for update`,
+);
+
+export const MARK_ACCOUNT_DONE = namedStatement<{ run_id: string; account_id: string; swaps: number; snapshot: boolean }>(
+  `update eod_run_accounts set status = 'done', swaps_booked = :swaps, snapshot_written = :snapshot, error = null
+    where run_id = :run_id and account_id = :account_id`,
+);
+
+export const SNAPSHOT_EXISTS = namedStatement<{ account_id: string; trading_date: string }>(
+  `select 1 from account_daily_snapshots where account_id = :account_id and trading_date = :trading_date`,
+);
+
+/**
+ * The account's open orders of the rollover (opened before it started) not yet booked for the
+ * date, with the group's swap rates for their symbol (none when the group has no row).
+ */
+export const ORDERS_DUE_SWAP = namedStatement<{ account_id: string; group_id: string; cutoff_at: Date; trading_date: string }>(
+  `select o.ticket::text as ticket, o.cmd, o.volume::text as volume, o.created_at as opened_at,
+          gi.swap_long::text as swap_long, gi.swap_short::text as swap_short
+     from orders o
+     join instruments i on i.symbol = o.symbol
+     left join group_instruments gi on gi.group_id = :group_id and gi.instrument_id = i.id
+    where o.account_id = :account_id and o.status = 'open' and o.created_at < :cutoff_at
+      and not exists (select 1 from swap_bookings s where s.ticket = o.ticket and s.trading_date = :trading_date)
+    order by o.ticket`,
+);
+
+/** Takes the (order, date) keys of the swaps to book; answers the ones this call took, so a key taken before books nothing. */
+export const INSERT_SWAP_BOOKINGS = namedStatement<{ rows: string; trading_date: string; account_id: string }>(
+  `insert into swap_bookings (ticket, trading_date, account_id, amount, created_at)
+   select (r->>'ticket')::bigint, :trading_date, :account_id, (r->>'amount')::numeric, now()
+     from jsonb_array_elements(:rows::jsonb) r
+   on conflict do nothing
+   returning ticket::text as ticket, amount::text as amount`,
+);
+
+/**
+ * The sums per ledger kind of the account's rows after its previous snapshot, and the last seq
+ * counted. A date run after a later one (a back-fill) counts nothing: the later snapshot
+ * already counted every row since the one before, and a row is counted once.
+ */
+export const MOVEMENTS_SINCE_PREVIOUS = namedStatement<{ account_id: string; trading_date: string }>(
+  `with prev as (
+     select coalesce(max(ledger_seq), 0) as seq from account_daily_snapshots
+      where account_id = :account_id and trading_date < :trading_date
+   )
+   select l.kind, sum(l.amount)::text as amount, max(l.seq)::text as last_seq, (select seq from prev)::text as prev_seq
+     from ledger_entries l
+    where l.account_id = :account_id and l.seq > (select seq from prev)
+      and not exists (select 1 from account_daily_snapshots n where n.account_id = :account_id and n.trading_date > :trading_date)
+    group by l.kind
+   union all
+   select null, null, null, (select seq from prev)::text`,
+);
+
+export const INSERT_SNAPSHOT = namedStatement<{
+  account_id: string;
+  login: string;
+  trading_date: string;
+  balance: string;
+  equity: string;
+  margin: string;
+  free_margin: string;
+  floating_profit: string;
+  movements: string;
+  ledger_seq: string;
+  open_orders: number;
+}>(
+  `insert into account_daily_snapshots (id, account_id, login, trading_date, balance, equity, margin, free_margin,
+     floating_profit, movements, ledger_seq, open_orders, created_at)
+   values (gen_random_uuid(), :account_id, :login, :trading_date, :balance, :equity, :margin, :free_margin,
+     :floating_profit, :movements::jsonb, :ledger_seq, :open_orders, now())
+   on conflict (account_id, trading_date) do nothing
+   returning id`,
+);
+
+/**
+ * The customers due a daily statement of the date (ledger movements or open orders in a
+ * snapshot) and not sent one yet, with their accounts' figures, a page at a time.
+ */
+export const STATEMENTS_DUE = namedStatement<{ trading_date: string; after: string; limit: number }>(
+  `select c.id as customer_id, c.email, c.first_name, c.locale,
+          string_agg(s.login::text || ': balance ' || s.balance::text || ' ' || a.currency || ', equity ' || s.equity::text
+                     || ' ' || a.currency, '; ' order by s.login) as accounts
+     from account_daily_snapshots s
+     join accounts a on a.id = s.account_id
+     join customers c on c.id = a.customer_id
+    where s.trading_date = :trading_date and (s.movements <> '{}'::jsonb or s.open_orders > 0)
+      and c.id > :after
+      and not exists (select 1 from daily_statements d where d.customer_id = c.id and d.trading_date = :trading_date)
+    group by c.id
+    order by c.id
+    limit :limit`,
+);
+
+/** Takes the (customer, date) key of a statement; answers it when this call took it. */
+export const INSERT_DAILY_STATEMENT = namedStatement<{ customer_id: string; trading_date: string; mail_id: string }>(
+  `insert into daily_statements (customer_id, trading_date, mail_id, created_at)
+   values (:customer_id, :trading_date, :mail_id, now())
+   on conflict do nothing
+   returning customer_id`,
+);
+
+/** The progress of the runs in flight and of the latest finished one, for /metrics. */
+export const RUNS_FOR_METRICS = namedStatement<Record<string, never>>(
+  `select r.trading_date::text as trading_date, r.status, r.accounts_total as total,
+          count(i.*) filter (where i.status = 'done')::int as done,
+          count(i.*) filter (where i.status = 'failed')::int as failed
+     from eod_runs r left join eod_run_accounts i on i.run_id = r.id
+    where r.id in (
+      select id from eod_runs where status in ('queued', 'running')
+      union all (select id from eod_runs where status in ('completed', 'failed') order by finished_at desc limit 1)
+    )
+    group by r.id`,
+);

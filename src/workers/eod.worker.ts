@@ -1,0 +1,42 @@
+import { EodAccountsJob, EodFinishJob, EodStartJob } from '../jobs/eod.job';
+import type { AccountRolloverStep } from '../domain/eod/account-day';
+import { closeAccountsOfRun } from '../domain/eod/account-chunk';
+import { queueDailyStatements } from '../domain/eod/daily-statements';
+import { failChunkAccounts, fanOutEodRun, finishEodRun, readEodRun, startScheduledRollover } from '../domain/eod/eod-runs';
+import { defineProcessor } from './processor';
+
+/**
+ * Steps every account's rollover runs after its swaps and snapshot, in the same transaction
+ * (see AccountRolloverStep): where a per-account rollover hook such as a prop challenge's
+ * day-start equity goes.
+ */
+const ACCOUNT_ROLLOVER_STEPS: readonly AccountRolloverStep[] = [];
+
+/** A run staff asked for fans out; the scheduled rollover first records the run of its date. */
+export const eodStartProcessor = defineProcessor(
+  EodStartJob,
+  async ({ run_id }, { em, services, job }) => {
+    if (run_id) return { accounts: await fanOutEodRun(em, services.jobs, run_id) };
+    const { runId } = await startScheduledRollover(em, services.jobs, new Date(job.timestamp + (job.opts.delay ?? 0)));
+    return { run_id: runId };
+  },
+  async ({ run_id }, { em }, reason) => {
+    if (run_id) await finishEodRun(em, run_id, 'failed', reason ?? 'The run could not start after all retries');
+  },
+);
+
+/** A chunk of accounts: each one's swaps and snapshot in its own transaction. */
+export const eodAccountsProcessor = defineProcessor(
+  EodAccountsJob,
+  async ({ run_id, account_ids }, { em, services }) =>
+    closeAccountsOfRun(em, services.quotes, run_id, account_ids, ACCOUNT_ROLLOVER_STEPS),
+  async ({ run_id, account_ids }, { em }, reason) =>
+    failChunkAccounts(em, run_id, account_ids, (reason ?? 'Failed after all retries').slice(0, 500)),
+);
+
+/** After every chunk: the run completes, then its daily statements are queued. */
+export const eodFinishProcessor = defineProcessor(EodFinishJob, async ({ run_id }, { em, services }) => {
+  await finishEodRun(em, run_id, 'completed');
+  const run = await readEodRun(em, run_id);
+  return { statements: await queueDailyStatements(em, services.mailSecrets, services.jobs, run.tradingDate) };
+});

@@ -1,0 +1,49 @@
+import { Queue } from 'bullmq';
+import { QUEUES } from '../../../src/jobs/queues';
+import { sql, testRedis, waitFor, type TestApp } from '../../helpers/test-app';
+
+/** Runs the end of day of a date through the API and waits for it to finish; answers the run. */
+export async function runEod(app: TestApp, token: string, tradingDate: string, timeoutMs = 60_000): Promise<any> {
+  const started = await app.request('POST', '/api/backoffice/eod/runs', { token, body: { trading_date: tradingDate } });
+  if (started.status !== 202) throw new Error(`eod run: ${started.status} ${started.text}`);
+  return waitForRun(app, token, started.body.id, timeoutMs);
+}
+
+export async function waitForRun(app: TestApp, token: string, runId: string, timeoutMs = 60_000): Promise<any> {
+  return waitFor(
+    `the end-of-day run ${runId} to finish`,
+    async () => {
+      const res = await app.request('GET', `/api/backoffice/eod/runs/${runId}`, { token });
+      return res.body.status === 'completed' || res.body.status === 'failed' ? res.body : undefined;
+    },
+    timeoutMs,
+  );
+}
+
+/** Moves the open time of an account's orders (the fixture of a position held for some nights). */
+export async function openedAt(app: TestApp, ticket: number, at: string): Promise<void> {
+  await sql(app, 'update orders set created_at = ? where ticket = ?', [at, ticket]);
+}
+
+/** Swap ledger rows by order ticket. */
+export async function swapRows(app: TestApp, login: number): Promise<Array<{ reference_id: string; amount: string }>> {
+  return sql(
+    app,
+    `select l.reference_id, l.amount::text as amount from ledger_entries l join accounts a on a.id = l.account_id
+      where a.login = ? and l.kind = 'swap' order by l.seq`,
+    [login],
+  );
+}
+
+/** The eod queue of a test app, for pausing it (a run then stays queued). */
+export function eodQueue(app: TestApp): { queue: Queue; close(): Promise<void> } {
+  const connection = testRedis();
+  const queue = new Queue(QUEUES.eod, { connection, prefix: app.config.queuePrefix });
+  return {
+    queue,
+    close: async () => {
+      await queue.close();
+      await connection.quit();
+    },
+  };
+}
