@@ -47,3 +47,27 @@ export function eodQueue(app: TestApp): { queue: Queue; close(): Promise<void> }
     },
   };
 }
+
+/**
+ * A book written with SQL, as a rollover finds it: `accounts` live accounts of the customer in
+ * the group (balance 0, no ledger rows: balanced), each holding `perAccount` EURUSD orders
+ * alternating buy and sell, all opened (and the accounts created) at `since`.
+ */
+export async function seedBook(
+  app: TestApp,
+  options: { customerId: string; groupId: string; accounts: number; perAccount: number; since: string },
+): Promise<void> {
+  await sql(
+    app,
+    `insert into accounts (id, created_at, updated_at, customer_id, kind, group_id, currency, balance, reserved)
+     select gen_random_uuid(), ?, now(), ?, 'live', ?, 'USD', 0, 0 from generate_series(1, ?::int)`,
+    [options.since, options.customerId, options.groupId, options.accounts],
+  );
+  await sql(
+    app,
+    `insert into orders (id, created_at, updated_at, account_id, login, symbol, cmd, volume, open_price, contract_size, status)
+     select gen_random_uuid(), ?, now(), a.id, a.login, 'EURUSD', (n % 2)::smallint, 0.10, 1.1, 100000, 'open'
+       from accounts a cross join generate_series(1, ?::int) n where a.group_id = ?`,
+    [options.since, options.perAccount, options.groupId],
+  );
+}
