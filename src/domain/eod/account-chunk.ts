@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { QuoteStore } from '../prices/quote-store';
 import { closeAccountDay, type AccountRolloverStep } from './account-day';
+import { ChunkTermsCache } from './daily-snapshot';
 import { readEodRun, rolloverOfRun } from './eod-runs';
 
 /** Some accounts of a chunk failed; the job is retried for them (those done are skipped). */
@@ -21,11 +22,12 @@ export async function closeAccountsOfRun(
   const run = await readEodRun(em, runId);
   if (run.status !== 'running') return { done: 0, failed: 0 };
   const rollover = await rolloverOfRun(em, run);
+  const terms = new ChunkTermsCache();
   const failures: string[] = [];
   let done = 0;
   for (const accountId of accountIds) {
     try {
-      await closeAccountDay(em.fork(), quotes, runId, accountId, rollover, steps);
+      await closeAccountDay(em.fork(), quotes, runId, accountId, rollover, { steps, terms });
       done++;
     } catch (err) {
       failures.push(`${accountId}: ${err instanceof Error ? err.message : String(err)}`);

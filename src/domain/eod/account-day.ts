@@ -2,11 +2,10 @@ import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Account } from '../../entities/account.entity';
 import { executeNamed } from '../../db/bound-statement';
-import { LOCK_OPEN_ORDERS } from '../accounts/accounts.queries';
 import type { QuoteStore } from '../prices/quote-store';
-import { bookAccountSwaps, type RolloverOfDate } from './account-swaps';
-import { writeDailySnapshot } from './daily-snapshot';
-import { LOCK_RUN_ACCOUNT, MARK_ACCOUNT_DONE, SNAPSHOT_EXISTS } from './eod.queries';
+import { bookAccountSwaps, type RolloverOfDate, type RolloverOrder } from './account-swaps';
+import { ChunkTermsCache, writeDailySnapshot } from './daily-snapshot';
+import { LOCK_RUN_ACCOUNT, MARK_ACCOUNT_DONE, OPEN_ORDERS_OF_ROLLOVER } from './eod.queries';
 
 export type AccountDayOutcome = 'done' | 'skipped';
 
@@ -19,10 +18,12 @@ export type AccountDayOutcome = 'done' | 'skipped';
 export type AccountRolloverStep = (em: EntityManager, account: Account, rollover: RolloverOfDate) => Promise<void>;
 
 /**
- * One account's end of day, in one transaction: its open orders then its row are locked (the
- * order every close and margin check takes), its swaps are booked, its snapshot is written,
- * the extra steps run, and its item of the run is marked done. An account whose item is
- * decided already, or whose snapshot of the date exists (an earlier run did it), books nothing.
+ * One account's end of day, in one transaction: its item of the run and its row are locked,
+ * its swaps are booked, its snapshot is written and its item marked done, then the extra steps
+ * run. The account row lock is what every close and balance change takes, so the balance and
+ * the open orders read here are the ones the swaps and the snapshot see. An account whose item
+ * is decided already books nothing; one whose snapshot of the date exists (an earlier run did
+ * the date) is marked done with nothing booked.
  */
 export async function closeAccountDay(
   em: EntityManager,
@@ -30,31 +31,45 @@ export async function closeAccountDay(
   runId: string,
   accountId: string,
   rollover: RolloverOfDate,
-  steps: readonly AccountRolloverStep[] = [],
+  options: { steps?: readonly AccountRolloverStep[]; terms?: ChunkTermsCache } = {},
 ): Promise<AccountDayOutcome> {
   return em.transactional(async (tx) => {
-    const [item] = await executeNamed<{ status: string }>(tx, LOCK_RUN_ACCOUNT.bind({ run_id: runId, account_id: accountId }));
+    const [item] = await executeNamed<{ status: string; has_snapshot: boolean }>(
+      tx,
+      LOCK_RUN_ACCOUNT.bind({ run_id: runId, account_id: accountId, trading_date: rollover.tradingDate }),
+    );
     if (!item || item.status !== 'pending') return 'skipped';
-    await executeNamed(tx, LOCK_OPEN_ORDERS.bind({ account_id: accountId }));
-    const account = await tx.findOne(Account, accountId, {
-      lockMode: LockMode.PESSIMISTIC_WRITE,
-      refresh: true,
-      populate: ['group'],
-    });
+    const account = await tx.findOne(Account, accountId, { lockMode: LockMode.PESSIMISTIC_WRITE, populate: ['group'] });
     const group = account?.group?.getEntity();
-    const done = (swaps: number, snapshot: boolean) =>
-      executeNamed(tx, MARK_ACCOUNT_DONE.bind({ run_id: runId, account_id: accountId, swaps, snapshot }));
-    const already = await executeNamed(tx, SNAPSHOT_EXISTS.bind({ account_id: accountId, trading_date: rollover.tradingDate }));
-    if (!account || !group || already.length > 0) {
-      await done(0, false);
+    if (!account || !group || item.has_snapshot) {
+      await executeNamed(tx, MARK_ACCOUNT_DONE.bind({ run_id: runId, account_id: accountId }));
       return 'done';
     }
-    const swaps = await bookAccountSwaps(tx, account, group, rollover);
-    // The swap rows must be in the table before the snapshot sums the account's rows.
-    await tx.flush();
-    const snapshot = await writeDailySnapshot(tx, quotes, account, rollover.tradingDate);
-    for (const step of steps) await step(tx, account, rollover);
-    await done(swaps, snapshot);
+    const open = await executeNamed<RolloverOrder>(
+      tx,
+      OPEN_ORDERS_OF_ROLLOVER.bind({
+        account_id: accountId,
+        group_id: group.id,
+        cutoff_at: rollover.cutoffAt,
+        trading_date: rollover.tradingDate,
+      }),
+    );
+    const swaps = await bookAccountSwaps(tx, accountId, group, open, rollover);
+    await writeDailySnapshot(tx, quotes, options.terms ?? new ChunkTermsCache(), {
+      runId,
+      account,
+      balance: swaps.balance ?? account.balance,
+      open: open.map((o) => ({
+        symbol: o.symbol,
+        cmd: Number(o.cmd) as 0 | 1,
+        volume: o.volume,
+        contractSize: o.contract_size,
+        openPrice: o.open_price,
+      })),
+      swaps: swaps.booked,
+      tradingDate: rollover.tradingDate,
+    });
+    for (const step of options.steps ?? []) await step(tx, account, rollover);
     return 'done';
   });
 }

@@ -1,10 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Account } from '../../entities/account.entity';
 import type { Group } from '../../entities/group.entity';
-import { dec, money } from '../../platform/decimal';
+import { dec, money, type Dec } from '../../platform/decimal';
 import { executeNamed } from '../../db/bound-statement';
-import { postToLedger } from '../ledger/ledger';
-import { INSERT_SWAP_BOOKINGS, ORDERS_DUE_SWAP } from './eod.queries';
+import { BOOK_SWAPS } from './eod.queries';
 import { nightsHeld, swapNights, swapWaived, type RolloverSettings } from './rollover';
 
 export interface RolloverOfDate {
@@ -14,22 +12,28 @@ export interface RolloverOfDate {
   settings: RolloverSettings;
 }
 
-interface DueRow {
+/** An open order as the rollover reads it (OPEN_ORDERS_OF_ROLLOVER). */
+export interface RolloverOrder {
   ticket: string;
-  cmd: number;
+  symbol: string;
+  cmd: 0 | 1;
   volume: string;
+  open_price: string;
+  contract_size: string;
   opened_at: Date | string;
   swap_long: string | null;
   swap_short: string | null;
+  /** Opened before the rollover started and not booked for the date yet. */
+  due: boolean;
 }
 
 /**
  * The swap one order owes for the rollover of a date (decisions, section 13): the group
  * instrument's swap_long (buys) or swap_short (sells), money in the account currency per lot
- * per night, x volume x the group's swap_multiplier x nights. Zero when the group has swaps
- * off, the night is a weekend, or a swap-free term waives it.
+ * per night, x volume x the group's swap_multiplier x nights, rounded half-even to cents. Zero
+ * when the group has swaps off, the night is a weekend, or a swap-free term waives it.
  */
-export function swapOf(order: DueRow, group: Group, rollover: RolloverOfDate) {
+export function swapOf(order: RolloverOrder, group: Group, rollover: RolloverOfDate): Dec {
   const nights = swapNights(rollover.tradingDate, rollover.settings.tripleSwapDay);
   if (!group.swapEnabled || nights === 0) return money(0);
   const held = nightsHeld(new Date(order.opened_at), rollover.tradingDate, rollover.settings.rolloverTime);
@@ -40,49 +44,31 @@ export function swapOf(order: DueRow, group: Group, rollover: RolloverOfDate) {
 }
 
 /**
- * Books the account's swaps of the rollover: one ledger row of kind `swap` per order that owes
- * one, referencing the order as its profit row does, in the caller's transaction (which holds
- * the account row locked). The key (order, date) is taken first, in the same transaction, so
- * an order is booked at most once per date whatever retries or second runs follow. Answers
- * how many rows it booked.
+ * Books the account's swaps of the rollover in the caller's transaction, which holds the
+ * account row locked: one ledger row of kind `swap` per order that owes one. The key (order,
+ * date) is taken in the same statement, so an order is booked at most once per date whatever
+ * retries or second runs follow. Answers how many rows it booked and the balance after (null
+ * when it booked none).
  */
 export async function bookAccountSwaps(
   em: EntityManager,
-  account: Account,
+  accountId: string,
   group: Group,
+  orders: readonly RolloverOrder[],
   rollover: RolloverOfDate,
-): Promise<number> {
-  const due = await executeNamed<DueRow>(
+): Promise<{ booked: number; balance: string | null }> {
+  const owed = orders
+    .filter((o) => o.due)
+    .map((o) => ({ ticket: o.ticket, amount: swapOf(o, group, rollover) }))
+    .filter((o) => !o.amount.isZero());
+  if (owed.length === 0) return { booked: 0, balance: null };
+  const [result] = await executeNamed<{ booked: number; balance: string | null }>(
     em,
-    ORDERS_DUE_SWAP.bind({
-      account_id: account.id,
-      group_id: group.id,
-      cutoff_at: rollover.cutoffAt,
-      trading_date: rollover.tradingDate,
-    }),
-  );
-  const owed = due.map((o) => ({ ticket: o.ticket, amount: swapOf(o, group, rollover) })).filter((o) => !o.amount.isZero());
-  if (owed.length === 0) return 0;
-  const taken = await executeNamed<{ ticket: string; amount: string }>(
-    em,
-    INSERT_SWAP_BOOKINGS.bind({
+    BOOK_SWAPS.bind({
       rows: JSON.stringify(owed.map((o) => ({ ticket: o.ticket, amount: o.amount.toFixed(2) }))),
       trading_date: rollover.tradingDate,
-      account_id: account.id,
+      account_id: accountId,
     }),
   );
-  const byTicket = new Map(taken.map((t) => [t.ticket, t.amount]));
-  for (const o of owed) {
-    const amount = byTicket.get(o.ticket);
-    if (amount === undefined) continue;
-    postToLedger(
-      em,
-      account,
-      dec(amount),
-      'swap',
-      { type: 'order', id: o.ticket },
-      `Swap of order ${o.ticket} for ${rollover.tradingDate}`,
-    );
-  }
-  return byTicket.size;
+  return { booked: result?.booked ?? 0, balance: result?.balance ?? null };
 }

@@ -2,12 +2,14 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import type { Account } from '../../entities/account.entity';
 import { AccountDailySnapshot } from '../../entities/account-daily-snapshot.entity';
-import { Order } from '../../entities/order.entity';
 import { executeNamed } from '../../db/bound-statement';
 import { MoneyText } from '../money/primitives/money-text';
-import { loadMetrics } from '../accounts/account-metrics';
+import { leverageOf, metricsOf, type AccountMetrics, type OpenPosition } from '../accounts/account-metrics';
+import { PricingContext } from '../prices/pricing-context';
+import type { PricingTerms } from '../prices/pricing-terms';
+import { D, dec } from '../../platform/decimal';
 import type { QuoteStore } from '../prices/quote-store';
-import { INSERT_SNAPSHOT, MOVEMENTS_SINCE_PREVIOUS } from './eod.queries';
+import { WRITE_SNAPSHOT } from './eod.queries';
 
 /** An account at the end of a trading date (decisions, section 13). */
 export const DailySnapshotSchema = z.object({
@@ -37,46 +39,63 @@ export function dailySnapshotView(s: AccountDailySnapshot): DailySnapshotView {
   };
 }
 
+/** Pricing terms shared by the accounts of one chunk: they differ only by currency, group and symbols held. */
+export class ChunkTermsCache {
+  private readonly terms = new Map<string, Promise<PricingTerms>>();
+
+  forAccount(em: EntityManager, account: Account, symbols: string[]): Promise<PricingTerms> {
+    const key = `${account.currency}|${account.group?.id ?? ''}|${symbols.join(',')}`;
+    let found = this.terms.get(key);
+    if (!found) {
+      found = PricingContext.loadTerms(em, account, symbols);
+      this.terms.set(key, found);
+      // A failed read is not kept: the next account reads again.
+      found.catch(() => this.terms.delete(key));
+    }
+    return found;
+  }
+}
+
 /**
- * Writes the account's snapshot of the date, in the caller's transaction after its swaps:
- * balance, equity, margin and free margin from the account metrics at current quotes, and the
- * ledger kinds' sums since the previous snapshot. Answers false when the date's snapshot was
- * already written (the key (account, date) keeps one).
+ * Writes the account's snapshot of the date and marks its item of the run done, in the
+ * caller's transaction after its swaps: balance, equity, margin and free margin from the
+ * account metrics (metricsOf) at current quotes, and the ledger kinds' sums since the previous
+ * snapshot. `balance` is the balance after the swaps. Answers false when the date's snapshot
+ * was already written (the key (account, date) keeps one).
  */
 export async function writeDailySnapshot(
   em: EntityManager,
   quotes: QuoteStore,
-  account: Account,
-  tradingDate: string,
+  terms: ChunkTermsCache,
+  input: { runId: string; account: Account; balance: string; open: readonly OpenPosition[]; swaps: number; tradingDate: string },
 ): Promise<boolean> {
-  const metrics = await loadMetrics(em, quotes, account);
-  const openOrders = await em.count(Order, { account: account.id, status: 'open' });
-  const rows = await executeNamed<{ kind: string | null; amount: string | null; last_seq: string | null; prev_seq: string }>(
-    em,
-    MOVEMENTS_SINCE_PREVIOUS.bind({ account_id: account.id, trading_date: tradingDate }),
-  );
-  const movements: Record<string, string> = {};
-  let lastSeq = BigInt(rows[0]?.prev_seq ?? '0');
-  for (const r of rows) {
-    if (r.kind === null) continue;
-    movements[r.kind] = r.amount!;
-    if (BigInt(r.last_seq!) > lastSeq) lastSeq = BigInt(r.last_seq!);
+  const { account, open } = input;
+  // The entity keeps the balance it was loaded with (the swaps changed the row by SQL): priced with the new one.
+  const priced = Object.assign(Object.create(account) as Account, { balance: input.balance });
+  let metrics: AccountMetrics;
+  if (open.length === 0) {
+    const balance = dec(input.balance);
+    metrics = { balance, equity: balance, margin: new D(0), free_margin: balance };
+  } else {
+    const symbols = [...new Set(open.map((o) => o.symbol))].sort();
+    const pricing = await PricingContext.load(em, quotes, priced, symbols, await terms.forAccount(em, account, symbols));
+    metrics = metricsOf(priced, [...open], pricing, leverageOf(account));
   }
-  const written = await executeNamed<{ id: string }>(
+  const [row] = await executeNamed<{ written: number }>(
     em,
-    INSERT_SNAPSHOT.bind({
+    WRITE_SNAPSHOT.bind({
+      run_id: input.runId,
       account_id: account.id,
       login: account.login,
-      trading_date: tradingDate,
+      trading_date: input.tradingDate,
       balance: metrics.balance.toFixed(2),
       equity: metrics.equity.toFixed(2),
       margin: metrics.margin.toFixed(2),
       free_margin: metrics.free_margin.toFixed(2),
       floating_profit: metrics.equity.minus(metrics.balance).toFixed(2),
-      movements: JSON.stringify(movements),
-      ledger_seq: lastSeq.toString(),
-      open_orders: openOrders,
+      open_orders: open.length,
+      swaps: input.swaps,
     }),
   );
-  return written.length === 1;
+  return (row?.written ?? 0) === 1;
 }

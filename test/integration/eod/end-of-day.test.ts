@@ -156,6 +156,17 @@ describe('swaps', () => {
       { reference_id: String(accounts.plain!.buy), amount: '-1.50' },
       { reference_id: String(accounts.plain!.sell), amount: '1.44' },
     ]);
+    // balance_after chains from row to row in booking (seq) order, swap rows included.
+    const chain = await sql<{ amount: string; balance_after: string }>(
+      app,
+      `select l.amount::text as amount, l.balance_after::text as balance_after from ledger_entries l
+         join accounts a on a.id = l.account_id where a.login = ? order by l.seq`,
+      [accounts.plain!.login],
+    );
+    chain.reduce((before, row) => {
+      expect(Number(row.balance_after)).toBeCloseTo(before + Number(row.amount), 2);
+      return Number(row.balance_after);
+    }, 0);
     const sunday = await runEod(app, token, '2026-11-22');
     expect(sunday.swaps_booked).toBe(0);
     expect(await swapRows(app, accounts.plain!.login)).toHaveLength(4);
