@@ -1,16 +1,23 @@
+import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { Account } from '../../entities/account.entity';
+import { executeNamed } from '../../db/bound-statement';
 import type { QuoteStore } from '../prices/quote-store';
 import { closeAccountDay, type AccountRolloverStep } from './account-day';
-import { ChunkTermsCache } from './daily-snapshot';
+import { swapOf, type RolloverOfDate, type RolloverOrder } from './account-swaps';
+import { ChunkTermsCache, snapshotFigures, type SnapshotFigures } from './daily-snapshot';
+import { BOOK_CHUNK_SWAPS, LOCK_CHUNK, MARK_ACCOUNTS_DONE, OPEN_ORDERS_OF_CHUNK, WRITE_CHUNK_SNAPSHOTS } from './eod.queries';
 import { readEodRun, rolloverOfRun } from './eod-runs';
 
 /** Some accounts of a chunk failed; the job is retried for them (those done are skipped). */
 export class AccountsFailed extends Error {}
 
 /**
- * A chunk of a run's accounts, one after the other, each in its own unit of work and
- * transaction: one account's failure never stops the others. When any failed, it throws
- * after the rest are done, so the queue retries the chunk for them.
+ * A chunk of a run's accounts. First all of them in one transaction, by the same rules as one
+ * account's (closeAccountDay) with a statement per step for the whole chunk; should that fail,
+ * each account in a transaction of its own, so one account's failure never stops the others.
+ * When any failed, it throws after the rest are done, so the queue retries the chunk for
+ * them.
  */
 export async function closeAccountsOfRun(
   em: EntityManager,
@@ -18,11 +25,16 @@ export async function closeAccountsOfRun(
   runId: string,
   accountIds: readonly string[],
   steps: readonly AccountRolloverStep[] = [],
-): Promise<{ done: number; failed: number }> {
+): Promise<{ done: number; one_by_one: boolean }> {
   const run = await readEodRun(em, runId);
-  if (run.status !== 'running') return { done: 0, failed: 0 };
+  if (run.status !== 'running') return { done: 0, one_by_one: false };
   const rollover = await rolloverOfRun(em, run);
   const terms = new ChunkTermsCache();
+  try {
+    return { done: await closeChunk(em.fork(), quotes, runId, accountIds, rollover, steps, terms), one_by_one: false };
+  } catch {
+    // Someone in the chunk fails: find out who, one account at a time.
+  }
   const failures: string[] = [];
   let done = 0;
   for (const accountId of accountIds) {
@@ -34,5 +46,91 @@ export async function closeAccountsOfRun(
     }
   }
   if (failures.length) throw new AccountsFailed(`${failures.length} account(s) failed: ${failures.join('; ').slice(0, 400)}`);
-  return { done, failed: 0 };
+  return { done, one_by_one: true };
+}
+
+async function closeChunk(
+  em: EntityManager,
+  quotes: QuoteStore,
+  runId: string,
+  accountIds: readonly string[],
+  rollover: RolloverOfDate,
+  steps: readonly AccountRolloverStep[],
+  terms: ChunkTermsCache,
+): Promise<number> {
+  return em.transactional(async (tx) => {
+    const items = await executeNamed<{ account_id: string; has_snapshot: boolean }>(
+      tx,
+      LOCK_CHUNK.bind({ run_id: runId, account_ids: JSON.stringify(accountIds), trading_date: rollover.tradingDate }),
+    );
+    if (items.length === 0) return 0;
+    const ids = items.filter((i) => !i.has_snapshot).map((i) => i.account_id);
+    // Locked in id order, as every balance change locks accounts.
+    const accounts = ids.length
+      ? await tx.find(
+          Account,
+          { id: { $in: ids } },
+          { lockMode: LockMode.PESSIMISTIC_WRITE, populate: ['group'], orderBy: { id: 'asc' } },
+        )
+      : [];
+    const trading = accounts.filter((a) => a.group?.getEntity());
+    const idle = items.map((i) => i.account_id).filter((id) => !trading.some((a) => a.id === id));
+    if (idle.length) await executeNamed(tx, MARK_ACCOUNTS_DONE.bind({ run_id: runId, account_ids: JSON.stringify(idle) }));
+    if (trading.length === 0) return items.length;
+
+    const orders = await executeNamed<RolloverOrder & { account_id: string }>(
+      tx,
+      OPEN_ORDERS_OF_CHUNK.bind({
+        account_ids: JSON.stringify(trading.map((a) => a.id)),
+        cutoff_at: rollover.cutoffAt,
+        trading_date: rollover.tradingDate,
+      }),
+    );
+    const byAccount = new Map<string, RolloverOrder[]>();
+    for (const o of orders) byAccount.set(o.account_id, [...(byAccount.get(o.account_id) ?? []), o]);
+
+    const owed = trading.flatMap((a) =>
+      (byAccount.get(a.id) ?? [])
+        .filter((o) => o.due)
+        .map((o) => ({ account_id: a.id, ticket: o.ticket, amount: swapOf(o, a.group!.getEntity(), rollover) }))
+        .filter((o) => !o.amount.isZero())
+        .map((o) => ({ ...o, amount: o.amount.toFixed(2) })),
+    );
+    const booked = new Map<string, { balance: string; booked: number }>();
+    if (owed.length) {
+      const rows = await executeNamed<{ account_id: string; balance: string; booked: number }>(
+        tx,
+        BOOK_CHUNK_SWAPS.bind({ rows: JSON.stringify(owed), trading_date: rollover.tradingDate }),
+      );
+      for (const r of rows) booked.set(r.account_id, r);
+    }
+
+    const snapshots = [];
+    const figuresOf = new Map<string, SnapshotFigures>();
+    for (const account of trading) {
+      const open = (byAccount.get(account.id) ?? []).map((o) => ({
+        symbol: o.symbol,
+        cmd: Number(o.cmd) as 0 | 1,
+        volume: o.volume,
+        contractSize: o.contract_size,
+        openPrice: o.open_price,
+      }));
+      const swaps = booked.get(account.id);
+      const figures = await snapshotFigures(tx, quotes, terms, account, swaps?.balance ?? account.balance, open);
+      figuresOf.set(account.id, figures);
+      snapshots.push({
+        account_id: account.id,
+        login: account.login,
+        ...figures,
+        open_orders: open.length,
+        swaps: swaps?.booked ?? 0,
+      });
+    }
+    await executeNamed(
+      tx,
+      WRITE_CHUNK_SNAPSHOTS.bind({ run_id: runId, trading_date: rollover.tradingDate, rows: JSON.stringify(snapshots) }),
+    );
+    for (const account of trading) for (const step of steps) await step(tx, account, rollover, figuresOf.get(account.id)!);
+    return items.length;
+  });
 }

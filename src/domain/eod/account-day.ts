@@ -4,7 +4,7 @@ import { Account } from '../../entities/account.entity';
 import { executeNamed } from '../../db/bound-statement';
 import type { QuoteStore } from '../prices/quote-store';
 import { bookAccountSwaps, type RolloverOfDate, type RolloverOrder } from './account-swaps';
-import { ChunkTermsCache, writeDailySnapshot } from './daily-snapshot';
+import { ChunkTermsCache, writeDailySnapshot, type SnapshotFigures } from './daily-snapshot';
 import { LOCK_RUN_ACCOUNT, MARK_ACCOUNT_DONE, OPEN_ORDERS_OF_ROLLOVER } from './eod.queries';
 
 export type AccountDayOutcome = 'done' | 'skipped';
@@ -15,7 +15,13 @@ export type AccountDayOutcome = 'done' | 'skipped';
  * must be idempotent per (account, trading date): a retried job runs them again only when the
  * transaction that ran them rolled back.
  */
-export type AccountRolloverStep = (em: EntityManager, account: Account, rollover: RolloverOfDate) => Promise<void>;
+export type AccountRolloverStep = (
+  em: EntityManager,
+  account: Account,
+  rollover: RolloverOfDate,
+  /** The account's figures at the rollover, after its swaps (its balance and equity: a day-start equity). */
+  figures: SnapshotFigures,
+) => Promise<void>;
 
 /**
  * One account's end of day, in one transaction: its item of the run and its row are locked,
@@ -55,7 +61,7 @@ export async function closeAccountDay(
       }),
     );
     const swaps = await bookAccountSwaps(tx, accountId, group, open, rollover);
-    await writeDailySnapshot(tx, quotes, options.terms ?? new ChunkTermsCache(), {
+    const figures = await writeDailySnapshot(tx, quotes, options.terms ?? new ChunkTermsCache(), {
       runId,
       account,
       balance: swaps.balance ?? account.balance,
@@ -69,7 +75,7 @@ export async function closeAccountDay(
       swaps: swaps.booked,
       tradingDate: rollover.tradingDate,
     });
-    for (const step of options.steps ?? []) await step(tx, account, rollover);
+    for (const step of options.steps ?? []) await step(tx, account, rollover, figures);
     return 'done';
   });
 }

@@ -56,46 +56,71 @@ export class ChunkTermsCache {
   }
 }
 
+/** An account's figures at the end of the day, as money text. */
+export interface SnapshotFigures {
+  balance: string;
+  equity: string;
+  margin: string;
+  free_margin: string;
+  floating_profit: string;
+}
+
+/**
+ * Balance, equity, margin, free margin and floating profit from the account metrics
+ * (metricsOf) at current quotes. `balance` is the balance after the swaps: the entity keeps
+ * the one it was loaded with, as the swaps changed the row by SQL.
+ */
+export async function snapshotFigures(
+  em: EntityManager,
+  quotes: QuoteStore,
+  terms: ChunkTermsCache,
+  account: Account,
+  balance: string,
+  open: readonly OpenPosition[],
+): Promise<SnapshotFigures> {
+  const priced = Object.assign(Object.create(account) as Account, { balance });
+  let metrics: AccountMetrics;
+  if (open.length === 0) {
+    const b = dec(balance);
+    metrics = { balance: b, equity: b, margin: new D(0), free_margin: b };
+  } else {
+    const symbols = [...new Set(open.map((o) => o.symbol))].sort();
+    const pricing = await PricingContext.load(em, quotes, priced, symbols, await terms.forAccount(em, account, symbols));
+    metrics = metricsOf(priced, [...open], pricing, leverageOf(account));
+  }
+  return {
+    balance: metrics.balance.toFixed(2),
+    equity: metrics.equity.toFixed(2),
+    margin: metrics.margin.toFixed(2),
+    free_margin: metrics.free_margin.toFixed(2),
+    floating_profit: metrics.equity.minus(metrics.balance).toFixed(2),
+  };
+}
+
 /**
  * Writes the account's snapshot of the date and marks its item of the run done, in the
- * caller's transaction after its swaps: balance, equity, margin and free margin from the
- * account metrics (metricsOf) at current quotes, and the ledger kinds' sums since the previous
- * snapshot. `balance` is the balance after the swaps. Answers false when the date's snapshot
- * was already written (the key (account, date) keeps one).
+ * caller's transaction after its swaps, with the ledger kinds' sums since the previous
+ * snapshot (the key (account, date) keeps one). Answers the figures.
  */
 export async function writeDailySnapshot(
   em: EntityManager,
   quotes: QuoteStore,
   terms: ChunkTermsCache,
   input: { runId: string; account: Account; balance: string; open: readonly OpenPosition[]; swaps: number; tradingDate: string },
-): Promise<boolean> {
+): Promise<SnapshotFigures> {
   const { account, open } = input;
-  // The entity keeps the balance it was loaded with (the swaps changed the row by SQL): priced with the new one.
-  const priced = Object.assign(Object.create(account) as Account, { balance: input.balance });
-  let metrics: AccountMetrics;
-  if (open.length === 0) {
-    const balance = dec(input.balance);
-    metrics = { balance, equity: balance, margin: new D(0), free_margin: balance };
-  } else {
-    const symbols = [...new Set(open.map((o) => o.symbol))].sort();
-    const pricing = await PricingContext.load(em, quotes, priced, symbols, await terms.forAccount(em, account, symbols));
-    metrics = metricsOf(priced, [...open], pricing, leverageOf(account));
-  }
-  const [row] = await executeNamed<{ written: number }>(
+  const figures = await snapshotFigures(em, quotes, terms, account, input.balance, open);
+  await executeNamed(
     em,
     WRITE_SNAPSHOT.bind({
       run_id: input.runId,
       account_id: account.id,
       login: account.login,
       trading_date: input.tradingDate,
-      balance: metrics.balance.toFixed(2),
-      equity: metrics.equity.toFixed(2),
-      margin: metrics.margin.toFixed(2),
-      free_margin: metrics.free_margin.toFixed(2),
-      floating_profit: metrics.equity.minus(metrics.balance).toFixed(2),
+      ...figures,
       open_orders: open.length,
       swaps: input.swaps,
     }),
   );
-  return (row?.written ?? 0) === 1;
+  return figures;
 }

@@ -235,3 +235,116 @@ export const RUNS_FOR_METRICS = namedStatement<Record<string, never>>(
     )
     group by r.id`,
 );
+
+/*
+ * A chunk's accounts in one transaction (the fast path; an account that fails sends the chunk
+ * back to one transaction per account). The same rules as the statements for one account.
+ */
+
+/** The chunk's items still pending, locked in account order, with whether the date's snapshot exists. */
+export const LOCK_CHUNK = namedStatement<{ run_id: string; account_ids: string; trading_date: string }>(
+  `select i.account_id,
+          exists (select 1 from account_daily_snapshots s where s.account_id = i.account_id and s.trading_date = :trading_date) as has_snapshot
+     from eod_run_accounts i
+    where i.run_id = :run_id and i.status = 'pending'
+      and i.account_id in (select jsonb_array_elements_text(:account_ids::jsonb)::uuid)
+    order by i.account_id
+      for update`,
+);
+
+export const MARK_ACCOUNTS_DONE = namedStatement<{ run_id: string; account_ids: string }>(
+  `update eod_run_accounts set status = 'done', swaps_booked = 0, snapshot_written = false, error = null
+    where run_id = :run_id and account_id in (select jsonb_array_elements_text(:account_ids::jsonb)::uuid)`,
+);
+
+export const OPEN_ORDERS_OF_CHUNK = namedStatement<{ account_ids: string; cutoff_at: Date; trading_date: string }>(
+  `select o.account_id, o.ticket::text as ticket, o.symbol, o.cmd, o.volume::text as volume, o.open_price::text as open_price,
+          o.contract_size::text as contract_size, o.created_at as opened_at,
+          gi.swap_long::text as swap_long, gi.swap_short::text as swap_short,
+          (o.created_at < :cutoff_at
+            and not exists (select 1 from swap_bookings s where s.ticket = o.ticket and s.trading_date = :trading_date)) as due
+     from orders o
+     join accounts a on a.id = o.account_id
+     join instruments i on i.symbol = o.symbol
+     left join group_instruments gi on gi.group_id = a.group_id and gi.instrument_id = i.id
+    where o.account_id in (select jsonb_array_elements_text(:account_ids::jsonb)::uuid) and o.status = 'open'
+    order by o.account_id, o.ticket`,
+);
+
+/** BOOK_SWAPS for many accounts: per account, the balance after and how many it booked. */
+export const BOOK_CHUNK_SWAPS = namedStatement<{ rows: string; trading_date: string }>(
+  `with owed as (
+     select (r->>'ticket')::bigint as ticket, (r->>'account_id')::uuid as account_id, (r->>'amount')::numeric as amount
+       from jsonb_array_elements(:rows::jsonb) r
+   ), b as (
+     insert into swap_bookings (ticket, trading_date, account_id, amount, created_at)
+     select ticket, :trading_date, account_id, amount, now() from owed
+     on conflict do nothing
+     returning ticket, account_id, amount
+   ), t as (
+     select account_id, sum(amount) as total, count(*) as n from b group by account_id
+   ), a as (
+     update accounts set balance = accounts.balance + t.total, updated_at = now() from t
+      where accounts.id = t.account_id
+      returning accounts.id, accounts.balance
+   ), x as (
+     select b.ticket, b.ticket::text as reference, b.amount, b.account_id,
+            a.balance - t.total + sum(b.amount) over (partition by b.account_id order by b.ticket) as balance_after
+       from b join a on a.id = b.account_id join t on t.account_id = b.account_id
+   ), l as (
+     ${ledgerInsertSql([
+       {
+         id: 'gen_random_uuid()',
+         bookedAt: 'now()',
+         accountId: 'x.account_id',
+         kind: 'swap',
+         amount: 'x.amount',
+         balanceAfter: 'x.balance_after',
+         referenceType: 'order',
+         referenceId: 'x.reference',
+         comment: `'Swap of order ' || x.reference || ' for ' || :trading_date`,
+         from: 'x order by x.account_id, x.ticket',
+       },
+     ])}
+   )
+   select a.id::text as account_id, a.balance::text as balance, t.n::int as booked from a join t on t.account_id = a.id`,
+);
+
+/** WRITE_SNAPSHOT for many accounts: the snapshots, and the items marked done. */
+export const WRITE_CHUNK_SNAPSHOTS = namedStatement<{ run_id: string; trading_date: string; rows: string }>(
+  `with r as (
+     select (x->>'account_id')::uuid as account_id, (x->>'login')::bigint as login, (x->>'balance')::numeric as balance,
+            (x->>'equity')::numeric as equity, (x->>'margin')::numeric as margin, (x->>'free_margin')::numeric as free_margin,
+            (x->>'floating_profit')::numeric as floating_profit, (x->>'open_orders')::int as open_orders,
+            (x->>'swaps')::int as swaps
+       from jsonb_array_elements(:rows::jsonb) x
+   ), prev as (
+     select r.account_id,
+            coalesce((select max(p.ledger_seq) from account_daily_snapshots p
+                       where p.account_id = r.account_id and p.trading_date < :trading_date), 0) as seq,
+            exists (select 1 from account_daily_snapshots n where n.account_id = r.account_id and n.trading_date > :trading_date) as later
+       from r
+   ), mv as (
+     select l.account_id, l.kind, sum(l.amount) as amount, max(l.seq) as last
+       from prev join ledger_entries l on l.account_id = prev.account_id and l.seq > prev.seq
+      where not prev.later
+      group by l.account_id, l.kind
+   ), agg as (
+     select account_id, jsonb_object_agg(kind, amount::text) as movements, max(last) as last from mv group by account_id
+   ), s as (
+     insert into account_daily_snapshots (id, account_id, login, trading_date, balance, equity, margin, free_margin,
+       floating_profit, movements, ledger_seq, open_orders, created_at)
+     select gen_random_uuid(), r.account_id, r.login, :trading_date, r.balance, r.equity, r.margin, r.free_margin,
+            r.floating_profit, coalesce(agg.movements, '{}'::jsonb), greatest(prev.seq, coalesce(agg.last, 0)), r.open_orders, now()
+       from r join prev on prev.account_id = r.account_id left join agg on agg.account_id = r.account_id
+     on conflict (account_id, trading_date) do nothing
+     returning account_id
+   ), d as (
+     update eod_run_accounts i
+        set status = 'done', swaps_booked = r.swaps, snapshot_written = exists (select 1 from s where s.account_id = r.account_id),
+            error = null
+       from r where i.run_id = :run_id and i.account_id = r.account_id
+     returning 1
+   )
+   select (select count(*) from s)::int as written, (select count(*) from d)::int as marked`,
+);
