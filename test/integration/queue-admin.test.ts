@@ -44,6 +44,7 @@ describe('/api/admin/queues', () => {
     expect(res.body.items.map((q: { name: string }) => q.name).sort()).toEqual([
       'bulk-close',
       'engine',
+      'eod',
       'events',
       'mail',
       'orders',
