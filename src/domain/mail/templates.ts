@@ -254,6 +254,11 @@ export const MAIL_TEMPLATES: readonly DefaultMailTemplate[] = [
         html: wrap([
           'Hallo {{first_name}},',
           'Ihr Konto ist jetzt auf Stufe <strong>{{verification_level}}</strong> verifiziert.',
+        ]),
+      },
+    },
+  },
+  {
     key: 'daily_statement',
     name: 'Daily statement',
     placeholders: ['first_name', 'trading_date', 'accounts'],
