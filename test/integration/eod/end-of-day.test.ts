@@ -156,6 +156,10 @@ describe('swaps', () => {
       { reference_id: String(accounts.plain!.buy), amount: '-1.50' },
       { reference_id: String(accounts.plain!.sell), amount: '1.44' },
     ]);
+    // The order view sums the swaps booked for each order so far.
+    const orders = await app.request('GET', `/orders?login=${accounts.plain!.login}`, { token });
+    const swapOfOrder = (ticket: number) => orders.body.items.find((o: { order: number }) => o.order === ticket)?.swap;
+    expect([swapOfOrder(accounts.plain!.buy), swapOfOrder(accounts.plain!.sell)]).toEqual(['-2.00', '1.92']);
     // balance_after chains from row to row in booking (seq) order, swap rows included.
     const chain = await sql<{ amount: string; balance_after: string }>(
       app,
