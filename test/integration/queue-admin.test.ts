@@ -48,6 +48,7 @@ describe('/api/admin/queues', () => {
       'events',
       'mail',
       'orders',
+      'reports',
       'risk',
       'simulator',
       'webhooks',
