@@ -1,8 +1,7 @@
-import { PermanentJobFailure } from '../../platform/errors';
 import type { Column, ReportDocument } from './report-document';
 import type { DailyParams } from './report-params';
 import type { SourceContext } from './source-context';
-import { DAILY_SNAPSHOTS, SNAPSHOTS_TABLE } from './reports.queries';
+import { DAILY_SNAPSHOTS } from './reports.queries';
 
 const COLUMNS: Column[] = [
   { key: 'login', label: 'Login', type: 'integer' },
@@ -18,12 +17,10 @@ const COLUMNS: Column[] = [
 
 /**
  * Every trading account's snapshot of one trading date, as the end of day wrote it
- * (account_daily_snapshots: one row per account and date). The snapshots come with the end
- * of day; a database without their table fails the build saying so.
+ * (account_daily_snapshots: one row per account and date). A date the end of day has not
+ * run for yields an empty report, not an error: the run may simply not have happened yet.
  */
 export async function dailyDocument(params: DailyParams, ctx: SourceContext): Promise<ReportDocument> {
-  const table = await ctx.reader.one<{ present: boolean }>(SNAPSHOTS_TABLE.bind({}));
-  if (!table?.present) throw new PermanentJobFailure('Daily snapshots are not available: the end of day has not been set up');
   const bound = DAILY_SNAPSHOTS.bind({ trading_date: params.trading_date });
   return {
     fileName: `daily-${params.trading_date}`,

@@ -155,11 +155,6 @@ export const DEPOSITS_WITHDRAWALS = namedStatement<{ start: Date; until: Date; g
 
 // --- daily -----------------------------------------------------------------------------------
 
-/** Whether the end of day's snapshot table exists in this database (it comes with the end of day). */
-export const SNAPSHOTS_TABLE = namedStatement<Record<string, never>>(
-  `select to_regclass('account_daily_snapshots') is not null as present`,
-);
-
 export const DAILY_SNAPSHOTS = namedStatement<{ trading_date: string }>(
   `select s.login::text as login, s.trading_date::text as trading_date, a.currency,
           s.balance::text as balance, s.equity::text as equity, s.margin::text as margin,
