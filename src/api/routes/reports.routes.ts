@@ -16,6 +16,7 @@ import { ValidationFailure } from '../../platform/errors';
 import { zodIssuesToItems } from '../validation/zod-issues';
 import { asCustomer, asStaff } from '../http/access';
 import { defineRoute, json, type HandlerContext, type RouteSpec } from '../http/route';
+import { CalendarDate } from '../../platform/calendar-date';
 
 const TYPES_DESCRIPTION =
   'Types and their `params` (dates `YYYY-MM-DD`, UTC days, inclusive):\n' +
@@ -46,8 +47,8 @@ const ReportRequestSchema = z
 
 const StatementRequestSchema = z.object({
   login: z.int().min(1),
-  from: z.iso.date(),
-  to: z.iso.date(),
+  from: CalendarDate,
+  to: CalendarDate,
   format: z.enum(REPORT_FORMATS),
 });
 

@@ -10,11 +10,12 @@ import type { PricingTerms } from '../prices/pricing-terms';
 import { D, dec } from '../../platform/decimal';
 import type { QuoteStore } from '../prices/quote-store';
 import { WRITE_SNAPSHOT } from './eod.queries';
+import { CalendarDate } from '../../platform/calendar-date';
 
 /** An account at the end of a trading date (decisions, section 13). */
 export const DailySnapshotSchema = z.object({
   login: z.int(),
-  trading_date: z.iso.date(),
+  trading_date: CalendarDate,
   balance: MoneyText,
   equity: MoneyText,
   margin: MoneyText,

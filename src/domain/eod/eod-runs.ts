@@ -21,13 +21,14 @@ import {
   RUNS_FOR_METRICS,
 } from './eod.queries';
 import { rolloverInstant, rolloverPattern, tradingDateAt } from './rollover';
+import { CalendarDate } from '../../platform/calendar-date';
 
 /** The scheduler id of the daily rollover: one per deployment, whatever number of workers upsert it. */
 export const ROLLOVER_SCHEDULER_ID = 'eod-rollover';
 
 export const EodRunSchema = z.object({
   id: z.uuid(),
-  trading_date: z.iso.date(),
+  trading_date: CalendarDate,
   status: z.enum(EOD_RUN_STATUSES),
   accounts_total: z.int(),
   accounts_done: z.int(),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CalendarDate } from '../../platform/calendar-date';
 
 /** `HH:MM`, 00:00 to 23:59, UTC. */
 export const RolloverTime = z
@@ -11,7 +12,7 @@ export type SwapWeekday = (typeof SWAP_WEEKDAYS)[number];
 export const TripleSwapDay = z.enum(SWAP_WEEKDAYS).describe('The weekday whose rollover books three nights');
 
 /** A calendar date `YYYY-MM-DD` that exists (2026-02-30 does not). */
-export const TradingDate = z.iso.date().describe('A trading date, YYYY-MM-DD');
+export const TradingDate = CalendarDate.describe('A trading date, YYYY-MM-DD');
 
 export interface RolloverSettings {
   rolloverTime: string;

@@ -1,13 +1,14 @@
 import { z } from 'zod';
 import type { ReportType } from '../../entities/report.entity';
 import { CurrencyCode } from '../money/primitives/money-text';
+import { CalendarDate } from '../../platform/calendar-date';
 
 /** The longest period one statement covers (decisions, section 14). */
 export const MAX_STATEMENT_DAYS = 366;
 
 const DAY_MS = 86_400_000;
 
-const Day = z.iso.date().describe('A date, `YYYY-MM-DD` (UTC days)');
+const Day = CalendarDate.describe('A date, `YYYY-MM-DD` (UTC days)');
 const Login = z.int().min(1).describe('The account login');
 
 /** `from` and `to`, both inclusive: `from` may not be after `to`; `maxDays` bounds the span. */

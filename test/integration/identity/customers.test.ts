@@ -32,6 +32,7 @@ test('when staff creates a customer, then 201 with its fields and defaults and n
     affiliate_id: null,
     is_active: true,
     totp_enabled: false,
+    verification_level: 0,
     created_at: expect.any(String),
     updated_at: expect.any(String),
   });
