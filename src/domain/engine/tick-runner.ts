@@ -28,6 +28,11 @@ export interface TickRunnerDeps {
   logger: Logger;
   /** Queues a new tick of the symbol, behind other symbols' ticks. */
   handOn: (symbol: string) => Promise<void>;
+  /**
+   * Runs after each pass, at the quote the pass evaluated, before the change counts as done: a
+   * hook that fails fails the job, which is retried and evaluates the change again.
+   */
+  afterPass?: (symbol: string) => Promise<void>;
 }
 
 /**
@@ -44,7 +49,7 @@ export interface TickRunnerDeps {
  * lease is extended as the pass goes, at most every third of it.
  */
 export async function runTicks(
-  { em, quotes, book, leaseMs, logger, handOn }: TickRunnerDeps,
+  { em, quotes, book, leaseMs, logger, handOn, afterPass }: TickRunnerDeps,
   symbol: string,
 ): Promise<TickJobResult> {
   const started = Date.now();
@@ -67,6 +72,7 @@ export async function runTicks(
     try {
       while (ver > done && withinBound()) {
         addCounts(result.totals, await evaluateSymbol(em, quotes, symbol, { logger, heartbeat }));
+        if (afterPass) await afterPass(symbol);
         result.passes++;
         em.clear();
         const finished = await book.finish(symbol, token, ver);
