@@ -17,6 +17,6 @@ export const propSweepProcessor = defineProcessor(PropSweepJob, async (_payload,
 });
 
 /** The rules after every close (see drainClosesForChallenges). */
-export const propAfterCloseProcessor = defineProcessor(PropAfterCloseJob, async (_payload, { em, services }) =>
-  drainClosesForChallenges(em, { quotes: services.quotes, jobs: services.jobs }),
+export const propAfterCloseProcessor = defineProcessor(PropAfterCloseJob, async (_payload, { em, services, logger }) =>
+  drainClosesForChallenges(em, { quotes: services.quotes, jobs: services.jobs, logger }),
 );

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
 import type { JobProducer } from '../../jobs/job-producer';
 import { PropAfterCloseJob, PropCloseOutJob } from '../../jobs/prop-challenges.job';
 import { defineConsumer, processInbox, type OutboxEvent } from '../events/consumers';
@@ -27,7 +28,7 @@ const BATCH = 200;
  */
 export async function drainClosesForChallenges(
   em: EntityManager,
-  deps: { quotes: QuoteStore; jobs: Pick<JobProducer, 'ensureQueued'> },
+  deps: { quotes: QuoteStore; jobs: Pick<JobProducer, 'ensureQueued'>; logger?: Logger },
 ): Promise<{ processed: number; failed: number; passed: number }> {
   const totals = { processed: 0, failed: 0, passed: 0 };
   for (;;) {
@@ -41,6 +42,8 @@ export async function drainClosesForChallenges(
       await queueCloseOuts(deps.jobs, decided.failed);
       totals.failed += decided.failed.length;
       totals.passed += decided.passed.length;
+      if (decided.passErrors.length)
+        deps.logger?.warn({ pass_errors: decided.passErrors }, 'challenges reached their target but could not pass yet');
     }
     if (n === 0) return totals;
     totals.processed += n;

@@ -23,9 +23,11 @@ export interface ChallengeOutcome {
   evaluated: number;
   failed: string[];
   passed: string[];
+  /** Passes that could not start the next stage (its group closed meanwhile, ...): the phase stays active, the sweep tries again. */
+  passErrors: Array<{ challenge_id: string; error: string }>;
 }
 
-const none = (): ChallengeOutcome => ({ evaluated: 0, failed: [], passed: [] });
+const none = (): ChallengeOutcome => ({ evaluated: 0, failed: [], passed: [], passErrors: [] });
 
 /**
  * The loss rules (and, with `pass`, the pass rule) over `rows` at the latest quotes. Equity is
@@ -55,8 +57,14 @@ export async function evaluateRows(
     }
     if (equity.gt(row.high_water_mark)) raised.push({ id: row.challenge_id, equity: money(equity).toFixed(2) });
     if (pass && row.open.length === 0) {
-      const next = await passChallengeIfDue(em, quotes, row);
-      if (next) out.passed.push(row.challenge_id);
+      // Its own savepoint when inside a caller's transaction: one stage that cannot start its
+      // next stage must not hold back the rest of the batch (nor block an inbox for good).
+      try {
+        const next = await passChallengeIfDue(em, quotes, row);
+        if (next) out.passed.push(row.challenge_id);
+      } catch (err) {
+        out.passErrors.push({ challenge_id: row.challenge_id, error: err instanceof Error ? err.message : String(err) });
+      }
     }
   }
   if (raised.length) await executeNamed(em, RAISE_HIGH_WATER_MARKS.bind({ rows: JSON.stringify(raised) }));
@@ -110,6 +118,7 @@ export async function sweepChallenges(
   { now = new Date(), logger }: { now?: Date; logger?: Logger } = {},
 ): Promise<SweepOutcome> {
   const out: SweepOutcome = { dayStarts: 0, timeLimited: [], closeOutsDue: [], passed: [] };
+  const outcomeErrors: ChallengeOutcome['passErrors'] = [];
   const day = utcDay(now);
   for (let page = 0; page < 1000; page++) {
     const due = await executeNamed<{ account_id: string }>(em, DAY_START_DUE.bind({ day, limit: SWEEP_PAGE }));
@@ -156,7 +165,9 @@ export async function sweepChallenges(
     const outcome = await evaluateRows(em, quotes, rows, { pass: true });
     out.passed = outcome.passed;
     out.closeOutsDue.push(...outcome.failed);
+    outcomeErrors.push(...outcome.passErrors);
   }
+  if (logger && outcomeErrors.length) logger.warn({ pass_errors: outcomeErrors }, 'prop sweep could not pass some challenges');
   if (logger && (out.timeLimited.length || out.passed.length || out.closeOutsDue.length))
     logger.info({ ...out }, 'prop sweep decided challenges');
   return out;
