@@ -17,7 +17,7 @@ export const engineTickProcessor = defineProcessor(EngineTickJob, async ({ symbo
       logger,
       handOn: async (s) => void (await services.jobs.enqueue(EngineTickJob, { symbol: s })),
       // The prop challenge rules on every tick, for the challenge accounts holding the symbol.
-      afterPass: async (s) => {
+      onTick: async (s) => {
         const outcome = await evaluateChallengesOnTick(em.fork() as EntityManager, services.quotes, s);
         await queueCloseOuts(services.jobs, outcome.failed);
       },
