@@ -23,8 +23,7 @@ export const PropCloseOutJob = defineJob({
 });
 
 /**
- * The prop sweep (domain/prop/challenge-evaluation.ts): day starts at the UTC date change,
- * `max_trading_days` expiry, lagging close-outs, passes an evaluation after a close missed.
+ * The prop sweep (domain/prop/challenge-evaluation.ts): `max_trading_days` expiry, lagging close-outs, passes an evaluation after a close missed.
  */
 export const PropSweepJob = defineJob({
   name: 'prop-sweep',

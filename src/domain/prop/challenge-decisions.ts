@@ -8,9 +8,9 @@ import { lockAccounts } from '../accounts/accounts';
 import { recordEvent } from '../events/outbox';
 import { closeOrder } from '../orders/close-order';
 import type { QuoteStore } from '../prices/quote-store';
-import { equitiesOf, type ChallengeRow } from './challenge-equity';
+import type { ChallengeRow } from './challenge-equity';
 import { passes } from './challenge-rules';
-import { challengeView, startStage, tradingDaysOf, utcDay } from './challenges';
+import { challengeView, startStage, tradingDaysOf } from './challenges';
 import {
   ACTIVE_CHALLENGES_OF_ACCOUNTS,
   DISABLE_TRADING,
@@ -131,40 +131,21 @@ export async function closeOutChallenge(em: EntityManager, quotes: QuoteStore, c
 }
 
 /**
- * Takes the day start of the active challenges on `accountIds` for UTC date `day`: the larger
- * of balance and equity now (decisions, section 17: at the rollover). Once per challenge and
- * date, however often it runs (a challenge already taken for `day` is left alone). Until the
- * end of day exists, the prop sweep calls it as soon as a UTC date begins; the end of day's
- * per-account job can call it at the rollover instead. Returns how many challenges it moved.
+ * Takes the day start of the active challenge on an account at the rollover of trading date
+ * `tradingDate` (decisions, section 17): the larger of its balance and equity as the end of
+ * day's account job sees them, after that night's swaps. Once per challenge and date: a date
+ * older than the last taken (a back-filled run) leaves it alone; the end of day runs an
+ * account's steps once per date.
  */
-export async function takeDayStartEquities(
-  em: EntityManager,
-  quotes: QuoteStore,
-  accountIds: string[],
-  day: string = utcDay(),
-): Promise<number> {
-  if (accountIds.length === 0) return 0;
-  const rows = await executeNamed<ChallengeRow>(
-    em,
-    ACTIVE_CHALLENGES_OF_ACCOUNTS.bind({ account_ids: JSON.stringify(accountIds) }),
-  );
-  if (rows.length === 0) return 0;
-  const equities = await equitiesOf(em, quotes, rows);
-  const values = rows.map((r) => {
-    const balance = dec(r.balance);
-    const equity = equities.get(r.account_id) ?? balance;
-    return { account_id: r.account_id, value: (equity.gt(balance) ? equity : balance).toFixed(2) };
-  });
-  const moved = await executeNamed(em, TAKE_DAY_START.bind({ rows: JSON.stringify(values), day }));
-  return moved.length;
-}
-
-/** takeDayStartEquities for one account: the call an end-of-day account job makes. */
 export async function takeDayStartEquity(
   em: EntityManager,
-  quotes: QuoteStore,
   accountId: string,
-  day: string = utcDay(),
+  figures: { balance: string; equity: string },
+  tradingDate: string,
 ): Promise<boolean> {
-  return (await takeDayStartEquities(em, quotes, [accountId], day)) > 0;
+  const balance = dec(figures.balance);
+  const equity = dec(figures.equity);
+  const value = (equity.gt(balance) ? equity : balance).toFixed(2);
+  const moved = await executeNamed(em, TAKE_DAY_START.bind({ account_id: accountId, value, day: tradingDate }));
+  return moved.length > 0;
 }

@@ -4,15 +4,13 @@ import { executeNamed } from '../../db/bound-statement';
 import { dec, money } from '../../platform/decimal';
 import type { QuoteStore } from '../prices/quote-store';
 import { equitiesOf, type ChallengeRow } from './challenge-equity';
-import { failChallenge, passChallengeIfDue, takeDayStartEquities } from './challenge-decisions';
+import { failChallenge, passChallengeIfDue } from './challenge-decisions';
 import { lossBreach } from './challenge-rules';
-import { utcDay } from './challenges';
 import {
   ACTIVE_CHALLENGES_HOLDING,
   ACTIVE_CHALLENGES_OF_ACCOUNTS,
   ACTIVE_CHALLENGES_OF_LOGINS,
   CLOSE_OUT_DUE,
-  DAY_START_DUE,
   PASS_CANDIDATES,
   RAISE_HIGH_WATER_MARKS,
   TIME_LIMIT_DUE,
@@ -93,7 +91,6 @@ export async function evaluateChallengesOfLogins(
 
 /** What one run of the prop sweep did. */
 export interface SweepOutcome {
-  dayStarts: number;
   timeLimited: string[];
   closeOutsDue: string[];
   passed: string[];
@@ -104,8 +101,6 @@ const SWEEP_PAGE = 1000;
 
 /**
  * The prop sweep, run every few seconds by the workers:
- * - the day start of each active challenge not yet taken for today's UTC date (so it is taken
- *   within seconds of 00:00 UTC, the rollover until the end of day takes it over);
  * - phases past `max_trading_days` fail with rule `time_limit`;
  * - failed challenges whose close-out has not finished (a worker that died between the failure
  *   and queueing the close-out) are handed back for one;
@@ -117,22 +112,8 @@ export async function sweepChallenges(
   quotes: QuoteStore,
   { now = new Date(), logger }: { now?: Date; logger?: Logger } = {},
 ): Promise<SweepOutcome> {
-  const out: SweepOutcome = { dayStarts: 0, timeLimited: [], closeOutsDue: [], passed: [] };
+  const out: SweepOutcome = { timeLimited: [], closeOutsDue: [], passed: [] };
   const outcomeErrors: ChallengeOutcome['passErrors'] = [];
-  const day = utcDay(now);
-  for (let page = 0; page < 1000; page++) {
-    const due = await executeNamed<{ account_id: string }>(em, DAY_START_DUE.bind({ day, limit: SWEEP_PAGE }));
-    if (due.length === 0) break;
-    const moved = await takeDayStartEquities(
-      em,
-      quotes,
-      due.map((d) => d.account_id),
-      day,
-    );
-    out.dayStarts += moved;
-    if (moved === 0) break;
-  }
-
   const expired = await executeNamed<{ account_id: string }>(em, TIME_LIMIT_DUE.bind({ limit: SWEEP_PAGE }));
   if (expired.length) {
     const rows = await executeNamed<ChallengeRow>(

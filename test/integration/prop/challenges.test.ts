@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { runEod } from '../eod/eod-kit';
 import { failChallenge, passChallengeIfDue, takeDayStartEquity } from '../../../src/domain/prop/challenge-decisions';
 import type { ChallengeRow } from '../../../src/domain/prop/challenge-equity';
 import { ACTIVE_CHALLENGES_OF_ACCOUNTS } from '../../../src/domain/prop/prop.queries';
@@ -453,26 +454,29 @@ describe('the schedule', () => {
     await waitFor('closed out', async () => (await openOrders(login)) === 0);
   });
 
-  test('when a UTC date begins, then the sweep takes the day start: the larger of balance and equity, once a date', async () => {
+  test('when the end of day runs, then the rollover takes the day start: the larger of balance and equity, once a date', async () => {
     const id = await program([phase({ max_daily_loss_pct: 50, max_total_loss_pct: 50 })]);
     const { customer, challenge: view, login } = await start(id);
     await buy(customer.token, login);
     await setQuote(app, admin, 'EURUSD', 1.1052, 1.1054); // equity 10500
-    await sql(app, `update prop_challenges set day_start_date = day_start_date - 1, day_start_equity = 1 where id = ?`, [
-      view.id,
-    ]);
-    await waitFor('the day start taken', async () => (await challenge(view.id)).day_start_equity === '10500.00', 20_000);
-    // Taken for today already: the end of day's call changes nothing until tomorrow.
+    const today = new Date().toISOString().slice(0, 10);
+    await runEod(app, admin, today);
+    expect((await challenge(view.id)).day_start_equity).toBe('10500.00');
+    // The date is done: running it again takes nothing, whatever equity is now.
+    await setQuote(app, admin, 'EURUSD', 1.0952, 1.0954); // equity 9500, balance 10000
+    await runEod(app, admin, today);
+    expect((await challenge(view.id)).day_start_equity).toBe('10500.00');
+    // The next rollover takes the balance, which is now the larger.
     const em = app.runtime.services.orm.em.fork() as EntityManager;
     const [{ account_id: accountId }] = await sql<{ account_id: string }>(
       app,
       'select account_id from prop_challenges where id = ?',
       [view.id],
     );
-    expect(await takeDayStartEquity(em, app.runtime.services.quotes, accountId!)).toBe(false);
-    await setQuote(app, admin, 'EURUSD', 1.0952, 1.0954); // equity 9500, balance 10000
     const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
-    expect(await takeDayStartEquity(em, app.runtime.services.quotes, accountId!, tomorrow)).toBe(true);
+    expect(await takeDayStartEquity(em, accountId!, { balance: '10000.00', equity: '9500.00' }, tomorrow)).toBe(true);
     expect((await challenge(view.id)).day_start_equity).toBe('10000.00');
+    // A back-filled older date never moves it back.
+    expect(await takeDayStartEquity(em, accountId!, { balance: '1.00', equity: '1.00' }, today)).toBe(false);
   });
 });
