@@ -17,6 +17,8 @@ import { PendingOrder } from './pending-order.entity';
 import { Payout } from './payout.entity';
 import { Report } from './report.entity';
 import { ReportChunk } from './report-chunk.entity';
+import { PropChallenge } from './prop-challenge.entity';
+import { PropProgram } from './prop-program.entity';
 import { RiskRun } from './risk-run.entity';
 import { RiskRule } from './risk-rule.entity';
 import { RiskRunItem } from './risk-run-item.entity';
@@ -77,6 +79,8 @@ export const ENTITIES = [
   Transfer,
   Withdrawal,
   Payout,
+  PropProgram,
+  PropChallenge,
   RiskRun,
   RiskRule,
   RiskRunItem,

@@ -14,6 +14,7 @@ export const LEDGER_KINDS = [
   'negative_balance_compensation',
   'payout',
   'adjustment',
+  'challenge_funding',
 ] as const;
 export type LedgerKind = (typeof LEDGER_KINDS)[number];
 

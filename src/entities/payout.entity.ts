@@ -33,6 +33,7 @@ export class Payout extends BaseEntity<
   | 'rateSource'
   | 'rateMultiplier'
   | 'rateDivisor'
+  | 'profitSplitPct'
 > {
   @ManyToOne({ entity: () => Account, ref: true, deleteRule: 'restrict' })
   account!: Ref<Account>;
@@ -90,4 +91,12 @@ export class Payout extends BaseEntity<
   /** The product of the asks used. */
   @Property({ type: decimalText(), columnType: 'numeric', nullable: true })
   rateDivisor?: string | null = null;
+
+  /**
+   * For a funded challenge account, the program's profit split when the payout was asked for:
+   * the prop account gives up `amount`, the trader's wallet receives this share of it.
+   * Null for other prop accounts, which pay out the whole amount.
+   */
+  @Property({ type: decimalText(), columnType: 'numeric(5,2)', nullable: true })
+  profitSplitPct?: string | null = null;
 }

@@ -1,4 +1,7 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { TickBook } from '../domain/engine/tick-book';
+import { queueCloseOuts } from '../domain/prop/challenge-consumer';
+import { evaluateChallengesOnTick } from '../domain/prop/challenge-evaluation';
 import { runTicks } from '../domain/engine/tick-runner';
 import { EngineSweepJob, EngineTickJob } from '../jobs/engine-tick.job';
 import { defineProcessor } from './processor';
@@ -13,6 +16,11 @@ export const engineTickProcessor = defineProcessor(EngineTickJob, async ({ symbo
       leaseMs: services.config.workerLockMs,
       logger,
       handOn: async (s) => void (await services.jobs.enqueue(EngineTickJob, { symbol: s })),
+      // The prop challenge rules on every tick, for the challenge accounts holding the symbol.
+      onTick: async (s) => {
+        const outcome = await evaluateChallengesOnTick(em.fork() as EntityManager, services.quotes, s);
+        await queueCloseOuts(services.jobs, outcome.failed);
+      },
     },
     symbol,
   ),

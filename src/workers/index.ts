@@ -7,6 +7,7 @@ import { notifyCustomersProcessor } from './notify-customers.worker';
 import { outboxRelayProcessor } from './outbox-relay.worker';
 import { reportBuildProcessor } from './report-build.worker';
 import { passwordResetProcessor } from './password-reset.worker';
+import { propAfterCloseProcessor, propCloseOutProcessor, propSweepProcessor } from './prop-challenges.worker';
 import { resealSecretsProcessor } from './reseal-secrets.worker';
 import { retentionProcessor } from './retention.worker';
 import { riskApplyProcessor, riskPreviewProcessor } from './risk.worker';
@@ -36,4 +37,7 @@ export const PROCESSORS: Processor[] = [
   eodStartProcessor,
   eodAccountsProcessor,
   eodFinishProcessor,
+  propCloseOutProcessor,
+  propSweepProcessor,
+  propAfterCloseProcessor,
 ];

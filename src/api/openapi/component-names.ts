@@ -28,7 +28,9 @@ import { PendingOrderSchema } from '../../domain/orders/pending-orders';
 import { QuoteBoardItemSchema } from '../../domain/prices/quote-board';
 import { QuoteSchema } from '../../domain/prices/quote-store';
 import { RandomWalkSchema } from '../../domain/prices/random-walk';
+import { ChallengeFailureSchema, ChallengeSchema } from '../../domain/prop/challenges';
 import { PayoutSchema } from '../../domain/prop/payouts';
+import { PhaseSchema, ProgramSchema } from '../../domain/prop/programs';
 import { QueueJobSchema, QueueSummarySchema } from '../../domain/queues/queue-admin';
 import { ReportAcceptedSchema, ReportSchema } from '../../domain/reports/reports';
 import { RiskPreviewResultSchema, RiskRunAcceptedSchema } from '../../domain/risk/preview';
@@ -73,7 +75,58 @@ const DOCUMENT = {
   reason: null,
 };
 
+const PHASE_1 = {
+  name: 'Evaluation',
+  profit_target_pct: 8,
+  max_daily_loss_pct: 5,
+  max_total_loss_pct: 10,
+  total_loss_mode: 'static',
+  min_trading_days: 4,
+  max_trading_days: 30,
+};
+
+const FAILURE = {
+  rule: 'daily_loss',
+  threshold: '95000.00',
+  equity: '94987.20',
+  balance: '99120.00',
+  at: '2026-03-12T14:05:03.118Z',
+};
+
 const NAMES: Array<[z.ZodType, string, unknown?]> = [
+  [PhaseSchema, 'PropPhase', PHASE_1],
+  [
+    ProgramSchema,
+    'PropProgram',
+    {
+      id: '0f3a8f7e-52c1-4b0e-9a51-6f1b7d1c2e90',
+      name: '100k two-step',
+      currency: 'USD',
+      initial_balance: '100000.00',
+      group_id: '6a1f0b5e-2c3d-4e5f-8a9b-0c1d2e3f4a5b',
+      profit_split_pct: 80,
+      phases: [PHASE_1, { ...PHASE_1, name: 'Verification', profit_target_pct: 5, min_trading_days: 4, max_trading_days: 60 }],
+      created_at: '2026-03-01T08:00:00.000Z',
+    },
+  ],
+  [ChallengeFailureSchema, 'PropChallengeFailure', FAILURE],
+  [
+    ChallengeSchema,
+    'PropChallenge',
+    {
+      id: '9d2c4b1a-7e6f-4a3b-8c2d-1e0f9a8b7c6d',
+      program_id: '0f3a8f7e-52c1-4b0e-9a51-6f1b7d1c2e90',
+      customer_id: '3b2a1c0d-9e8f-4a7b-b6c5-d4e3f2a1b0c9',
+      phase: 1,
+      status: 'failed',
+      login: 5001240,
+      day_start_equity: '100000.00',
+      high_water_mark: '101250.40',
+      trading_days: 3,
+      failure: FAILURE,
+      created_at: '2026-03-09T10:12:44.301Z',
+    },
+  ],
   [
     OrderSchema,
     'Order',

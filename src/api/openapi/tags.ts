@@ -20,6 +20,7 @@ export const TAGS: Record<string, string> = {
     'Identity documents and verification levels: what a customer submits, staff review, and what each level may do (`/customers/me/documents`, `/api/crm/documents`, `/api/admin/verification-levels`)',
   reports:
     'Reports built by the workers as CSV, PDF or JSON files: statements, trades, exposure, deposits and withdrawals, daily snapshots (`/api/backoffice/reports`, `/customers/me/statements`)',
+  prop: "Prop challenges: programs with phases and rules, and each trader's stages (`/prop/programs`, `/prop/challenges`, `/customers/me/challenges`)",
   notifications: 'What happened to your money and positions, newest first (`/customers/me/notifications`)',
   groups: 'Trading groups and how each trades an instrument (`/groups`)',
   instruments: 'Tradable symbols (`/api/platform/instruments`), and what a customer may trade (`/customers/me/instruments`)',
@@ -79,6 +80,7 @@ export const TAG_GROUPS: Array<{ name: string; tags: string[] }> = [
       'money',
       'withdrawals',
       'payouts',
+      'prop',
       'notifications',
       'reports',
     ],

@@ -35,7 +35,10 @@ export function webhooksDocument(): Record<string, unknown> {
           'followed. 410 Gone disables the webhook.\n\nEvent types: ' +
           EVENT_TYPES.map((t) => `\`${t}\``).join(', ') +
           ". Each event's `data` is the public view of its aggregate as the API answers it; `customer.verified` " +
-          'carries `{"customer_id", "verification_level", "previous_level", "source" ("documents" or "staff")}`.',
+          'carries `{"customer_id", "verification_level", "previous_level", "source" ("documents" or "staff")}`. ' +
+          'The data of `prop.challenge_failed` and `prop.challenge_passed` is the challenge stage ' +
+          '(`#/components/schemas/PropChallenge`); `prop.challenge_passed` adds `next_challenge_id`, `next_login` and ' +
+          '`next_status`, the stage it started.',
         tags: ['webhooks'],
         security: [],
         parameters: [

@@ -1,10 +1,13 @@
 import type { FilterQuery } from '@mikro-orm/core';
 import { z } from 'zod';
+import { ChallengeSchema, customerChallenges, getChallenge, startChallenge } from '../../domain/prop/challenges';
 import { decidePayout, PayoutSchema, payoutView, requestPayout } from '../../domain/prop/payouts';
 import { assertMayWithdraw } from '../../domain/compliance/limits';
+import { createProgram, ProgramInputSchema, ProgramSchema, programView } from '../../domain/prop/programs';
+import { PropProgram } from '../../entities/prop-program.entity';
 import { Payout, PAYOUT_STATUSES } from '../../entities/payout.entity';
 import { errors } from '../../platform/errors';
-import { asStaff } from '../http/access';
+import { asCustomer, asStaff } from '../http/access';
 import { Login, LoginText, MoneyAmount } from '../http/amounts';
 import { findPage } from '../../db/find-page';
 import { pageQuery, pageSchema } from '../http/paging';
@@ -17,7 +20,89 @@ const IDEMPOTENT =
 
 const PayoutIdParam = z.object({ payout_id: z.uuid() });
 
+const RULES =
+  'Each phase trades its own `prop` account, funded with `initial_balance` (ledger kind `challenge_funding`). The workers ' +
+  'check the rules on every tick for challenge accounts with open orders and after every close: the daily loss is ' +
+  'breached when equity < day start equity - initial x max_daily_loss_pct / 100 (day start equity: the larger of balance ' +
+  'and equity at 00:00 UTC, at the start before the first); the total loss when equity < initial x (1 - ' +
+  'max_total_loss_pct / 100) (`static`) or < the high-water mark of equity - initial x max_total_loss_pct / 100 ' +
+  '(`trailing`). A breach closes every open order (reason `prop_breach`), disables trading (403 `TRADING_DISABLED`) and ' +
+  'fails the stage (`prop.challenge_failed`). A phase passes when the balance reaches initial x (1 + profit_target_pct / ' +
+  '100) with nothing open and at least `min_trading_days` UTC days with an order opened or closed: the next phase, or ' +
+  'after the last the `funded` stage, starts on a new account (`prop.challenge_passed`). A phase still active ' +
+  '`max_trading_days` days after its start fails with rule `time_limit`.';
+
+const ChallengeIdParam = z.object({ challenge_id: z.uuid() });
+
 export const propRoutes: RouteSpec[] = [
+  defineRoute({
+    method: 'post',
+    path: '/prop/programs',
+    operationId: 'createPropProgram',
+    summary: 'Create a prop challenge program: its phases and their rules',
+    description:
+      'A phase target must be above 0 and at most 1000 %, the loss limits 0 to 100 %, at least one phase; a group that ' +
+      'does not exist is 422 at `group_id`, a currency without a quoted path to USD 422 at `currency`. Audited. ' +
+      RULES,
+    tags: ['prop'],
+    access: { kind: 'staff', permission: 'manage_prop' },
+    body: ProgramInputSchema,
+    responses: { 201: { description: 'Created', schema: ProgramSchema } },
+    handler: async ({ body, em, services, caller }) => json(201, await createProgram(em, services.quotes, asStaff(caller), body)),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/prop/programs',
+    operationId: 'listPropPrograms',
+    summary: 'Prop challenge programs, newest first',
+    tags: ['prop'],
+    access: { kind: 'staff', permission: 'manage_prop' },
+    query: z.object({ ...pageQuery(200, 50) }),
+    responses: { 200: { description: 'A page of programs', schema: pageSchema(ProgramSchema) } },
+    handler: async ({ query, em }) =>
+      json(200, await findPage(em, PropProgram, {}, query, { orderBy: { createdAt: 'desc', id: 'desc' } }, programView)),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/prop/challenges',
+    operationId: 'startPropChallenge',
+    summary: "Start a customer's challenge: phase 1 on a new funded prop account",
+    description:
+      "A program or customer that does not exist is 422 at its field. The account opens in the program's group and " +
+      'currency and is funded with the initial balance in the same transaction. Audited. ' +
+      RULES,
+    tags: ['prop'],
+    access: { kind: 'staff', permission: 'manage_prop' },
+    body: z.object({ program_id: z.uuid(), customer_id: z.uuid() }),
+    responses: { 201: { description: 'Phase 1, active', schema: ChallengeSchema } },
+    handler: async ({ body, em, services, caller }) =>
+      json(201, await startChallenge(em, services.quotes, asStaff(caller), body)),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/prop/challenges/{challenge_id}',
+    operationId: 'getPropChallenge',
+    summary: 'One challenge stage',
+    tags: ['prop'],
+    access: { kind: 'staff', permission: 'manage_prop' },
+    params: ChallengeIdParam,
+    responses: {
+      200: { description: 'The stage', schema: ChallengeSchema },
+      404: { description: 'No such challenge' },
+    },
+    handler: async ({ params, em }) => json(200, await getChallenge(em, params.challenge_id)),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/customers/me/challenges',
+    operationId: 'listMyChallenges',
+    summary: "The calling customer's challenge stages, newest first",
+    description: 'Every stage of every challenge: each phase and the funded stage is its own record on its own account.',
+    tags: ['prop'],
+    access: { kind: 'customer' },
+    responses: { 200: { description: 'The stages', schema: z.object({ items: z.array(ChallengeSchema) }) } },
+    handler: async ({ em, caller }) => json(200, { items: await customerChallenges(em, asCustomer(caller).customerId) }),
+  }),
   defineRoute({
     method: 'post',
     path: '/prop/payouts',

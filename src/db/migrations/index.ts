@@ -32,6 +32,7 @@ import { Migration20261127040000_Compliance } from './Migration20261127040000_Co
 import { Migration20261127050000_LooseEnds } from './Migration20261127050000_LooseEnds';
 import { Migration20261127060000_OutboxWake } from './Migration20261127060000_OutboxWake';
 import { Migration20261127070000_Reports } from './Migration20261127070000_Reports';
+import { Migration20261127080000_PropChallenges } from './Migration20261127080000_PropChallenges';
 
 export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122185420', class: Migration20261122185420 },
@@ -66,4 +67,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261127050000_LooseEnds', class: Migration20261127050000_LooseEnds },
   { name: 'Migration20261127060000_OutboxWake', class: Migration20261127060000_OutboxWake },
   { name: 'Migration20261127070000_Reports', class: Migration20261127070000_Reports },
+  { name: 'Migration20261127080000_PropChallenges', class: Migration20261127080000_PropChallenges },
 ];

@@ -77,7 +77,11 @@ export function tradingRefusal(account: Account): AppError | ValidationFailure |
   if (account.kind === 'wallet')
     return fieldError('body', ['login'], 'The wallet account does not trade: use a live, demo or prop account');
   if (account.tradingDisabled)
-    return new AppError(403, 'TRADING_DISABLED', 'Trading is disabled on this account by a risk rule: no new orders');
+    return new AppError(
+      403,
+      'TRADING_DISABLED',
+      'Trading is disabled on this account (by a risk rule or a failed prop challenge): no new orders',
+    );
   return null;
 }
 

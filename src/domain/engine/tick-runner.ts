@@ -28,6 +28,12 @@ export interface TickRunnerDeps {
   logger: Logger;
   /** Queues a new tick of the symbol, behind other symbols' ticks. */
   handOn: (symbol: string) => Promise<void>;
+  /**
+   * Runs beside each pass (at the same latest quote), so what it decides does not wait for the
+   * pass; the change counts as done only once both are: a hook that fails fails the job, which
+   * is retried and evaluates the change again.
+   */
+  onTick?: (symbol: string) => Promise<void>;
 }
 
 /**
@@ -44,7 +50,7 @@ export interface TickRunnerDeps {
  * lease is extended as the pass goes, at most every third of it.
  */
 export async function runTicks(
-  { em, quotes, book, leaseMs, logger, handOn }: TickRunnerDeps,
+  { em, quotes, book, leaseMs, logger, handOn, onTick }: TickRunnerDeps,
   symbol: string,
 ): Promise<TickJobResult> {
   const started = Date.now();
@@ -66,7 +72,14 @@ export async function runTicks(
     let released = false;
     try {
       while (ver > done && withinBound()) {
-        addCounts(result.totals, await evaluateSymbol(em, quotes, symbol, { logger, heartbeat }));
+        // Both settle before either failure is thrown: nothing of this pass runs on after it.
+        const [pass, hook] = await Promise.allSettled([
+          evaluateSymbol(em, quotes, symbol, { logger, heartbeat }),
+          onTick ? onTick(symbol) : undefined,
+        ]);
+        if (pass.status === 'rejected') throw pass.reason;
+        if (hook.status === 'rejected') throw hook.reason;
+        addCounts(result.totals, pass.value);
         result.passes++;
         em.clear();
         const finished = await book.finish(symbol, token, ver);

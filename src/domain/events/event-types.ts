@@ -21,6 +21,8 @@ export const EVENT_TYPES = [
   'payout.requested',
   'payout.approved',
   'payout.rejected',
+  'prop.challenge_failed',
+  'prop.challenge_passed',
   'account.margin_call',
   'account.stop_out',
   'account.negative_balance_compensated',

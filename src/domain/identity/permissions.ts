@@ -31,6 +31,7 @@ export const PERMISSIONS = [
   'view_events',
   'view_reports',
   'run_end_of_day',
+  'manage_prop',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];

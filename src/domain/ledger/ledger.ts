@@ -66,11 +66,16 @@ export function postToLedger(
  * columns of that statement's own CTEs. `kind` and `referenceType` are literals.
  */
 /**
- * An account's first deposit, or null: a prop account's starting balance (decisions, section
- * 8). Booking order is `seq`, drawn while the account row is locked, so "first" is stable.
+ * An account's first deposit (or, for a challenge's account, its funding), or null: a prop
+ * account's starting balance (decisions, sections 8 and 17). Booking order is `seq`, drawn
+ * while the account row is locked, so "first" is stable.
  */
 export async function firstDeposit(em: EntityManager, accountId: string): Promise<string | null> {
-  const row = await em.findOne(LedgerEntry, { account: accountId, kind: 'deposit' }, { orderBy: { seq: 'asc' } });
+  const row = await em.findOne(
+    LedgerEntry,
+    { account: accountId, kind: { $in: ['deposit', 'challenge_funding'] } },
+    { orderBy: { seq: 'asc' } },
+  );
   return row?.amount ?? null;
 }
 

@@ -12,6 +12,7 @@ import { TransferSchema } from '../money/transfers';
 import { DocumentSchema } from '../compliance/documents';
 import { WithdrawalSchema } from '../money/withdrawals';
 import { OrderSchema } from '../orders/order-view';
+import { ChallengeSchema } from '../prop/challenges';
 import { PayoutSchema } from '../prop/payouts';
 import { queueMail } from '../mail/mail-outbox';
 import { NotifyCustomersJob } from '../../jobs/notify-customers.job';
@@ -238,6 +239,63 @@ const TELLINGS: Partial<Record<EventType, Telling>> = {
       },
     },
     shows: fields('login'),
+  },
+  'prop.challenge_failed': {
+    words: {
+      en: {
+        title: 'Challenge failed',
+        body: (d) => {
+          const f = (d.failure ?? {}) as Data;
+          return (
+            `Phase ${text(d.phase)} of your challenge on account ${text(d.login)} failed (${text(f.rule)}: equity ` +
+            `${text(f.equity)}, threshold ${text(f.threshold)}). Its positions are closed and it no longer trades.`
+          );
+        },
+      },
+      de: {
+        title: 'Challenge nicht bestanden',
+        body: (d) => {
+          const f = (d.failure ?? {}) as Data;
+          return (
+            `Phase ${text(d.phase)} Ihrer Challenge auf Konto ${text(d.login)} ist nicht bestanden (${text(f.rule)}: Equity ` +
+            `${text(f.equity)}, Schwelle ${text(f.threshold)}). Die Positionen sind geschlossen, das Konto handelt nicht mehr.`
+          );
+        },
+      },
+    },
+    shows: fields(...viewFields(ChallengeSchema, ['customer_id', 'program_id'])),
+    mail: {
+      template: 'prop_challenge_failed',
+      data: (d) => {
+        const f = (d.failure ?? {}) as Data;
+        return {
+          login: text(d.login),
+          phase: text(d.phase),
+          rule: text(f.rule),
+          threshold: text(f.threshold),
+          equity: text(f.equity),
+        };
+      },
+    },
+  },
+  'prop.challenge_passed': {
+    words: {
+      en: {
+        title: 'Challenge phase passed',
+        body: (d) =>
+          `You passed phase ${text(d.phase)} on account ${text(d.login)}. Your next stage trades on account ${text(d.next_login)}.`,
+      },
+      de: {
+        title: 'Challenge-Phase bestanden',
+        body: (d) =>
+          `Sie haben Phase ${text(d.phase)} auf Konto ${text(d.login)} bestanden. Ihre nächste Stufe handelt auf Konto ${text(d.next_login)}.`,
+      },
+    },
+    shows: fields(...viewFields(ChallengeSchema, ['customer_id', 'program_id']), 'next_login', 'next_status'),
+    mail: {
+      template: 'prop_challenge_passed',
+      data: (d) => ({ login: text(d.login), phase: text(d.phase), next_login: text(d.next_login) }),
+    },
   },
   'account.stop_out': {
     words: {

@@ -16,6 +16,7 @@ import { assertCreditFits } from '../money/primitives/bounds';
 import { loadMetrics } from '../accounts/account-metrics';
 import { CurrencyCode, MoneyText } from '../money/primitives/money-text';
 import { convertAtDealerRate } from '../prices/conversion';
+import { challengeTermsOf } from './challenges';
 import type { QuoteStore } from '../prices/quote-store';
 
 /** A payout as every route answers it and as its events carry it (decisions, section 8). */
@@ -88,6 +89,14 @@ export async function requestPayout(
   if (!found || (caller.kind === 'customer' && found.customer.id !== caller.customerId)) throw errors.notFound('Account');
   if (found.kind !== 'prop')
     throw fieldError('body', ['login'], `A ${found.kind} account has no payouts: only prop accounts pay out their profit`);
+  // A challenge's phases are evaluations: only its funded stage pays out, and then the trader's share.
+  const challenge = await challengeTermsOf(em, found.id);
+  if (challenge && challenge.status !== 'funded')
+    throw fieldError(
+      'body',
+      ['login'],
+      `This account is a challenge stage (${challenge.status}): only a funded account pays out`,
+    );
   const amount = money(input.amount);
   return em.transactional(async (tx) => {
     const account = (await lockAccounts(tx, [found.id])).get(found.id)!;
@@ -106,6 +115,7 @@ export async function requestPayout(
       amount: amount.toFixed(2),
       currency: account.currency,
       requestedBy: caller.kind === 'customer' ? null : caller.userId,
+      profitSplitPct: challenge?.profitSplitPct ?? null,
     });
     const view = payoutView(payout);
     if (caller.kind !== 'customer')
@@ -168,7 +178,9 @@ export async function decidePayout(
           'PRICE_UNAVAILABLE',
           `No quote converts ${prop.currency} into ${target.currency}: the payout can be approved once one is quoted`,
         );
-      const converted = convertAtDealerRate(amount, rate);
+      // A funded challenge account gives up the whole amount; the trader receives the program's share of it.
+      const share = payout.profitSplitPct ? money(amount.times(payout.profitSplitPct).div(100)) : amount;
+      const converted = convertAtDealerRate(share, rate);
       // Not a missing quote: the rate is there, the amount is below the wallet currency's cent.
       if (converted.lte(0))
         throw errors.conflict(

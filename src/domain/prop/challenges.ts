@@ -1,0 +1,194 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
+import { Customer } from '../../entities/customer.entity';
+import { CHALLENGE_STATUSES, FAILURE_RULES, PropChallenge, type ChallengeStatus } from '../../entities/prop-challenge.entity';
+import { PropProgram } from '../../entities/prop-program.entity';
+import { executeNamed } from '../../db/bound-statement';
+import { money } from '../../platform/decimal';
+import { errors, fieldError } from '../../platform/errors';
+import { lockAccounts, openTradingAccount } from '../accounts/accounts';
+import { recordAudit } from '../audit/audit';
+import type { StaffCaller } from '../identity/caller';
+import { postToLedger } from '../ledger/ledger';
+import { MoneyText } from '../money/primitives/money-text';
+import type { QuoteStore } from '../prices/quote-store';
+import { TRADING_DAYS } from './prop.queries';
+
+export const ChallengeFailureSchema = z.object({
+  rule: z.enum(FAILURE_RULES),
+  threshold: z
+    .string()
+    .describe(
+      'For `daily_loss` and `total_loss`, the equity floor that was crossed (money, account currency); for ' +
+        '`time_limit`, when the allowed period ended (ISO 8601)',
+    ),
+  equity: MoneyText,
+  balance: MoneyText,
+  at: z.iso.datetime(),
+});
+
+/** A challenge stage as staff and its trader see it (decisions, section 17). */
+export const ChallengeSchema = z.object({
+  id: z.uuid(),
+  program_id: z.uuid(),
+  customer_id: z.uuid(),
+  phase: z.int().describe('1 to the number of phases; the funded stage is the number of phases + 1'),
+  status: z.enum(CHALLENGE_STATUSES),
+  login: z.int().describe("The stage's own prop account"),
+  day_start_equity: MoneyText.describe('The larger of balance and equity at the last day start (00:00 UTC)'),
+  high_water_mark: MoneyText.describe('The highest equity seen on this stage; never moves down'),
+  trading_days: z.int().describe('UTC days on which an order was opened or closed on the account'),
+  failure: ChallengeFailureSchema.nullable().describe('Why it failed; null unless failed'),
+  created_at: z.iso.datetime(),
+});
+export type ChallengeView = z.output<typeof ChallengeSchema>;
+
+/** Days with a trade of each account. */
+export async function tradingDaysOf(em: EntityManager, accountIds: string[]): Promise<Map<string, number>> {
+  if (accountIds.length === 0) return new Map();
+  const rows = await executeNamed<{ account_id: string; days: number }>(
+    em,
+    TRADING_DAYS.bind({ account_ids: JSON.stringify(accountIds) }),
+  );
+  return new Map(rows.map((r) => [r.account_id, Number(r.days)]));
+}
+
+export function challengeView(c: PropChallenge, tradingDays: number): ChallengeView {
+  return {
+    id: c.id,
+    program_id: c.program.id,
+    customer_id: c.customer.id,
+    phase: c.phase,
+    status: c.status,
+    login: Number(c.login),
+    day_start_equity: c.dayStartEquity,
+    high_water_mark: c.highWaterMark,
+    trading_days: tradingDays,
+    failure: c.failure ?? null,
+    created_at: c.createdAt.toISOString(),
+  };
+}
+
+export async function challengeViews(em: EntityManager, challenges: PropChallenge[]): Promise<ChallengeView[]> {
+  const days = await tradingDaysOf(
+    em,
+    challenges.map((c) => c.account.id),
+  );
+  return challenges.map((c) => challengeView(c, days.get(c.account.id) ?? 0));
+}
+
+/** Today's UTC date, `YYYY-MM-DD`. */
+export function utcDay(at: Date = new Date()): string {
+  return at.toISOString().slice(0, 10);
+}
+
+/**
+ * Starts a stage in the caller's transaction: a new `prop` account of the program's group and
+ * currency, funded with the initial balance by a `challenge_funding` ledger row, and its
+ * challenge row (`active` for a phase, `funded` after the last), the phase's rules copied in.
+ * Day start equity and the high-water mark start at the initial balance.
+ */
+export async function startStage(
+  tx: EntityManager,
+  quotes: QuoteStore,
+  program: PropProgram,
+  customer: Customer,
+  phase: number,
+  previous: PropChallenge | null,
+): Promise<PropChallenge> {
+  const rules = program.phases[Math.min(phase, program.phases.length) - 1]!;
+  const funded = phase > program.phases.length;
+  const account = await openTradingAccount(tx, quotes, customer, {
+    kind: 'prop',
+    group_id: program.group.id,
+    currency: program.currency,
+  });
+  const locked = (await lockAccounts(tx, [account.id])).get(account.id)!;
+  const initial = money(program.initialBalance);
+  const now = new Date();
+  const status: ChallengeStatus = funded ? 'funded' : 'active';
+  const challenge = tx.create(PropChallenge, {
+    program,
+    customer,
+    account: locked,
+    login: locked.login,
+    phase,
+    status,
+    initialBalance: initial.toFixed(2),
+    profitTargetPct: rules.profit_target_pct,
+    maxDailyLossPct: rules.max_daily_loss_pct,
+    maxTotalLossPct: rules.max_total_loss_pct,
+    totalLossMode: rules.total_loss_mode,
+    minTradingDays: rules.min_trading_days,
+    maxTradingDays: funded ? null : rules.max_trading_days,
+    endsAt: !funded && rules.max_trading_days ? new Date(now.getTime() + rules.max_trading_days * 86_400_000) : null,
+    dayStartEquity: initial.toFixed(2),
+    dayStartDate: utcDay(now),
+    highWaterMark: initial.toFixed(2),
+    previous,
+    createdAt: now,
+  });
+  postToLedger(
+    tx,
+    locked,
+    initial,
+    'challenge_funding',
+    { type: 'prop_challenge', id: challenge.id },
+    funded ? `Funded account of program ${program.name}` : `Phase ${phase} of program ${program.name}`,
+  );
+  await tx.flush();
+  return challenge;
+}
+
+/**
+ * POST /prop/challenges: starts phase 1 of a program for a customer. A program or customer that
+ * does not exist is 422 at its field. Audited, in one transaction with the account and its funding.
+ */
+export async function startChallenge(
+  em: EntityManager,
+  quotes: QuoteStore,
+  actor: StaffCaller,
+  input: { program_id: string; customer_id: string },
+): Promise<ChallengeView> {
+  const program = await em.findOne(PropProgram, input.program_id);
+  if (!program) throw fieldError('body', ['program_id'], 'No such program');
+  const customer = await em.findOne(Customer, input.customer_id);
+  if (!customer) throw fieldError('body', ['customer_id'], 'No such customer');
+  return em.transactional(async (tx) => {
+    const challenge = await startStage(tx, quotes, program, customer, 1, null);
+    const view = challengeView(challenge, 0);
+    recordAudit(tx, actor, {
+      action: 'prop_challenge.started',
+      entityType: 'prop_challenge',
+      entityId: challenge.id,
+      after: view,
+    });
+    return view;
+  });
+}
+
+/** One challenge for staff; 404 when none. */
+export async function getChallenge(em: EntityManager, id: string): Promise<ChallengeView> {
+  const challenge = await em.findOne(PropChallenge, id);
+  if (!challenge) throw errors.notFound('Challenge');
+  return (await challengeViews(em, [challenge]))[0]!;
+}
+
+/** A customer's challenge stages, newest first. */
+export async function customerChallenges(em: EntityManager, customerId: string): Promise<ChallengeView[]> {
+  const found = await em.find(PropChallenge, { customer: customerId }, { orderBy: { createdAt: 'desc', id: 'desc' } });
+  return challengeViews(em, found);
+}
+
+/**
+ * What a payout needs to know of a prop account's challenge: none (a prop account opened by
+ * hand pays out its whole profit), or its stage's status and the program's profit split.
+ */
+export async function challengeTermsOf(
+  em: EntityManager,
+  accountId: string,
+): Promise<{ status: ChallengeStatus; profitSplitPct: string } | null> {
+  const challenge = await em.findOne(PropChallenge, { account: accountId }, { populate: ['program'] });
+  if (!challenge) return null;
+  return { status: challenge.status, profitSplitPct: challenge.program.getEntity().profitSplitPct };
+}
