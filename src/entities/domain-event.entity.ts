@@ -14,7 +14,11 @@ import { bigintText } from './column-types';
   name: 'domain_events_unpublished_seq_index',
   expression: 'create index "domain_events_unpublished_seq_index" on "domain_events" ("seq") where "published_at" is null',
 })
-export class DomainEvent extends BaseEntity<'seq' | 'publishedAt' | 'customerId'> {
+@Index({
+  name: 'domain_events_publication_seq_unique',
+  expression: 'create unique index "domain_events_publication_seq_unique" on "domain_events" ("publication_seq")',
+})
+export class DomainEvent extends BaseEntity<'seq' | 'publishedAt' | 'publicationSeq' | 'customerId'> {
   /**
    * Write order: drawn from a sequence when the row is inserted, so events written under one
    * lock (an account's, an order's) are numbered in the order they were written. created_at
@@ -44,4 +48,12 @@ export class DomainEvent extends BaseEntity<'seq' | 'publishedAt' | 'customerId'
   /** Set by the relay in the transaction that wrote the event's inbox rows. */
   @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
   publishedAt?: Date | null = null;
+
+  /**
+   * Publication order, set with publishedAt: the order the relay handed events over in, which
+   * is the order live streams carry them (write order is not commit order). A resuming stream
+   * replays by this, so an event that committed after a later-numbered one is not skipped.
+   */
+  @Property({ type: bigintText(), columnType: 'bigint', nullable: true })
+  publicationSeq?: string | null = null;
 }

@@ -18,8 +18,10 @@ class StuckResponse extends EventEmitter {
   destroy(): void {}
 }
 
-const event = (seq: number): LiveEvent => ({
+/** An event written as `seq` and handed over as `published` (write order is not commit order). */
+const event = (seq: number, published = seq): LiveEvent => ({
   seq: String(seq),
+  published: String(published),
   id: `e${seq}`,
   type: 'order.opened',
   created_at: '2026-11-26T09:30:00.000Z',
@@ -73,6 +75,18 @@ test('when a resume replays, then live events held meanwhile follow without the 
   stream.goLive(6n);
   stream.push(event(8));
   expect(res.written.map((f) => /^id: (\d+)/.exec(f)![1])).toEqual(['4', '5', '6', '7', '8']);
+});
+
+test('when an event committed after a later-numbered one, then the resume seam still sends it once', () => {
+  const res = new StuckResponse();
+  res.takes = 100;
+  const { stream } = streamOn(res, true);
+  // Written 11 then 12, committed 12 then 11: handed over as publications 20 and 21.
+  stream.push(event(12, 20));
+  stream.push(event(11, 21));
+  stream.replay(event(12, 20));
+  stream.goLive(20n);
+  expect(res.written.map((f) => /^id: (\d+)/.exec(f)![1])).toEqual(['12', '11']);
 });
 
 test('when quotes arrive while the client is behind, then only the newest per symbol is sent after the drain', () => {

@@ -4,7 +4,7 @@ import type { Request, Response } from 'express';
 import type { AppServices } from '../../app-services';
 import type { Caller } from '../../domain/identity/caller';
 import { MAX_STREAMS_PER_SESSION } from '../../domain/streams/stream-slots';
-import { canResume, replayAfter } from '../../domain/streams/replay';
+import { replayAfter, resumePoint } from '../../domain/streams/replay';
 import { sha256Hex } from '../../platform/crypto';
 import { AppError, errors } from '../../platform/errors';
 import { plainFrame, SseStream, type StreamKind } from './sse-stream';
@@ -78,19 +78,20 @@ export async function openStream(r: StreamRequest): Promise<void> {
   }
   if (lastEventId === undefined) return;
   try {
-    if (!LAST_EVENT_ID.test(lastEventId) || !(await canResume(r.em, BigInt(lastEventId)))) {
+    const point = LAST_EVENT_ID.test(lastEventId) ? await resumePoint(r.em, BigInt(lastEventId)) : undefined;
+    if (point === undefined) {
       stream.control(plainFrame('reset', { detail: 'Events after this id are no longer kept: reload your state' }));
       stream.goLive(undefined);
       return;
     }
-    let last: bigint | undefined;
+    let last = point;
     const filter = { customerId: r.filter.customerId, types: r.filter.types ? [...r.filter.types] : undefined };
-    for await (const page of replayAfter(r.em, BigInt(lastEventId), filter)) {
+    for await (const page of replayAfter(r.em, point, filter)) {
       if (!stream.isOpen) return;
       for (const e of page) stream.replay(e);
-      last = BigInt(page[page.length - 1]!.seq);
+      last = BigInt(page[page.length - 1]!.published);
     }
-    stream.goLive(last ?? BigInt(lastEventId));
+    stream.goLive(last);
   } catch (err) {
     services.logger.warn({ err: (err as Error).message }, 'stream replay failed: ending the stream');
     stream.end();

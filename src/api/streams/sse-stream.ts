@@ -81,11 +81,15 @@ export class SseStream {
     if (!this.ended) this.enqueue(eventFrame(e));
   }
 
-  /** Ends the replay: releases the live events held meanwhile, skipping those the replay sent. */
+  /**
+   * Ends the replay: releases the live events held meanwhile, skipping those the replay sent.
+   * Both run in publication order, and the replay read a prefix of it (the relay hands
+   * batches over one at a time), so "after the last replayed" is exact: no gap, no repeat.
+   */
   goLive(lastReplayed: bigint | undefined): void {
     const held = this.buffered ?? [];
     this.buffered = undefined;
-    for (const e of held) if (lastReplayed === undefined || BigInt(e.seq) > lastReplayed) this.push(e);
+    for (const e of held) if (lastReplayed === undefined || BigInt(e.published) > lastReplayed) this.push(e);
     if (!this.blocked && this.latest.size) this.flush();
   }
 

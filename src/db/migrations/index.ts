@@ -33,6 +33,7 @@ import { Migration20261127050000_LooseEnds } from './Migration20261127050000_Loo
 import { Migration20261127060000_OutboxWake } from './Migration20261127060000_OutboxWake';
 import { Migration20261127070000_Reports } from './Migration20261127070000_Reports';
 import { Migration20261127080000_PropChallenges } from './Migration20261127080000_PropChallenges';
+import { Migration20261127100000_PublicationOrder } from './Migration20261127100000_PublicationOrder';
 
 export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122185420', class: Migration20261122185420 },
@@ -68,4 +69,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261127060000_OutboxWake', class: Migration20261127060000_OutboxWake },
   { name: 'Migration20261127070000_Reports', class: Migration20261127070000_Reports },
   { name: 'Migration20261127080000_PropChallenges', class: Migration20261127080000_PropChallenges },
+  { name: 'Migration20261127100000_PublicationOrder', class: Migration20261127100000_PublicationOrder },
 ];

@@ -14,6 +14,8 @@ export interface OutboxEvent {
   customerId: string | null;
   data: Record<string, unknown>;
   createdAt: Date;
+  /** Publication order (domain_events.publication_seq), as decimal text: set by the relay as it hands the event over. */
+  publicationSeq?: string;
 }
 
 /**
@@ -88,6 +90,7 @@ interface EventRow {
   customer_id: string | null;
   data: Record<string, unknown> | string;
   created_at: Date;
+  publication_seq?: string | null;
 }
 
 export function toOutboxEvent(row: EventRow): OutboxEvent {
@@ -100,6 +103,7 @@ export function toOutboxEvent(row: EventRow): OutboxEvent {
     customerId: row.customer_id,
     data: typeof row.data === 'string' ? JSON.parse(row.data) : row.data,
     createdAt: row.created_at,
+    ...(row.publication_seq ? { publicationSeq: String(row.publication_seq) } : {}),
   };
 }
 

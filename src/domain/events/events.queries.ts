@@ -11,20 +11,28 @@ const EVENT_COLUMNS = 'e.id, e.seq, e.type, e.aggregate_type, e.aggregate_id, e.
 /** A transaction-level advisory lock: one relay batch at a time. */
 export const TRY_XACT_LOCK = namedStatement<{ key: number }>('select pg_try_advisory_xact_lock(:key) as locked');
 
+/**
+ * The next batch, each event numbered in publication order. The numbers are drawn in write
+ * order within the batch, and batches are claimed one at a time under the relay's lock, so
+ * publication numbers only grow (a rolled-back batch leaves a gap, never a repeat).
+ */
 export const CLAIM_UNPUBLISHED = namedStatement<{ limit: number }>(
-  `select ${EVENT_COLUMNS} from domain_events e where e.published_at is null order by e.seq limit :limit for update skip locked`,
+  `select c.*, nextval('domain_event_publication_seq')::text as publication_seq
+     from (select ${EVENT_COLUMNS} from domain_events e where e.published_at is null
+            order by e.seq limit :limit for update skip locked) c`,
 );
 
 /** The inbox rows and the published mark in one statement; answers the rows written per consumer. */
-export const HAND_TO_CONSUMERS = namedStatement<{ entries: string; event_ids: string }>(
+export const HAND_TO_CONSUMERS = namedStatement<{ entries: string; published: string }>(
   `with inbox as (
      insert into event_inbox (event_id, consumer, event_seq, created_at)
      select event_id, consumer, event_seq, now() from jsonb_to_recordset(:entries::jsonb) as t(event_id uuid, consumer text, event_seq bigint)
      on conflict do nothing
      returning consumer
    ), published as (
-     update domain_events set published_at = now(), updated_at = now()
-      where id in (select value::uuid from jsonb_array_elements_text(:event_ids::jsonb)) and published_at is null
+     update domain_events d set published_at = now(), updated_at = now(), publication_seq = p.publication_seq
+       from jsonb_to_recordset(:published::jsonb) as p(id uuid, publication_seq bigint)
+      where d.id = p.id and d.published_at is null
    )
    select consumer, count(*)::int as n from inbox group by consumer`,
 );

@@ -98,7 +98,10 @@ async function relayBatch(em: EntityManager, consumers: readonly EventConsumer[]
     // counts the rows it actually wrote (an event already handed to a consumer gets none).
     const written = await executeNamed<{ consumer: string; n: number }>(
       tx,
-      HAND_TO_CONSUMERS.bind({ entries: JSON.stringify(entries), event_ids: JSON.stringify(rows.map((r) => r.id)) }),
+      HAND_TO_CONSUMERS.bind({
+        entries: JSON.stringify(entries),
+        published: JSON.stringify(events.map((e) => ({ id: e.id, publication_seq: e.publicationSeq }))),
+      }),
     );
     const byName = new Map(consumers.map((c) => [c.name, c]));
     const handed = new Map(written.map((w) => [byName.get(w.consumer)!, Number(w.n)]));

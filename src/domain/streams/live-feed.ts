@@ -12,6 +12,11 @@ import type { WebhookEvent } from '../webhooks/webhook-body';
 export interface LiveEvent {
   /** domain_events.seq as decimal text: the SSE `id:`. */
   seq: string;
+  /**
+   * domain_events.publication_seq as decimal text: the order the relay handed the event over
+   * in, which is the order the feed carries events. A resume continues from it.
+   */
+  published: string;
   id: string;
   type: string;
   /** ISO time with milliseconds, as webhooks deliver it. */
@@ -27,6 +32,7 @@ export function liveEventsChannel(prefix: string): string {
 export function toLiveEvent(e: OutboxEvent): LiveEvent {
   return {
     seq: e.seq,
+    published: e.publicationSeq ?? e.seq,
     id: e.id,
     type: e.type,
     created_at: new Date(e.createdAt).toISOString(),

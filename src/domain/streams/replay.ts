@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { executeNamed } from '../../db/bound-statement';
 import type { LiveEvent } from './live-feed';
-import { REPLAY_AFTER, REPLAY_WINDOW } from './streams.queries';
+import { REPLAY_AFTER, RESUME_POINT } from './streams.queries';
 
 /** How far back a reconnect replays: the outbox keeps at least this long (retention floor). */
 export const REPLAY_WINDOW_SECONDS = 24 * 3600;
@@ -14,6 +14,7 @@ export interface ReplayFilter {
 
 interface Row {
   seq: string;
+  publication_seq: string;
   id: string;
   type: string;
   created_at: Date;
@@ -22,22 +23,21 @@ interface Row {
 }
 
 /**
- * Whether a stream can resume after `after`: false when events between it and the replay
- * window's first event may have been missed (older than the window), so the client must
- * reload its state (`reset`). Sequence gaps left by rolled-back transactions make this err,
- * rarely, on the side of a reset, never on the side of a silent gap.
+ * Where a stream whose client last saw event `seq` resumes: that event's publication number,
+ * or undefined when it cannot resume (the event is older than the window, or unknown), so the
+ * client must reload its state (`reset`). Never a silent gap: events are replayed in the
+ * order they were handed over, not written, so one that committed after a later-numbered one
+ * still comes after the point.
  */
-export async function canResume(em: EntityManager, after: bigint): Promise<boolean> {
-  const [row] = await executeNamed<{ floor: string | null; top: string | null }>(
+export async function resumePoint(em: EntityManager, seq: bigint): Promise<bigint | undefined> {
+  const [row] = await executeNamed<{ publication_seq: string }>(
     em,
-    REPLAY_WINDOW.bind({ window_seconds: REPLAY_WINDOW_SECONDS }),
+    RESUME_POINT.bind({ seq: seq.toString(), window_seconds: REPLAY_WINDOW_SECONDS }),
   );
-  if (!row?.top) return true;
-  if (row.floor === null) return after >= BigInt(row.top);
-  return after >= BigInt(row.floor) - 1n;
+  return row ? BigInt(row.publication_seq) : undefined;
 }
 
-/** Every matching published event after `after` within the window, in write order, page by page. */
+/** Every matching published event after publication number `after` within the window, in publication order, page by page. */
 export async function* replayAfter(em: EntityManager, after: bigint, filter: ReplayFilter): AsyncGenerator<LiveEvent[]> {
   let cursor = after;
   for (;;) {
@@ -54,6 +54,7 @@ export async function* replayAfter(em: EntityManager, after: bigint, filter: Rep
     if (rows.length === 0) return;
     const page = rows.map((r): LiveEvent => ({
       seq: String(r.seq),
+      published: String(r.publication_seq),
       id: r.id,
       type: r.type,
       created_at: new Date(r.created_at).toISOString(),
@@ -61,7 +62,7 @@ export async function* replayAfter(em: EntityManager, after: bigint, filter: Rep
       data: typeof r.data === 'string' ? (JSON.parse(r.data) as Record<string, unknown>) : r.data,
     }));
     yield page;
-    cursor = BigInt(page[page.length - 1]!.seq);
+    cursor = BigInt(page[page.length - 1]!.published);
     if (rows.length < PAGE) return;
   }
 }

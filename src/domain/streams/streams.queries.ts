@@ -6,9 +6,10 @@ import { namedStatement } from '../../platform/named-sql';
  */
 
 /**
- * Published events after `after` in write order, within the replay window, for one customer
- * (`customer_id`), some types (`types`, a JSON array) or all (either null). Only published
- * events: the live feed carries exactly those, so replay and live meet at the same set.
+ * Published events after publication number `after`, in publication order (the order the
+ * live feed carries them), within the replay window, for one customer (`customer_id`), some
+ * types (`types`, a JSON array) or all (either null). Only published events: the live feed
+ * carries exactly those, so replay and live meet at the same set.
  */
 export const REPLAY_AFTER = namedStatement<{
   after: string;
@@ -17,16 +18,20 @@ export const REPLAY_AFTER = namedStatement<{
   types: string | null;
   limit: number;
 }>(
-  `select e.seq, e.id, e.type, e.created_at, e.customer_id, e.data from domain_events e
-    where e.seq > :after::bigint and e.published_at is not null
+  `select e.seq, e.publication_seq, e.id, e.type, e.created_at, e.customer_id, e.data from domain_events e
+    where e.publication_seq > :after::bigint
       and e.created_at >= now() - make_interval(secs => :window_seconds)
       and (:customer_id::uuid is null or e.customer_id = :customer_id::uuid)
       and (:types::jsonb is null or e.type in (select jsonb_array_elements_text(:types::jsonb)))
-    order by e.seq limit :limit`,
+    order by e.publication_seq limit :limit`,
 );
 
-/** The first event inside the replay window, and the newest event at all. */
-export const REPLAY_WINDOW = namedStatement<{ window_seconds: number }>(
-  `select (select min(seq) from domain_events where created_at >= now() - make_interval(secs => :window_seconds))::text as floor,
-          (select max(seq) from domain_events)::text as top`,
+/**
+ * Where a stream that last saw event `seq` resumes: that event's publication number, when it
+ * is still kept, was handed over, and lies inside the replay window.
+ */
+export const RESUME_POINT = namedStatement<{ seq: string; window_seconds: number }>(
+  `select publication_seq::text as publication_seq from domain_events
+    where seq = :seq::bigint and publication_seq is not null
+      and created_at >= now() - make_interval(secs => :window_seconds)`,
 );

@@ -1,3 +1,4 @@
+import { Client } from 'pg';
 import { startTestApp, sql, type TestApp } from '../../helpers/test-app';
 import { adminToken, createCustomer, createStaff, type LoggedIn } from '../../helpers/identity';
 import { fundedAccount, openOrder, setQuote, setUpMarket } from '../../helpers/trading';
@@ -143,12 +144,57 @@ test('when a client reconnects with Last-Event-ID while events keep coming, then
   const ids = second.events.filter((e) => e.id).map((e) => e.id!);
   const expected = await sql<{ s: string }>(
     app,
-    'select seq::text as s from domain_events where customer_id = ? and seq > ? and published_at is not null order by seq',
+    `select seq::text as s from domain_events
+      where customer_id = ? and publication_seq > (select publication_seq from domain_events where seq = ?)
+      order by publication_seq`,
     [alice.id, seen.id],
   );
   expect(ids).toEqual(expected.map((r) => r.s));
   for (const o of orders) expect(second.events.filter(isOrderOpened(o))).toHaveLength(1);
 });
+
+test('when an event commits after a later-numbered one while the client is away, then the resume still brings it', async () => {
+  const db = new Client({ connectionString: app.config.databaseUrl });
+  await db.connect();
+  try {
+    const insert = (tag: string) =>
+      db.query(
+        `insert into domain_events (id, created_at, updated_at, type, aggregate_type, aggregate_id, data)
+         values (gen_random_uuid(), now(), now(), 'group.updated', 'group', $1, '{}') returning seq::text as seq`,
+        [tag],
+      );
+    const s = await stream('/api/backoffice/stream?types=group.updated', admin);
+    // The earlier-numbered event's transaction stays open while a later one commits and is seen.
+    await db.query('begin');
+    const early = (await insert('late-commit')).rows[0].seq as string;
+    const [later] = await sql<{ seq: string }>(
+      app,
+      `insert into domain_events (id, created_at, updated_at, type, aggregate_type, aggregate_id, data)
+       values (gen_random_uuid(), now(), now(), 'group.updated', 'group', 'early-commit', '{}') returning seq::text as seq`,
+    );
+    expect(BigInt(later!.seq)).toBeGreaterThan(BigInt(early));
+    const seen = await s.waitFor((e) => e.id === later!.seq);
+    s.close();
+    await db.query('commit');
+    await waitForPublished(early);
+    const again = await stream('/api/backoffice/stream?types=group.updated', admin, { 'last-event-id': seen.id! });
+    await again.waitFor((e) => e.id === early, 10_000);
+    expect(again.events.filter((e) => e.id === later!.seq)).toHaveLength(0);
+  } finally {
+    await db.end();
+  }
+});
+
+async function waitForPublished(seq: string): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    const [row] = await sql<{ p: string | null }>(app, 'select publication_seq::text as p from domain_events where seq = ?', [
+      seq,
+    ]);
+    if (row?.p) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`event ${seq} was not handed over`);
+}
 
 test('when Last-Event-ID is older than the replay window, then the first event is reset', async () => {
   const [oldest] = await sql<{ seq: string }>(app, 'select min(seq)::text as seq from domain_events');
