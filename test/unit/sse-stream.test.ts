@@ -89,6 +89,17 @@ test('when an event committed after a later-numbered one, then the resume seam s
   expect(res.written.map((f) => /^id: (\d+)/.exec(f)![1])).toEqual(['12', '11']);
 });
 
+test('when a replayed event’s live message arrives after the replay ended, then it is not sent again', () => {
+  const res = new StuckResponse();
+  res.takes = 100;
+  const { stream } = streamOn(res, true);
+  for (const seq of [4, 5]) stream.replay(event(seq));
+  stream.goLive(5n);
+  stream.push(event(5));
+  stream.push(event(6));
+  expect(res.written.map((f) => /^id: (\d+)/.exec(f)![1])).toEqual(['4', '5', '6']);
+});
+
 test('when quotes arrive while the client is behind, then only the newest per symbol is sent after the drain', () => {
   const res = new StuckResponse();
   const { stream } = streamOn(res);

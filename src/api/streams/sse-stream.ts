@@ -31,14 +31,16 @@ export function plainFrame(type: string, data: unknown): string {
  * key (a slow client skips to the newest).
  *
  * While it replays on a resume, live events are held (`buffering`) and released after the
- * replay, skipping what the replay already sent: subscribed before the replay's query, so
- * nothing falls between the two.
+ * replay; what the replay already sent is dropped, then and later (see goLive). Subscribed
+ * before the replay's query, so nothing falls between the two.
  */
 export class SseStream {
   private waiting: string[] = [];
   private latest = new Map<string, string>();
   private blocked = false;
   private buffered: LiveEvent[] | undefined;
+  /** After a resume, the publication number the replay reached (see goLive). */
+  private replayedUpTo: bigint | undefined;
   private ended = false;
   sent = 0;
   /** An API token caller's token hash: its auth-cache key, watched for revocation. */
@@ -68,6 +70,8 @@ export class SseStream {
   /** A live domain event. */
   push(e: LiveEvent): void {
     if (this.ended) return;
+    // The replay sent it: its message can reach this process after the replay read it.
+    if (this.replayedUpTo !== undefined && BigInt(e.published) <= this.replayedUpTo) return;
     if (this.buffered) {
       this.buffered.push(e);
       if (this.buffered.length > MAX_BEHIND) this.overflow();
@@ -82,14 +86,17 @@ export class SseStream {
   }
 
   /**
-   * Ends the replay: releases the live events held meanwhile, skipping those the replay sent.
-   * Both run in publication order, and the replay read a prefix of it (the relay hands
-   * batches over one at a time), so "after the last replayed" is exact: no gap, no repeat.
+   * Ends the replay: releases the live events held meanwhile, and from now on drops every live
+   * event the replay sent. Both follow publication order, and the replay read a prefix of it
+   * (the relay hands batches over one at a time, each committed before the next is numbered),
+   * so every event numbered up to the last replayed one was replayed, and none after it was:
+   * no gap, no repeat, even for a message that reaches this process after the replay read it.
    */
   goLive(lastReplayed: bigint | undefined): void {
     const held = this.buffered ?? [];
     this.buffered = undefined;
-    for (const e of held) if (lastReplayed === undefined || BigInt(e.published) > lastReplayed) this.push(e);
+    this.replayedUpTo = lastReplayed;
+    for (const e of held) this.push(e);
     if (!this.blocked && this.latest.size) this.flush();
   }
 

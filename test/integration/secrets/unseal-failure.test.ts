@@ -37,13 +37,14 @@ function failuresMetric(text: string, purpose: string, reason: string): number {
   return line ? Number(line.split(' ')[1]) : 0;
 }
 
+/** The first failed job of the queue whose id is `jobId`, or starts with it and a dash (a webhook's kicks). */
 async function failedJob(queueName: string, jobId: string): Promise<Job> {
   const queue = app.runtime.services.jobs.queue(queueName as 'webhooks');
   return waitFor(
     `job ${jobId} to fail`,
     async () => {
-      const job = await queue.getJob(jobId);
-      return job && (await job.getState()) === 'failed' ? job : undefined;
+      const failed = await queue.getFailed();
+      return failed.find((j) => (j.id === jobId || j.id?.startsWith(`${jobId}-`)) && j.failedReason);
     },
     20_000,
   );
