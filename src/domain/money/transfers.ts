@@ -5,6 +5,7 @@ import { Account, type AccountKind } from '../../entities/account.entity';
 import { D, dec, money, type Dec } from '../../platform/decimal';
 import { errors, fieldError } from '../../platform/errors';
 import { namedStatement, type Statement } from '../../platform/named-sql';
+import { executeBoundInTransaction } from '../../db/bound-statement';
 import { unreserved } from '../accounts/accounts';
 import { eventInsertSql } from '../events/outbox';
 import { ledgerInsertSql } from '../ledger/ledger';
@@ -240,7 +241,7 @@ async function freeFunds(tx: EntityManager, quotes: QuoteStore, row: LockedAccou
   const available = unreserved(row);
   if (row.kind === 'wallet') return available;
   const open = transferStatements.hasOpenOrders(row.id);
-  const [{ has_open: hasOpen } = { has_open: false }] = await tx.execute<Array<{ has_open: boolean }>>(open.sql, open.values);
+  const [{ has_open: hasOpen } = { has_open: false }] = await executeBoundInTransaction<{ has_open: boolean }>(tx, open);
   if (!hasOpen) return available;
   const account = await tx.findOneOrFail(Account, row.id, { populate: ['group'], refresh: true });
   const metrics = await loadMetrics(tx, quotes, account);
@@ -266,7 +267,7 @@ export async function transferFunds(
   const amount = money(input.amount);
   return em.transactional(async (tx) => {
     const lock = transferStatements.lockOwnPair(customerId, input.from_login, input.to_login);
-    const locked = await tx.execute<LockedAccountRow[]>(lock.sql, lock.values);
+    const locked = await executeBoundInTransaction<LockedAccountRow>(tx, lock);
     const from = locked.find((a) => a.login === String(input.from_login));
     const to = locked.find((a) => a.login === String(input.to_login));
     if (!from || !to) throw errors.notFound('Account');
@@ -305,7 +306,7 @@ export async function transferFunds(
     assertCreditFits(to.balance, converted);
     const { params, view } = transferBooking({ customerId, from, to, amount, converted, rate, bookedAt: new Date() });
     const book = transferStatements.book(params);
-    const [booked] = await tx.execute<Array<{ legs: number }>>(book.sql, book.values);
+    const [booked] = await executeBoundInTransaction<{ legs: number }>(tx, book);
     // Both rows are locked and exist: anything but two legs is a bug, and the transaction rolls back.
     if (Number(booked?.legs) !== 2) throw new Error(`transfer ${params.transfer_out_id} booked ${booked?.legs} legs`);
     return view;
