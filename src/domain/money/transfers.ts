@@ -5,11 +5,13 @@ import { Account, type AccountKind } from '../../entities/account.entity';
 import { D, dec, money, type Dec } from '../../platform/decimal';
 import { errors, fieldError } from '../../platform/errors';
 import { namedStatement, type Statement } from '../../platform/named-sql';
+import { executeBoundInTransaction } from '../../db/bound-statement';
+import { boundTransaction, type RunBound } from '../../db/bound-transaction';
 import { unreserved } from '../accounts/accounts';
 import { eventInsertSql } from '../events/outbox';
 import { ledgerInsertSql } from '../ledger/ledger';
 import { loadMetrics } from '../accounts/account-metrics';
-import { convertAtDealerRate, CurrencyConverter, type DealerRate } from '../prices/conversion';
+import { convertAtDealerRate, CurrencyConverter, IDENTITY_RATE, type DealerRate } from '../prices/conversion';
 import type { QuoteStore } from '../prices/quote-store';
 import { assertCreditFits } from './primitives/bounds';
 import { CurrencyCode } from './primitives/money-text';
@@ -239,12 +241,63 @@ export function transferBooking(input: {
 async function freeFunds(tx: EntityManager, quotes: QuoteStore, row: LockedAccountRow): Promise<Dec> {
   const available = unreserved(row);
   if (row.kind === 'wallet') return available;
-  const open = transferStatements.hasOpenOrders(row.id);
-  const [{ has_open: hasOpen } = { has_open: false }] = await tx.execute<Array<{ has_open: boolean }>>(open.sql, open.values);
-  if (!hasOpen) return available;
+  if (!(await hasOpenOrders((s) => executeBoundInTransaction(tx, s), row))) return available;
   const account = await tx.findOneOrFail(Account, row.id, { populate: ['group'], refresh: true });
   const metrics = await loadMetrics(tx, quotes, account);
   return D.min(metrics.free_margin, metrics.balance).minus(row.reserved);
+}
+
+async function hasOpenOrders(run: RunBound, row: LockedAccountRow): Promise<boolean> {
+  const [found] = await run<{ has_open: boolean }>(transferStatements.hasOpenOrders(row.id));
+  return found?.has_open === true;
+}
+
+/** The caller's two accounts, locked, or the refusal: 404 for a login not theirs, 422 for a kind that does not transfer. */
+async function lockPair(
+  run: RunBound,
+  customerId: string,
+  input: TransferRequest,
+): Promise<{ from: LockedAccountRow; to: LockedAccountRow }> {
+  const locked = await run<LockedAccountRow>(transferStatements.lockOwnPair(customerId, input.from_login, input.to_login));
+  const from = locked.find((a) => a.login === String(input.from_login));
+  const to = locked.find((a) => a.login === String(input.to_login));
+  if (!from || !to) throw errors.notFound('Account');
+  for (const [field, account] of [
+    ['from_login', from],
+    ['to_login', to],
+  ] as const) {
+    if (!TRANSFERABLE.has(account.kind))
+      throw fieldError(
+        'body',
+        [field],
+        `A ${account.kind} account does not take part in transfers: money moves between the wallet and live accounts ` +
+          '(demo accounts hold no real money; prop accounts pay out through payouts)',
+      );
+  }
+  return { from, to };
+}
+
+/** Checks the funds and the target's bound, then books both legs, the record and the event (the rows are locked). */
+async function book(
+  run: RunBound,
+  customerId: string,
+  locked: { from: LockedAccountRow; to: LockedAccountRow },
+  move: { amount: Dec; converted: Dec; rate: DealerRate; free: Dec },
+): Promise<TransferView> {
+  const { from, to } = locked;
+  const { amount, converted, rate, free } = move;
+  if (amount.gt(free))
+    throw fieldError(
+      'body',
+      ['amount'],
+      `Not enough free funds: ${amount.toFixed(2)} ${from.currency} asked, ${D.max(free, 0).toFixed(2)} ${from.currency} available`,
+    );
+  assertCreditFits(to.balance, converted);
+  const { params, view } = transferBooking({ customerId, from, to, amount, converted, rate, bookedAt: new Date() });
+  const [booked] = await run<{ legs: number }>(transferStatements.book(params));
+  // Both rows are locked and exist: anything but two legs is a bug, and the transaction rolls back.
+  if (Number(booked?.legs) !== 2) throw new Error(`transfer ${params.transfer_out_id} booked ${booked?.legs} legs`);
+  return view;
 }
 
 /**
@@ -252,8 +305,14 @@ async function freeFunds(tx: EntityManager, quotes: QuoteStore, row: LockedAccou
  * the caller's accounts, converting at the dealer side of the latest quotes. The answer is
  * synchronous: one transaction finds and locks both rows (in id order), reads the rate, checks
  * the funds and books both legs, the transfer record and the event. Four statements with
- * BEGIN and COMMIT (five from a live account); a cross-currency transfer also reads its
- * instruments and quotes while it holds the rows, a millisecond or two.
+ * BEGIN and COMMIT (five from a live account).
+ *
+ * Hot path: most transfers move money between accounts of one currency, from the wallet or
+ * from a live account with no open position, and need nothing but those statements: they run
+ * in a bound transaction, without the ORM. When the locked rows show otherwise (two
+ * currencies, whose instruments and quotes are read while the rows are held; a live source
+ * with open positions, valued at current quotes) that transaction ends having written nothing
+ * and the transfer runs again, locks and all, in the ORM's transaction, which reads them.
  */
 export async function transferFunds(
   em: EntityManager,
@@ -264,25 +323,18 @@ export async function transferFunds(
   if (input.from_login === input.to_login)
     throw fieldError('body', ['to_login'], 'to_login must be another account than from_login');
   const amount = money(input.amount);
-  return em.transactional(async (tx) => {
-    const lock = transferStatements.lockOwnPair(customerId, input.from_login, input.to_login);
-    const locked = await tx.execute<LockedAccountRow[]>(lock.sql, lock.values);
-    const from = locked.find((a) => a.login === String(input.from_login));
-    const to = locked.find((a) => a.login === String(input.to_login));
-    if (!from || !to) throw errors.notFound('Account');
-    for (const [field, account] of [
-      ['from_login', from],
-      ['to_login', to],
-    ] as const) {
-      if (!TRANSFERABLE.has(account.kind))
-        throw fieldError(
-          'body',
-          [field],
-          `A ${account.kind} account does not take part in transfers: money moves between the wallet and live accounts ` +
-            '(demo accounts hold no real money; prop accounts pay out through payouts)',
-        );
-    }
+  const plain = await boundTransaction(em, async (run) => {
+    const locked = await lockPair(run, customerId, input);
+    const { from, to } = locked;
+    if (from.currency !== to.currency || (from.kind !== 'wallet' && (await hasOpenOrders(run, from)))) return undefined;
+    return book(run, customerId, locked, { amount, converted: amount, rate: IDENTITY_RATE, free: unreserved(from) });
+  });
+  if (plain) return plain;
 
+  return em.transactional(async (tx) => {
+    const run: RunBound = (s) => executeBoundInTransaction(tx, s);
+    const locked = await lockPair(run, customerId, input);
+    const { from, to } = locked;
     const rate = await CurrencyConverter.dealerRateBetween(tx, quotes, from.currency, to.currency);
     if (!rate)
       throw fieldError(
@@ -294,20 +346,6 @@ export async function transferFunds(
     const converted = convertAtDealerRate(amount, rate);
     if (converted.lte(0))
       throw fieldError('body', ['amount'], `${amount.toFixed(2)} ${from.currency} converts to less than 0.01 ${to.currency}`);
-
-    const free = await freeFunds(tx, quotes, from);
-    if (amount.gt(free))
-      throw fieldError(
-        'body',
-        ['amount'],
-        `Not enough free funds: ${amount.toFixed(2)} ${from.currency} asked, ${D.max(free, 0).toFixed(2)} ${from.currency} available`,
-      );
-    assertCreditFits(to.balance, converted);
-    const { params, view } = transferBooking({ customerId, from, to, amount, converted, rate, bookedAt: new Date() });
-    const book = transferStatements.book(params);
-    const [booked] = await tx.execute<Array<{ legs: number }>>(book.sql, book.values);
-    // Both rows are locked and exist: anything but two legs is a bug, and the transaction rolls back.
-    if (Number(booked?.legs) !== 2) throw new Error(`transfer ${params.transfer_out_id} booked ${booked?.legs} legs`);
-    return view;
+    return book(run, customerId, locked, { amount, converted, rate, free: await freeFunds(tx, quotes, from) });
   });
 }

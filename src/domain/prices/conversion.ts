@@ -32,6 +32,9 @@ export interface DealerRate {
   source: string;
 }
 
+/** The rate between two amounts of one currency: no quote takes part. */
+export const IDENTITY_RATE: DealerRate = Object.freeze({ multiplier: new D(1), divisor: new D(1), source: 'identity' });
+
 interface Book {
   bid: Dec;
   ask: Dec;
@@ -80,7 +83,7 @@ export class CurrencyConverter {
     from: string,
     to: string,
   ): Promise<DealerRate | undefined> {
-    if (from === to) return { multiplier: new D(1), divisor: new D(1), source: 'identity' };
+    if (from === to) return IDENTITY_RATE;
     const converter = await CurrencyConverter.priced(await CurrencyConverter.joiningInstruments(em, [from, to]), quotes);
     return converter.dealerRate(from, to);
   }
@@ -116,7 +119,7 @@ export class CurrencyConverter {
    * TOFROM at its ask, else FROM into USD and USD into TO, each leg so.
    */
   dealerRate(from: string, to: string): DealerRate | undefined {
-    if (from === to) return { multiplier: new D(1), divisor: new D(1), source: 'identity' };
+    if (from === to) return IDENTITY_RATE;
     const direct = this.dealerLeg(from, to);
     if (direct) return direct;
     const first = this.dealerLeg(from, 'USD');
