@@ -1,6 +1,5 @@
 import { EodAccountsJob, EodFinishJob, EodStartJob } from '../jobs/eod.job';
-import type { AccountRolloverStep } from '../domain/eod/account-day';
-import { closeAccountsOfRun } from '../domain/eod/account-chunk';
+import { closeAccountsOfRun, type AccountRolloverStep } from '../domain/eod/account-chunk';
 import { queueDailyStatements } from '../domain/eod/daily-statements';
 import { failChunkAccounts, fanOutEodRun, finishEodRun, readEodRun, startScheduledRollover } from '../domain/eod/eod-runs';
 import { takeDayStartEquity } from '../domain/prop/challenge-decisions';

@@ -3,21 +3,33 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { Account } from '../../entities/account.entity';
 import { executeNamed } from '../../db/bound-statement';
 import type { QuoteStore } from '../prices/quote-store';
-import { closeAccountDay, type AccountRolloverStep } from './account-day';
 import { swapOf, type RolloverOfDate, type RolloverOrder } from './account-swaps';
 import { ChunkTermsCache, snapshotFigures, type SnapshotFigures } from './daily-snapshot';
 import { BOOK_CHUNK_SWAPS, LOCK_CHUNK, MARK_ACCOUNTS_DONE, OPEN_ORDERS_OF_CHUNK, WRITE_CHUNK_SNAPSHOTS } from './eod.queries';
 import { readEodRun, rolloverOfRun } from './eod-runs';
 
+/**
+ * A step of an account's rollover, run after its swaps and snapshot in the same transaction,
+ * with the account row locked (a prop challenge takes its day-start equity). Steps must be
+ * idempotent per (account, trading date): a retried job runs them again only when the
+ * transaction that ran them rolled back.
+ */
+export type AccountRolloverStep = (
+  em: EntityManager,
+  account: Account,
+  rollover: RolloverOfDate,
+  /** The account's figures at the rollover, after its swaps (its balance and equity: a day-start equity). */
+  figures: SnapshotFigures,
+) => Promise<void>;
+
 /** Some accounts of a chunk failed; the job is retried for them (those done are skipped). */
 export class AccountsFailed extends Error {}
 
 /**
- * A chunk of a run's accounts. First all of them in one transaction, by the same rules as one
- * account's (closeAccountDay) with a statement per step for the whole chunk; should that fail,
- * each account in a transaction of its own, so one account's failure never stops the others.
- * When any failed, it throws after the rest are done, so the queue retries the chunk for
- * them.
+ * A chunk of a run's accounts. First all of them in one transaction, a statement per step for
+ * the whole chunk; should that fail, each account as a chunk of its own, so one account's
+ * failure never stops the others. When any failed, it throws after the rest are done, so the
+ * queue retries the chunk for them.
  */
 export async function closeAccountsOfRun(
   em: EntityManager,
@@ -39,7 +51,7 @@ export async function closeAccountsOfRun(
   let done = 0;
   for (const accountId of accountIds) {
     try {
-      await closeAccountDay(em.fork(), quotes, runId, accountId, rollover, { steps, terms });
+      await closeChunk(em.fork(), quotes, runId, [accountId], rollover, steps, terms);
       done++;
     } catch (err) {
       failures.push(`${accountId}: ${err instanceof Error ? err.message : String(err)}`);
@@ -49,6 +61,14 @@ export async function closeAccountsOfRun(
   return { done, one_by_one: true };
 }
 
+/**
+ * The end of day of some accounts, in one transaction: their items of the run and their rows
+ * are locked (the account row lock is what every close and balance change takes, so the
+ * balances and open orders read here are the ones the swaps and snapshots see), their swaps
+ * are booked, their snapshots written and their items marked done, then the steps run. An
+ * item decided already is skipped; an account whose snapshot of the date exists (an earlier
+ * run did the date) is marked done with nothing booked.
+ */
 async function closeChunk(
   em: EntityManager,
   quotes: QuoteStore,

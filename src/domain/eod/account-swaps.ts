@@ -1,8 +1,5 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Group } from '../../entities/group.entity';
 import { dec, money, type Dec } from '../../platform/decimal';
-import { executeNamed } from '../../db/bound-statement';
-import { BOOK_SWAPS } from './eod.queries';
 import { nightsHeld, swapNights, swapWaived, type RolloverSettings } from './rollover';
 
 export interface RolloverOfDate {
@@ -12,7 +9,7 @@ export interface RolloverOfDate {
   settings: RolloverSettings;
 }
 
-/** An open order as the rollover reads it (OPEN_ORDERS_OF_ROLLOVER). */
+/** An open order as the rollover reads it (OPEN_ORDERS_OF_CHUNK). */
 export interface RolloverOrder {
   ticket: string;
   symbol: string;
@@ -41,34 +38,4 @@ export function swapOf(order: RolloverOrder, group: Group, rollover: RolloverOfD
   const rate = order.cmd === 0 ? order.swap_long : order.swap_short;
   if (rate === null) return money(0);
   return money(dec(rate).times(order.volume).times(group.swapMultiplier).times(nights));
-}
-
-/**
- * Books the account's swaps of the rollover in the caller's transaction, which holds the
- * account row locked: one ledger row of kind `swap` per order that owes one. The key (order,
- * date) is taken in the same statement, so an order is booked at most once per date whatever
- * retries or second runs follow. Answers how many rows it booked and the balance after (null
- * when it booked none).
- */
-export async function bookAccountSwaps(
-  em: EntityManager,
-  accountId: string,
-  group: Group,
-  orders: readonly RolloverOrder[],
-  rollover: RolloverOfDate,
-): Promise<{ booked: number; balance: string | null }> {
-  const owed = orders
-    .filter((o) => o.due)
-    .map((o) => ({ ticket: o.ticket, amount: swapOf(o, group, rollover) }))
-    .filter((o) => !o.amount.isZero());
-  if (owed.length === 0) return { booked: 0, balance: null };
-  const [result] = await executeNamed<{ booked: number; balance: string | null }>(
-    em,
-    BOOK_SWAPS.bind({
-      rows: JSON.stringify(owed.map((o) => ({ ticket: o.ticket, amount: o.amount.toFixed(2) }))),
-      trading_date: rollover.tradingDate,
-      account_id: accountId,
-    }),
-  );
-  return { booked: result?.booked ?? 0, balance: result?.balance ?? null };
 }

@@ -2,14 +2,12 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import type { Account } from '../../entities/account.entity';
 import { AccountDailySnapshot } from '../../entities/account-daily-snapshot.entity';
-import { executeNamed } from '../../db/bound-statement';
 import { MoneyText } from '../money/primitives/money-text';
 import { leverageOf, metricsOf, type AccountMetrics, type OpenPosition } from '../accounts/account-metrics';
 import { PricingContext } from '../prices/pricing-context';
 import type { PricingTerms } from '../prices/pricing-terms';
 import { D, dec } from '../../platform/decimal';
 import type { QuoteStore } from '../prices/quote-store';
-import { WRITE_SNAPSHOT } from './eod.queries';
 import { CalendarDate } from '../../platform/calendar-date';
 
 /** An account at the end of a trading date (decisions, section 13). */
@@ -96,32 +94,4 @@ export async function snapshotFigures(
     free_margin: metrics.free_margin.toFixed(2),
     floating_profit: metrics.equity.minus(metrics.balance).toFixed(2),
   };
-}
-
-/**
- * Writes the account's snapshot of the date and marks its item of the run done, in the
- * caller's transaction after its swaps, with the ledger kinds' sums since the previous
- * snapshot (the key (account, date) keeps one). Answers the figures.
- */
-export async function writeDailySnapshot(
-  em: EntityManager,
-  quotes: QuoteStore,
-  terms: ChunkTermsCache,
-  input: { runId: string; account: Account; balance: string; open: readonly OpenPosition[]; swaps: number; tradingDate: string },
-): Promise<SnapshotFigures> {
-  const { account, open } = input;
-  const figures = await snapshotFigures(em, quotes, terms, account, input.balance, open);
-  await executeNamed(
-    em,
-    WRITE_SNAPSHOT.bind({
-      run_id: input.runId,
-      account_id: account.id,
-      login: account.login,
-      trading_date: input.tradingDate,
-      ...figures,
-      open_orders: open.length,
-      swaps: input.swaps,
-    }),
-  );
-  return figures;
 }

@@ -70,133 +70,6 @@ export const FINISH_RUN = namedStatement<{
 );
 
 /**
- * The account's item of the run, locked (two jobs holding the same account, a re-added chunk,
- * take turns), with whether the date's snapshot exists already (an earlier run of the date).
- */
-export const LOCK_RUN_ACCOUNT = namedStatement<{ run_id: string; account_id: string; trading_date: string }>(
-  `select i.status,
-          exists (select 1 from account_daily_snapshots s where s.account_id = i.account_id and s.trading_date = :trading_date) as has_snapshot
-     from eod_run_accounts i where i.run_id = :run_id and i.account_id = :account_id for update`,
-);
-
-export const MARK_ACCOUNT_DONE = namedStatement<{ run_id: string; account_id: string }>(
-  `update eod_run_accounts set status = 'done', swaps_booked = 0, snapshot_written = false, error = null
-    where run_id = :run_id and account_id = :account_id`,
-);
-
-/**
- * The account's open orders, with the group's swap rates for their symbol (null when the group
- * has no row) and whether the rollover owes them a swap: opened before it started and not yet
- * booked for the date.
- */
-export const OPEN_ORDERS_OF_ROLLOVER = namedStatement<{
-  account_id: string;
-  group_id: string;
-  cutoff_at: Date;
-  trading_date: string;
-}>(
-  `select o.ticket::text as ticket, o.symbol, o.cmd, o.volume::text as volume, o.open_price::text as open_price,
-          o.contract_size::text as contract_size, o.created_at as opened_at,
-          gi.swap_long::text as swap_long, gi.swap_short::text as swap_short,
-          (o.created_at < :cutoff_at
-            and not exists (select 1 from swap_bookings s where s.ticket = o.ticket and s.trading_date = :trading_date)) as due
-     from orders o
-     join instruments i on i.symbol = o.symbol
-     left join group_instruments gi on gi.group_id = :group_id and gi.instrument_id = i.id
-    where o.account_id = :account_id and o.status = 'open'
-    order by o.ticket`,
-);
-
-/**
- * Books the swaps in one statement: takes each order's (ticket, date) key (a key taken before
- * books nothing), changes the balance by their sum, and appends one ledger row of kind `swap`
- * per key taken, referencing the order as its profit row does, balance_after chained in ticket
- * order (the rows are inserted, and numbered, in that order). The caller holds the account row
- * locked. Answers how many it booked and the balance after.
- */
-export const BOOK_SWAPS = namedStatement<{ rows: string; trading_date: string; account_id: string }>(
-  `with owed as (
-     select (r->>'ticket')::bigint as ticket, (r->>'amount')::numeric as amount from jsonb_array_elements(:rows::jsonb) r
-   ), b as (
-     insert into swap_bookings (ticket, trading_date, account_id, amount, created_at)
-     select ticket, :trading_date, :account_id, amount, now() from owed
-     on conflict do nothing
-     returning ticket, amount
-   ), t as (
-     select coalesce(sum(amount), 0) as total, count(*) as n from b
-   ), a as (
-     update accounts set balance = balance + (select total from t), updated_at = now()
-      where id = :account_id and (select n from t) > 0
-      returning id, balance
-   ), x as (
-     select b.ticket, b.ticket::text as reference, b.amount, a.id as account_id,
-            a.balance - (select total from t) + sum(b.amount) over (order by b.ticket) as balance_after
-       from b, a
-   ), l as (
-     ${ledgerInsertSql([
-       {
-         id: 'gen_random_uuid()',
-         bookedAt: 'now()',
-         accountId: 'x.account_id',
-         kind: 'swap',
-         amount: 'x.amount',
-         balanceAfter: 'x.balance_after',
-         referenceType: 'order',
-         referenceId: 'x.reference',
-         comment: `'Swap of order ' || x.reference || ' for ' || :trading_date`,
-         from: 'x order by x.ticket',
-       },
-     ])}
-   )
-   select (select count(*) from l)::int as booked, (select balance::text from a) as balance`,
-);
-
-/**
- * Writes the account's snapshot of the date and marks its item done, in one statement. The
- * movements are the sums per ledger kind of the account's rows after its previous snapshot (by
- * date); a date run after a later one (a back-fill) counts nothing, as the later snapshot
- * already counted every row since the one before, and a row is counted once. `ledger_seq` is
- * the last row counted.
- */
-export const WRITE_SNAPSHOT = namedStatement<{
-  run_id: string;
-  account_id: string;
-  login: string;
-  trading_date: string;
-  balance: string;
-  equity: string;
-  margin: string;
-  free_margin: string;
-  floating_profit: string;
-  open_orders: number;
-  swaps: number;
-}>(
-  `with prev as (
-     select coalesce(max(ledger_seq), 0) as seq from account_daily_snapshots
-      where account_id = :account_id and trading_date < :trading_date
-   ), mv as (
-     select l.kind, sum(l.amount) as amount, max(l.seq) as last
-       from ledger_entries l
-      where l.account_id = :account_id and l.seq > (select seq from prev)
-        and not exists (select 1 from account_daily_snapshots n where n.account_id = :account_id and n.trading_date > :trading_date)
-      group by l.kind
-   ), s as (
-     insert into account_daily_snapshots (id, account_id, login, trading_date, balance, equity, margin, free_margin,
-       floating_profit, movements, ledger_seq, open_orders, created_at)
-     values (gen_random_uuid(), :account_id, :login, :trading_date, :balance, :equity, :margin, :free_margin, :floating_profit,
-       coalesce((select jsonb_object_agg(kind, amount::text) from mv), '{}'::jsonb),
-       greatest((select seq from prev), coalesce((select max(last) from mv), 0)), :open_orders, now())
-     on conflict (account_id, trading_date) do nothing
-     returning id
-   ), d as (
-     update eod_run_accounts set status = 'done', swaps_booked = :swaps, snapshot_written = exists (select 1 from s), error = null
-      where run_id = :run_id and account_id = :account_id
-      returning 1
-   )
-   select (select count(*) from s)::int as written, (select count(*) from d)::int as marked`,
-);
-
-/**
  * The customers due a daily statement of the date (ledger movements or open orders in a
  * snapshot) and not sent one yet, with their accounts' figures, a page at a time.
  */
@@ -237,8 +110,8 @@ export const RUNS_FOR_METRICS = namedStatement<Record<string, never>>(
 );
 
 /*
- * A chunk's accounts in one transaction (the fast path; an account that fails sends the chunk
- * back to one transaction per account). The same rules as the statements for one account.
+ * A chunk's accounts in one transaction; when one of them fails, each is redone as a chunk of
+ * its own (domain/eod/account-chunk.ts).
  */
 
 /** The chunk's items still pending, locked in account order, with whether the date's snapshot exists. */
@@ -271,7 +144,13 @@ export const OPEN_ORDERS_OF_CHUNK = namedStatement<{ account_ids: string; cutoff
     order by o.account_id, o.ticket`,
 );
 
-/** BOOK_SWAPS for many accounts: per account, the balance after and how many it booked. */
+/**
+ * Books the swaps in one statement: takes each order's (ticket, date) key (a key taken before
+ * books nothing), changes the balance by their sum, and appends one ledger row of kind `swap`
+ * per key taken, referencing the order as its profit row does, balance_after chained in ticket
+ * order (the rows are inserted, and numbered, in that order). The caller holds the account rows
+ * locked. Answers, per account, how many it booked and the balance after.
+ */
 export const BOOK_CHUNK_SWAPS = namedStatement<{ rows: string; trading_date: string }>(
   `with owed as (
      select (r->>'ticket')::bigint as ticket, (r->>'account_id')::uuid as account_id, (r->>'amount')::numeric as amount
@@ -310,7 +189,13 @@ export const BOOK_CHUNK_SWAPS = namedStatement<{ rows: string; trading_date: str
    select a.id::text as account_id, a.balance::text as balance, t.n::int as booked from a join t on t.account_id = a.id`,
 );
 
-/** WRITE_SNAPSHOT for many accounts: the snapshots, and the items marked done. */
+/**
+ * Writes the accounts' snapshots of the date and marks their items done, in one statement. The
+ * movements are the sums per ledger kind of the account's rows after its previous snapshot (by
+ * date); a date run after a later one (a back-fill) counts nothing, as the later snapshot
+ * already counted every row since the one before, and a row is counted once. `ledger_seq` is
+ * the last row counted.
+ */
 export const WRITE_CHUNK_SNAPSHOTS = namedStatement<{ run_id: string; trading_date: string; rows: string }>(
   `with r as (
      select (x->>'account_id')::uuid as account_id, (x->>'login')::bigint as login, (x->>'balance')::numeric as balance,
