@@ -5,6 +5,7 @@ import { spawnWorkerOf, type ServiceProcess } from '../helpers/service-process';
 import { sql, startTestApp, waitFor, type TestApp } from '../helpers/test-app';
 import { withAdmin } from '../helpers/test-database';
 import { expectLedgerBalanced, fundedAccount, openOrder, setUpMarket } from '../helpers/trading';
+import { completedBulkClose } from './trading/trading-kit';
 
 jest.setTimeout(180_000);
 
@@ -191,14 +192,7 @@ describe('SIGTERM during a bulk close', () => {
 
     const second = startWorker();
     await second.waitForLog('workers started');
-    const result = await waitFor(
-      'the run to complete',
-      async () => {
-        const res = await app.request('GET', `/orders/bulk-close/${started.body.id}`, { token });
-        return res.body.status === 'completed' ? res.body : undefined;
-      },
-      90_000,
-    );
+    const result = await completedBulkClose(app, token, started.body.id, 90_000);
     expect(result.failed).toEqual([]);
     expect(result.closed).toHaveLength(TICKETS);
     await expectEachTicketBookedOnce(app, login, TICKETS);

@@ -2,6 +2,7 @@ import { adminToken, createCustomer } from '../../helpers/identity';
 import { spawnWorkerOf, type ServiceProcess } from '../../helpers/service-process';
 import { startTestApp, waitFor, type TestApp } from '../../helpers/test-app';
 import { expectLedgerBalanced, fundedAccount, openOrder, setUpMarket } from '../../helpers/trading';
+import { completedBulkClose } from './trading-kit';
 
 jest.setTimeout(120_000);
 
@@ -60,14 +61,7 @@ test('when the worker is SIGKILLed in the middle of a bulk close, then another f
 
   const second = startWorker();
   await second.waitForLog('workers started');
-  const result = await waitFor(
-    'the run to complete',
-    async () => {
-      const res = await app.request('GET', `/orders/bulk-close/${runId}`, { token });
-      return res.body.status === 'completed' ? res.body : undefined;
-    },
-    60_000,
-  );
+  const result = await completedBulkClose(app, token, runId, 60_000);
 
   expect(result.failed).toEqual([]);
   expect([...result.closed].sort((a: number, b: number) => a - b)).toEqual(tickets);

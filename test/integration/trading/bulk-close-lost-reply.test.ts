@@ -6,8 +6,9 @@ import { startBulkClose } from '../../../src/domain/orders/bulk-close';
 import { JobProducer } from '../../../src/jobs/job-producer';
 import { createRedis, redisReady, type RedisClient } from '../../../src/platform/redis';
 import { adminToken, createCustomer } from '../../helpers/identity';
-import { REDIS_CLUSTER, startTestApp, waitFor, type TestApp } from '../../helpers/test-app';
+import { REDIS_CLUSTER, startTestApp, type TestApp } from '../../helpers/test-app';
 import { fundedAccount, openOrder, setUpMarket } from '../../helpers/trading';
+import { completedBulkClose } from './trading-kit';
 
 /**
  * A bulk close whose enqueue times out because Redis's answer was lost, while the flow was
@@ -93,14 +94,7 @@ suite('a bulk close whose enqueue reply is lost', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(9_000);
     expect(job).toBeUndefined();
 
-    const result = await waitFor(
-      'the run to complete',
-      async () => {
-        const res = await app.request('GET', `/orders/bulk-close/${runId}`, { token });
-        return res.body.status === 'completed' ? res.body : undefined;
-      },
-      60_000,
-    );
+    const result = await completedBulkClose(app, token, runId, 60_000);
     expect(result.failed).toEqual([]);
     expect([...result.closed].sort((a: number, b: number) => a - b)).toEqual(tickets);
   });

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { sql, type TestApp, type TestResponse } from '../../helpers/test-app';
+import { sql, waitFor, type TestApp, type TestResponse } from '../../helpers/test-app';
 
 export { sql };
 
@@ -106,4 +106,16 @@ export async function deposit(app: TestApp, token: string, login: number, amount
     token,
     body: comment === undefined ? { amount } : { amount, comment },
   });
+}
+
+/** Waits for a bulk close run to complete and answers its view. */
+export async function completedBulkClose(app: TestApp, token: string, runId: string, timeoutMs = 60_000): Promise<any> {
+  return waitFor(
+    'the run to complete',
+    async () => {
+      const res = await app.request('GET', `/orders/bulk-close/${runId}`, { token });
+      return res.body.status === 'completed' ? res.body : undefined;
+    },
+    timeoutMs,
+  );
 }
