@@ -1,4 +1,4 @@
-import { notificationLanguage } from '../../src/domain/notifications/notifications';
+import { notificationLanguage } from '../../src/domain/notifications/notification-texts';
 
 describe('the language of a notification', () => {
   test.each([
