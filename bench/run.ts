@@ -19,6 +19,9 @@ async function main(): Promise<void> {
   if (unknown.length > 0) throw new Error(`no such bench: ${unknown.join(', ')} (there are: ${available.join(', ')})`);
 
   const figures: Figure[] = [];
+  // A bench that fails is reported at the end, after the others have run: a whole run takes
+  // most of an hour, and one failing bench should not throw away the figures of the rest.
+  const failed: string[] = [];
   for (const name of wanted.length > 0 ? wanted : available) {
     process.stderr.write(`== ${name}\n`);
     const { run } = (await import(path.join(BENCH_DIR, name + SUFFIX))) as { run: Bench };
@@ -26,6 +29,9 @@ async function main(): Promise<void> {
     const h = new Harness();
     try {
       figures.push(...(await run(h)));
+    } catch (err) {
+      failed.push(`${name}: ${err instanceof Error ? err.message : String(err)}`);
+      process.stderr.write(`== ${name} failed: ${failed.at(-1)}\n`);
     } finally {
       await h.close();
     }
@@ -45,6 +51,7 @@ async function main(): Promise<void> {
     );
   }
   process.stdout.write(`\nappended to ${path.relative(process.cwd(), RESULTS_FILE)}\n`);
+  if (failed.length > 0) throw new Error(`${failed.length} bench(es) failed:\n  ${failed.join('\n  ')}`);
 }
 
 main().then(

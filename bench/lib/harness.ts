@@ -156,6 +156,12 @@ const OVERRIDES = {
  * stay wherever the scheduler puts them. Unset: nothing is pinned.
  */
 const PIN = pinningFromEnv();
+/**
+ * How long a child may take to announce itself. A compiled child transpiles the service's
+ * TypeScript as it loads, and a worker starts its queues: on a busy 2-core machine that took
+ * over a minute, so a shorter wait failed benches that would have measured fine.
+ */
+const START_TIMEOUT_MS = 180_000;
 if (PIN) execFileSync('taskset', ['-a', '-p', '-c', PIN.load, String(process.pid)], { stdio: 'ignore' });
 
 function pinningFromEnv(): { server: string; load: string } | undefined {
@@ -188,7 +194,7 @@ export class Harness {
     child.once('exit', () => children.delete(child));
     let port: number;
     try {
-      port = await waitForPort(child, name, spec.startTimeoutMs ?? 60_000, spec.announces ?? 'port');
+      port = await waitForPort(child, name, spec.startTimeoutMs ?? START_TIMEOUT_MS, spec.announces ?? 'port');
     } catch (err) {
       await stopChild(child);
       throw err;
