@@ -58,6 +58,36 @@ export async function relayEvents(
   options: RelayOptions,
 ): Promise<RelayResult> {
   const result: RelayResult = { published: 0, handed: {}, batches: 0, busy: false };
+  // What follows a commit (queueing jobs, the live feed) runs while the next batch is relayed,
+  // one batch after another so the feed keeps publication order; the run ends after the last.
+  let after: Promise<void> = Promise.resolve();
+  let afterFailure: { error: unknown } | undefined;
+  const handOn = (jobs: QueuedJob[], events: OutboxEvent[]) => {
+    after = after.then(async () => {
+      try {
+        if (jobs.length && options.afterCommit) await options.afterCommit(jobs);
+        if (options.afterPublish) await options.afterPublish(events);
+      } catch (error) {
+        afterFailure ??= { error };
+      }
+    });
+  };
+  try {
+    await relayBatches(em, consumers, options, result, handOn);
+  } finally {
+    await after;
+  }
+  if (afterFailure) throw afterFailure.error;
+  return result;
+}
+
+async function relayBatches(
+  em: EntityManager,
+  consumers: readonly EventConsumer[],
+  options: RelayOptions,
+  result: RelayResult,
+  handOn: (jobs: QueuedJob[], events: OutboxEvent[]) => void,
+): Promise<void> {
   const started = Date.now();
   let busySince: number | undefined;
   for (;;) {
@@ -69,16 +99,15 @@ export async function relayEvents(
         continue;
       }
       result.busy = result.batches === 0;
-      return result;
+      return;
     }
     busySince = undefined;
-    if (outcome.claimed === 0) return result;
+    if (outcome.claimed === 0) return;
     result.batches += 1;
     result.published += outcome.claimed;
     for (const [name, n] of outcome.handed) result.handed[name] = (result.handed[name] ?? 0) + n;
-    if (outcome.jobs.length && options.afterCommit) await options.afterCommit(outcome.jobs);
-    if (options.afterPublish) await options.afterPublish(outcome.events);
-    if (outcome.claimed < options.batchSize || Date.now() - started >= options.budgetMs) return result;
+    handOn(outcome.jobs, outcome.events);
+    if (outcome.claimed < options.batchSize || Date.now() - started >= options.budgetMs) return;
   }
 }
 
