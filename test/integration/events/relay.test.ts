@@ -216,7 +216,7 @@ describe('the lag metric', () => {
 });
 
 describe('consumer registration', () => {
-  test('when names repeat or are malformed, or a kick job is unknown, then start-up refuses the registry', () => {
+  test('when names repeat or are malformed, a kick job is unknown, or a consumer both takes events and kicks, then start-up refuses the registry', () => {
     expect(checkConsumers(CONSUMERS, [...JOB_DEFINITIONS, CustomerTimelineDrainJob])).toHaveLength(2);
     expect(() => checkConsumers([OrderJournal, OrderJournal], JOB_DEFINITIONS)).toThrow(
       /two consumers are named "test.order-journal"/,
@@ -225,6 +225,10 @@ describe('consumer registration', () => {
       ConsumerRegistryError,
     );
     expect(() => checkConsumers([CustomerTimeline], JOB_DEFINITIONS)).toThrow(/kicks unknown job "test-customer-timeline-drain"/);
+    const both = defineConsumer({ ...CustomerTimeline, name: 'test.both', take: () => Promise.resolve([]) });
+    expect(() => checkConsumers([both], [...JOB_DEFINITIONS, CustomerTimelineDrainJob])).toThrow(
+      /"test.both" both takes events and kicks a job/,
+    );
   });
 
   test('when a consumer is registered twice at start-up, then the runtime refuses to start', async () => {
