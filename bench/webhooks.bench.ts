@@ -11,8 +11,8 @@ import { fmt, type Figure, type Harness, type BatchRound } from './lib/harness';
 
 /**
  * Webhook delivery: events per second from the outbox to a local receiver answering 204,
- * through the whole pipeline (the relay hands the events to the webhooks consumer, the
- * dispatcher fans them out, the deliverer batches, signs, POSTs and records each attempt),
+ * through the whole pipeline (the relay fans the events out to the webhook in its transaction
+ * and queues its delivery, the deliverer batches, signs, POSTs and records each attempt),
  * at batch_size_max 1 and at 100, against an undici loop in this process that signs and POSTs
  * the same bodies one after another (the service too keeps one delivery in flight per webhook,
  * to keep the order). Candidate time runs from the commit of the events to the receipt of the

@@ -5,9 +5,9 @@ import { Webhook } from './webhook.entity';
 import { WebhookDelivery } from './webhook-delivery.entity';
 
 /**
- * One event owed to one webhook. The dispatcher writes it with SQL when the event is
- * published; `delivery` is null until a delivery step puts it in a batch. `event_seq` is the
- * event's place in write order, which batches follow.
+ * One event owed to one webhook. The webhooks consumer's fan-out writes it with SQL in the
+ * outbox relay's transaction that publishes the event; `delivery` is null until a delivery
+ * step puts it in a batch. `event_seq` is the event's place in write order, which batches follow.
  */
 @Entity({ tableName: 'webhook_messages' })
 @Index({ name: 'webhook_messages_delivery_index', properties: ['delivery', 'eventSeq'] })

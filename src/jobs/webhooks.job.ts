@@ -3,11 +3,10 @@ import { defineJob } from './job-definition';
 import { QUEUES } from './queues';
 
 /**
- * Webhook dispatch (domain/webhooks/dispatch.ts): moves the `webhooks` consumer's inbox rows
- * into per-webhook messages, then makes sure every webhook with work due has a delivery job.
- * The relay kicks it after each batch it hands over (not deduplicated: rows committed during
- * a run must not wait), and the worker tier runs it every second as well, which also picks up
- * retries that have come due and deliveries a killed worker left behind.
+ * The webhooks' schedule (domain/webhooks/dispatch.ts): every second, makes sure every webhook
+ * with work due has a delivery job: retries that have come due, deliveries a killed worker
+ * left behind, and messages whose kick was lost. New messages are fanned out by the outbox
+ * relay, which queues their delivery itself.
  */
 export const WebhooksDispatchJob = defineJob({
   name: 'webhooks-dispatch',
@@ -21,7 +20,7 @@ export const WebhooksDispatchJob = defineJob({
 /**
  * Delivers one webhook's due batches, one at a time and in order (domain/webhooks/delivery.ts).
  * The schedule's kicks share one job id per webhook (a continuation alternates two more),
- * removed when it ends so the next kick can add it again. A kick for messages just fanned out
+ * removed when it ends so the next kick can add it again. The relay's kick for messages it just fanned out
  * carries their last event's seq in its id: a run about to end (whose id a plain kick would
  * hit, and be dropped) must not swallow it. Two running at once is harmless (the claim decides). Retries are the delivery rows' own schedule, not the job's: a failed attempt records
  * when the next is due and the job ends, freeing the worker slot.

@@ -3,7 +3,7 @@
  * in this process. A call that arrives while a run is in progress returns `'coalesced'` at
  * once and makes that run go round once more when it ends, with the arguments it started
  * with, so whatever the late call was for is seen by a pass that began after it. For work that
- * looks at "everything new" (the outbox relay, webhook fan-out), this turns a burst of
+ * looks at "everything new" (the outbox relay), this turns a burst of
  * wake-ups into one or two passes instead of a queue of runs contending for the same lock.
  */
 export function coalescing<K extends object, A extends unknown[], T>(

@@ -19,15 +19,15 @@ const relay = coalescing((services: AppServices, em: EntityManager, logger: Logg
   return relayEvents(em, eventConsumers, {
     batchSize: config.outboxRelay.batchSize,
     budgetMs: Math.min(BUDGET_MS, config.workerLockMs / 3),
-    // The rows are committed: a kick lost to Redis only delays the consumer until its own schedule.
-    afterCommit: async (consumers) => {
-      for (const c of consumers) {
-        if (!c.kick) continue;
-        await jobs.enqueue(c.kick, {}).catch((err: unknown) => {
-          logger.warn({ consumer: c.name, err: (err as Error).message }, 'could not kick an event consumer');
-        });
-      }
-    },
+    // The rows are committed: a job lost to Redis only delays the consumer until its own schedule.
+    afterCommit: (queued) =>
+      Promise.all(
+        queued.map(({ job, payload }) =>
+          jobs.enqueue(job, payload).catch((err: unknown) => {
+            logger.warn({ job: job.name, err: (err as Error).message }, 'could not queue an event consumer job');
+          }),
+        ),
+      ).then(() => undefined),
     // Committed: a message lost to Redis reaches a stream's client only when it resumes (Last-Event-ID).
     afterPublish: (published) =>
       publishLive(services.redis, config.queuePrefix, published).catch((err: unknown) => {

@@ -34,6 +34,7 @@ import { Migration20261127060000_OutboxWake } from './Migration20261127060000_Ou
 import { Migration20261127070000_Reports } from './Migration20261127070000_Reports';
 import { Migration20261127080000_PropChallenges } from './Migration20261127080000_PropChallenges';
 import { Migration20261127100000_PublicationOrder } from './Migration20261127100000_PublicationOrder';
+import { Migration20261127130000_WebhookFanOutInRelay } from './Migration20261127130000_WebhookFanOutInRelay';
 
 export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122185420', class: Migration20261122185420 },
@@ -70,4 +71,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261127070000_Reports', class: Migration20261127070000_Reports },
   { name: 'Migration20261127080000_PropChallenges', class: Migration20261127080000_PropChallenges },
   { name: 'Migration20261127100000_PublicationOrder', class: Migration20261127100000_PublicationOrder },
+  { name: 'Migration20261127130000_WebhookFanOutInRelay', class: Migration20261127130000_WebhookFanOutInRelay },
 ];

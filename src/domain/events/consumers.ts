@@ -22,7 +22,8 @@ export interface OutboxEvent {
  * Something that wants to hear about some domain events (notifications, webhook dispatch).
  * The outbox relay writes one `event_inbox` row per event the consumer wants, in the
  * transaction that marks the event published; the consumer's own worker then works through
- * its rows with `processInbox`.
+ * its rows with `processInbox`. A consumer with `take` gets the events in that transaction
+ * instead, and no inbox rows.
  */
 export interface EventConsumer {
   /**
@@ -43,6 +44,15 @@ export interface EventConsumer {
    */
   prepare?(tx: EntityManager, events: readonly OutboxEvent[]): Promise<void>;
   /**
+   * For a consumer that keeps rows of its own instead of inbox rows: the relay calls it in its
+   * transaction with the batch's events the consumer wants (in `seq` order), so what it writes
+   * commits with the published mark or not at all, and batches reach it one at a time, in
+   * publication order, with no queue hop between the relay and the consumer's work. It answers
+   * the jobs to queue once the batch commits (best effort, as `kick`: the consumer's schedule
+   * must find work whose job was lost). A consumer that takes events has no `kick`.
+   */
+  take?(tx: EntityManager, events: readonly OutboxEvent[]): Promise<QueuedJob[]>;
+  /**
    * A job (its payload `{}`) added after the relay commits rows for this consumer, so its
    * worker runs at once. Best effort: a kick lost to a Redis outage is not retried, so the
    * consumer must also look at its rows on a schedule of its own. Its worker should drain
@@ -50,6 +60,12 @@ export interface EventConsumer {
    * runs, or rows committed during a run could wait for the schedule.
    */
   kick?: JobDefinition;
+}
+
+/** A job to queue, with its payload. */
+export interface QueuedJob {
+  job: JobDefinition;
+  payload: unknown;
 }
 
 export function defineConsumer(consumer: EventConsumer): EventConsumer {
@@ -74,6 +90,7 @@ export function checkConsumers(consumers: readonly EventConsumer[], jobs: readon
     if (seen.has(c.name)) problems.push(`two consumers are named "${c.name}"`);
     seen.add(c.name);
     if (c.kick && !known.has(c.kick.name)) problems.push(`consumer "${c.name}" kicks unknown job "${c.kick.name}"`);
+    if (c.kick && c.take) problems.push(`consumer "${c.name}" both takes events and kicks a job`);
     if (c.kick && !c.kick.schema.safeParse({}).success)
       problems.push(`consumer "${c.name}" kicks "${c.kick.name}", which refuses {}`);
   }

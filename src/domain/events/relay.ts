@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { toOutboxEvent, type EventConsumer, type OutboxEvent } from './consumers';
+import { toOutboxEvent, type EventConsumer, type OutboxEvent, type QueuedJob } from './consumers';
 import { executeNamed } from '../../db/bound-statement';
 import { CLAIM_UNPUBLISHED, HAND_TO_CONSUMERS, RELAY_LAG, TRY_XACT_LOCK } from './events.queries';
 
@@ -14,8 +14,11 @@ export interface RelayOptions {
   batchSize: number;
   /** Stop starting new batches after this long; the next scheduled run carries on. */
   budgetMs: number;
-  /** Called after each commit that wrote rows, with the consumers that got some (to kick their workers). */
-  afterCommit?: (consumers: EventConsumer[]) => Promise<void>;
+  /**
+   * Called after each commit that handed events over, with the jobs to queue: the `kick` of
+   * each consumer that got inbox rows, and the jobs the consumers that take events asked for.
+   */
+  afterCommit?: (jobs: QueuedJob[]) => Promise<void>;
   /** Called after each commit with the events it marked published, in seq order (the live feed). */
   afterPublish?: (events: OutboxEvent[]) => Promise<void>;
 }
@@ -23,23 +26,23 @@ export interface RelayOptions {
 export interface RelayResult {
   /** Events marked published by this run. */
   published: number;
-  /** Inbox rows written, by consumer name. */
+  /** Inbox rows written, or events taken, by consumer name. */
   handed: Record<string, number>;
   batches: number;
   /** Another relay held the lock throughout: this run did nothing. */
   busy: boolean;
 }
 
-type BatchOutcome = 'busy' | { claimed: number; handed: Map<EventConsumer, number>; events: OutboxEvent[] };
+type BatchOutcome = 'busy' | { claimed: number; handed: Map<string, number>; jobs: QueuedJob[]; events: OutboxEvent[] };
 
 /**
  * The outbox relay: hands every unpublished domain event to the consumers that want it, in
  * batches, each batch one transaction that claims the events (`FOR UPDATE SKIP LOCKED`, in
- * `seq` order), writes one `event_inbox` row per wanting consumer and marks the events
- * published. A crash anywhere before the commit leaves the batch unpublished and unhanded for
- * the next run; after it, the batch is done. The inbox key (event, consumer) and ON CONFLICT
- * DO NOTHING make a re-published event harmless. So every event reaches each consumer that
- * wants it exactly once.
+ * `seq` order), writes one `event_inbox` row per wanting consumer (or lets a consumer that
+ * takes events write its own rows) and marks the events published. A crash anywhere before
+ * the commit leaves the batch unpublished and unhanded for the next run; after it, the batch
+ * is done. The inbox key (event, consumer) and ON CONFLICT DO NOTHING make a re-published
+ * event harmless. So every event reaches each consumer that wants it exactly once.
  *
  * Batches run one at a time across all relays (a transaction-level advisory lock): two
  * batches committing in parallel could make an account's later event visible to a consumer
@@ -55,6 +58,36 @@ export async function relayEvents(
   options: RelayOptions,
 ): Promise<RelayResult> {
   const result: RelayResult = { published: 0, handed: {}, batches: 0, busy: false };
+  // What follows a commit (queueing jobs, the live feed) runs while the next batch is relayed,
+  // one batch after another so the feed keeps publication order; the run ends after the last.
+  let after: Promise<void> = Promise.resolve();
+  let afterFailure: { error: unknown } | undefined;
+  const handOn = (jobs: QueuedJob[], events: OutboxEvent[]) => {
+    after = after.then(async () => {
+      try {
+        if (jobs.length && options.afterCommit) await options.afterCommit(jobs);
+        if (options.afterPublish) await options.afterPublish(events);
+      } catch (error) {
+        afterFailure ??= { error };
+      }
+    });
+  };
+  try {
+    await relayBatches(em, consumers, options, result, handOn);
+  } finally {
+    await after;
+  }
+  if (afterFailure) throw afterFailure.error;
+  return result;
+}
+
+async function relayBatches(
+  em: EntityManager,
+  consumers: readonly EventConsumer[],
+  options: RelayOptions,
+  result: RelayResult,
+  handOn: (jobs: QueuedJob[], events: OutboxEvent[]) => void,
+): Promise<void> {
   const started = Date.now();
   let busySince: number | undefined;
   for (;;) {
@@ -66,16 +99,15 @@ export async function relayEvents(
         continue;
       }
       result.busy = result.batches === 0;
-      return result;
+      return;
     }
     busySince = undefined;
-    if (outcome.claimed === 0) return result;
+    if (outcome.claimed === 0) return;
     result.batches += 1;
     result.published += outcome.claimed;
-    for (const [consumer, n] of outcome.handed) result.handed[consumer.name] = (result.handed[consumer.name] ?? 0) + n;
-    if (outcome.handed.size && options.afterCommit) await options.afterCommit([...outcome.handed.keys()]);
-    if (options.afterPublish) await options.afterPublish(outcome.events);
-    if (outcome.claimed < options.batchSize || Date.now() - started >= options.budgetMs) return result;
+    for (const [name, n] of outcome.handed) result.handed[name] = (result.handed[name] ?? 0) + n;
+    handOn(outcome.jobs, outcome.events);
+    if (outcome.claimed < options.batchSize || Date.now() - started >= options.budgetMs) return;
   }
 }
 
@@ -84,14 +116,18 @@ async function relayBatch(em: EntityManager, consumers: readonly EventConsumer[]
     const [lock] = await executeNamed<{ locked: boolean }>(tx, TRY_XACT_LOCK.bind({ key: RELAY_LOCK }));
     if (!lock?.locked) return 'busy' as const;
     const rows = await executeNamed<Parameters<typeof toOutboxEvent>[0]>(tx, CLAIM_UNPUBLISHED.bind({ limit: batchSize }));
-    if (rows.length === 0) return { claimed: 0, handed: new Map(), events: [] };
+    if (rows.length === 0) return { claimed: 0, handed: new Map(), jobs: [], events: [] };
 
     const events = rows.map(toOutboxEvent);
     for (const consumer of consumers) await consumer.prepare?.(tx as EntityManager, events);
     const entries: Array<{ event_id: string; consumer: string; event_seq: string }> = [];
+    const taken = new Map<EventConsumer, OutboxEvent[]>();
     for (const event of events) {
       for (const consumer of consumers) {
-        if (wants(consumer, event)) entries.push({ event_id: event.id, consumer: consumer.name, event_seq: event.seq });
+        if (!wants(consumer, event)) continue;
+        if (!consumer.take) entries.push({ event_id: event.id, consumer: consumer.name, event_seq: event.seq });
+        else if (taken.has(consumer)) taken.get(consumer)!.push(event);
+        else taken.set(consumer, [event]);
       }
     }
     // One statement: the inbox rows and the published mark commit together or not at all. It
@@ -103,9 +139,16 @@ async function relayBatch(em: EntityManager, consumers: readonly EventConsumer[]
         published: JSON.stringify(events.map((e) => ({ id: e.id, publication_seq: e.publicationSeq }))),
       }),
     );
-    const byName = new Map(consumers.map((c) => [c.name, c]));
-    const handed = new Map(written.map((w) => [byName.get(w.consumer)!, Number(w.n)]));
-    return { claimed: rows.length, handed, events };
+    const handed = new Map(written.map((w) => [w.consumer, Number(w.n)]));
+    const jobs: QueuedJob[] = [];
+    for (const consumer of consumers) {
+      if (consumer.kick && handed.get(consumer.name)) jobs.push({ job: consumer.kick, payload: {} });
+    }
+    for (const [consumer, wanted] of taken) {
+      jobs.push(...(await consumer.take!(tx as EntityManager, wanted)));
+      handed.set(consumer.name, wanted.length);
+    }
+    return { claimed: rows.length, handed, jobs, events };
   });
 }
 

@@ -24,7 +24,7 @@ export const deleteHandledInboxRows = namedStatement<RetentionBatch>(
 /**
  * Finished webhook deliveries, with their messages and (by cascade) their attempts. The
  * messages go explicitly: the delivery's foreign key would set them back to "not yet in a
- * delivery", and the dispatcher would send them again. A delivery stays redeliverable for
+ * delivery", and the deliverer would send them again. A delivery stays redeliverable for
  * as long as it is kept.
  */
 export const deleteFinishedWebhookDeliveries = namedStatement<RetentionBatch>(

@@ -1,10 +1,10 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { EventConsumer, OutboxEvent } from '../events/consumers';
-import { WebhooksDispatchJob } from '../../jobs/webhooks.job';
+import type { EventConsumer, OutboxEvent, QueuedJob } from '../events/consumers';
+import { WebhookDeliverJob } from '../../jobs/webhooks.job';
 import { executeNamed } from '../../db/bound-statement';
-import { SUBSCRIBED_TYPES } from './webhooks.queries';
+import { FAN_OUT, SUBSCRIBED_TYPES } from './webhooks.queries';
 
-/** The consumer's persistent name (event_inbox.consumer): do not rename. */
+/** The consumer's persistent name (it named the webhooks' rows in event_inbox): do not rename. */
 export const WEBHOOK_CONSUMER_NAME = 'webhooks';
 
 /** The longest a known subscription is trusted without a read: after that, types nobody wants any more stop being copied. */
@@ -12,9 +12,9 @@ const REFRESH_MS = 10_000;
 
 /**
  * The event types some active webhook subscribes to, as last read. The set only decides
- * what is copied to the webhooks inbox; which webhook gets which event is still decided at
- * fan-out from the webhooks table (dispatch.ts). So it may be wrong in one direction only: a
- * type it lists that nobody wants any more costs a copy that fan-out drops, but a type it
+ * which events are fanned out at all; which webhook gets which event is decided by the
+ * fan-out statement from the webhooks table. So it may be wrong in one direction only: a
+ * type it lists that nobody wants any more costs a fan-out that writes nothing, but a type it
  * does not list would lose events. Hence a batch with any type outside the set is checked
  * against the table first, in the relay's own transaction, which sees every webhook committed
  * before the batch's events were claimed: a webhook sees every event committed after it was
@@ -43,12 +43,28 @@ class SubscribedTypes {
 const subscribed = new SubscribedTypes();
 
 /**
+ * Fans the wanted events out to the webhooks' messages in the relay's transaction (so a
+ * webhook's messages are written in publication order, one batch at a time, with no queue
+ * hop before delivery), and asks for a delivery run of each webhook that got some. The kick
+ * carries the last event's `seq` in its job id, so a run of that webhook about to end cannot
+ * swallow it.
+ */
+async function fanOut(tx: EntityManager, events: readonly OutboxEvent[]): Promise<QueuedJob[]> {
+  const rows = await executeNamed<{ webhook_id: string; last_seq: string }>(
+    tx,
+    FAN_OUT.bind({ event_ids: JSON.stringify(events.map((e) => e.id)) }),
+  );
+  return rows.map((r) => ({ job: WebhookDeliverJob, payload: { webhook_id: r.webhook_id, after: r.last_seq } }));
+}
+
+/**
  * Webhook dispatch as an outbox consumer (registered in EVENT_CONSUMERS, src/event-consumers.ts).
- * It wants the event types some active webhook subscribes to (SubscribedTypes above).
+ * It wants the event types some active webhook subscribes to (SubscribedTypes above) and
+ * takes them in the relay's transaction.
  */
 export const WebhookConsumer: EventConsumer = {
   name: WEBHOOK_CONSUMER_NAME,
   wants: (event) => subscribed.covers(event.type),
   prepare: (tx, events) => subscribed.prepare(tx, events),
-  kick: WebhooksDispatchJob,
+  take: fanOut,
 };

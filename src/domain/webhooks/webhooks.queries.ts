@@ -6,38 +6,29 @@ import { namedStatement } from '../../platform/named-sql';
  * written with SQL: each step here is one round trip under a lock the ORM cannot express.
  */
 
-/** Any fixed key: the transaction-level advisory lock that lets one fan-out batch run at a time. */
-export const DISPATCH_LOCK = namedStatement<{ key: number }>('select pg_try_advisory_xact_lock(:key) as locked');
-
 /**
- * Claims inbox rows in write order, writes one message per subscribed active webhook, marks the
- * rows processed. A webhook with an affiliate_id takes only events about a customer of that
- * affiliate (the customer's affiliate at fan-out); events about no customer (a group change) go
- * only to webhooks without one.
+ * Fans events the relay is handing over (in its transaction, under its lock) out to one
+ * message per subscribed active webhook; answers, per webhook, the last event it got. A
+ * webhook with an affiliate_id takes only events about a customer of that affiliate (the
+ * customer's affiliate at fan-out); events about no customer (a group change) go only to
+ * webhooks without one. `webhook.test` goes to the webhook it names, only.
  */
-export const FAN_OUT = namedStatement<{ consumer: string; limit: number }>(
-  `with claimed as (
-     select i.event_id, i.event_seq, e.type, e.data->>'webhook_id' as target, e.customer_id
-       from event_inbox i join domain_events e on e.id = i.event_id
-      where i.consumer = :consumer and i.processed_at is null
-      order by i.event_seq limit :limit for update of i skip locked
+export const FAN_OUT = namedStatement<{ event_ids: string }>(
+  `with taken as (
+     select e.id as event_id, e.seq as event_seq, e.type, e.data->>'webhook_id' as target, e.customer_id
+       from domain_events e where e.id in (select value::uuid from jsonb_array_elements_text(:event_ids::jsonb))
    ), fanned as (
      insert into webhook_messages (webhook_id, event_id, event_seq, created_at)
-     select w.id, c.event_id, c.event_seq, now() from claimed c
+     select w.id, c.event_id, c.event_seq, now() from taken c
        left join customers cu on cu.id = c.customer_id
        join webhooks w on w.is_active and
             case when c.type = 'webhook.test' then w.id::text = c.target
                  else (w.events is null or jsonb_exists(w.events, c.type))
                       and (w.affiliate_id is null or w.affiliate_id = cu.affiliate_id) end
      on conflict do nothing
-     returning webhook_id
-   ), done as (
-     update event_inbox set processed_at = now()
-      where consumer = :consumer and event_id in (select event_id from claimed)
-     returning 1
+     returning webhook_id, event_seq
    )
-   select (select count(*) from done)::int as events, (select json_agg(distinct webhook_id) from fanned) as webhooks,
-          (select max(event_seq)::text from claimed) as last_seq`,
+   select webhook_id, max(event_seq)::text as last_seq from fanned group by webhook_id`,
 );
 
 /** Active webhooks with an attempt due that nobody holds. */

@@ -140,12 +140,10 @@ describe('the relay woken by commits', () => {
 
   const published = async (type: string) =>
     countOf(app, 'select count(*) as n from domain_events where type = ? and published_at is not null', [type]);
-  const webhookInbox = async (type: string) =>
-    countOf(
-      app,
-      `select count(*) as n from event_inbox i join domain_events e on e.id = i.event_id where i.consumer = 'webhooks' and e.type = ?`,
-      [type],
-    );
+  const webhookMessages = async (type: string) =>
+    countOf(app, `select count(*) as n from webhook_messages m join domain_events e on e.id = m.event_id where e.type = ?`, [
+      type,
+    ]);
   const secret = 'a plain secret that is long enough 1234';
   const writeEvent = (type: string) =>
     sql(
@@ -155,7 +153,7 @@ describe('the relay woken by commits', () => {
       [type],
     );
 
-  test('when an event commits, then it is relayed at once, not on the schedule; and the webhooks inbox gets it only once a webhook subscribes to its type', async () => {
+  test('when an event commits, then it is relayed at once, not on the schedule; and it is fanned out to webhooks only once one subscribes to its type', async () => {
     // Start-up relays what waits; the schedule's next run is a minute away.
     await waitFor('the first scheduled run', async () => (await unpublishedCount(app)) === 0);
     const started = Date.now();
@@ -163,7 +161,7 @@ describe('the relay woken by commits', () => {
     await waitFor('the event relayed', async () => (await published('pending_order.modified')) === 1, 10_000);
     expect(Date.now() - started).toBeLessThan(10_000);
     // No webhook wants it: nothing is copied for webhook dispatch.
-    expect(await webhookInbox('pending_order.modified')).toBe(0);
+    expect(await webhookMessages('pending_order.modified')).toBe(0);
 
     const token = await adminToken(app);
     const receiver = await startReceiver(secret);
@@ -178,7 +176,7 @@ describe('the relay woken by commits', () => {
     expect(res.body).toMatchObject({ id: expect.any(String) });
     await writeEvent('pending_order.modified');
     await waitFor('the second event relayed', async () => (await published('pending_order.modified')) === 2, 10_000);
-    expect(await webhookInbox('pending_order.modified')).toBe(1);
+    expect(await webhookMessages('pending_order.modified')).toBe(1);
     await waitFor('the delivery', async () => receiver.received.length === 1);
     await receiver.close();
   });
@@ -218,7 +216,7 @@ describe('the lag metric', () => {
 });
 
 describe('consumer registration', () => {
-  test('when names repeat or are malformed, or a kick job is unknown, then start-up refuses the registry', () => {
+  test('when names repeat or are malformed, a kick job is unknown, or a consumer both takes events and kicks, then start-up refuses the registry', () => {
     expect(checkConsumers(CONSUMERS, [...JOB_DEFINITIONS, CustomerTimelineDrainJob])).toHaveLength(2);
     expect(() => checkConsumers([OrderJournal, OrderJournal], JOB_DEFINITIONS)).toThrow(
       /two consumers are named "test.order-journal"/,
@@ -227,6 +225,10 @@ describe('consumer registration', () => {
       ConsumerRegistryError,
     );
     expect(() => checkConsumers([CustomerTimeline], JOB_DEFINITIONS)).toThrow(/kicks unknown job "test-customer-timeline-drain"/);
+    const both = defineConsumer({ ...CustomerTimeline, name: 'test.both', take: () => Promise.resolve([]) });
+    expect(() => checkConsumers([both], [...JOB_DEFINITIONS, CustomerTimelineDrainJob])).toThrow(
+      /"test.both" both takes events and kicks a job/,
+    );
   });
 
   test('when a consumer is registered twice at start-up, then the runtime refuses to start', async () => {

@@ -6,7 +6,7 @@ import { startReceiver, type Receiver } from '../../helpers/webhook-receiver';
 /**
  * Webhook delivery end to end against real HTTP receivers on loopback that verify every
  * signature with the `standardwebhooks` package: the relay hands events to the webhooks
- * consumer, the dispatcher fans them out, the deliverers sign, batch, retry and record.
+ * consumer, which fans them out as it takes them, and the deliverers sign, batch, retry and record.
  * Two instances of the deployment share the database and queues, so every delivery races
  * between two sets of workers.
  */
