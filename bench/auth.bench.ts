@@ -1,6 +1,7 @@
-import { BENCH_ADMIN as ADMIN } from './lib/bench-kit';
-import { CHILD_EXEC_ARGV, type Figure, type Harness } from './lib/harness';
-import { call, measure } from './lib/load';
+import { BENCH_ADMIN as ADMIN, median } from './lib/bench-kit';
+import { cpuSecondsByName, processCpuSeconds } from './lib/cpu';
+import { CHILD_EXEC_ARGV, fmt, type Figure, type Harness } from './lib/harness';
+import { call, measure, type LoadOptions, type LoadResult } from './lib/load';
 
 /** The public clone of GET /api/admin/settings that servers/service-open-route.ts adds. */
 const OPEN_SETTINGS_PATH = '/bench/settings';
@@ -57,13 +58,22 @@ export async function run(h: Harness): Promise<Figure[]> {
   await ensureLoginAccounts(service.url(''), pair.access_token);
 
   const figures: Figure[] = [];
+  // On a shared host a side's rps swings by more than authentication costs from one round to
+  // the next; what each request cost the service and Redis in CPU does not, so it is noted too.
+  const cpu = { candidate: [] as CpuPerRequest[], baseline: [] as CpuPerRequest[] };
+  const authenticated = { url: service.url('/api/admin/settings'), headers: { authorization: `Bearer ${pair.access_token}` } };
   figures.push(
-    await h.compare({
+    await h.compareRuns({
       name: 'GET /api/admin/settings rps, with Bearer auth vs the same route public',
-      candidate: { url: service.url('/api/admin/settings'), headers: { authorization: `Bearer ${pair.access_token}` } },
-      baseline: { url: service.url(OPEN_SETTINGS_PATH) },
+      candidate: (window) => withCpu(cpu.candidate, service.pid, { ...authenticated, ...window }),
+      baseline: (window) => withCpu(cpu.baseline, service.pid, { url: service.url(OPEN_SETTINGS_PATH), ...window }),
       connections: 32,
     }),
+  );
+  const per = (shares: CpuPerRequest[], key: keyof CpuPerRequest) => fmt(median(shares.map((c) => c[key] * 1000)), 0);
+  process.stderr.write(
+    `  auth: CPU µs per request (medians), authenticated and public: the service ${per(cpu.candidate, 'service')} and ` +
+      `${per(cpu.baseline, 'service')}, Redis ${per(cpu.candidate, 'redis')} and ${per(cpu.baseline, 'redis')}\n`,
   );
   figures.push(
     await h.compare({
@@ -102,6 +112,25 @@ export async function run(h: Harness): Promise<Figure[]> {
     }),
   );
   return figures;
+}
+
+/** CPU ms per request over a round (warm-up included). */
+interface CpuPerRequest {
+  service: number;
+  redis: number;
+}
+
+/** Measures one side and notes the CPU the service process and Redis spent per request. */
+async function withCpu(into: CpuPerRequest[], pid: number, options: LoadOptions): Promise<LoadResult> {
+  const redis = () => [...cpuSecondsByName(['redis-server']).values()].reduce((sum, p) => sum + p.seconds, 0);
+  const before = { service: processCpuSeconds(pid) ?? NaN, redis: redis() };
+  const result = await measure(options);
+  const requests = result.rps * ((options.durationMs + options.warmupMs) / 1000);
+  into.push({
+    service: (((processCpuSeconds(pid) ?? NaN) - before.service) * 1000) / requests,
+    redis: ((redis() - before.redis) * 1000) / requests,
+  });
+  return result;
 }
 
 /** Creates the login accounts if this bench database lacks them, and checks that each logs in. */

@@ -5,9 +5,9 @@ import type { Pool, PoolClient } from 'pg';
 
 /** A pool or a checked-out client: both run a statement. */
 type Queryable = Pick<Pool, 'query'>;
+import { orderOfRow } from '../src/domain/orders/order-view';
 import {
   openTicketsStatement,
-  orderOfRow,
   runItemsStatement,
   runTicketStatement,
   type RunItemRow,

@@ -6,8 +6,11 @@ import type { QuoteStore } from '../prices/quote-store';
 import { PricingContext, PricingError } from '../prices/pricing-context';
 import { closingPrice, marginInQuoteCurrency, profitInQuoteCurrency } from '../prices/trading-math';
 
+/** What leverageOf reads of an account: its own leverage and its group, when it has them. */
+type LeverageOf = Partial<Pick<Account, 'leverage' | 'group'>>;
+
 /** The leverage an account trades at: its own, else its group's default. */
-export function leverageOf(account: Account): number {
+export function leverageOf(account: LeverageOf): number {
   return account.leverage ?? account.group?.getEntity().defaultLeverage ?? 1;
 }
 
@@ -27,7 +30,7 @@ export interface AccountMetrics {
  * opening price with no floating profit.
  */
 export function metricsOf(
-  account: Account,
+  account: Pick<Account, 'balance' | 'currency'> & LeverageOf,
   open: OpenPosition[],
   pricing: PricingContext,
   leverage: number = leverageOf(account),

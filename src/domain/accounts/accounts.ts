@@ -73,7 +73,7 @@ export function assertTradingAccount(account: Account): void {
 }
 
 /** Why assertTradingAccount refuses, as a value (a pending order's fill is cancelled with it), or null. */
-export function tradingRefusal(account: Account): AppError | ValidationFailure | null {
+export function tradingRefusal(account: Pick<Account, 'kind' | 'tradingDisabled'>): AppError | ValidationFailure | null {
   if (account.kind === 'wallet')
     return fieldError('body', ['login'], 'The wallet account does not trade: use a live, demo or prop account');
   if (account.tradingDisabled)

@@ -11,7 +11,7 @@ import { namedStatement, type Statement } from '../../platform/named-sql';
 import type { QuoteStore } from '../prices/quote-store';
 import { findAccountByLogin } from '../accounts/accounts';
 import { closeReadOrder, loadPricingTerms, type CloseOutcome, type PricingSource } from './close-order';
-import type { ClosableOrder } from './order-view';
+import { orderOfRow, type OrderRow } from './order-view';
 
 /** The spec's Bulk close result, with the run's id, status and times. */
 export const BulkCloseResultSchema = z.object({
@@ -160,26 +160,10 @@ export async function startBulkClose(
 }
 
 /** A run's item and its order (null columns when the order does not exist), as runTicketStatement reads them. */
-export interface RunTicketRow {
+export interface RunTicketRow extends Omit<OrderRow, 'ticket'> {
   item_status: 'pending' | 'closed' | 'failed';
   account_id: string | null;
   ticket: string | null;
-  login: string;
-  symbol: string;
-  cmd: 0 | 1;
-  volume: string;
-  open_price: string;
-  contract_size: string;
-  sl: string | null;
-  tp: string | null;
-  comment: string | null;
-  status: 'open' | 'closed';
-  created_at: string | Date;
-  closed_at: string | Date | null;
-  close_price: string | null;
-  profit: string | null;
-  close_reason: string | null;
-  trailing_stop: string | null;
 }
 
 const RUN_TICKET = namedStatement<{ run_id: string; ticket: string }>(`
@@ -195,29 +179,6 @@ select i.status as item_status, o.account_id, o.ticket, o.login, o.symbol, o.cmd
  */
 export function runTicketStatement(params: { run_id: string; ticket: string }): Statement {
   return RUN_TICKET.bind(params);
-}
-
-/** The order columns of a RunTicketRow as closeReadOrder takes them (timestamps come as text through the ORM's driver). */
-export function orderOfRow(r: RunTicketRow & { ticket: string }): ClosableOrder {
-  return {
-    ticket: r.ticket,
-    login: r.login,
-    symbol: r.symbol,
-    cmd: r.cmd,
-    volume: r.volume,
-    openPrice: r.open_price,
-    contractSize: r.contract_size,
-    sl: r.sl,
-    tp: r.tp,
-    comment: r.comment,
-    status: r.status,
-    createdAt: new Date(r.created_at),
-    closedAt: r.closed_at === null ? null : new Date(r.closed_at),
-    closePrice: r.close_price,
-    profit: r.profit,
-    closeReason: r.close_reason,
-    trailingStop: r.trailing_stop,
-  };
 }
 
 /**

@@ -1,7 +1,6 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type { RunBound } from '../../db/bound-transaction';
 import { D, dec, type Dec } from '../../platform/decimal';
 import { fieldError, type ValidationFailure } from '../../platform/errors';
-import { executeNamed } from '../../db/bound-statement';
 import { CurrencyConverter } from '../prices/conversion';
 import type { QuoteStore } from '../prices/quote-store';
 import { BUY } from '../prices/trading-math';
@@ -34,21 +33,22 @@ interface SymbolExposure {
  * (the group's spread widens both sides alike), converted at mid like a profit; a symbol with
  * no quote counts at its orders' volume-weighted open price. An open is refused (422 at
  * volume) when it would take the exposure past the limit; one that does not raise it (a hedge
- * under net exposure) never is, even above the limit, and closing is never refused.
+ * under net exposure) never is, even above the limit, and closing is never refused. `run`
+ * sends the statements on the open's transaction.
  */
 export async function exposureRefusal(
-  em: EntityManager,
+  run: RunBound,
   quotes: QuoteStore,
   check: ExposureCheck,
 ): Promise<ValidationFailure | null> {
-  await executeNamed(em, LOCK_GROUP_EXPOSURE.bind({ lock_class: EXPOSURE_LOCK_CLASS, group_id: check.groupId }));
-  const rows = await executeNamed<SymbolExposure>(em, GROUP_EXPOSURE.bind({ group_id: check.groupId }));
+  await run(LOCK_GROUP_EXPOSURE.bind({ lock_class: EXPOSURE_LOCK_CLASS, group_id: check.groupId }));
+  const rows = await run<SymbolExposure>(GROUP_EXPOSURE.bind({ group_id: check.groupId }));
   const { order } = check;
   if (!rows.some((r) => r.symbol === order.symbol))
     rows.push({ symbol: order.symbol, quote_currency: order.quoteCurrency, long_units: '0', short_units: '0', open_price: null });
   const [prices, converter] = await Promise.all([
     quotes.getMany(rows.map((r) => r.symbol)),
-    CurrencyConverter.joiningInstruments(em, [check.currency, ...rows.map((r) => r.quote_currency)]).then((joining) =>
+    CurrencyConverter.joiningInstruments(run, [check.currency, ...rows.map((r) => r.quote_currency)]).then((joining) =>
       CurrencyConverter.priced(joining, quotes),
     ),
   ]);

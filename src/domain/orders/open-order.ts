@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Account } from '../../entities/account.entity';
-import { Order } from '../../entities/order.entity';
 import { dec, money, type Dec } from '../../platform/decimal';
 import { errors, fieldError, ValidationFailure, type AppError } from '../../platform/errors';
 import type { QuoteStore } from '../prices/quote-store';
@@ -9,17 +8,12 @@ import { metricsOf } from '../accounts/account-metrics';
 import { tradingRefusal } from '../accounts/accounts';
 import { openRefusal } from '../money/primitives/bounds';
 import { termsOfRows } from '../prices/pricing-terms';
-import {
-  HOLDINGS_COLUMNS,
-  openStatements,
-  type HoldingsAndTermsRow,
-  type LockedAccountRow,
-  type OpenParams,
-} from './open-statements';
-import { orderView, type OrderCharges, type OrderFields, type OrderView } from './order-view';
+import { openStatements, type HoldingsAndTermsRow, type LockedAccountRow, type OpenParams } from './open-statements';
+import { orderOfRow, orderView, type OrderCharges, type OrderFields, type OrderRow, type OrderView } from './order-view';
 import { PricingContext, PricingError } from '../prices/pricing-context';
 import { BUY, marginInQuoteCurrency, openingPrice } from '../prices/trading-math';
-import { executeNamed } from '../../db/bound-statement';
+import { executeBoundInTransaction } from '../../db/bound-statement';
+import { boundTransaction, type RunBound } from '../../db/bound-transaction';
 import { SET_MARGIN_CALL_ACTIVE } from '../accounts/accounts.queries';
 import { exposureRefusal } from './exposure';
 
@@ -128,7 +122,7 @@ export type OpenOn = Account | { login: number; customerId: string | undefined }
 
 /** An open the order rules refused: why (a filling pending order is cancelled with it), and the API's answer. */
 export type OpenRefused = { ok: false; reason: string; error: AppError | ValidationFailure; rest?: true };
-export type OpenResult = { ok: true; order: Order; charges: OrderCharges } | OpenRefused;
+export type OpenResult = { ok: true; order: OrderFields; charges: OrderCharges } | OpenRefused;
 
 function refused(error: AppError | ValidationFailure): OpenRefused {
   return {
@@ -153,7 +147,9 @@ function keepsResting(price: Dec, limit: Dec): OpenRefused {
  * transaction that holds the account locked (two orders racing for the same free margin
  * take turns). A hot path: the transaction sends the three statements of openStatements
  * (find and lock the account; holdings and pricing terms; the order with its event) between
- * BEGIN and COMMIT, and reads the quotes from Redis while it holds the lock. A login that is
+ * BEGIN and COMMIT, and reads the quotes from Redis while it holds the lock. It runs in a
+ * bound transaction (`pg` on a pooled connection): the open reads and writes rows, never an
+ * entity, so the ORM's transaction wrapper and unit of work would be pure cost. A login that is
  * not the customer's own is 404, as if absent; the wallet and a trading-disabled account are
  * refused as they are locked.
  */
@@ -195,119 +191,121 @@ async function tryOpen(
   decided?: PricingContext,
   limit: Dec | null = null,
 ): Promise<OpenResult> {
-  return em.transactional(async (tx): Promise<OpenResult> => {
-    const lock =
-      on instanceof Account ? openStatements.lockAccount(on.id) : openStatements.lockOwnAccount(on.login, on.customerId ?? null);
-    const [row] = await tx.execute<LockedAccountRow[]>(lock.sql, lock.values);
-    if (!row) throw errors.notFound('Account');
-    const {
-      group_leverage: groupLeverage,
-      group_max_open_positions: maxOpenPositions,
-      group_max_exposure: maxExposure,
-      group_net_max_exposure: netExposure,
-      group_currency: groupCurrency,
-      ...columns
-    } = row;
-    const locked = tx.map(Account, columns);
-    const notTrading = tradingRefusal(locked);
-    if (notTrading) return refused(notTrading);
-    // leverageOf would read the group, which is not loaded: its default leverage came with the row.
-    const leverage = locked.leverage ?? groupLeverage ?? 1;
-    const read = openStatements.holdingsAndTerms(
-      { id: locked.id, currency: locked.currency, groupId: locked.group?.id ?? null },
-      input.symbol,
-    );
-    const rows = await tx.execute<HoldingsAndTermsRow[]>(read.sql, read.values);
-    const open = rows[0]?.open ?? [];
-    // A filling pending order was already counted while it waited; it becomes this position.
-    const waiting = (rows[0]?.waiting ?? 0) - (decided ? 1 : 0);
-    const full = openRefusal(locked.balance, open.length + waiting);
-    if (full) return refused(full);
-    // The account row is locked and its open orders were read after the lock: racing opens take turns.
-    if (maxOpenPositions !== null && open.length >= maxOpenPositions)
-      return refused(
-        errors.conflict(
-          'TOO_MANY_POSITIONS',
-          `The account holds ${open.length} open orders, the most its group allows (${maxOpenPositions})`,
-        ),
-      );
-    const symbols = [...open.map((o) => o.symbol), input.symbol];
-    const pricing = decided?.covers(symbols)
-      ? decided
-      : await PricingContext.load(tx, quotes, locked, symbols, termsOfRows(tx, rows, HOLDINGS_COLUMNS));
-    let quote;
-    try {
-      quote = pricing.quote(input.symbol);
-    } catch (err) {
-      if (err instanceof PricingError) return refused(fieldError('body', ['symbol'], err.message));
-      throw err;
-    }
-    const price = openingPrice(input.cmd, quote);
-    if (limit && (input.cmd === BUY ? price.gt(limit) : price.lt(limit))) return keepsResting(price, limit);
-    const badStops = stopsRefusal(input.cmd === BUY, price, input.sl, input.tp);
-    if (badStops) return refused(badStops);
+  const open = (run: RunBound) => openOnLocked(run, quotes, on, input, decided, limit);
+  // The engine fills a pending order inside its own transaction: the open joins it.
+  if (on instanceof Account) return em.transactional((tx) => open((statement) => executeBoundInTransaction(tx, statement)));
+  return boundTransaction(em, open);
+}
 
-    const volume = dec(input.volume);
-    const contract = dec(quote.instrument.contractSize);
-    let margin: Dec;
-    let commission: Dec;
-    try {
-      margin = money(
-        pricing.toAccountCurrency(marginInQuoteCurrency(volume, contract, price, leverage), quote.instrument.quoteCurrency),
-      );
-      commission = pricing.commission(input.symbol, volume, price);
-    } catch (err) {
-      if (err instanceof PricingError) return refused(fieldError('body', ['symbol'], err.message));
-      throw err;
-    }
-    // The opening commission comes out of the balance with the open: free margin must cover both.
-    const needed = margin.plus(commission);
-    const metrics = metricsOf(locked, open, pricing, leverage);
-    if (metrics.free_margin.lt(needed)) {
-      const of = commission.isZero() ? '' : ` (${margin.toFixed(2)} of margin and ${commission.toFixed(2)} of commission)`;
-      return refused(
-        fieldError(
-          'body',
-          ['volume'],
-          `Not enough free margin: the order needs ${needed.toFixed(2)} ${locked.currency}${of}, ${metrics.free_margin.toFixed(2)} is free`,
-        ),
-      );
-    }
-    if (maxExposure !== null && locked.group) {
-      const over = await exposureRefusal(tx, quotes, {
-        groupId: locked.group.id,
-        currency: groupCurrency ?? locked.currency,
-        max: dec(maxExposure),
-        net: netExposure === true,
-        order: {
-          symbol: input.symbol,
-          cmd: input.cmd,
-          volume,
-          contractSize: contract,
-          price,
-          quoteCurrency: quote.instrument.quoteCurrency,
-        },
-      });
-      if (over) return refused(over);
-    }
-    // The margin call flag (decisions 12: one call per crossing) is kept by the engine's margin
-    // check, which only sees accounts holding the ticked symbol: one whose positions all closed
-    // otherwise keeps it up, and its next crossing would send no call. With nothing open there
-    // is no margin level; this position starts from above the call level. The account is locked
-    // and its open orders were read after the lock, so a close in flight still counts as open.
-    if (open.length === 0 && locked.marginCallActive)
-      await executeNamed(tx, SET_MARGIN_CALL_ACTIVE.bind({ account_id: locked.id, active: false }));
-    const insert = openStatements.open(
-      openingParams({
-        account: { id: locked.id, login: locked.login, customerId: locked.customer.id },
-        order: input,
-        price,
-        contractSize: quote.instrument.contractSize,
-        openedAt: new Date(),
-        commission,
-      }),
+/** The open itself, its statements sent by `run` in one transaction; nothing of it is an entity. */
+async function openOnLocked(
+  run: RunBound,
+  quotes: QuoteStore,
+  on: OpenOn,
+  input: NewMarketOrder,
+  decided: PricingContext | undefined,
+  limit: Dec | null,
+): Promise<OpenResult> {
+  const [locked] = await run<LockedAccountRow>(
+    on instanceof Account ? openStatements.lockAccount(on.id) : openStatements.lockOwnAccount(on.login, on.customerId ?? null),
+  );
+  if (!locked) throw errors.notFound('Account');
+  const notTrading = tradingRefusal({ kind: locked.kind, tradingDisabled: locked.trading_disabled });
+  if (notTrading) return refused(notTrading);
+  const leverage = locked.leverage ?? locked.group_leverage ?? 1;
+  const rows = await run<HoldingsAndTermsRow>(
+    openStatements.holdingsAndTerms({ id: locked.id, currency: locked.currency, groupId: locked.group_id }, input.symbol),
+  );
+  const open = rows[0]?.open ?? [];
+  // A filling pending order was already counted while it waited; it becomes this position.
+  const waiting = (rows[0]?.waiting ?? 0) - (decided ? 1 : 0);
+  const full = openRefusal(locked.balance, open.length + waiting);
+  if (full) return refused(full);
+  // The account row is locked and its open orders were read after the lock: racing opens take turns.
+  const maxOpenPositions = locked.group_max_open_positions;
+  if (maxOpenPositions !== null && open.length >= maxOpenPositions)
+    return refused(
+      errors.conflict(
+        'TOO_MANY_POSITIONS',
+        `The account holds ${open.length} open orders, the most its group allows (${maxOpenPositions})`,
+      ),
     );
-    const [inserted] = await tx.execute<Array<Record<string, unknown>>>(insert.sql, insert.values);
-    return { ok: true, order: tx.map(Order, inserted!), charges: openingCharges(commission) };
-  });
+  const symbols = [...open.map((o) => o.symbol), input.symbol];
+  const pricing = decided?.covers(symbols)
+    ? decided
+    : await PricingContext.priced(quotes, locked.currency, symbols, termsOfRows(rows));
+  let quote;
+  try {
+    quote = pricing.quote(input.symbol);
+  } catch (err) {
+    if (err instanceof PricingError) return refused(fieldError('body', ['symbol'], err.message));
+    throw err;
+  }
+  const price = openingPrice(input.cmd, quote);
+  if (limit && (input.cmd === BUY ? price.gt(limit) : price.lt(limit))) return keepsResting(price, limit);
+  const badStops = stopsRefusal(input.cmd === BUY, price, input.sl, input.tp);
+  if (badStops) return refused(badStops);
+
+  const volume = dec(input.volume);
+  const contract = dec(quote.instrument.contractSize);
+  let margin: Dec;
+  let commission: Dec;
+  try {
+    margin = money(
+      pricing.toAccountCurrency(marginInQuoteCurrency(volume, contract, price, leverage), quote.instrument.quoteCurrency),
+    );
+    commission = pricing.commission(input.symbol, volume, price);
+  } catch (err) {
+    if (err instanceof PricingError) return refused(fieldError('body', ['symbol'], err.message));
+    throw err;
+  }
+  // The opening commission comes out of the balance with the open: free margin must cover both.
+  const needed = margin.plus(commission);
+  const metrics = metricsOf(locked, open, pricing, leverage);
+  if (metrics.free_margin.lt(needed)) {
+    const of = commission.isZero() ? '' : ` (${margin.toFixed(2)} of margin and ${commission.toFixed(2)} of commission)`;
+    return refused(
+      fieldError(
+        'body',
+        ['volume'],
+        `Not enough free margin: the order needs ${needed.toFixed(2)} ${locked.currency}${of}, ${metrics.free_margin.toFixed(2)} is free`,
+      ),
+    );
+  }
+  if (locked.group_max_exposure !== null && locked.group_id !== null) {
+    const over = await exposureRefusal(run, quotes, {
+      groupId: locked.group_id,
+      currency: locked.group_currency ?? locked.currency,
+      max: dec(locked.group_max_exposure),
+      net: locked.group_net_max_exposure === true,
+      order: {
+        symbol: input.symbol,
+        cmd: input.cmd,
+        volume,
+        contractSize: contract,
+        price,
+        quoteCurrency: quote.instrument.quoteCurrency,
+      },
+    });
+    if (over) return refused(over);
+  }
+  // The margin call flag (decisions 12: one call per crossing) is kept by the engine's margin
+  // check, which only sees accounts holding the ticked symbol: one whose positions all closed
+  // otherwise keeps it up, and its next crossing would send no call. With nothing open there
+  // is no margin level; this position starts from above the call level. The account is locked
+  // and its open orders were read after the lock, so a close in flight still counts as open.
+  if (open.length === 0 && locked.margin_call_active)
+    await run(SET_MARGIN_CALL_ACTIVE.bind({ account_id: locked.id, active: false }));
+  const insert = openStatements.open(
+    openingParams({
+      account: { id: locked.id, login: locked.login, customerId: locked.customer_id },
+      order: input,
+      price,
+      contractSize: quote.instrument.contractSize,
+      openedAt: new Date(),
+      commission,
+    }),
+  );
+  const [inserted] = await run<OrderRow>(insert);
+  return { ok: true, order: orderOfRow(inserted!), charges: openingCharges(commission) };
 }

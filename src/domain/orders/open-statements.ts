@@ -1,3 +1,4 @@
+import type { AccountKind } from '../../entities/account.entity';
 import { namedStatement, type NamedStatement, type Statement } from '../../platform/named-sql';
 import { eventInsertSql } from '../events/outbox';
 import { ledgerInsertSql } from '../ledger/ledger';
@@ -19,7 +20,8 @@ import { termsCtes, type TermsRow } from '../prices/pricing-terms';
  * own accounts for a customer (`customer_id`; null for staff), so another customer's row is
  * never locked; by id for the engine filling a pending order.
  */
-const LOCK_ACCOUNT_COLUMNS = `select a.*, g.default_leverage as group_leverage, g.max_open_positions as group_max_open_positions,
+const LOCK_ACCOUNT_COLUMNS = `select a.id, a.login, a.customer_id, a.group_id, a.kind, a.currency, a.balance, a.leverage,
+         a.trading_disabled, a.margin_call_active, g.default_leverage as group_leverage, g.max_open_positions as group_max_open_positions,
          g.max_exposure::text as group_max_exposure, g.net_max_exposure as group_net_max_exposure, g.currency as group_currency
   from accounts a left join trading_groups g on g.id = a.group_id`;
 const LOCK_ACCOUNT = namedStatement<{ account_id: string }>(`${LOCK_ACCOUNT_COLUMNS} where a.id = :account_id for update of a`);
@@ -50,12 +52,19 @@ with positions as (
 ), ${termsCtes()}
 select holdings.open, holdings.waiting, terms.* from holdings left join terms on true`));
 
-/** The columns HOLDINGS_AND_TERMS adds to the terms rows. */
-export const HOLDINGS_COLUMNS: ReadonlySet<string> = new Set(['open', 'waiting']);
-
-/** A row of LOCK_ACCOUNT and LOCK_OWN_ACCOUNT: the account's columns and its group's default leverage and limits. */
-export interface LockedAccountRow extends Record<string, unknown> {
+/** A row of LOCK_ACCOUNT and LOCK_OWN_ACCOUNT: what the open reads of the account, and its group's default leverage and limits. */
+export interface LockedAccountRow {
   id: string;
+  login: string;
+  customer_id: string;
+  group_id: string | null;
+  kind: AccountKind;
+  currency: string;
+  /** Decimal text. */
+  balance: string;
+  leverage: number | null;
+  trading_disabled: boolean;
+  margin_call_active: boolean;
   group_leverage: number | null;
   group_max_open_positions: number | null;
   /** Decimal text, in the group's currency. */

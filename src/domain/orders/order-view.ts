@@ -54,6 +54,50 @@ export type OrderFields = Pick<
 /** What closing an order reads: its view's fields and its contract size (the entity, or the columns a bulk close reads with SQL). */
 export type ClosableOrder = OrderFields & Pick<Order, 'contractSize'>;
 
+/** An order's columns as a statement reads them. */
+export interface OrderRow {
+  ticket: string;
+  login: string;
+  symbol: string;
+  cmd: 0 | 1;
+  volume: string;
+  open_price: string;
+  contract_size: string;
+  sl: string | null;
+  tp: string | null;
+  comment: string | null;
+  status: 'open' | 'closed';
+  created_at: string | Date;
+  closed_at: string | Date | null;
+  close_price: string | null;
+  profit: string | null;
+  close_reason: string | null;
+  trailing_stop: string | null;
+}
+
+/** An order's columns as the fields its view and its close read (timestamps come as text through the ORM's driver). */
+export function orderOfRow(r: OrderRow): ClosableOrder {
+  return {
+    ticket: r.ticket,
+    login: r.login,
+    symbol: r.symbol,
+    cmd: r.cmd,
+    volume: r.volume,
+    openPrice: r.open_price,
+    contractSize: r.contract_size,
+    sl: r.sl,
+    tp: r.tp,
+    comment: r.comment,
+    status: r.status,
+    createdAt: new Date(r.created_at),
+    closedAt: r.closed_at === null ? null : new Date(r.closed_at),
+    closePrice: r.close_price,
+    profit: r.profit,
+    closeReason: r.close_reason,
+    trailingStop: r.trailing_stop,
+  };
+}
+
 /** The sums of an order's commission and swap ledger rows, signed as they hit the balance (decimal text). */
 export interface OrderCharges {
   commission: string;

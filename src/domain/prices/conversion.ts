@@ -1,7 +1,19 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { Instrument } from '../../entities/instrument.entity';
+import type { Instrument } from '../../entities/instrument.entity';
+import { executeNamed } from '../../db/bound-statement';
+import type { RunBound } from '../../db/bound-transaction';
 import { D, dec, exactProduct, moneyQuotientDown, type Dec } from '../../platform/decimal';
+import { namedStatement } from '../../platform/named-sql';
 import type { QuoteStore } from './quote-store';
+
+/** What conversion reads of an instrument: the two currencies its quote joins. */
+export type JoiningInstrument = Pick<Instrument, 'symbol' | 'baseCurrency' | 'quoteCurrency'>;
+
+/** The instruments both of whose currencies are among `currencies` (a JSON array). */
+const JOINING_INSTRUMENTS = namedStatement<{ currencies: string }>(`
+select symbol, base_currency as "baseCurrency", quote_currency as "quoteCurrency" from instruments
+ where base_currency in (select jsonb_array_elements_text(:currencies::jsonb))
+   and quote_currency in (select jsonb_array_elements_text(:currencies::jsonb))`);
 
 export interface Rate {
   /** Multiply an amount in `from` by this to get `to`. */
@@ -66,16 +78,14 @@ export class CurrencyConverter {
     private readonly books: Map<string, Book> = new Map(),
   ) {}
 
-  /** The instruments that join any two of the currencies (or USD): what conversion may need. */
-  static async joiningInstruments(em: EntityManager, currencies: string[]): Promise<Instrument[]> {
-    const wanted = [...new Set([...currencies, 'USD'])];
-    const instruments = await em.find(Instrument, {
-      $or: [{ baseCurrency: { $in: wanted } }, { quoteCurrency: { $in: wanted } }],
-    });
-    return instruments.filter((i) => wanted.includes(i.baseCurrency) && wanted.includes(i.quoteCurrency));
+  /**
+   * The instruments that join any two of the currencies (or USD): what conversion may need.
+   * `run` sends the statement: on a bound transaction's connection, or through the ORM's.
+   */
+  static joiningInstruments(run: RunBound, currencies: string[]): Promise<JoiningInstrument[]> {
+    return run<JoiningInstrument>(JOINING_INSTRUMENTS.bind({ currencies: JSON.stringify([...new Set([...currencies, 'USD'])]) }));
   }
 
-  /** A converter at the latest quotes of those instruments. */
   /** The dealer rate from one currency into another at the latest quotes; identity needs no quote. */
   static async dealerRateBetween(
     em: EntityManager,
@@ -84,11 +94,13 @@ export class CurrencyConverter {
     to: string,
   ): Promise<DealerRate | undefined> {
     if (from === to) return IDENTITY_RATE;
-    const converter = await CurrencyConverter.priced(await CurrencyConverter.joiningInstruments(em, [from, to]), quotes);
+    const joining = await CurrencyConverter.joiningInstruments((s) => executeNamed(em, s), [from, to]);
+    const converter = await CurrencyConverter.priced(joining, quotes);
     return converter.dealerRate(from, to);
   }
 
-  static async priced(joining: Instrument[], quotes: QuoteStore): Promise<CurrencyConverter> {
+  /** A converter at the latest quotes of those instruments. */
+  static async priced(joining: readonly JoiningInstrument[], quotes: QuoteStore): Promise<CurrencyConverter> {
     const prices = await quotes.getMany(joining.map((i) => i.symbol));
     const legs = new Map<string, Leg>();
     const books = new Map<string, Book>();

@@ -1,16 +1,14 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Account } from '../../entities/account.entity';
-import type { GroupInstrument } from '../../entities/group-instrument.entity';
-import type { Instrument } from '../../entities/instrument.entity';
 import { dec, type Dec } from '../../platform/decimal';
 import { commissionOf, type CommissionTerms } from './commission';
 import { CurrencyConverter } from './conversion';
-import { readPricingTerms, type PricingTerms } from './pricing-terms';
+import { readPricingTerms, type GroupRowTerms, type PricedInstrument, type PricingTerms } from './pricing-terms';
 import type { QuoteStore } from './quote-store';
 import { withSpread } from './trading-math';
 
 export interface TradableQuote {
-  instrument: Instrument;
+  instrument: PricedInstrument;
   bid: Dec;
   ask: Dec;
 }
@@ -27,9 +25,10 @@ export class PricingError extends Error {}
  */
 export class PricingContext {
   private constructor(
-    private readonly account: Account,
-    private readonly instruments: Map<string, Instrument>,
-    private readonly rows: Map<string, GroupInstrument>,
+    /** The account currency, which amounts convert into. */
+    private readonly currency: string,
+    private readonly instruments: Map<string, PricedInstrument>,
+    private readonly rows: Map<string, GroupRowTerms>,
     private readonly quotes: Map<string, { bid: string; ask: string; symbol: string; updated_at: string }>,
     private readonly converter: CurrencyConverter,
     private readonly commissionTerms: CommissionTerms,
@@ -47,18 +46,31 @@ export class PricingContext {
     symbols: string[],
     terms?: PricingTerms,
   ): Promise<PricingContext> {
-    const t = terms ?? (await PricingContext.loadTerms(em, account, symbols));
+    return PricingContext.priced(
+      store,
+      account.currency,
+      symbols,
+      terms ?? (await PricingContext.loadTerms(em, account, symbols)),
+    );
+  }
+
+  /**
+   * Prices `symbols` in `currency` (an account's) with terms already read, at the latest
+   * quotes: what `load` does once it has the terms, for a caller that read them itself in a
+   * wider statement and holds no entity of the account (opening an order).
+   */
+  static async priced(store: QuoteStore, currency: string, symbols: string[], terms: PricingTerms): Promise<PricingContext> {
     const [quotes, converter] = await Promise.all([
       store.getMany([...new Set(symbols)]),
-      CurrencyConverter.priced(t.joining, store),
+      CurrencyConverter.priced(terms.joining, store),
     ]);
     return new PricingContext(
-      account,
-      new Map(t.instruments.map((i) => [i.symbol, i])),
-      new Map(t.rows.map((r) => [r.instrument.getEntity().symbol, r])),
+      currency,
+      new Map(terms.instruments.map((i) => [i.symbol, i])),
+      new Map(terms.rows.map((r) => [r.symbol, r])),
       quotes,
       converter,
-      t.commission,
+      terms.commission,
     );
   }
 
@@ -85,7 +97,7 @@ export class PricingContext {
     return symbols.every((s) => this.instruments.has(s));
   }
 
-  instrument(symbol: string): Instrument | undefined {
+  instrument(symbol: string): PricedInstrument | undefined {
     return this.instruments.get(symbol);
   }
 
@@ -134,8 +146,8 @@ export class PricingContext {
 
   /** Converts an amount in the instrument's quote currency into the account currency. */
   toAccountCurrency(amount: Dec, fromCurrency: string): Dec {
-    const rate = this.converter.rate(fromCurrency, this.account.currency);
-    if (!rate) throw new PricingError(`No quote to convert ${fromCurrency} into ${this.account.currency}`);
+    const rate = this.converter.rate(fromCurrency, this.currency);
+    if (!rate) throw new PricingError(`No quote to convert ${fromCurrency} into ${this.currency}`);
     return amount.times(rate.rate);
   }
 }

@@ -1,47 +1,26 @@
-import { MetadataStorage, ReferenceKind, UnderscoreNamingStrategy, type EntityProperty } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { GroupInstrument } from '../../entities/group-instrument.entity';
-import { Instrument } from '../../entities/instrument.entity';
+import type { GroupInstrument } from '../../entities/group-instrument.entity';
+import type { Instrument } from '../../entities/instrument.entity';
+import { executeNamed } from '../../db/bound-statement';
 import { namedStatement, type Statement } from '../../platform/named-sql';
 import { NO_COMMISSION, type CommissionTerms } from './commission';
 
-/** The pricing inputs that change only when staff edit instruments, group rows or the group's terms. */
-export interface PricingTerms {
-  instruments: Instrument[];
-  rows: GroupInstrument[];
-  joining: Instrument[];
-  /** The group's commission (decisions 13); a group row's commission_value overrides its value per symbol. */
-  commission: CommissionTerms;
-}
+/** What pricing reads of an instrument. */
+export type PricedInstrument = Pick<Instrument, 'symbol' | 'digits' | 'contractSize' | 'baseCurrency' | 'quoteCurrency'>;
+
+/** What pricing reads of the account group's row for an instrument, by the instrument's symbol. */
+export type GroupRowTerms = Pick<GroupInstrument, 'enabled' | 'spread' | 'commissionValue'> & { symbol: string };
 
 /**
- * The columns of an entity's table, from its decorators (the project's underscore naming),
- * so a column added to the entity is read without anyone listing it here. Works before the
- * ORM is initialised, as the benches use it without one.
+ * The pricing inputs that change only when staff edit instruments, group rows or the group's
+ * terms: plain values read by one statement, no entity of the unit of work.
  */
-function columnsOf(entity: object): string[] {
-  const naming = new UnderscoreNamingStrategy();
-  const meta = MetadataStorage.getMetadataFromDecorator(entity as never);
-  return (Object.values(meta.properties) as EntityProperty[]).flatMap((p) => {
-    if (p.fieldNames?.length) return p.fieldNames;
-    if (p.persist === false) return [];
-    if (p.kind === ReferenceKind.MANY_TO_ONE) return [naming.joinKeyColumnName(p.name)];
-    return [(p as { fieldName?: string }).fieldName ?? naming.propertyToColumnName(p.name)];
-  });
-}
-
-/** The group's own terms the rows carry (the same in every row), prefixed `grp_`: null without a group. */
-const GROUP_TERMS_PREFIX = 'grp_';
-const GROUP_TERM_COLUMNS = `g.commission_type as ${GROUP_TERMS_PREFIX}commission_type, g.commission_value::text as ${GROUP_TERMS_PREFIX}commission_value`;
-
-/** The group row's columns as the terms rows carry them: prefixed `gi_`, null without a row. */
-const GROUP_ROW_PREFIX = 'gi_';
-let groupColumnList: string | undefined;
-function groupColumns(): string {
-  groupColumnList ??= columnsOf(GroupInstrument)
-    .map((c) => `gi.${c} as ${GROUP_ROW_PREFIX}${c}`)
-    .join(', ');
-  return groupColumnList;
+export interface PricingTerms {
+  instruments: PricedInstrument[];
+  rows: GroupRowTerms[];
+  joining: PricedInstrument[];
+  /** The group's commission (decisions 13); a group row's commission_value overrides its value per symbol. */
+  commission: CommissionTerms;
 }
 
 /**
@@ -56,9 +35,10 @@ export function termsCtes(): string {
   return `currencies as (
   select :currency::text as c union select 'USD' union select quote_currency from wanted
 ), terms as (
-  select i.*, i.id in (select id from wanted) as wanted,
+  select i.id, i.symbol, i.digits, i.contract_size, i.base_currency, i.quote_currency, i.id in (select id from wanted) as wanted,
          (i.base_currency in (select c from currencies) and i.quote_currency in (select c from currencies)) as joining,
-         ${groupColumns()}, ${GROUP_TERM_COLUMNS}
+         gi.group_id as gi_group_id, gi.enabled as gi_enabled, gi.spread as gi_spread, gi.commission_value as gi_commission_value,
+         g.commission_type as grp_commission_type, g.commission_value::text as grp_commission_value
     from instruments i
     left join group_instruments gi on gi.instrument_id = i.id and gi.group_id = :group_id::uuid and i.id in (select id from wanted)
     left join trading_groups g on g.id = :group_id::uuid
@@ -102,42 +82,51 @@ select * from terms`);
   });
 }
 
-/** A row of `terms`: an instrument's columns, what it is there for, and its group row's columns prefixed `gi_`. */
-export interface TermsRow extends Record<string, unknown> {
+/** A row of `terms`: an instrument's columns, what it is there for, its group row's prefixed `gi_` (null without one), and the group's commission terms prefixed `grp_` (null without a group). */
+export interface TermsRow {
   id: string | null;
+  symbol: string;
+  digits: number;
+  contract_size: string;
+  base_currency: string;
+  quote_currency: string;
   wanted: boolean | null;
   joining: boolean | null;
   gi_group_id: string | null;
-  grp_commission_type?: CommissionTerms['type'] | null;
-  grp_commission_value?: string | null;
+  gi_enabled: boolean | null;
+  gi_spread: string | null;
+  gi_commission_value: string | null;
+  grp_commission_type: CommissionTerms['type'] | null;
+  grp_commission_value: string | null;
 }
 
-/**
- * Rows of `terms` (alone or composed into a wider statement, whose own columns are named in
- * `otherColumns`) as PricingTerms, the instruments and group rows as managed entities.
- */
-export function termsOfRows(em: EntityManager, rows: TermsRow[], otherColumns: ReadonlySet<string> = new Set()): PricingTerms {
+/** Rows of `terms`, alone or composed into a wider statement, as PricingTerms. */
+export function termsOfRows(rows: readonly TermsRow[]): PricingTerms {
   const terms: PricingTerms = { instruments: [], rows: [], joining: [], commission: NO_COMMISSION };
   for (const row of rows) {
     if (row.id === null) continue;
     if (row.grp_commission_type) terms.commission = { type: row.grp_commission_type, value: row.grp_commission_value ?? '0' };
-    const instrumentColumns: Record<string, unknown> = {};
-    const groupColumns: Record<string, unknown> = {};
-    for (const [name, value] of Object.entries(row)) {
-      if (name.startsWith(GROUP_TERMS_PREFIX)) continue;
-      if (name.startsWith(GROUP_ROW_PREFIX)) groupColumns[name.slice(GROUP_ROW_PREFIX.length)] = value;
-      else if (name !== 'wanted' && name !== 'joining' && !otherColumns.has(name)) instrumentColumns[name] = value;
-    }
-    const instrument = em.map(Instrument, instrumentColumns);
+    const instrument: PricedInstrument = {
+      symbol: row.symbol,
+      digits: row.digits,
+      contractSize: row.contract_size,
+      baseCurrency: row.base_currency,
+      quoteCurrency: row.quote_currency,
+    };
     if (row.wanted) terms.instruments.push(instrument);
     if (row.joining) terms.joining.push(instrument);
-    if (row.gi_group_id !== null) terms.rows.push(em.map(GroupInstrument, groupColumns));
+    if (row.gi_group_id !== null)
+      terms.rows.push({
+        symbol: row.symbol,
+        enabled: row.gi_enabled === true,
+        spread: row.gi_spread ?? '0',
+        commissionValue: row.gi_commission_value,
+      });
   }
   return terms;
 }
 
 /** An account's pricing terms for `symbols`, in one round trip. */
 export async function readPricingTerms(em: EntityManager, account: TermsOf, symbols: string[]): Promise<PricingTerms> {
-  const read = pricingTermsStatement(account, symbols);
-  return termsOfRows(em, await em.execute<TermsRow[]>(read.sql, read.values));
+  return termsOfRows(await executeNamed<TermsRow>(em, pricingTermsStatement(account, symbols)));
 }

@@ -203,7 +203,7 @@ async function exposureDocument(params: ExposureParams, ctx: SourceContext): Pro
   const quoteCurrencies = rows.map((r) => r.quote_currency).filter((c): c is string => typeof c === 'string');
   const [quotes, converter] = await Promise.all([
     ctx.quotes.getMany(symbols),
-    CurrencyConverter.joiningInstruments(ctx.em, [params.currency, ...quoteCurrencies]).then((joining) =>
+    CurrencyConverter.joiningInstruments((s) => ctx.reader.all(s), [params.currency, ...quoteCurrencies]).then((joining) =>
       CurrencyConverter.priced(joining, ctx.quotes),
     ),
   ]);
