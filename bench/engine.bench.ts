@@ -27,12 +27,13 @@ import {
  *
  * 1. Ticks evaluated per second: 20 lanes, one per symbol, each moving its quote (never to a
  *    trigger) and waiting until the engine has evaluated the change before the next, so
- *    nothing is coalesced: every change is one pass (the lookup, then the margin of the
- *    accounts holding the symbol). Changes are made as the simulator makes them (the quote
- *    hash, then signalTicks), not through HTTP, so the API is not measured. The baseline, in
- *    the same rounds, is the pass's lookup statement itself (passLookup, the ten index ranges
- *    in one round trip) sent through `pg` by 20 lanes: what a tick that triggers nothing
- *    costs with no engine around it.
+ *    nothing is coalesced: every change is one pass (the lookup, then the margin pre-check of
+ *    the accounts holding the symbol: after the fills of 3. below, each symbol's account holds
+ *    it). Changes are made as the simulator makes them (the quote hash, then signalTicks), not
+ *    through HTTP, so the API is not measured. The baseline, in the same rounds, is the pass's
+ *    lookup statement itself (passLookup: the ten index ranges and the accounts holding the
+ *    symbol, in one round trip) sent through `pg` by 20 lanes: what a tick that triggers
+ *    nothing costs with no engine around it.
  * 2. The delay of a tick that triggers nothing, one change at a time (p50, p99).
  * 3. The delay from POST /simulator/quotes to the fill of the one order the change triggers
  *    (the quote moves down one trigger at a time; the row is polled every 2 ms), p50 and p99.

@@ -385,7 +385,10 @@ function readyOf(line: string): 0 | undefined {
   }
 }
 
-function stopChild(child: ChildProcess, graceMs = 5000): Promise<void> {
+/** A child writing a CPU profile on its way out (BENCH_CHILD_FLAGS) may take a while on a loaded machine. */
+const STOP_GRACE_MS = CHILD_EXEC_ARGV.some((f) => f.startsWith('--cpu-prof')) ? 60_000 : 5000;
+
+function stopChild(child: ChildProcess, graceMs = STOP_GRACE_MS): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
     const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);

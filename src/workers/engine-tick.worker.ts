@@ -17,8 +17,8 @@ export const engineTickProcessor = defineProcessor(EngineTickJob, async ({ symbo
       logger,
       handOn: async (s) => void (await services.jobs.enqueue(EngineTickJob, { symbol: s })),
       // The prop challenge rules on every tick, for the challenge accounts holding the symbol.
-      onTick: async (s) => {
-        const outcome = await evaluateChallengesOnTick(em.fork() as EntityManager, services.quotes, s);
+      onChallengeHolders: async (accountIds) => {
+        const outcome = await evaluateChallengesOnTick(em.fork() as EntityManager, services.quotes, accountIds);
         await queueCloseOuts(services.jobs, outcome.failed);
       },
     },

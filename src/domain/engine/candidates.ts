@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { MarginHolder } from './margin';
 
 /** Candidates read per query: a tick that triggers more pages through them by ticket. */
 export const PAGE = 500;
@@ -78,17 +79,61 @@ const BRANCHES: Array<{ stage: Stage; from: string; where: string; price: 'bid' 
 ];
 
 /**
- * The one statement that finds a pass's candidates: the first page (PAGE + 1 tickets) of
- * every lookup, tagged with its branch. The bench's baseline sends it through `pg`.
+ * The accounts holding the symbol (an open order on it): those whose margin a tick of it may
+ * move, each with what the margin pre-check needs (balance, currency, group, leverage, the
+ * group's margin call level, every open order of the account) and whether a prop challenge
+ * of theirs is active, as one JSON object per account. Takes the symbol.
+ */
+const HOLDERS = `select row_to_json(h) as holder from (
+  select a.id as account_id, a.margin_call_active, a.balance::text as balance, a.currency, a.group_id,
+    coalesce(a.leverage, g.default_leverage, 1) as leverage, g.margin_call_level::text as margin_call_level,
+    exists (select 1 from prop_challenges c where c.account_id = a.id and c.status = 'active') as challenge,
+    coalesce((select json_agg(json_build_object('symbol', o.symbol, 'cmd', o.cmd, 'volume', o.volume::text,
+                     'openPrice', o.open_price::text, 'contractSize', o.contract_size::text))
+                from orders o where o.account_id = a.id and o.status = 'open'), '[]'::json) as open
+    from accounts a left join trading_groups g on g.id = a.group_id
+   where a.id in (select account_id from orders where symbol = ? and status = 'open')) h`;
+
+/** The branch number of the holders' rows in the pass's lookup, after the candidate branches. */
+const HOLDERS_BRANCH = BRANCHES.length;
+
+/**
+ * The one statement that finds what a pass acts on: the first page (PAGE + 1 tickets) of
+ * every candidate lookup, tagged with its branch, and the accounts holding the symbol (their
+ * own branch, ticket null). The bench's baseline sends it through `pg`.
  */
 export function passLookup(symbol: string, bid: string, ask: string): { sql: string; params: string[] } {
+  const candidates = BRANCHES.map(
+    (b, i) =>
+      `(select ${i} as branch, ticket, null::json as holder from ${b.from} where ${b.where} and ticket > 0 order by ticket limit ${PAGE + 1})`,
+  );
   return {
-    sql: `${BAND_CTE} ${BRANCHES.map(
-      (b, i) =>
-        `(select ${i} as branch, ticket from ${b.from} where ${b.where} and ticket > 0 order by ticket limit ${PAGE + 1})`,
-    ).join(' union all ')}`,
-    params: [symbol, ...BRANCHES.flatMap((b) => [symbol, b.price === 'bid' ? bid : ask])],
+    sql: `${BAND_CTE} ${[...candidates, `(select ${HOLDERS_BRANCH} as branch, null::bigint as ticket, holder from (${HOLDERS}) hs)`].join(' union all ')}`,
+    params: [symbol, ...BRANCHES.flatMap((b) => [symbol, b.price === 'bid' ? bid : ask]), symbol],
   };
+}
+
+/** The accounts holding the symbol, as the pass's lookup reads them (for a pass that must read them again). */
+export function holdersLookup(symbol: string): { sql: string; params: string[] } {
+  return { sql: HOLDERS, params: [symbol] };
+}
+
+/** A row of the pass's lookup: a candidate ticket of a branch, or an account holding the symbol. */
+export interface LookupRow {
+  branch: number;
+  ticket: string | null;
+  holder: MarginHolder | null;
+}
+
+/** The pass's lookup rows split: candidate tickets (by branch), and the holders. */
+export function splitLookup(rows: LookupRow[]): { candidates: FirstPageRow[]; holders: MarginHolder[] } {
+  const candidates: FirstPageRow[] = [];
+  const holders: MarginHolder[] = [];
+  for (const r of rows) {
+    if (Number(r.branch) === HOLDERS_BRANCH) holders.push(r.holder!);
+    else candidates.push({ branch: Number(r.branch), ticket: String(r.ticket) });
+  }
+  return { candidates, holders };
 }
 
 /**

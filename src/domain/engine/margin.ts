@@ -7,11 +7,12 @@ import { lockAccounts } from '../accounts/accounts';
 import { accountView } from '../accounts/account-view';
 import { recordEvent } from '../events/outbox';
 import { postToLedger } from '../ledger/ledger';
-import { metricsOf } from '../accounts/account-metrics';
+import { metricsOf, type OpenPosition } from '../accounts/account-metrics';
 import { closeAtPricing } from '../orders/close-order';
 import { PricingContext, PricingError, type PricingTerms } from '../prices/pricing-context';
 import { closingPrice, profitInQuoteCurrency } from '../prices/trading-math';
 import type { QuoteStore } from '../prices/quote-store';
+import { readPricingTerms } from '../prices/pricing-terms';
 import { executeNamed } from '../../db/bound-statement';
 import { LOCK_OPEN_ORDERS, SET_MARGIN_CALL_ACTIVE } from '../accounts/accounts.queries';
 
@@ -153,40 +154,53 @@ async function protectNegativeBalance(
   return credit.toFixed(2);
 }
 
-/** How long the margin pre-check reuses an account's pricing terms (instruments, group rows, conversions). */
+/** How long the margin pre-check reuses pricing terms (instruments, group rows, conversions). */
 const PRECHECK_TERMS_TTL_MS = 5_000;
 const precheckTerms = new TtlCache<PricingTerms>(PRECHECK_TERMS_TTL_MS);
 
 /**
+ * An account holding a ticked symbol, as the pass's lookup reads it (candidates.ts): what the
+ * margin pre-check needs, with no entity loaded. Decimals as text.
+ */
+export interface MarginHolder {
+  account_id: string;
+  margin_call_active: boolean;
+  /** Whether a prop challenge of the account is active. */
+  challenge: boolean;
+  balance: string;
+  currency: string;
+  group_id: string | null;
+  /** The account's own leverage, else its group's default. */
+  leverage: number;
+  /** The group's margin call level (null: the account has no group). */
+  margin_call_level: string | null;
+  /** Every open order of the account, whatever its symbol. */
+  open: Array<{ symbol: string; cmd: number; volume: string; openPrice: string; contractSize: string }>;
+}
+
+/**
  * Whether checkMargin has anything to do: the level (without locks, at current quotes) is
  * below the group's margin call level, or the account's call flag is up and may need to drop.
- * Balance and open orders are read afresh; the pricing terms, which change only when staff
- * edit instruments or group rows, are reused for up to PRECHECK_TERMS_TTL_MS per account and
- * symbols. The locked check itself always reads them afresh.
+ * Computed from the holder's row as the pass's lookup read it (balance and open orders read
+ * with the tick's candidates, in the same round trip); the pricing terms, which change only
+ * when staff edit instruments or group rows, are reused for up to PRECHECK_TERMS_TTL_MS per
+ * group, currency and symbols. The locked check itself always reads everything afresh.
  */
-export async function marginNeedsCheck(
-  em: EntityManager,
-  quotes: QuoteStore,
-  accountId: string,
-  callFlagUp: boolean,
-): Promise<boolean> {
-  if (callFlagUp) return true;
-  // Both reads at once (two pooled connections, no transaction): a tick waits for one round trip, not two.
-  const [account, open] = await Promise.all([
-    em.findOne(Account, accountId, { populate: ['group'] }),
-    em.find(Order, { account: accountId, status: 'open' }),
-  ]);
-  const group = account?.group?.getEntity();
-  if (!account || !group) return false;
-  if (open.length === 0) return false;
-  const symbols = [...new Set(open.map((o) => o.symbol))].sort();
+export async function marginNeedsCheck(em: EntityManager, quotes: QuoteStore, holder: MarginHolder): Promise<boolean> {
+  if (holder.margin_call_active) return true;
+  const { group_id: groupId, currency, margin_call_level: callLevel } = holder;
+  if (!groupId || callLevel === null || holder.open.length === 0) return false;
+  const symbols = [...new Set(holder.open.map((o) => o.symbol))].sort();
   // Terms depend on the group, the account currency and the symbols only: accounts alike share them.
-  const terms = await precheckTerms.get(`${group.id}:${account.currency}:${symbols.join(',')}`, () =>
-    PricingContext.loadTerms(em, account, symbols),
+  const terms = await precheckTerms.get(`${groupId}:${currency}:${symbols.join(',')}`, () =>
+    readPricingTerms(em, { currency, groupId }, symbols),
   );
+  // Pricing reads only the currency of the account it is loaded for (and metricsOf its balance).
+  const account = { currency, balance: holder.balance } as Account;
   const pricing = await PricingContext.load(em, quotes, account, symbols, terms);
-  const m = metricsOf(account, open, pricing);
-  return m.margin.gt(0) && m.equity.div(m.margin).times(100).lt(dec(group.marginCallLevel));
+  const open: OpenPosition[] = holder.open.map((o) => ({ ...o, cmd: Number(o.cmd) as 0 | 1 }));
+  const m = metricsOf(account, open, pricing, Number(holder.leverage));
+  return m.margin.gt(0) && m.equity.div(m.margin).times(100).lt(dec(callLevel));
 }
 
 /** The open order with the lowest floating profit in the account currency (ties: the oldest ticket). */

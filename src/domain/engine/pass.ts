@@ -2,13 +2,12 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { dec } from '../../platform/decimal';
 import { databaseErrorSummary, isDatabaseError } from '../../platform/logger';
-import type { QuoteStore } from '../prices/quote-store';
-import { forStage, passLookup, type FirstPageRow, type Stage } from './candidates';
-import { checkMargin, marginNeedsCheck } from './margin';
+import type { Quote, QuoteStore } from '../prices/quote-store';
+import { forStage, holdersLookup, passLookup, splitLookup, type FirstPageRow, type LookupRow, type Stage } from './candidates';
+import { checkMargin, marginNeedsCheck, type MarginHolder } from './margin';
 import { decidePendingOrder } from './pending-fill';
 import { closeIfStopHit, trailStop } from './stops';
-import { executeNamed } from '../../db/bound-statement';
-import { ACCOUNTS_HOLDING_SYMBOL } from './engine.queries';
+import { executeBound } from '../../db/bound-statement';
 
 /** Candidates processed at once in one pass (each in its own transaction). */
 const PARALLEL = 4;
@@ -86,6 +85,14 @@ export interface EvaluateOptions {
   logger: Logger;
   /** Called as the pass goes, often: between pages and after each account's margin (the caller extends its lease). */
   heartbeat?: () => Promise<void>;
+  /** The symbol's latest quote, when the caller read it already (the tick book reads it with the lease); else read here. */
+  quote?: Quote;
+  /**
+   * Runs beside the pass's stages, once its lookup has found them, for the accounts holding
+   * the symbol with an active prop challenge (not called when there is none). The pass
+   * settles only once it has, and throws its failure (after the pass's own, if any).
+   */
+  onChallengeHolders?: (accountIds: string[]) => Promise<void>;
 }
 
 /**
@@ -121,10 +128,10 @@ export async function evaluateSymbol(
   em: EntityManager,
   quotes: QuoteStore,
   symbol: string,
-  { logger, heartbeat = async () => undefined }: EvaluateOptions,
+  { logger, heartbeat = async () => undefined, quote, onChallengeHolders }: EvaluateOptions,
 ): Promise<TickOutcome> {
   const out: TickOutcome = { symbol, ...noCounts() };
-  const raw = await quotes.get(symbol);
+  const raw = quote ?? (await quotes.get(symbol));
   if (!raw) return out;
   const bid = dec(raw.bid).toFixed();
   const ask = dec(raw.ask).toFixed();
@@ -136,15 +143,25 @@ export async function evaluateSymbol(
   };
   const ticketFailed = (stage: Stage) => (ticket: string, err: unknown) => failed(stage, { ticket })(err);
 
-  // Every lookup of the pass, first pages in one round trip; a branch with more than a page
-  // of candidates is then paged through on its own.
+  // Every lookup of the pass, first pages and the accounts holding the symbol, in one round
+  // trip (its values sent as parameters, not quoted into the text); a branch with more than a
+  // page of candidates is then paged through on its own.
   const lookup = passLookup(symbol, bid, ask);
   let first: FirstPageRow[] = [];
+  let holders: MarginHolder[] | undefined;
   try {
-    first = await em.execute<FirstPageRow[]>(lookup.sql, lookup.params);
+    ({ candidates: first, holders } = splitLookup(await executeBound<LookupRow>(em, { sql: lookup.sql, values: lookup.params })));
   } catch (err) {
     failed('lookup', {})(err);
   }
+  const challengeHolders = (holders ?? []).filter((h) => h.challenge).map((h) => h.account_id);
+  const hook =
+    onChallengeHolders && challengeHolders.length > 0
+      ? onChallengeHolders(challengeHolders).then(
+          () => ({ ok: true as const }),
+          (reason: unknown) => ({ ok: false as const, reason }),
+        )
+      : undefined;
   // A stage whose paging fails is counted as failed too; the stages after it still run.
   const run = async (stage: Stage, work: (tickets: string[]) => Promise<void>) => {
     try {
@@ -180,24 +197,25 @@ export async function evaluateSymbol(
 
   // Margin of every account holding the symbol: read without locks first, locked only when
   // the level is below the margin call level or the account's call flag is up. It runs
-  // whatever failed above: a stop-out must not wait on another order's failure.
+  // whatever failed above: a stop-out must not wait on another order's failure. The holders
+  // (balance and open orders) came with the lookup; a pass that filled or closed an order
+  // changed them (a fill makes its account a holder), so it reads them again, as does one
+  // whose lookup failed.
   try {
-    const accounts = await executeNamed<{ id: string; margin_call_active: boolean }>(
-      em,
-      ACCOUNTS_HOLDING_SYMBOL.bind({ symbol }),
-    );
+    if (!holders || out.filled + out.closed.sl + out.closed.tp > 0) {
+      const again = holdersLookup(symbol);
+      holders = (await executeBound<{ holder: MarginHolder }>(em, { sql: again.sql, values: again.params })).map((r) => r.holder);
+    }
     const outcomes = await inParallel(
-      accounts,
+      holders,
       PARALLEL,
       async (a) => {
-        const outcome = (await marginNeedsCheck(fork(), quotes, a.id, a.margin_call_active))
-          ? await checkMargin(fork(), quotes, a.id)
-          : null;
+        const outcome = (await marginNeedsCheck(em, quotes, a)) ? await checkMargin(fork(), quotes, a.account_id) : null;
         // Every account holding the symbol is read, however many: the lease must outlast them.
         await heartbeat();
         return outcome;
       },
-      (a, err) => failed('margin', { account_id: a.id })(err),
+      (a, err) => failed('margin', { account_id: a.account_id })(err),
     );
     for (const outcome of outcomes) {
       if (!outcome) continue;
@@ -207,6 +225,9 @@ export async function evaluateSymbol(
   } catch (err) {
     failed('margin', { step: 'lookup' })(err);
   }
+  // Nothing of the pass runs on after it: the hook has settled before either failure is thrown.
+  const hooked = await hook;
   if (out.failed > 0) throw new EnginePassFailed(out, firstFailure);
+  if (hooked && !hooked.ok) throw hooked.reason;
   return out;
 }

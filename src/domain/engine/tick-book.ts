@@ -1,12 +1,16 @@
 import type { RedisClient } from '../../platform/redis';
-import { quoteVersionKey } from '../prices/quote-store';
+import { parseQuote, quoteVersionKey, quotesKey, type Quote } from '../prices/quote-store';
 
 const UNLOCK = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
-/** Takes the lock (SET NX PX) and, when taken, answers the symbol's latest change and last evaluated one. */
+/**
+ * Takes the lock (SET NX PX) and, when taken, answers the symbol's latest change, the last
+ * evaluated one and the quote: the quote and its change counter are written in one MULTI, so
+ * the quote read here is the one of that change.
+ */
 const BEGIN = `if redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then
-  return {1, redis.call('hget', KEYS[2], ARGV[3]) or '0', redis.call('hget', KEYS[3], ARGV[3]) or '0'}
+  return {1, redis.call('hget', KEYS[2], ARGV[3]) or '0', redis.call('hget', KEYS[3], ARGV[3]) or '0', redis.call('hget', KEYS[4], ARGV[3]) or ''}
 end
-return {0, '0', '0'}`;
+return {0, '0', '0', ''}`;
 /**
  * Records a finished evaluation and, when no change came in since the one it began from,
  * releases the lock in the same step: a tick arriving after this finds the lock free, one
@@ -14,9 +18,9 @@ return {0, '0', '0'}`;
  */
 const FINISH = `redis.call('hset', KEYS[3], ARGV[3], ARGV[2])
 local ver = redis.call('hget', KEYS[2], ARGV[3]) or '0'
-if tonumber(ver) > tonumber(ARGV[2]) then return {0, ver} end
+if tonumber(ver) > tonumber(ARGV[2]) then return {0, ver, redis.call('hget', KEYS[4], ARGV[3]) or ''} end
 if redis.call('get', KEYS[1]) == ARGV[1] then redis.call('del', KEYS[1]) end
-return {1, ver}`;
+return {1, ver, ''}`;
 const EXTEND = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end`;
 
 /**
@@ -24,7 +28,8 @@ const EXTEND = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call(
  * evaluating a symbol now (decisions 12). In Redis, under the queue prefix:
  * - the quote store's change counter per symbol (`quotes:ver`, bumped with every quote write);
  * - `engine:done` (hash): per symbol, the counter value the last finished evaluation began from;
- * - `engine:lock:<symbol>`: held by the one worker evaluating the symbol, with a lease.
+ * - `engine:lock:<symbol>`: held by the one worker evaluating the symbol, with a lease;
+ * and reads the quote store's hash (`quotes`) with the state, so a pass needs no read of its own.
  *
  * A tick job takes the lock or, when another worker holds it, returns at once: the holder
  * sees `ver` ahead of `done` when its pass ends and evaluates again, from the latest quote
@@ -37,6 +42,7 @@ const EXTEND = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call(
 export class TickBook {
   private readonly ver: string;
   private readonly done: string;
+  private readonly quotes: string;
 
   constructor(
     private readonly redis: RedisClient,
@@ -44,6 +50,7 @@ export class TickBook {
   ) {
     this.ver = quoteVersionKey(prefix);
     this.done = `${prefix}:engine:done`;
+    this.quotes = quotesKey(prefix);
   }
 
   private lockKey(symbol: string): string {
@@ -69,39 +76,50 @@ export class TickBook {
   }
 
   /**
-   * Takes the symbol's lock, and reads its state with it (one round trip); undefined when
-   * another worker holds the lock.
+   * Takes the symbol's lock, and reads its state and latest quote with it (one round trip);
+   * undefined when another worker holds the lock. `quote` is undefined for a symbol never quoted.
    */
-  async begin(symbol: string, token: string, leaseMs: number): Promise<{ ver: number; done: number } | undefined> {
-    const [locked, ver, done] = (await this.redis.eval(
+  async begin(
+    symbol: string,
+    token: string,
+    leaseMs: number,
+  ): Promise<{ ver: number; done: number; quote: Quote | undefined } | undefined> {
+    const [locked, ver, done, quote] = (await this.redis.eval(
       BEGIN,
-      3,
+      4,
       this.lockKey(symbol),
       this.ver,
       this.done,
+      this.quotes,
       token,
       String(leaseMs),
       symbol,
-    )) as [number, string, string];
-    return locked === 1 ? { ver: Number(ver), done: Number(done) } : undefined;
+    )) as [number, string, string, string];
+    return locked === 1 ? { ver: Number(ver), done: Number(done), quote: quote ? parseQuote(quote) : undefined } : undefined;
   }
 
   /**
    * Marks change `ver` evaluated and, when it is still the latest, releases the lock (one
-   * round trip). Answers whether the lock was released, and the latest change.
+   * round trip). Answers whether the lock was released, the latest change and, when it was
+   * not released, the latest quote (for the next pass).
    */
-  async finish(symbol: string, token: string, ver: number): Promise<{ released: boolean; ver: number }> {
-    const [released, latest] = (await this.redis.eval(
+  async finish(
+    symbol: string,
+    token: string,
+    ver: number,
+  ): Promise<{ released: boolean; ver: number; quote: Quote | undefined }> {
+    const [released, latest, quote] = (await this.redis.eval(
       FINISH,
-      3,
+      4,
       this.lockKey(symbol),
       this.ver,
       this.done,
+      this.quotes,
       token,
       String(ver),
       symbol,
-    )) as [number, string];
-    return { released: released === 1, ver: Number(latest) };
+    )) as [number, string, string];
+    return { released: released === 1, ver: Number(latest), quote: quote ? parseQuote(quote) : undefined };
   }
 
   async tryLock(symbol: string, token: string, leaseMs: number): Promise<boolean> {

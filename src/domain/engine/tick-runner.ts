@@ -29,11 +29,12 @@ export interface TickRunnerDeps {
   /** Queues a new tick of the symbol, behind other symbols' ticks. */
   handOn: (symbol: string) => Promise<void>;
   /**
-   * Runs beside each pass (at the same latest quote), so what it decides does not wait for the
-   * pass; the change counts as done only once both are: a hook that fails fails the job, which
-   * is retried and evaluates the change again.
+   * Runs beside each pass, once its lookup found accounts holding the symbol with an active
+   * prop challenge (their ids), so what it decides does not wait for the pass's stages; the
+   * change counts as done only once both are: a hook that fails fails the job, which is
+   * retried and evaluates the change again.
    */
-  onTick?: (symbol: string) => Promise<void>;
+  onChallengeHolders?: (accountIds: string[]) => Promise<void>;
 }
 
 /**
@@ -50,7 +51,7 @@ export interface TickRunnerDeps {
  * lease is extended as the pass goes, at most every third of it.
  */
 export async function runTicks(
-  { em, quotes, book, leaseMs, logger, handOn, onTick }: TickRunnerDeps,
+  { em, quotes, book, leaseMs, logger, handOn, onChallengeHolders }: TickRunnerDeps,
   symbol: string,
 ): Promise<TickJobResult> {
   const started = Date.now();
@@ -58,10 +59,11 @@ export async function runTicks(
   const withinBound = () => result.passes < MAX_PASSES_PER_JOB && Date.now() - started < leaseMs / 2;
   for (;;) {
     const token = randomUUID();
-    // The lock and the symbol's state in one round trip; a pass's end and the release in another.
+    // The lock, the symbol's state and its quote in one round trip; a pass's end and the
+    // release (or the next quote) in another.
     const begun = await book.begin(symbol, token, leaseMs);
     if (!begun) return { ...result, coalesced: true };
-    let { ver, done } = begun;
+    let { ver, done, quote } = begun;
     let extendedAt = Date.now();
     const heartbeat = async () => {
       if (Date.now() - extendedAt < leaseMs / 3) return;
@@ -72,20 +74,15 @@ export async function runTicks(
     let released = false;
     try {
       while (ver > done && withinBound()) {
-        // Both settle before either failure is thrown: nothing of this pass runs on after it.
-        const [pass, hook] = await Promise.allSettled([
-          evaluateSymbol(em, quotes, symbol, { logger, heartbeat }),
-          onTick ? onTick(symbol) : undefined,
-        ]);
-        if (pass.status === 'rejected') throw pass.reason;
-        if (hook.status === 'rejected') throw hook.reason;
-        addCounts(result.totals, pass.value);
+        // A symbol never quoted has nothing to evaluate: the pass is done at once.
+        if (quote) {
+          addCounts(result.totals, await evaluateSymbol(em, quotes, symbol, { logger, heartbeat, quote, onChallengeHolders }));
+          em.clear();
+        }
         result.passes++;
-        em.clear();
         const finished = await book.finish(symbol, token, ver);
         done = ver;
-        ver = finished.ver;
-        released = finished.released;
+        ({ ver, released, quote } = finished);
         // Released: no change came in since the pass began, and a tick arriving from now on takes the lock itself.
         if (released) return result;
       }

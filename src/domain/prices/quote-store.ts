@@ -27,6 +27,16 @@ export function quoteVersionKey(prefix: string): string {
   return `${prefix}:quotes:ver`;
 }
 
+/** The hash of every symbol's latest quote (JSON text per symbol). */
+export function quotesKey(prefix: string): string {
+  return `${prefix}:quotes`;
+}
+
+/** A quote as stored in the quotes hash. */
+export function parseQuote(raw: string): Quote {
+  return JSON.parse(raw) as Quote;
+}
+
 /** The pub/sub channel every quote change is published on, as a JSON array of quotes. */
 export function quoteChannel(prefix: string): string {
   return `${prefix}:live:quotes`;
@@ -46,14 +56,14 @@ export class QuoteStore {
     private readonly redis: RedisClient,
     prefix: string,
   ) {
-    this.key = `${prefix}:quotes`;
+    this.key = quotesKey(prefix);
     this.versions = quoteVersionKey(prefix);
     this.channel = quoteChannel(prefix);
   }
 
   async get(symbol: string): Promise<Quote | undefined> {
     const raw = await this.redis.hget(this.key, symbol);
-    return raw ? (JSON.parse(raw) as Quote) : undefined;
+    return raw ? parseQuote(raw) : undefined;
   }
 
   async getMany(symbols: string[]): Promise<Map<string, Quote>> {
@@ -61,14 +71,14 @@ export class QuoteStore {
     if (symbols.length === 0) return out;
     const raws = await this.redis.hmget(this.key, ...symbols);
     raws.forEach((raw, i) => {
-      if (raw) out.set(symbols[i]!, JSON.parse(raw) as Quote);
+      if (raw) out.set(symbols[i]!, parseQuote(raw));
     });
     return out;
   }
 
   async all(): Promise<Quote[]> {
     const raw = await this.redis.hvals(this.key);
-    return raw.map((r) => JSON.parse(r) as Quote).sort((a, b) => a.symbol.localeCompare(b.symbol));
+    return raw.map(parseQuote).sort((a, b) => a.symbol.localeCompare(b.symbol));
   }
 
   async set(symbol: string, bid: string, ask: string): Promise<Quote> {

@@ -7,7 +7,6 @@ import { equitiesOf, type ChallengeRow } from './challenge-equity';
 import { failChallenge, passChallengeIfDue } from './challenge-decisions';
 import { lossBreach } from './challenge-rules';
 import {
-  ACTIVE_CHALLENGES_HOLDING,
   ACTIVE_CHALLENGES_OF_ACCOUNTS,
   ACTIVE_CHALLENGES_OF_LOGINS,
   CLOSE_OUT_DUE,
@@ -70,11 +69,21 @@ export async function evaluateRows(
 }
 
 /**
- * The per-tick hook: the active challenges holding `symbol`, and only those, at its latest
- * quote. With no active challenge this is one index probe.
+ * The per-tick hook: the loss rules for the active challenges of `accountIds` (the accounts
+ * holding the ticked symbol with an active challenge, as the engine's lookup found them) at
+ * the latest quotes. The engine calls it only when there is one: a tick of a symbol no
+ * challenge holds costs it nothing.
  */
-export async function evaluateChallengesOnTick(em: EntityManager, quotes: QuoteStore, symbol: string): Promise<ChallengeOutcome> {
-  const rows = await executeNamed<ChallengeRow>(em, ACTIVE_CHALLENGES_HOLDING.bind({ symbol }));
+export async function evaluateChallengesOnTick(
+  em: EntityManager,
+  quotes: QuoteStore,
+  accountIds: string[],
+): Promise<ChallengeOutcome> {
+  if (accountIds.length === 0) return none();
+  const rows = await executeNamed<ChallengeRow>(
+    em,
+    ACTIVE_CHALLENGES_OF_ACCOUNTS.bind({ account_ids: JSON.stringify(accountIds) }),
+  );
   return evaluateRows(em, quotes, rows, { pass: false });
 }
 

@@ -15,18 +15,9 @@ const RULE_COLUMNS = `c.id as challenge_id, c.account_id, c.customer_id, c.login
                    from orders o where o.account_id = c.account_id and o.status = 'open'), '[]'::json) as open`;
 
 /**
- * The active challenges whose account holds an open order of `symbol`: those a tick of it may
- * move. Driven from the partial index of active challenges, so with none active it costs one
- * index probe; each candidate's open orders come in the same round trip.
+ * The active challenges on the given accounts (a JSON array of ids): on a tick, those the
+ * engine's lookup found holding the symbol; in the sweep, those a step selected.
  */
-export const ACTIVE_CHALLENGES_HOLDING = namedStatement<{ symbol: string }>(
-  `select ${RULE_COLUMNS}
-     from prop_challenges c join accounts a on a.id = c.account_id
-    where c.status = 'active'
-      and exists (select 1 from orders h where h.account_id = c.account_id and h.symbol = :symbol and h.status = 'open')`,
-);
-
-/** The same for the active challenges on the given accounts (a JSON array of ids). */
 export const ACTIVE_CHALLENGES_OF_ACCOUNTS = namedStatement<{ account_ids: string }>(
   `select ${RULE_COLUMNS}
      from prop_challenges c join accounts a on a.id = c.account_id
