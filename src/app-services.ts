@@ -27,6 +27,8 @@ export interface AppServices {
   orm: MikroORM;
   /** Producer-side Redis: offline queue off, so it fails fast. */
   redis: RedisClient;
+  /** The auth caches' and throttles' connection (auto-pipelined; see createRedis). */
+  authRedis: RedisClient;
   jobs: JobProducer;
   queueEvents: QueueEventsHub;
   metrics: Metrics;

@@ -120,9 +120,11 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
   });
   metrics.watchOutbox(() => outboxLagSeconds(orm.em.fork() as EntityManager));
   const quotes = new QuoteStore(redis, config.queuePrefix);
+  const authRedis = createRedis(config.redis, 'auth', logger);
+  await redisReady(authRedis, Math.max(config.bootTimeoutMs, 3000));
   const identity = createIdentity(
     { jwt: config.jwt, keyPrefix: config.queuePrefix, accessTokenTtlSeconds: config.accessTokenTtlSeconds },
-    redis,
+    authRedis,
     keyRing.box(SECRET_PURPOSES.totp),
   );
   metrics.watchRunProgress(
@@ -135,6 +137,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     logger,
     orm,
     redis,
+    authRedis,
     jobs,
     queueEvents: new QueueEventsHub(redis, config.queuePrefix),
     metrics,
@@ -252,6 +255,7 @@ async function closeServices(services: AppServices): Promise<void> {
     () => services.queueEvents.close(),
     () => services.jobs.close(),
     () => closeRedis(services.redis),
+    () => closeRedis(services.authRedis),
     () => services.mail.close(),
     () => services.webhookSender.close(),
     () => services.orm.close(true),

@@ -20,6 +20,8 @@ export type Cached<T> = ({ state: 'active' } & T) | { state: 'revoked' };
 /** Longer than the longest access token lifetime (ACCESS_TOKEN_TTL_SECONDS is at most 86400). */
 const TOMBSTONE_TTL_SECONDS = 86_400 + 300;
 const ACTIVE_TTL_SECONDS = 3600;
+/** Distinct cached values whose parse is remembered; past it the memo starts over. */
+const PARSED_MAX = 10_000;
 
 /** KEYS: the entries; ARGV: their values, then their TTLs. Sets each unless it holds a tombstone. */
 const REPLACE_ACTIVE = `
@@ -40,6 +42,15 @@ if entry then first = redis.call('SET', KEYS[2], '1', 'EX', ARGV[1], 'NX') and 1
 return {entry, first}`;
 
 export class AuthCache<T extends object> {
+  /**
+   * Hot path: every request of a session reads the same bytes from Redis until they change.
+   * Their parse is remembered by the exact bytes, never by the id: what Redis answers now
+   * still decides every request (a tombstone or new permissions are other bytes), so this
+   * holds no state of a credential and cannot outlive a revocation. The values are frozen:
+   * callers share them (authenticate keys its permission sets on them).
+   */
+  private readonly parsed = new Map<string, Cached<T>>();
+
   constructor(
     private readonly redis: RedisClient,
     private readonly prefix: string,
@@ -50,17 +61,27 @@ export class AuthCache<T extends object> {
     return `${this.prefix}:auth:${this.kind}:${id}`;
   }
 
+  private parse(raw: string): Cached<T> {
+    let value = this.parsed.get(raw);
+    if (value === undefined) {
+      value = deepFreeze(JSON.parse(raw) as Cached<T>);
+      if (this.parsed.size >= PARSED_MAX) this.parsed.clear();
+      this.parsed.set(raw, value);
+    }
+    return value;
+  }
+
   /** The cached state, or undefined on a miss. Throws when Redis cannot be reached. */
   async get(id: string): Promise<Cached<T> | undefined> {
     const raw = await this.redis.get(this.key(id));
-    return raw ? (JSON.parse(raw) as Cached<T>) : undefined;
+    return raw ? this.parse(raw) : undefined;
   }
 
   /** The cached states of many credentials in one round trip (undefined for a miss). */
   async getMany(ids: readonly string[]): Promise<Array<Cached<T> | undefined>> {
     if (ids.length === 0) return [];
     const raws = await this.redis.mget(...ids.map((id) => this.key(id)));
-    return raws.map((raw) => (raw ? (JSON.parse(raw) as Cached<T>) : undefined));
+    return raws.map((raw) => (raw ? this.parse(raw) : undefined));
   }
 
   /** Fills a miss; never replaces what is there (a tombstone may have landed meanwhile). */
@@ -96,7 +117,7 @@ export class AuthCache<T extends object> {
       string | null,
       number,
     ];
-    return { value: raw ? (JSON.parse(raw) as Cached<T>) : undefined, firstUse: first === 1 };
+    return { value: raw ? this.parse(raw) : undefined, firstUse: first === 1 };
   }
 
   /** Sets the use marker of `id` for `everySeconds`; true when this call set it. */
@@ -113,4 +134,12 @@ export class AuthCache<T extends object> {
     const failed = results?.find(([err]) => err);
     if (failed) throw failed[0];
   }
+}
+
+function deepFreeze<V>(value: V): V {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
 }

@@ -9,9 +9,22 @@ import { findPrincipal, permissionsOf } from './principals';
 const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]+)$/i;
 
 /**
+ * The permission set of a credential's facts, built once per facts object: the auth cache
+ * hands out one frozen object per distinct cached value, so a session's requests share its
+ * set until its cached facts change. Facts read from Postgres are new objects (a new set).
+ */
+const permissionSets = new WeakMap<{ permissions: readonly string[] }, ReadonlySet<string>>();
+
+function permissionSet(facts: { permissions: readonly string[] }): ReadonlySet<string> {
+  let set = permissionSets.get(facts);
+  if (!set) permissionSets.set(facts, (set = new Set(facts.permissions)));
+  return set;
+}
+
+/**
  * Resolves the Authorization header to a caller, or undefined when there is none.
  * A present but unusable credential is 401. In the normal case this costs a signature
- * check and one Redis GET; Postgres is read only on a cache miss or when Redis is down.
+ * check (once per token) and one Redis GET; Postgres is read only on a cache miss or when Redis is down.
  */
 export async function authenticate(
   em: EntityManager,
@@ -26,7 +39,7 @@ export async function authenticate(
   if (looksLikeApiToken(token)) {
     const facts = await resolveApiToken(em, identity, token);
     if (!facts) throw errors.unauthenticated('The API token is invalid, expired or revoked');
-    return { kind: 'api_token', userId: facts.userId, tokenId: facts.tokenId, permissions: new Set(facts.permissions) };
+    return { kind: 'api_token', userId: facts.userId, tokenId: facts.tokenId, permissions: permissionSet(facts) };
   }
 
   const claims = await identity.accessTokens.verify(token);
@@ -50,7 +63,7 @@ export async function sessionCaller(
   if (!facts || facts.principalId !== claims.sub || facts.principalType !== claims.type)
     throw errors.unauthenticated('The session has been revoked');
   return claims.type === 'user'
-    ? { kind: 'user', userId: claims.sub, sessionId: claims.sid, permissions: new Set(facts.permissions) }
+    ? { kind: 'user', userId: claims.sub, sessionId: claims.sid, permissions: permissionSet(facts) }
     : { kind: 'customer', customerId: claims.sub, sessionId: claims.sid };
 }
 
