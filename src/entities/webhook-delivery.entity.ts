@@ -8,7 +8,7 @@ export type WebhookDeliveryStatus = (typeof WEBHOOK_DELIVERY_STATUSES)[number];
 
 /**
  * One batch of events sent to a webhook as one request, retried until delivered or failed.
- * Written only with SQL: the `webhook_delivery_step` function (src/db/functions) claims,
+ * Written only with SQL: the `webhook_delivery_steps` function (src/db/functions) claims,
  * leases and records it, and the API reads it for the delivery log. Mapped so the schema
  * generator knows the table; the hot path does not go through the unit of work.
  * `first_event_seq` orders a webhook's batches, so a receiver sees its events in order.

@@ -71,10 +71,6 @@ export class TickBook {
       .map(([symbol]) => symbol);
   }
 
-  async markDone(symbol: string, ver: number): Promise<void> {
-    await this.redis.hset(this.done, symbol, String(ver));
-  }
-
   /**
    * Takes the symbol's lock, and reads its state and latest quote with it (one round trip);
    * undefined when another worker holds the lock. `quote` is undefined for a symbol never quoted.
@@ -120,10 +116,6 @@ export class TickBook {
       symbol,
     )) as [number, string, string];
     return { released: released === 1, ver: Number(latest), quote: quote ? parseQuote(quote) : undefined };
-  }
-
-  async tryLock(symbol: string, token: string, leaseMs: number): Promise<boolean> {
-    return (await this.redis.set(this.lockKey(symbol), token, 'PX', leaseMs, 'NX')) === 'OK';
   }
 
   async extend(symbol: string, token: string, leaseMs: number): Promise<boolean> {

@@ -3,7 +3,7 @@ import { EVENT_TYPES } from '../events/event-types';
 
 /**
  * The JSON a webhook receiver gets: the batch's events in write order. The body is built by
- * the `webhook_delivery_step` function (src/db/functions) from the stored events; this schema
+ * the `webhook_delivery_steps` function (src/db/functions) from the stored events; this schema
  * is what the OpenAPI document publishes under `webhooks` and what the tests check every
  * delivery against, so the SQL and the promise cannot drift apart unnoticed.
  */
