@@ -41,7 +41,12 @@ import {
 const SYMBOLS = 20;
 const PER_SYMBOL = Number(process.env.BENCH_ENGINE_PER_SYMBOL ?? 5000);
 const SAMPLES = Number(process.env.BENCH_ENGINE_SAMPLES ?? 40);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+/**
+ * Short rounds taken in turns follow the host's drift closely (a round of each side is about a
+ * second here), but three of them left the median at the mercy of one slow second: two runs of
+ * the same code read 0.77 and 0.91. Nine pairs hold it.
+ */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 9);
 /** Ticks per measured round, spread over the 20 symbols. */
 const TICKS = 200;
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';

@@ -107,6 +107,8 @@ export interface RunsSpec {
   connections?: number;
   durationMs?: number;
   warmupMs?: number;
+  /** Slices each side's round is cut into (see SLICE_MS); 1 runs each side's round whole. */
+  slices?: number;
 }
 
 /** One timed batch of work, measured by the bench itself. */
@@ -141,6 +143,22 @@ export type Bench = (h: Harness) => Promise<Figure[]>;
 const GENERATOR_SATURATED = 0.9;
 
 const DEFAULTS = { rounds: 5, connections: 32, durationMs: 3000, warmupMs: 1000 };
+/**
+ * This host's speed drifts by 10 to 40 percent from one second to the next (other tenants,
+ * frequency scaling): a side measured for 3 s whole and then the other side for 3 s saw
+ * different machines, and one run's rounds of the same comparison ranged from 0.81 to 1.27.
+ * So a round's window is cut into slices of about this long, the sides taking turns
+ * (candidate, baseline, baseline, candidate, ...), and a side's round is the sum of its
+ * slices: both sides sample the same stretch of the machine's drift.
+ */
+const SLICE_MS = 1000;
+/** Each slice after the round's first fills its connections again before it counts. */
+const SLICE_WARMUP_MS = 200;
+/**
+ * Before the first round each side runs this long unmeasured: a freshly started child is
+ * still compiling its hot paths, and its first rounds were up to half as fast as the last.
+ */
+const SETTLE_MS = 3000;
 
 /** For a quick smoke run: these override every bench's own choice. */
 const OVERRIDES = {
@@ -244,10 +262,25 @@ export class Harness {
     const durationMs = OVERRIDES.durationMs ?? spec.durationMs ?? DEFAULTS.durationMs;
     const warmupMs = OVERRIDES.warmupMs ?? spec.warmupMs ?? DEFAULTS.warmupMs;
 
+    const slices = Math.max(1, spec.slices ?? Math.round(durationMs / SLICE_MS));
+    const sliceMs = durationMs / slices;
+
+    for (const side of ['candidate', 'baseline'] as const) {
+      await spec[side]({ connections, durationMs: SETTLE_MS, warmupMs: 0 });
+    }
     const results = { candidate: [] as LoadResult[], baseline: [] as LoadResult[] };
     for (let round = 1; round <= rounds; round++) {
+      const parts = { candidate: [] as LoadResult[], baseline: [] as LoadResult[] };
+      for (let slice = 0; slice < slices; slice++) {
+        // Alternating which side goes first cancels a drift that runs the same way through the round.
+        const order = slice % 2 === 0 ? (['candidate', 'baseline'] as const) : (['baseline', 'candidate'] as const);
+        for (const side of order) {
+          const window = { connections, durationMs: sliceMs, warmupMs: slice === 0 ? warmupMs : SLICE_WARMUP_MS };
+          parts[side].push(await spec[side](window));
+        }
+      }
       for (const side of ['candidate', 'baseline'] as const) {
-        const result = await spec[side]({ connections, durationMs, warmupMs });
+        const result = combineSlices(parts[side], sliceMs);
         results[side].push(result);
         process.stderr.write(`  ${spec.name}: round ${round}/${rounds} ${side} ${fmt(result.rps)} rps\n`);
       }
@@ -406,6 +439,24 @@ async function preflight(side: string, target: Target): Promise<void> {
   if (reply.status < 200 || reply.status > 299) {
     throw new Error(`${side}: ${target.method ?? 'GET'} ${target.url} answered ${reply.status}: ${reply.body.slice(0, 300)}`);
   }
+}
+
+/**
+ * One side's round from its slices: rates from the summed requests over the summed windows,
+ * latency percentiles as the median of the slices' (the slices' latencies are not kept).
+ */
+function combineSlices(parts: LoadResult[], sliceMs: number): LoadResult {
+  if (parts.length === 1) return parts[0]!;
+  const requests = parts.reduce((sum, p) => sum + p.requests, 0);
+  return {
+    requests,
+    rps: requests / ((parts.length * sliceMs) / 1000),
+    p50Ms: median(parts.map((p) => p.p50Ms)),
+    p99Ms: median(parts.map((p) => p.p99Ms)),
+    errors: parts.reduce((sum, p) => sum + p.errors, 0),
+    non2xx: parts.reduce((sum, p) => sum + p.non2xx, 0),
+    loadCpu: median(parts.map((p) => p.loadCpu)),
+  };
 }
 
 function failures(results: LoadResult[]): number {

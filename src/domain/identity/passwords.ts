@@ -9,10 +9,9 @@ const OPTIONS = { algorithm: ARGON2ID, memoryCost: 19 * 1024, timeCost: 2, paral
 /**
  * How many hashes run at once: one per core, and always one thread of libuv's pool left over.
  * argon2 runs on that pool (4 threads unless UV_THREADPOOL_SIZE says otherwise), which also
- * serves dns.lookup (webhook hosts) and file reads, so a hash on every thread would queue
- * those behind whole hashes. (JWTs do not use the pool: jose's Node build signs and verifies
- * HS256 with node:crypto's synchronous HMAC.) More hashes than cores only share the cores:
- * the event loop loses its time slices to the hashing threads, so every request waits longer,
+ * serves dns.lookup (webhook hosts), file reads and WebCrypto (jose signs JWTs there), so a
+ * hash on every thread would queue those behind whole hashes. More hashes than cores only
+ * share the cores: the event loop loses its time slices to the hashing threads, so every request waits longer,
  * and the hashes get no faster (each costs more CPU, the threads evicting each other's 19 MiB
  * from the cache). The rest wait here in arrival order. A bigger machine raises
  * UV_THREADPOOL_SIZE with its cores.
