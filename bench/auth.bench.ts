@@ -84,18 +84,29 @@ export async function run(h: Harness): Promise<Figure[]> {
     `  auth: CPU µs per request (medians), authenticated and public: the service ${per(cpu.candidate, 'service')} and ` +
       `${per(cpu.baseline, 'service')}, Redis ${per(cpu.candidate, 'redis')} and ${per(cpu.baseline, 'redis')}\n`,
   );
+  // A login is its hash plus a fixed cost beside it (HTTP, two Redis scripts, two statements, a
+  // JWT, the session cache): what each side spent per unit, the hash included, says how big.
+  const loginCpu = { candidate: [] as CpuPerRequest[], baseline: [] as CpuPerRequest[] };
+  const logins = {
+    url: service.url('/api/admin/users/login'),
+    method: 'POST',
+    body: (seq: number) => LOGIN_ACCOUNTS[seq % LOGIN_ACCOUNTS.length]!,
+  };
   figures.push(
-    await h.compare({
+    await h.compareRuns({
       name: `staff logins/s vs bare argon2id hashes/s (m=19456 t=2 p=1), ${LOGIN_CONNECTIONS} in flight`,
-      candidate: {
-        url: service.url('/api/admin/users/login'),
-        method: 'POST',
-        body: (seq) => LOGIN_ACCOUNTS[seq % LOGIN_ACCOUNTS.length]!,
-      },
-      baseline: { url: hasher.url('/hash'), method: 'POST', body: {} },
+      candidate: (window) => withCpu(loginCpu.candidate, service.pid, { ...logins, ...window }),
+      baseline: (window) =>
+        withCpu(loginCpu.baseline, hasher.pid, { url: hasher.url('/hash'), method: 'POST', body: {}, ...window }),
       connections: LOGIN_CONNECTIONS,
       durationMs: LOGIN_ROUND_MS,
     }),
+  );
+  const ms = (shares: CpuPerRequest[], key: keyof CpuPerRequest) => fmt(median(shares.map((c) => c[key])), 2);
+  process.stderr.write(
+    `  auth: CPU ms per login and per bare hash (medians): the service process ${ms(loginCpu.candidate, 'service')} ` +
+      `against the hasher's ${ms(loginCpu.baseline, 'service')}; Postgres ${ms(loginCpu.candidate, 'postgres')} and ` +
+      `${ms(loginCpu.baseline, 'postgres')}, Redis ${ms(loginCpu.candidate, 'redis')} and ${ms(loginCpu.baseline, 'redis')}\n`,
   );
   // argon2 hashes on libuv's thread pool, not the event loop: an authenticated read served
   // while logins hash should keep its latency. The candidate side reads while a login burst
@@ -125,19 +136,22 @@ export async function run(h: Harness): Promise<Figure[]> {
 
 /** CPU ms per request over a round (warm-up included). */
 interface CpuPerRequest {
+  /** The process serving the side: the service, or the bare hasher. */
   service: number;
   redis: number;
+  postgres: number;
 }
 
-/** Measures one side and notes the CPU the service process and Redis spent per request. */
+/** Measures one side and notes the CPU the serving process, Redis and Postgres spent per request. */
 async function withCpu(into: CpuPerRequest[], pid: number, options: LoadOptions): Promise<LoadResult> {
-  const redis = () => [...cpuSecondsByName(['redis-server']).values()].reduce((sum, p) => sum + p.seconds, 0);
-  const before = { service: processCpuSeconds(pid) ?? NaN, redis: redis() };
+  const total = (name: string) => [...cpuSecondsByName([name]).values()].reduce((sum, p) => sum + p.seconds, 0);
+  const before = { service: processCpuSeconds(pid) ?? NaN, redis: total('redis-server'), postgres: total('postgres') };
   const result = await measure(options);
   const requests = result.rps * ((options.durationMs + options.warmupMs) / 1000);
   into.push({
     service: (((processCpuSeconds(pid) ?? NaN) - before.service) * 1000) / requests,
-    redis: ((redis() - before.redis) * 1000) / requests,
+    redis: ((total('redis-server') - before.redis) * 1000) / requests,
+    postgres: ((total('postgres') - before.postgres) * 1000) / requests,
   });
   return result;
 }
