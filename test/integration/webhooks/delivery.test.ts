@@ -219,6 +219,30 @@ test('when the second of five deliveries claimed together fails, then the rest w
   expect(list.items.map((d: any) => d.attempts_in_round).sort()).toEqual([1, 1, 1, 1, 2]);
 });
 
+test('when a delivery fails while the runs behind it are already claimed, then they are handed back and every event still arrives once, in order, after its retry', async () => {
+  const secret = newSecret();
+  // Past the first run of claims, so the run behind it is claimed while this one is sent.
+  const failing = 40;
+  const r = await receiver(secret, (n) => (n === failing ? { status: 503, headers: { 'retry-after': '1' } } : { status: 200 }));
+  const id = await webhook(r.url, secret, { events: ['pending_order.modified'], batch_size_max: 1 });
+  const account = randomBytes(4).toString('hex');
+  await sql(
+    app,
+    `insert into domain_events (id, created_at, updated_at, type, aggregate_type, aggregate_id, data)
+     select gen_random_uuid(), now(), now(), 'pending_order.modified', 'order', ?, jsonb_build_object('n', i) from generate_series(1, 100) i`,
+    [account],
+  );
+  await waitFor('100 events delivered', async () => (await deliveries(id, '?status=delivered')).total === 100, 30_000);
+  const ns = r.received.map((x) => x.verified!.events[0]!.data.n);
+  const expected = Array.from({ length: 100 }, (_, i) => i + 1);
+  expected.splice(failing + 1, 0, failing + 1);
+  expect(ns).toEqual(expected);
+  // The retry came after its Retry-After, and nothing behind it went out in between.
+  expect(r.received[failing + 1]!.at - r.received[failing]!.at).toBeGreaterThanOrEqual(900);
+  const list = await deliveries(id, '?status=delivered&page_size=100');
+  expect(list.items.map((d: any) => d.attempts.length).sort()).toEqual([...Array(99).fill(1), 2]);
+});
+
 test('when an older batch is reopened while a newer one is leased, then neither can be claimed until the lease ends', async () => {
   const secret = newSecret();
   const r = await receiver(secret, () => ({ status: 200 }));
