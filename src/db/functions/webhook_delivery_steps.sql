@@ -111,15 +111,20 @@ begin
 
   -- The bodies, built from the stored events in write order: {"events": [{id, type, sequence, created_at, data}]}.
   -- sequence is the event's place in write order, so a receiver can order what a redelivery brings late.
+  -- Each delivery's messages by its index and each event by its key, whatever the statistics
+  -- say: a join over all of them could hash or scan whole tables for a few dozen rows.
   return query
-    select dd.id, w.endpoint_url::text, w.secret_sealed, w.failing, dd.attempts, count(*)::int,
-           json_build_object('events', coalesce(json_agg(json_build_object(
-             'id', e.id, 'type', e.type, 'sequence', m.event_seq,
-             'created_at', to_char(e.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-             'data', e.data) order by m.event_seq), '[]'::json))::text
-      from webhook_deliveries dd join webhook_messages m on m.delivery_id = dd.id join domain_events e on e.id = m.event_id
-     where dd.id = any(v_ids)
-     group by dd.id, dd.attempts, dd.first_event_seq
+    select dd.id, w.endpoint_url::text, w.secret_sealed, w.failing, dd.attempts, x.n, json_build_object('events', x.events)::text
+      from webhook_deliveries dd
+     cross join lateral (
+       select count(*)::int as n, coalesce(json_agg((
+                select json_build_object('id', e.id, 'type', e.type, 'sequence', m.event_seq,
+                         'created_at', to_char(e.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+                         'data', e.data)
+                  from domain_events e where e.id = m.event_id) order by m.event_seq), '[]'::json) as events
+         from webhook_messages m
+        where m.delivery_id = dd.id) x
+     where dd.id = any(v_ids) and x.n > 0
      order by dd.first_event_seq;
 end
 $function$;
