@@ -5,9 +5,14 @@
 -- oldest open delivery alone when one is due (a retry goes out before anything newer), or else
 -- new deliveries of the oldest messages not yet sent, batch_size_max each, in event order. It
 -- claims nothing while any delivery of the webhook is leased (in flight), so one webhook never
--- has two requests out and a receiver sees events in order. VOLATILE PL/pgSQL: every statement
--- takes a fresh snapshot, so the messages are read after the lock on the webhook row is granted.
-CREATE OR REPLACE FUNCTION public.webhook_delivery_steps(p_webhook uuid, p_lease_ms integer, p_claim integer, p_done jsonb, p_release jsonb, p_clear_failing boolean)
+-- has two requests out and a receiver sees events in order. The one exception is p_held, the
+-- deliveries the caller itself holds and is still sending: it may then claim the batches that
+-- follow them (new messages only, never a retry), to send after them, so the next claim's
+-- round trip overlaps the requests in flight; it claims nothing if the webhook has any other
+-- open delivery or any held one is no longer pending under a live lease. VOLATILE PL/pgSQL:
+-- every statement takes a fresh snapshot, so the messages are read after the lock on the
+-- webhook row is granted.
+CREATE OR REPLACE FUNCTION public.webhook_delivery_steps(p_webhook uuid, p_lease_ms integer, p_claim integer, p_done jsonb, p_release jsonb, p_clear_failing boolean, p_held jsonb DEFAULT '[]'::jsonb)
  RETURNS TABLE(delivery_id uuid, endpoint_url text, secret_sealed text, failing boolean, attempts integer, n integer, body text)
  LANGUAGE plpgsql
 AS $function$
@@ -16,6 +21,8 @@ declare
   w record;
   d record;
   v_ids uuid[];
+  v_held uuid[] := array(select value::uuid from jsonb_array_elements_text(p_held));
+  v_open boolean := false;
 begin
   if jsonb_array_length(p_done) > 0 then
     insert into webhook_attempts (id, delivery_id, attempt, started_at, duration_ms, status_code, error, response_body)
@@ -45,13 +52,27 @@ begin
   -- Any delivery of this webhook under a live lease is in flight: wait for it. Not only the
   -- oldest open one: a redelivered older batch would otherwise go out beside a newer one.
   if exists (select 1 from webhook_deliveries dd
-              where dd.webhook_id = p_webhook and dd.status = 'pending' and dd.lease_until > now()) then
+              where dd.webhook_id = p_webhook and dd.status = 'pending' and dd.lease_until > now()
+                and dd.id <> all(v_held)) then
     return;
   end if;
-  select dd.id, dd.next_attempt_at <= now() as due, dd.lease_until is not null as abandoned
-    into d from webhook_deliveries dd
-   where dd.webhook_id = p_webhook and dd.status = 'pending' order by dd.first_event_seq, dd.created_at limit 1;
-  if found then
+  if cardinality(v_held) > 0 then
+    -- Batches claimed behind held ones go out only after them: nothing else may be open (a
+    -- retry or a redelivery goes first, alone), and the held ones must still be the caller's.
+    if exists (select 1 from webhook_deliveries dd
+                where dd.webhook_id = p_webhook and dd.status = 'pending' and dd.id <> all(v_held))
+       or (select count(*) from webhook_deliveries dd
+            where dd.id = any(v_held) and dd.webhook_id = p_webhook and dd.status = 'pending'
+              and dd.lease_until > now()) < cardinality(v_held) then
+      return;
+    end if;
+  else
+    select dd.id, dd.next_attempt_at <= now() as due, dd.lease_until is not null as abandoned
+      into d from webhook_deliveries dd
+     where dd.webhook_id = p_webhook and dd.status = 'pending' order by dd.first_event_seq, dd.created_at limit 1;
+    v_open := found;
+  end if;
+  if v_open then
     if not d.due then
       return;
     end if;
@@ -90,15 +111,20 @@ begin
 
   -- The bodies, built from the stored events in write order: {"events": [{id, type, sequence, created_at, data}]}.
   -- sequence is the event's place in write order, so a receiver can order what a redelivery brings late.
+  -- Each delivery's messages by its index and each event by its key, whatever the statistics
+  -- say: a join over all of them could hash or scan whole tables for a few dozen rows.
   return query
-    select dd.id, w.endpoint_url::text, w.secret_sealed, w.failing, dd.attempts, count(*)::int,
-           json_build_object('events', coalesce(json_agg(json_build_object(
-             'id', e.id, 'type', e.type, 'sequence', m.event_seq,
-             'created_at', to_char(e.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-             'data', e.data) order by m.event_seq), '[]'::json))::text
-      from webhook_deliveries dd join webhook_messages m on m.delivery_id = dd.id join domain_events e on e.id = m.event_id
-     where dd.id = any(v_ids)
-     group by dd.id, dd.attempts, dd.first_event_seq
+    select dd.id, w.endpoint_url::text, w.secret_sealed, w.failing, dd.attempts, x.n, json_build_object('events', x.events)::text
+      from webhook_deliveries dd
+     cross join lateral (
+       select count(*)::int as n, coalesce(json_agg((
+                select json_build_object('id', e.id, 'type', e.type, 'sequence', m.event_seq,
+                         'created_at', to_char(e.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+                         'data', e.data)
+                  from domain_events e where e.id = m.event_id) order by m.event_seq), '[]'::json) as events
+         from webhook_messages m
+        where m.delivery_id = dd.id) x
+     where dd.id = any(v_ids) and x.n > 0
      order by dd.first_event_seq;
 end
 $function$;

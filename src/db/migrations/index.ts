@@ -35,6 +35,7 @@ import { Migration20261127070000_Reports } from './Migration20261127070000_Repor
 import { Migration20261127080000_PropChallenges } from './Migration20261127080000_PropChallenges';
 import { Migration20261127100000_PublicationOrder } from './Migration20261127100000_PublicationOrder';
 import { Migration20261127130000_WebhookFanOutInRelay } from './Migration20261127130000_WebhookFanOutInRelay';
+import { Migration20261127140000_WebhookClaimAhead } from './Migration20261127140000_WebhookClaimAhead';
 
 export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122185420', class: Migration20261122185420 },
@@ -72,4 +73,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261127080000_PropChallenges', class: Migration20261127080000_PropChallenges },
   { name: 'Migration20261127100000_PublicationOrder', class: Migration20261127100000_PublicationOrder },
   { name: 'Migration20261127130000_WebhookFanOutInRelay', class: Migration20261127130000_WebhookFanOutInRelay },
+  { name: 'Migration20261127140000_WebhookClaimAhead', class: Migration20261127140000_WebhookClaimAhead },
 ];

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { executeNamed } from '../../db/bound-statement';
+import { executeBound, executeNamed } from '../../db/bound-statement';
 import {
   DELIVERY_STEPS,
   DISABLE_WEBHOOK,
@@ -74,11 +74,12 @@ export const CLAIM_AHEAD = 32;
 const LEASE_MARGIN_MS = 5000;
 
 /**
- * One call of `webhook_delivery_steps` (migration 20261127060000): records the successful
- * attempts given, hands back the claimed deliveries not attempted, then, when `claim` > 0,
- * takes the webhook's next attempts, if any are due and nobody holds the webhook: the oldest
- * open delivery alone (ordered by its first event), or else up to `claim` new deliveries of
- * the oldest messages not yet sent, at most batch_size_max each. One statement, under the
+ * One call of `webhook_delivery_steps` (src/db/functions/webhook_delivery_steps.sql): records
+ * the successful attempts given, hands back the claimed deliveries not attempted, then, when
+ * `claim` > 0, takes the webhook's next attempts, if any are due and nobody else holds the
+ * webhook: the oldest open delivery alone (ordered by its first event), or else up to `claim`
+ * new deliveries of the oldest messages not yet sent, at most batch_size_max each. With `held`
+ * (the caller's own deliveries, still being sent) it takes only new deliveries, behind them. One statement, under the
  * webhook's row lock, so two workers never build two batches of one webhook or hold one
  * delivery at once; the lease (timeout plus a margin) is what another worker waits out after a
  * crash. A webhook is served strictly one delivery at a time, in event order: an account's
@@ -92,8 +93,10 @@ async function steps(
   claim: number,
   done: Success[] = [],
   release: Claim[] = [],
+  held: Claim[] = [],
 ): Promise<Claim[]> {
-  const rows = await executeNamed<StepRow>(
+  // Values as parameters (executeBound): em.execute would quote every body of `done` into the text.
+  const rows = await executeBound<StepRow>(
     em,
     DELIVERY_STEPS.bind({
       webhook_id: webhookId,
@@ -111,6 +114,7 @@ async function steps(
       ),
       release: JSON.stringify(release.map((c) => c.deliveryId)),
       clear_failing: done.some((s) => s.claim.failing),
+      held: JSON.stringify(held.map((c) => c.deliveryId)),
     }),
   );
   return rows.map((row) => ({
@@ -199,9 +203,12 @@ export interface DeliverOptions {
  * A worker's turn at one webhook: sends its due batches one after another until none is
  * due, an attempt fails (the retry is due later: the slot is freed at once) or the budget is
  * spent (`more`: the caller queues a continuation, behind other webhooks' jobs). It claims up
- * to CLAIM_AHEAD deliveries at a time and records their successes with the next claim; a
- * failure is recorded at once and the deliveries claimed behind it are handed back unsent. A
- * slow endpoint holds the slot for at most one timeout per attempt.
+ * to CLAIM_AHEAD deliveries at a time; while it sends a run, one statement records the
+ * previous run's successes and claims the run behind this one (held: sent only after it), so
+ * the database's work overlaps the requests instead of sitting between them. Requests still go
+ * out one at a time, in event order. A failure is recorded once the statement in flight has
+ * answered, and everything claimed behind the failed delivery is handed back unsent. A slow
+ * endpoint holds the slot for at most one timeout per attempt.
  */
 export async function deliverWebhook(em: EntityManager, webhookId: string, options: DeliverOptions) {
   const started = Date.now();
@@ -211,22 +218,33 @@ export async function deliverWebhook(em: EntityManager, webhookId: string, optio
   let more = false;
   let claimedAt = Date.now();
   let claims = await steps(em, webhookId, leaseMs, CLAIM_AHEAD);
+  // Successful attempts not recorded yet: they go with the next statement.
+  let unrecorded: Success[] = [];
   // Read once per turn: a rotation's old secret signs beside the new one while it is valid.
   const previous = claims.length
     ? ((await executeNamed<{ previous_secret_sealed: string }>(em, PREVIOUS_SECRET.bind({ webhook_id: webhookId })))[0]
         ?.previous_secret_sealed ?? null)
     : null;
   while (claims.length) {
-    const done: Success[] = [];
-    let failed = false;
     // One webhook, one set of secrets: opened once per claim.
     let keys: Buffer[];
     try {
       keys = await openKeys(em, claims[0]!, previous, options);
     } catch (err) {
-      await steps(em, webhookId, leaseMs, 0, [], claims.slice(1));
+      await steps(em, webhookId, leaseMs, 0, unrecorded, claims.slice(1));
       throw err;
     }
+    let ahead: Promise<Claim[]> | undefined;
+    let aheadAt = 0;
+    if (Date.now() - started < options.budgetMs) {
+      aheadAt = Date.now();
+      ahead = steps(em, webhookId, leaseMs, CLAIM_AHEAD, unrecorded, [], claims);
+      // Awaited after the sends; this only keeps a failure meanwhile from counting as unhandled.
+      ahead.catch(() => undefined);
+      unrecorded = [];
+    }
+    const done: Success[] = [];
+    let failure: { claim: Claim; result: SendResult; at: Date } | undefined;
     for (const current of claims) {
       // The lease must still cover this attempt's whole timeout, or another worker could take the delivery mid-attempt.
       if (Date.now() - claimedAt > LEASE_MARGIN_MS) break;
@@ -237,19 +255,31 @@ export async function deliverWebhook(em: EntityManager, webhookId: string, optio
         current.body,
       );
       if (!result.ok) {
-        outcomes.push(await em.transactional((tx) => recordFailure(tx as EntityManager, current, result, at)));
-        failed = true;
+        failure = { claim: current, result, at };
         break;
       }
       outcomes.push('delivered');
       events += current.eventCount;
       done.push({ claim: current, result, startedAt: at });
     }
-    const unsent = claims.slice(done.length + (failed ? 1 : 0));
-    more = !failed && Date.now() - started >= options.budgetMs;
-    // Recording these successes, handing back what was not sent, and claiming the next run: one statement.
+    // If this statement fails, what it carried stays leased and unrecorded: as after a crash, the leases lapse and the attempts are made again.
+    const behind = ahead ? await ahead : [];
+    if (failure) {
+      const { claim, result, at } = failure;
+      outcomes.push(await em.transactional((tx) => recordFailure(tx as EntityManager, claim, result, at)));
+    }
+    unrecorded.push(...done);
+    const unsent = claims.slice(done.length + (failure ? 1 : 0));
+    more = !failure && Date.now() - started >= options.budgetMs;
+    if (!failure && !more && !unsent.length && behind.length) {
+      claims = behind;
+      claimedAt = aheadAt;
+      continue;
+    }
+    // Recording the successes, handing back what was not sent (and what was claimed behind it), and claiming the next run: one statement.
     claimedAt = Date.now();
-    claims = await steps(em, webhookId, leaseMs, failed || more ? 0 : CLAIM_AHEAD, done, unsent);
+    claims = await steps(em, webhookId, leaseMs, failure || more ? 0 : CLAIM_AHEAD, unrecorded, [...unsent, ...behind]);
+    unrecorded = [];
   }
   return { attempts: outcomes.length, events, last: outcomes[outcomes.length - 1] ?? null, more };
 }

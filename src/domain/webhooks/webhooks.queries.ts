@@ -51,9 +51,11 @@ export const DELIVERY_STEPS = namedStatement<{
   /** JSON array of delivery ids claimed and not attempted. */
   release: string;
   clear_failing: boolean;
+  /** JSON array of delivery ids the caller holds and is still sending (the claim goes behind them). */
+  held: string;
 }>(
   `select * from webhook_delivery_steps(:webhook_id::uuid, :lease_ms::int, :claim::int, :done::jsonb, :release::jsonb,
-     :clear_failing::boolean)`,
+     :clear_failing::boolean, :held::jsonb)`,
 );
 
 export const RECORD_ATTEMPT = namedStatement<{

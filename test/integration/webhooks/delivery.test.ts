@@ -219,6 +219,30 @@ test('when the second of five deliveries claimed together fails, then the rest w
   expect(list.items.map((d: any) => d.attempts_in_round).sort()).toEqual([1, 1, 1, 1, 2]);
 });
 
+test('when a delivery fails while the runs behind it are already claimed, then they are handed back and every event still arrives once, in order, after its retry', async () => {
+  const secret = newSecret();
+  // Past the first run of claims, so the run behind it is claimed while this one is sent.
+  const failing = 40;
+  const r = await receiver(secret, (n) => (n === failing ? { status: 503, headers: { 'retry-after': '1' } } : { status: 200 }));
+  const id = await webhook(r.url, secret, { events: ['pending_order.modified'], batch_size_max: 1 });
+  const account = randomBytes(4).toString('hex');
+  await sql(
+    app,
+    `insert into domain_events (id, created_at, updated_at, type, aggregate_type, aggregate_id, data)
+     select gen_random_uuid(), now(), now(), 'pending_order.modified', 'order', ?, jsonb_build_object('n', i) from generate_series(1, 100) i`,
+    [account],
+  );
+  await waitFor('100 events delivered', async () => (await deliveries(id, '?status=delivered')).total === 100, 30_000);
+  const ns = r.received.map((x) => x.verified!.events[0]!.data.n);
+  const expected = Array.from({ length: 100 }, (_, i) => i + 1);
+  expected.splice(failing + 1, 0, failing + 1);
+  expect(ns).toEqual(expected);
+  // The retry came after its Retry-After, and nothing behind it went out in between.
+  expect(r.received[failing + 1]!.at - r.received[failing]!.at).toBeGreaterThanOrEqual(900);
+  const list = await deliveries(id, '?status=delivered&page_size=100');
+  expect(list.items.map((d: any) => d.attempts.length).sort()).toEqual([...Array(99).fill(1), 2]);
+});
+
 test('when an older batch is reopened while a newer one is leased, then neither can be claimed until the lease ends', async () => {
   const secret = newSecret();
   const r = await receiver(secret, () => ({ status: 200 }));
@@ -253,6 +277,56 @@ test('when an older batch is reopened while a newer one is leased, then neither 
       [newer.id],
     );
     expect(await claim()).toEqual([older.id]);
+  } finally {
+    await em.rollback();
+  }
+});
+
+test('when a claim is made behind a held run, then it takes only new batches, and none while another delivery is open or a held one has lapsed', async () => {
+  const secret = newSecret();
+  const r = await receiver(secret, () => ({ status: 200 }));
+  const id = await webhook(r.url, secret);
+  for (let n = 1; n <= 2; n++) {
+    await sendTest(id);
+    await waitFor(`batch ${n} delivered`, async () => (await deliveries(id, '?status=delivered')).total === n);
+  }
+  const [newer, older] = (await deliveries(id)).items;
+  // Rolled back at the end, so the running workers never see it: the newer batch is in
+  // flight, held by this caller, with one event waiting behind it.
+  const em = app.runtime.services.orm.em.fork();
+  const claim = async (held: string[]) =>
+    (
+      await em.execute<Array<{ delivery_id: string }>>(
+        `select delivery_id from webhook_delivery_steps(?::uuid, 10000, 4, '[]'::jsonb, '[]'::jsonb, false, ?::jsonb)`,
+        [id, JSON.stringify(held)],
+      )
+    ).map((row) => row.delivery_id);
+  await em.begin();
+  try {
+    await em.execute(
+      `with e as (
+         insert into domain_events (id, created_at, updated_at, type, aggregate_type, aggregate_id, data)
+         values (gen_random_uuid(), now(), now(), 'payout.approved', 'payout', 'held-run', '{}') returning id, seq
+       )
+       insert into webhook_messages (webhook_id, event_id, event_seq, created_at) select ?, e.id, e.seq, now() from e`,
+      [id],
+    );
+    await em.execute(`update webhook_deliveries set status = 'pending', lease_until = now() + interval '1 minute' where id = ?`, [
+      newer.id,
+    ]);
+    // A redelivery reopened the older batch: it goes first, alone, after the held run.
+    await em.execute(`update webhook_deliveries set status = 'pending', next_attempt_at = now() where id = ?`, [older.id]);
+    expect(await claim([newer.id])).toEqual([]);
+    await em.execute(`update webhook_deliveries set status = 'delivered' where id = ?`, [older.id]);
+    // The held lease has lapsed: the run may be another worker's now.
+    await em.execute(`update webhook_deliveries set lease_until = now() - interval '1 second' where id = ?`, [newer.id]);
+    expect(await claim([newer.id])).toEqual([]);
+    await em.execute(`update webhook_deliveries set lease_until = now() + interval '1 minute' where id = ?`, [newer.id]);
+    // Without holding it, the run in flight blocks every claim; holding it, the new batch is claimed behind it.
+    expect(await claim([])).toEqual([]);
+    const behind = await claim([newer.id]);
+    expect(behind).toHaveLength(1);
+    expect(behind[0]).not.toBe(newer.id);
   } finally {
     await em.rollback();
   }
