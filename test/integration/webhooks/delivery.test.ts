@@ -243,7 +243,8 @@ test('when a delivery fails while the runs behind it are already claimed, then t
   expect(list.items.map((d: any) => d.attempts.length).sort()).toEqual([...Array(99).fill(1), 2]);
 });
 
-test('when an older batch is reopened while a newer one is leased, then neither can be claimed until the lease ends', async () => {
+/** A webhook with two test batches delivered one after the other, newest first. */
+async function twoDeliveredBatches() {
   const secret = newSecret();
   const r = await receiver(secret, () => ({ status: 200 }));
   const id = await webhook(r.url, secret);
@@ -252,6 +253,11 @@ test('when an older batch is reopened while a newer one is leased, then neither 
     await waitFor(`batch ${n} delivered`, async () => (await deliveries(id, '?status=delivered')).total === n);
   }
   const [newer, older] = (await deliveries(id)).items;
+  return { id, newer, older };
+}
+
+test('when an older batch is reopened while a newer one is leased, then neither can be claimed until the lease ends', async () => {
+  const { id, newer, older } = await twoDeliveredBatches();
   // In one transaction that is rolled back, so the running workers never see it: the newer
   // batch is in flight (leased, as a retry or a continuation holds it) when a redelivery
   // reopens the older one, which sorts first.
@@ -283,14 +289,7 @@ test('when an older batch is reopened while a newer one is leased, then neither 
 });
 
 test('when a claim is made behind a held run, then it takes only new batches, and none while another delivery is open or a held one has lapsed', async () => {
-  const secret = newSecret();
-  const r = await receiver(secret, () => ({ status: 200 }));
-  const id = await webhook(r.url, secret);
-  for (let n = 1; n <= 2; n++) {
-    await sendTest(id);
-    await waitFor(`batch ${n} delivered`, async () => (await deliveries(id, '?status=delivered')).total === n);
-  }
-  const [newer, older] = (await deliveries(id)).items;
+  const { id, newer, older } = await twoDeliveredBatches();
   // Rolled back at the end, so the running workers never see it: the newer batch is in
   // flight, held by this caller, with one event waiting behind it.
   const em = app.runtime.services.orm.em.fork();
