@@ -1,4 +1,4 @@
-import type { EntityName, FilterQuery, FindOptions } from '@mikro-orm/core';
+import { IsolationLevel, type EntityName, type FilterQuery, type FindOptions } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 
 /** Which page of a list, as the `page` and `page_size` query parameters give it (api/http/paging). */
@@ -19,11 +19,24 @@ export async function findPage<T extends object, V>(
   options: { orderBy?: FindOptions<T>['orderBy']; populate?: readonly string[] },
   view: (row: T) => V,
 ) {
-  // MikroORM's option types are too deep for a generic helper; the shape is checked at each call.
-  const [rows, total] = await em.findAndCount(entity, where, {
-    ...options,
-    limit: paging.page_size,
-    offset: (paging.page - 1) * paging.page_size,
-  } as never);
-  return { items: (rows as T[]).map(view), page: paging.page, page_size: paging.page_size, total };
+  return inOneSnapshot(em, async (tx) => {
+    // MikroORM's option types are too deep for a generic helper; the shape is checked at each call.
+    const [rows, total] = await tx.findAndCount(entity, where, {
+      ...options,
+      limit: paging.page_size,
+      offset: (paging.page - 1) * paging.page_size,
+    } as never);
+    return { items: (rows as T[]).map(view), page: paging.page, page_size: paging.page_size, total };
+  });
+}
+
+/**
+ * Runs reads that must agree in one read-only REPEATABLE READ snapshot: a page's rows and its
+ * total are two statements, and each in a snapshot of its own, a row committed between them
+ * was listed and not counted (a page of two items with a total of one). Inside the caller's
+ * transaction they run as they are.
+ */
+export function inOneSnapshot<T>(em: EntityManager, read: (em: EntityManager) => Promise<T>): Promise<T> {
+  if (em.isInTransaction()) return read(em);
+  return em.transactional((tx) => read(tx as EntityManager), { isolationLevel: IsolationLevel.REPEATABLE_READ, readOnly: true });
 }

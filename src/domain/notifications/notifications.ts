@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { Customer } from '../../entities/customer.entity';
 import type { MailMessage } from '../../entities/mail-message.entity';
-import { findPage, type Paging } from '../../db/find-page';
+import { findPage, inOneSnapshot, type Paging } from '../../db/find-page';
 import { Notification } from '../../entities/notification.entity';
 import type { SecretBox } from '../../platform/secret-box';
 import { errors } from '../../platform/errors';
@@ -117,15 +117,18 @@ export async function listNotifications(
   customerId: string,
   paging: Paging,
 ): Promise<z.output<typeof NotificationListSchema>> {
-  const page = await findPage(
-    em,
-    Notification,
-    { customerId },
-    paging,
-    { orderBy: { createdAt: 'desc', id: 'desc' } },
-    notificationView,
-  );
-  return { ...page, unread_count: await em.count(Notification, { customerId, readAt: null }) };
+  // The unread count from the page's own snapshot, so the two never disagree.
+  return inOneSnapshot(em, async (tx) => {
+    const page = await findPage(
+      tx,
+      Notification,
+      { customerId },
+      paging,
+      { orderBy: { createdAt: 'desc', id: 'desc' } },
+      notificationView,
+    );
+    return { ...page, unread_count: await tx.count(Notification, { customerId, readAt: null }) };
+  });
 }
 
 /** Marks one of the customer's notifications read (again: no change); another customer's is 404. */

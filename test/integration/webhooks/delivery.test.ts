@@ -199,17 +199,21 @@ test('when 250 events are written at batch_size_max 100, then they arrive in 3 d
   expect(r.received[3]!.verified!.events.map((e) => e.id)).toEqual(oldest.event_ids);
 });
 
+/** `count` events of `type` for one new account, committed together, each with its number n from 1. */
+async function insertNumberedEvents(type: string, count: number): Promise<void> {
+  await sql(
+    app,
+    `insert into domain_events (id, created_at, updated_at, type, aggregate_type, aggregate_id, data)
+     select gen_random_uuid(), now(), now(), ?, 'order', ?, jsonb_build_object('n', i) from generate_series(1, ?::int) i`,
+    [type, randomBytes(4).toString('hex'), count],
+  );
+}
+
 test('when the second of five deliveries claimed together fails, then the rest wait behind its retry and every event arrives once, in order', async () => {
   const secret = newSecret();
   const r = await receiver(secret, (n) => (n === 1 ? { status: 500 } : { status: 200 }));
   const id = await webhook(r.url, secret, { events: ['order.closed'], batch_size_max: 1 });
-  const account = randomBytes(4).toString('hex');
-  await sql(
-    app,
-    `insert into domain_events (id, created_at, updated_at, type, aggregate_type, aggregate_id, data)
-     select gen_random_uuid(), now(), now(), 'order.closed', 'order', ?, jsonb_build_object('n', i) from generate_series(1, 5) i`,
-    [account],
-  );
+  await insertNumberedEvents('order.closed', 5);
   await waitFor('five events delivered', async () => (await deliveries(id, '?status=delivered')).total === 5, 20_000);
   const ns = r.received.map((x) => x.verified!.events[0]!.data.n);
   expect(ns).toEqual([1, 2, 2, 3, 4, 5]);
@@ -225,13 +229,7 @@ test('when a delivery fails while the runs behind it are already claimed, then t
   const failing = 40;
   const r = await receiver(secret, (n) => (n === failing ? { status: 503, headers: { 'retry-after': '1' } } : { status: 200 }));
   const id = await webhook(r.url, secret, { events: ['pending_order.modified'], batch_size_max: 1 });
-  const account = randomBytes(4).toString('hex');
-  await sql(
-    app,
-    `insert into domain_events (id, created_at, updated_at, type, aggregate_type, aggregate_id, data)
-     select gen_random_uuid(), now(), now(), 'pending_order.modified', 'order', ?, jsonb_build_object('n', i) from generate_series(1, 100) i`,
-    [account],
-  );
+  await insertNumberedEvents('pending_order.modified', 100);
   await waitFor('100 events delivered', async () => (await deliveries(id, '?status=delivered')).total === 100, 30_000);
   const ns = r.received.map((x) => x.verified!.events[0]!.data.n);
   const expected = Array.from({ length: 100 }, (_, i) => i + 1);
