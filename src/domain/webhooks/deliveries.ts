@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { errors } from '../../platform/errors';
 import { findWebhook } from './webhooks';
 import { executeNamed } from '../../db/bound-statement';
+import { inOneSnapshot } from '../../db/find-page';
 import { COUNT_DELIVERIES, DELIVERY_PAGE, LOCK_DELIVERY, LOCK_WEBHOOK, REOPEN_DELIVERY } from './webhooks.queries';
 
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
@@ -68,12 +69,15 @@ export async function listDeliveries(
 ) {
   await findWebhook(em, webhookId);
   const status = query.status ?? null;
-  const [count] = await executeNamed<{ n: string }>(em, COUNT_DELIVERIES.bind({ webhook_id: webhookId, status }));
-  const rows = await executeNamed<DeliveryRow>(
-    em,
-    DELIVERY_PAGE.bind({ webhook_id: webhookId, status, limit: query.page_size, offset: (query.page - 1) * query.page_size }),
-  );
-  return { items: rows.map(deliveryView), page: query.page, page_size: query.page_size, total: Number(count!.n) };
+  // The count and the page in one snapshot: deliveries change state while a busy webhook is read.
+  return inOneSnapshot(em, async (tx) => {
+    const [count] = await executeNamed<{ n: string }>(tx, COUNT_DELIVERIES.bind({ webhook_id: webhookId, status }));
+    const rows = await executeNamed<DeliveryRow>(
+      tx,
+      DELIVERY_PAGE.bind({ webhook_id: webhookId, status, limit: query.page_size, offset: (query.page - 1) * query.page_size }),
+    );
+    return { items: rows.map(deliveryView), page: query.page, page_size: query.page_size, total: Number(count!.n) };
+  });
 }
 
 export const RedeliverResultSchema = z.object({ delivery_id: z.uuid(), status: z.literal('pending'), detail: z.string() });
