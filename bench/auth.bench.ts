@@ -1,5 +1,5 @@
 import { BENCH_ADMIN as ADMIN, median } from './lib/bench-kit';
-import { cpuSecondsByName, processCpuSeconds } from './lib/cpu';
+import { cpuSecondsByName, cpuSecondsSince, processCpuSeconds } from './lib/cpu';
 import { CHILD_EXEC_ARGV, fmt, type Figure, type Harness } from './lib/harness';
 import { call, measure, type LoadOptions, type LoadResult } from './lib/load';
 
@@ -144,14 +144,13 @@ interface CpuPerRequest {
 
 /** Measures one side and notes the CPU the serving process, Redis and Postgres spent per request. */
 async function withCpu(into: CpuPerRequest[], pid: number, options: LoadOptions): Promise<LoadResult> {
-  const total = (name: string) => [...cpuSecondsByName([name]).values()].reduce((sum, p) => sum + p.seconds, 0);
-  const before = { service: processCpuSeconds(pid) ?? NaN, redis: total('redis-server'), postgres: total('postgres') };
+  const before = { service: processCpuSeconds(pid) ?? NaN, others: cpuSecondsByName(['redis-server', 'postgres']) };
   const result = await measure(options);
   const requests = result.rps * ((options.durationMs + options.warmupMs) / 1000);
   into.push({
     service: (((processCpuSeconds(pid) ?? NaN) - before.service) * 1000) / requests,
-    redis: ((total('redis-server') - before.redis) * 1000) / requests,
-    postgres: ((total('postgres') - before.postgres) * 1000) / requests,
+    redis: (cpuSecondsSince(before.others, 'redis-server') * 1000) / requests,
+    postgres: (cpuSecondsSince(before.others, 'postgres') * 1000) / requests,
   });
   return result;
 }

@@ -4,7 +4,7 @@ import type { Pool } from 'pg';
 import { transferBooking, transferStatements } from '../src/domain/money/transfers';
 import { D, money } from '../src/platform/decimal';
 import { pgPlaceholders } from '../src/platform/named-sql';
-import { cpuSecondsByName, machineCpu, processCpuSeconds } from './lib/cpu';
+import { cpuSecondsByName, cpuSecondsSince, machineCpu, processCpuSeconds } from './lib/cpu';
 import { CHILD_EXEC_ARGV, fmt, type Figure, type Harness, type RunWindow, type Server } from './lib/harness';
 import {
   BASE_DATABASE_URL,
@@ -128,14 +128,17 @@ interface CpuShare {
 
 /** Runs one side and notes where the CPU went, per transfer, over the whole round (warm-up included). */
 async function withCpu(into: CpuShare[], window: RunWindow, pid: number, side: () => Promise<LoadResult>): Promise<LoadResult> {
-  const postgres = () => [...cpuSecondsByName(['postgres']).values()].reduce((sum, p) => sum + p.seconds, 0);
-  const before = { client: processCpuSeconds(pid) ?? NaN, postgres: postgres(), machine: machineCpu()?.busy ?? NaN };
+  const before = {
+    client: processCpuSeconds(pid) ?? NaN,
+    postgres: cpuSecondsByName(['postgres']),
+    machine: machineCpu()?.busy ?? NaN,
+  };
   const started = performance.now();
   const result = await side();
   const seconds = (performance.now() - started) / 1000;
   const transfers = result.rps * ((window.durationMs + window.warmupMs) / 1000);
   const client = (processCpuSeconds(pid) ?? NaN) - before.client;
-  const pg = postgres() - before.postgres;
+  const pg = cpuSecondsSince(before.postgres, 'postgres');
   const machine = (machineCpu()?.busy ?? NaN) - before.machine;
   const cores = os.cpus().length;
   into.push({

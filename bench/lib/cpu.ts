@@ -31,6 +31,23 @@ export function cpuSecondsByName(names: string[]): Map<number, { name: string; s
   return found;
 }
 
+/** The CPU seconds of processes by pid at one moment (cpuSecondsByName), to measure from. */
+export type CpuMark = Map<number, { name: string; seconds: number }>;
+
+/**
+ * CPU seconds the processes named `name` (every Postgres backend, say) used since `mark`,
+ * process by process: one started meanwhile counts from zero, one that ended counts nothing.
+ * Summing totals by name instead lost an ended backend's whole lifetime and read below zero.
+ */
+export function cpuSecondsSince(mark: CpuMark, name: string): number {
+  let used = 0;
+  for (const [pid, now] of cpuSecondsByName([name])) {
+    const before = mark.get(pid);
+    used += now.seconds - (before?.name === name ? before.seconds : 0);
+  }
+  return used;
+}
+
 export interface MachineCpu {
   /** Seconds some core spent running anything (user, nice, system, irq, softirq, steal). */
   busy: number;

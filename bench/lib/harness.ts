@@ -107,8 +107,6 @@ export interface RunsSpec {
   connections?: number;
   durationMs?: number;
   warmupMs?: number;
-  /** Slices each side's round is cut into (see SLICE_MS); 1 runs each side's round whole. */
-  slices?: number;
 }
 
 /** One timed batch of work, measured by the bench itself. */
@@ -262,7 +260,7 @@ export class Harness {
     const durationMs = OVERRIDES.durationMs ?? spec.durationMs ?? DEFAULTS.durationMs;
     const warmupMs = OVERRIDES.warmupMs ?? spec.warmupMs ?? DEFAULTS.warmupMs;
 
-    const slices = Math.max(1, spec.slices ?? Math.round(durationMs / SLICE_MS));
+    const slices = Math.max(1, Math.round(durationMs / SLICE_MS));
     const sliceMs = durationMs / slices;
 
     for (const side of ['candidate', 'baseline'] as const) {
