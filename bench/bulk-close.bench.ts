@@ -20,7 +20,7 @@ import { pricingTermsStatement } from '../src/domain/prices/pricing-terms';
 import type { Quote } from '../src/domain/prices/quote-store';
 import { D, dec, money, type Dec } from '../src/platform/decimal';
 import { pgPlaceholders } from '../src/platform/named-sql';
-import { cpuSecondsByName, machineCpu, processCpuSeconds, type MachineCpu } from './lib/cpu';
+import { cpuSecondsByName, machineCpu, processCpuSeconds, usedBetween, type CpuMark, type MachineCpu } from './lib/cpu';
 import { CHILD_EXEC_ARGV, fmt, type BatchRound, type Figure, type Harness, type Server } from './lib/harness';
 import {
   BASE_DATABASE_URL,
@@ -678,18 +678,18 @@ async function inTransaction<T>(ctx: Ctx, work: (c: PoolClient) => Promise<T>): 
 // ---------------------------------------------------------------------------------------------
 // Where the CPU went during a batch
 
-interface CpuMark {
+interface BatchMark {
   at: number;
   self: NodeJS.CpuUsage;
   machine: MachineCpu | undefined;
-  processes: Map<number, { name: string; seconds: number }>;
+  processes: CpuMark;
 }
 
 // Node 24 names its main thread, and so the process's comm, "MainThread": without it the
 // children were missing from the mark and their whole lifetime's CPU was counted to a batch.
 const WATCHED = ['postgres', 'redis-server', 'node', 'MainThread'];
 
-function markCpu(): CpuMark {
+function markCpu(): BatchMark {
   return { at: performance.now(), self: process.cpuUsage(), machine: machineCpu(), processes: cpuSecondsByName(WATCHED) };
 }
 
@@ -698,7 +698,7 @@ function markCpu(): CpuMark {
  * run's database (and everything else Postgres did), Redis, and the machine as a whole.
  * "other" is what the machine did beyond all of that: other people's processes on a shared box.
  */
-async function cpuSince(ctx: Ctx, mark: CpuMark, roles: Record<string, Server[]>) {
+async function cpuSince(ctx: Ctx, mark: BatchMark, roles: Record<string, Server[]>) {
   const wall = (performance.now() - mark.at) / 1000;
   const self = process.cpuUsage(mark.self);
   const machine = machineCpu();
@@ -708,7 +708,11 @@ async function cpuSince(ctx: Ctx, mark: CpuMark, roles: Record<string, Server[]>
       (r) => r.pid,
     ),
   );
-  const used = (pid: number) => (now.get(pid)?.seconds ?? processCpuSeconds(pid) ?? 0) - (mark.processes.get(pid)?.seconds ?? 0);
+  // A child whose command name is not watched is read by pid; its mark is then zero as well.
+  const used = (pid: number) =>
+    now.has(pid)
+      ? usedBetween(mark.processes, now, pid)
+      : (processCpuSeconds(pid) ?? 0) - (mark.processes.get(pid)?.seconds ?? 0);
   const sum = (pids: number[]) => pids.reduce((total, pid) => total + used(pid), 0);
   const pidsNamed = (name: string) => [...now].filter(([, p]) => p.name === name).map(([pid]) => pid);
   const postgres = pidsNamed('postgres');

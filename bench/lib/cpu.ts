@@ -14,9 +14,12 @@ export function processCpuSeconds(pid: number): number | undefined {
   return stat?.seconds;
 }
 
+/** The CPU seconds of processes by pid at one moment (cpuSecondsByName), to measure from. */
+export type CpuMark = Map<number, { name: string; seconds: number }>;
+
 /** CPU seconds of every process whose command name is one of `names` (e.g. postgres), by pid. */
-export function cpuSecondsByName(names: string[]): Map<number, { name: string; seconds: number }> {
-  const found = new Map<number, { name: string; seconds: number }>();
+export function cpuSecondsByName(names: string[]): CpuMark {
+  const found: CpuMark = new Map();
   let entries: string[];
   try {
     entries = readdirSync('/proc');
@@ -31,8 +34,16 @@ export function cpuSecondsByName(names: string[]): Map<number, { name: string; s
   return found;
 }
 
-/** The CPU seconds of processes by pid at one moment (cpuSecondsByName), to measure from. */
-export type CpuMark = Map<number, { name: string; seconds: number }>;
+/**
+ * CPU seconds process `pid` used between two readings: one started meanwhile counts from zero,
+ * and so does a pid the system gave to another command since the mark.
+ */
+export function usedBetween(mark: CpuMark, now: CpuMark, pid: number): number {
+  const reading = now.get(pid);
+  if (!reading) return 0;
+  const before = mark.get(pid);
+  return reading.seconds - (before?.name === reading.name ? before.seconds : 0);
+}
 
 /**
  * CPU seconds the processes named `name` (every Postgres backend, say) used since `mark`,
@@ -40,11 +51,9 @@ export type CpuMark = Map<number, { name: string; seconds: number }>;
  * Summing totals by name instead lost an ended backend's whole lifetime and read below zero.
  */
 export function cpuSecondsSince(mark: CpuMark, name: string): number {
+  const now = cpuSecondsByName([name]);
   let used = 0;
-  for (const [pid, now] of cpuSecondsByName([name])) {
-    const before = mark.get(pid);
-    used += now.seconds - (before?.name === name ? before.seconds : 0);
-  }
+  for (const pid of now.keys()) used += usedBetween(mark, now, pid);
   return used;
 }
 
