@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { accessibleAccount } from '../../domain/accounts/accounts';
 import { openCustomerAccount } from '../../domain/accounts/open-account';
-import { AccountPatchSchema, updateAccount } from '../../domain/accounts/account-trading';
+import { AccountPatchSchema, updateAccount } from '../../domain/orders/account-trading';
 import { AccountSchema, accountView } from '../../domain/accounts/account-view';
 import { LedgerSchema, ledgerView } from '../../domain/ledger/ledger';
 import { DepositSchema, depositFunds } from '../../domain/money/deposits';
-import { CurrencyCode } from '../../domain/money/primitives/money-text';
+import { CurrencyCode } from '../../platform/money-text';
 import { Account } from '../../entities/account.entity';
 import { Customer } from '../../entities/customer.entity';
 import { LedgerEntry } from '../../entities/ledger-entry.entity';

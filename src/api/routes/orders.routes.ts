@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { accessibleAccount } from '../../domain/accounts/accounts';
 import { assertMayTrade } from '../../domain/compliance/limits';
-import type { Caller } from '../../domain/identity/caller';
+import type { Caller } from '../../platform/caller';
 import {
   BulkCloseAcceptedSchema,
   bulkCloseAccepted,

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Account } from '../../entities/account.entity';
 import { LEDGER_KINDS, LedgerEntry, type LedgerKind } from '../../entities/ledger-entry.entity';
 import { money, type Dec } from '../../platform/decimal';
-import { MoneyText } from '../money/primitives/money-text';
+import { MoneyText } from '../../platform/money-text';
 import { executeNamed } from '../../db/bound-statement';
 import { DEPOSITED_SINCE, LEDGER_MISMATCHES, ORDER_CHARGES } from './ledger.queries';
 

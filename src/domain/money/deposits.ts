@@ -5,12 +5,12 @@ import type { Account } from '../../entities/account.entity';
 import { dec } from '../../platform/decimal';
 import { lockAccounts } from '../accounts/accounts';
 import { recordAudit } from '../audit/audit';
-import type { StaffCaller } from '../identity/caller';
+import type { StaffCaller } from '../../platform/caller';
 import { recordEvent } from '../events/outbox';
 import { postToLedger } from '../ledger/ledger';
-import { assertCreditFits } from './primitives/bounds';
+import { assertCreditFits } from '../../platform/bounds';
 import { assertDepositAllowed } from '../compliance/limits';
-import { CurrencyCode, MoneyText } from './primitives/money-text';
+import { CurrencyCode, MoneyText } from '../../platform/money-text';
 
 export const DepositSchema = z.object({
   id: z.uuid(),

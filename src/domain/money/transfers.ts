@@ -13,8 +13,8 @@ import { ledgerInsertSql } from '../ledger/ledger';
 import { loadMetrics } from '../accounts/account-metrics';
 import { convertAtDealerRate, CurrencyConverter, IDENTITY_RATE, type DealerRate } from '../prices/conversion';
 import type { QuoteStore } from '../prices/quote-store';
-import { assertCreditFits } from './primitives/bounds';
-import { CurrencyCode } from './primitives/money-text';
+import { assertCreditFits } from '../../platform/bounds';
+import { CurrencyCode } from '../../platform/money-text';
 
 /** The transfer result of endpoint 12, with the spec's types: logins as text, amounts and the rate as numbers. */
 export const TransferSchema = z.object({

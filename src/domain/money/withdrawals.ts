@@ -8,10 +8,10 @@ import { errors, fieldError } from '../../platform/errors';
 import { lockAccounts, unreserved } from '../accounts/accounts';
 import { recordAudit } from '../audit/audit';
 import { recordEvent } from '../events/outbox';
-import type { StaffCaller } from '../identity/caller';
+import type { StaffCaller } from '../../platform/caller';
 import { postHold, releaseHold, reserveHold } from '../ledger/holds';
 import { assertWithdrawalAllowed } from '../compliance/limits';
-import { CurrencyCode, MoneyText } from './primitives/money-text';
+import { CurrencyCode, MoneyText } from '../../platform/money-text';
 
 /** The largest payment_data accepted, as UTF-8 JSON text. */
 export const PAYMENT_DATA_MAX_BYTES = 4096;

@@ -6,7 +6,7 @@ import { errors, fieldError, ValidationFailure, type AppError } from '../../plat
 import type { QuoteStore } from '../prices/quote-store';
 import { metricsOf } from '../accounts/account-metrics';
 import { tradingRefusal } from '../accounts/accounts';
-import { openRefusal } from '../money/primitives/bounds';
+import { openRefusal } from '../../platform/bounds';
 import { termsOfRows } from '../prices/pricing-terms';
 import { openStatements, type HoldingsAndTermsRow, type LockedAccountRow, type OpenParams } from './open-statements';
 import { orderOfRow, orderView, type OrderCharges, type OrderFields, type OrderRow, type OrderView } from './order-view';

@@ -13,7 +13,7 @@ import type { JobProducer } from '../../jobs/job-producer';
 import { ReportBuildJob } from '../../jobs/report-build.job';
 import { errors } from '../../platform/errors';
 import { recordAudit } from '../audit/audit';
-import type { StaffCaller } from '../identity/caller';
+import type { StaffCaller } from '../../platform/caller';
 import { ACCOUNT_BY_LOGIN, GROUP_EXISTS } from './reports.queries';
 import { readChunks } from './report-store';
 
