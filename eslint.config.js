@@ -52,7 +52,7 @@ module.exports = tseslint.config(
   },
   {
     // The domain sits below the tiers and the composition root: it is handed what it needs
-    // (config values as typed options, the consumer list from src/event-consumers.ts).
+    // (config values as typed options, the consumer list from src/policy.ts).
     files: ['src/domain/**/*.ts'],
     rules: {
       'no-restricted-imports': [
@@ -61,7 +61,7 @@ module.exports = tseslint.config(
           patterns: [
             { group: ['**/api', '**/api/**', '**/workers', '**/workers/**'], message: 'Shared code must not import a tier.' },
             {
-              group: ['**/config/**', '**/runtime', '**/main', '**/app-services', '**/event-consumers'],
+              group: ['**/config/**', '**/runtime', '**/main', '**/app-services', '**/policy'],
               message:
                 'The domain must not import the configuration or the composition root: take the values it needs as options.',
             },

@@ -9,7 +9,7 @@ import { errors, fieldError } from '../../platform/errors';
 import { lockAccounts, openTradingAccount } from '../accounts/accounts';
 import { recordAudit } from '../audit/audit';
 import type { StaffCaller } from '../../platform/caller';
-import { postToLedger } from '../ledger/ledger';
+import { postToLedger } from '../ledger/posting';
 import { MoneyText } from '../../platform/money-text';
 import type { QuoteStore } from '../prices/quote-store';
 import { TRADING_DAYS } from './prop.queries';

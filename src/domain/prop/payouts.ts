@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
@@ -11,7 +12,8 @@ import { recordAudit } from '../audit/audit';
 import { recordEvent } from '../events/outbox';
 import type { Caller, StaffCaller } from '../../platform/caller';
 import { postHold, releaseHold, reserveHold } from '../ledger/holds';
-import { firstDeposit, postToLedger } from '../ledger/ledger';
+import { firstDeposit } from '../ledger/ledger';
+import { postedAccount, postToLedger, runPostingHooks } from '../ledger/posting';
 import { assertCreditFits } from '../../platform/bounds';
 import { loadMetrics } from '../accounts/account-metrics';
 import { CurrencyCode, MoneyText } from '../../platform/money-text';
@@ -100,6 +102,14 @@ export async function requestPayout(
   const amount = money(input.amount);
   return em.transactional(async (tx) => {
     const account = (await lockAccounts(tx, [found.id])).get(found.id)!;
+    const id = randomUUID();
+    await runPostingHooks(tx, 'before', {
+      flow: 'payout',
+      account: postedAccount(account),
+      amount: amount.neg().toFixed(2),
+      reference: { type: 'payout', id },
+      request: { ...input },
+    });
     const available = await payable(tx, quotes, account);
     if (amount.gt(available))
       throw fieldError(
@@ -109,6 +119,7 @@ export async function requestPayout(
       );
     reserveHold(account, amount);
     const payout = tx.create(Payout, {
+      id,
       account,
       customer: account.customer.id,
       login: account.login,
