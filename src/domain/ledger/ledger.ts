@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
+import type { Account } from '../../entities/account.entity';
 import { LEDGER_KINDS, LedgerEntry, type LedgerKind } from '../../entities/ledger-entry.entity';
 import { MoneyText } from '../../platform/money-text';
 import { executeNamed } from '../../db/bound-statement';
@@ -30,6 +31,17 @@ export function ledgerView(r: LedgerEntry): LedgerView {
     comment: r.comment ?? null,
     created_at: r.createdAt.toISOString(),
   };
+}
+
+/**
+ * Appends one ledger row through the unit of work; posting.ts's postToLedger is its caller,
+ * which changes the balance the row records in the same step.
+ */
+export function appendLedgerRow(
+  em: EntityManager,
+  row: Pick<LedgerEntry, 'kind' | 'amount' | 'balanceAfter' | 'referenceType' | 'referenceId' | 'comment'> & { account: Account },
+): LedgerEntry {
+  return em.create(LedgerEntry, row);
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Account, AccountKind } from '../../entities/account.entity';
-import { LedgerEntry, type LedgerKind } from '../../entities/ledger-entry.entity';
+import type { LedgerEntry, LedgerKind } from '../../entities/ledger-entry.entity';
+import { appendLedgerRow } from './ledger';
 import { executeBoundInTransaction } from '../../db/bound-statement';
 import type { RunBound } from '../../db/bound-transaction';
 import { money, type Dec } from '../../platform/decimal';
@@ -34,7 +35,7 @@ export function postToLedger(
   const rounded = money(amount);
   const balanceAfter = money(account.balance).plus(rounded);
   account.balance = balanceAfter.toFixed(2);
-  return em.create(LedgerEntry, {
+  return appendLedgerRow(em, {
     account,
     kind,
     amount: rounded.toFixed(2),

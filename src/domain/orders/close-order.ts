@@ -117,10 +117,12 @@ export async function closeAtPricing(
     event: JSON.stringify(view),
     bulk_close_run_id: bulkCloseRunId,
   });
-  const rows = await runClose(em, close, (row) => ({
+  const amount = profit.minus(commission);
+  const rows = await runClose(em, close, ({ account }) => ({
     flow: 'order_close',
-    account: row.account!,
-    amount: profit.minus(commission).toFixed(2),
+    // The hooks see the account as the close found it, as every posting's hooks do.
+    account: { ...account!, balance: dec(account!.balance).minus(amount).toFixed(2) },
+    amount: amount.toFixed(2),
     reference: { type: 'order', id: ticket },
   }));
   const booked = Number(rows[0]?.booked ?? 0) === 1;
@@ -153,7 +155,7 @@ export interface ClosedRow {
   booked: number;
   commission: string;
   swap: string;
-  /** The account as the close found it (null when nothing was booked): what the posting hooks see. */
+  /** The account as the close left it (null when nothing was booked). */
   account: PostedAccount | null;
 }
 
@@ -236,7 +238,7 @@ type CloseBinding = CloseParams & { comment: string };
 /** The order's commission and swap read as of the statement's start, plus this close's commission. */
 const CLOSED = `select (select count(*) from o)::int as booked, s.commission, s.swap,
   (select json_build_object('id', id, 'login', login::text, 'customerId', customer_id, 'kind', kind, 'currency', currency,
-          'balance', (balance - :profit::numeric - :commission::numeric)::text, 'reserved', reserved::text) from a) as account
+          'balance', balance::text, 'reserved', reserved::text) from a) as account
   from s`;
 
 const CLOSE = namedStatement<CloseBinding>(`${CLOSE_CTES}

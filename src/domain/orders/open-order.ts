@@ -17,6 +17,7 @@ import { boundTransaction, type RunBound } from '../../db/bound-transaction';
 import { SET_MARGIN_CALL_ACTIVE } from '../accounts/accounts.queries';
 import { exposureRefusal } from './exposure';
 import { beforePosting, type Posting } from '../ledger/posting';
+import type { CustomerScope } from '../../platform/customer-scope';
 
 export interface NewMarketOrder {
   login: number;
@@ -119,7 +120,7 @@ export function openingCharges(commission: Dec): OrderCharges {
 }
 
 /** An account to open on: as a caller names it (by login; a customer only its own), or as the engine holds it. */
-export type OpenOn = Account | { login: number; customerId: string | undefined };
+export type OpenOn = Account | { login: number; scope: CustomerScope };
 
 /** An open the order rules refused: why (a filling pending order is cancelled with it), and the API's answer. */
 export type OpenRefused = { ok: false; reason: string; error: AppError | ValidationFailure; rest?: true };
@@ -222,7 +223,7 @@ async function openOnLocked(
   limit: Dec | null,
 ): Promise<OpenResult> {
   const [locked] = await run<LockedAccountRow>(
-    on instanceof Account ? openStatements.lockAccount(on.id) : openStatements.lockOwnAccount(on.login, on.customerId ?? null),
+    on instanceof Account ? openStatements.lockAccount(on.id) : openStatements.lockOwnAccount(on.login, on.scope),
   );
   if (!locked) throw errors.notFound('Account');
   const notTrading = tradingRefusal({ kind: locked.kind, tradingDisabled: locked.trading_disabled });

@@ -2,6 +2,7 @@ import type { AccountKind } from '../../entities/account.entity';
 import { namedStatement, type NamedStatement, type Statement } from '../../platform/named-sql';
 import { eventInsertSql } from '../events/outbox';
 import { ledgerInsertSql } from '../ledger/ledger';
+import { scopeSql, type CustomerScope } from '../../platform/customer-scope';
 import { balanceUpdateSql } from '../ledger/posting';
 import { termsCtes, type TermsRow } from '../prices/pricing-terms';
 
@@ -27,7 +28,7 @@ const LOCK_ACCOUNT_COLUMNS = `select a.id, a.login, a.customer_id, a.group_id, a
   from accounts a left join trading_groups g on g.id = a.group_id`;
 const LOCK_ACCOUNT = namedStatement<{ account_id: string }>(`${LOCK_ACCOUNT_COLUMNS} where a.id = :account_id for update of a`);
 const LOCK_OWN_ACCOUNT = namedStatement<{ login: string; customer_id: string | null }>(
-  `${LOCK_ACCOUNT_COLUMNS} where a.login = :login and (:customer_id::uuid is null or a.customer_id = :customer_id::uuid) for update of a`,
+  `${LOCK_ACCOUNT_COLUMNS} where a.login = :login and ${scopeSql('a.customer_id')} for update of a`,
 );
 
 /**
@@ -149,8 +150,8 @@ select * from o`);
 
 export const openStatements = {
   lockAccount: (accountId: string): Statement => LOCK_ACCOUNT.bind({ account_id: accountId }),
-  lockOwnAccount: (login: number | string, customerId: string | null): Statement =>
-    LOCK_OWN_ACCOUNT.bind({ login: String(login), customer_id: customerId }),
+  lockOwnAccount: (login: number | string, scope: CustomerScope): Statement =>
+    LOCK_OWN_ACCOUNT.bind({ login: String(login), customer_id: scope.customerId }),
   holdingsAndTerms: (account: { id: string; currency: string; groupId: string | null }, symbol: string): Statement =>
     HOLDINGS_AND_TERMS().bind({ account_id: account.id, currency: account.currency, group_id: account.groupId, symbol }),
   open: (params: OpenParams): Statement => OPEN.bind(params),

@@ -20,6 +20,7 @@ import { CurrencyCode, MoneyText } from '../../platform/money-text';
 import { convertAtDealerRate } from '../prices/conversion';
 import { challengeTermsOf } from './challenges';
 import type { QuoteStore } from '../prices/quote-store';
+import { customerScopeOf, inScopeOr404 } from '../../platform/customer-scope';
 
 /** A payout as every route answers it and as its events carry it (decisions, section 8). */
 export const PayoutSchema = z.object({
@@ -87,8 +88,12 @@ export async function requestPayout(
   caller: Caller,
   input: { login: number; amount: number },
 ): Promise<PayoutView> {
-  const found = await em.findOne(Account, { login: String(input.login) }, { fields: ['id', 'kind', 'customer'] });
-  if (!found || (caller.kind === 'customer' && found.customer.id !== caller.customerId)) throw errors.notFound('Account');
+  const found = inScopeOr404(
+    customerScopeOf(caller),
+    await em.findOne(Account, { login: String(input.login) }, { fields: ['id', 'kind', 'customer'] }),
+    (a) => a.customer.id,
+    'Account',
+  );
   if (found.kind !== 'prop')
     throw fieldError('body', ['login'], `A ${found.kind} account has no payouts: only prop accounts pay out their profit`);
   // A challenge's phases are evaluations: only its funded stage pays out, and then the trader's share.
