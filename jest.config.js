@@ -1,8 +1,9 @@
 // Packages that ship ES modules only. Node 24 loads them from our CommonJS through
 // require(esm), but jest's module runtime is its own CommonJS loader without that, so their
 // files (and only theirs: the rest of node_modules stays as is) are compiled to CommonJS
-// for the tests. jose directly; @scure/base and @noble/hashes under otplib.
-const ESM_ONLY = ['jose', '@scure/base', '@noble/hashes'].map((name) => name.replace('/', '\\/'));
+// for the tests. jose directly; @scure/base and @noble/hashes under otplib; MikroORM and
+// kysely, its query runner.
+const ESM_ONLY = ['jose', '@scure/base', '@noble/hashes', '@mikro-orm', 'kysely'].map((name) => name.replace('/', '\\/'));
 
 /** @type {import('jest').Config} */
 module.exports = {
@@ -11,10 +12,7 @@ module.exports = {
   testMatch: ['**/*.test.ts'],
   transform: {
     '^.+\\.ts$': ['ts-jest', { diagnostics: false }],
-    [`/node_modules/(${ESM_ONLY.join('|')})/.+\\.js$`]: [
-      'ts-jest',
-      { diagnostics: false, tsconfig: { allowJs: true, module: 'commonjs', target: 'es2022' } },
-    ],
+    [`/node_modules/(${ESM_ONLY.join('|')})/.+\\.js$`]: '<rootDir>/test/helpers/esm-package-transform.js',
   },
   transformIgnorePatterns: [`/node_modules/(?!(${ESM_ONLY.join('|')})/)`],
   globalSetup: '<rootDir>/test/helpers/global-setup.ts',
