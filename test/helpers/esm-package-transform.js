@@ -3,11 +3,11 @@
 // construct that has no CommonJS form is rewritten first. MikroORM resolves optional packages
 // with `import.meta.resolve`, which answers a file URL: `require.resolve` made into the same
 // URL answers what it would.
-const { createTransformer } = require('ts-jest').default;
+const { createTransformer } = require('@swc/jest');
 
 const inner = createTransformer({
-  diagnostics: false,
-  tsconfig: { allowJs: true, module: 'commonjs', target: 'es2022' },
+  jsc: { parser: { syntax: 'ecmascript' }, target: 'es2022' },
+  module: { type: 'commonjs' },
 });
 
 const IMPORT_META_RESOLVE = /\bimport\.meta\.resolve\(/g;
