@@ -2,8 +2,10 @@
 // require(esm), but jest's module runtime is its own CommonJS loader without that, so their
 // files (and only theirs: the rest of node_modules stays as is) are compiled to CommonJS
 // for the tests. jose directly; @scure/base and @noble/hashes under otplib; MikroORM and
-// kysely, its query runner.
-const ESM_ONLY = ['jose', '@scure/base', '@noble/hashes', '@mikro-orm', 'kysely'].map((name) => name.replace('/', '\\/'));
+// kysely, its query runner; parse5 and entities, its character references.
+const ESM_ONLY = ['jose', '@scure/base', '@noble/hashes', '@mikro-orm', 'kysely', 'parse5', 'entities'].map((name) =>
+  name.replace('/', '\\/'),
+);
 
 // Tests are compiled file by file with SWC, types stripped and never checked: `tsc --noEmit`
 // (TypeScript 7) checks them, as a step of its own. Legacy decorators as tsconfig.json has them
