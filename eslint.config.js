@@ -1,4 +1,7 @@
 // @ts-check
+// Before typescript-eslint loads: it parses with TypeScript's JavaScript API, which TypeScript 7
+// does not ship (scripts/typescript-api.js).
+require('./scripts/typescript-api.js');
 const js = require('@eslint/js');
 const tseslint = require('typescript-eslint');
 const importX = require('eslint-plugin-import-x');
