@@ -233,16 +233,23 @@ test('when a customer’s position moves with quotes, then account.updated comes
   const s = await stream('/customers/me/stream', dave.token);
   await new Promise((r) => setTimeout(r, 400));
   await openOrder(app, admin, login, 0, 1);
-  const opened = await s.waitFor((e) => e.event === 'account.updated' && JSON.parse(e.data).margin > 0);
+  const opened = await s.waitFor((e) => e.event === 'account.updated' && Number(JSON.parse(e.data).margin) > 0);
   const figures = JSON.parse(opened.data);
   expect(Object.keys(figures).sort()).toEqual(['balance', 'equity', 'free_margin', 'login', 'margin']);
   expect(figures.login).toBe(login);
+  // The same view, with the same JSON types, as the REST account: money as decimal text.
+  for (const key of ['balance', 'equity', 'margin', 'free_margin'])
+    expect([key, figures[key]]).toEqual([key, expect.stringMatching(/^-?\d+\.\d\d$/)]);
+  const rest = (await app.request('GET', '/customers/me/accounts', { token: dave.token })).body.items.find(
+    (a: { login: number }) => a.login === login,
+  );
+  expect([figures.balance, figures.margin]).toEqual([rest.balance, rest.margin]);
   const before = s.events.filter((e) => e.event === 'account.updated').length;
   const started = Date.now();
   for (let i = 1; i <= 20; i++)
     await setQuote(app, admin, 'EURUSD', Number((1.1 + i / 10_000).toFixed(5)), Number((1.1002 + i / 10_000).toFixed(5)));
   const elapsed = Date.now() - started;
-  await s.waitFor((e) => e.event === 'account.updated' && JSON.parse(e.data).equity > figures.equity);
+  await s.waitFor((e) => e.event === 'account.updated' && Number(JSON.parse(e.data).equity) > Number(figures.equity));
   await new Promise((r) => setTimeout(r, 300));
   const updates = s.events.filter((e) => e.event === 'account.updated').length - before;
   expect(updates).toBeGreaterThanOrEqual(1);
