@@ -304,7 +304,8 @@ export function loadConfig(env: Env = process.env): Config {
     bootTimeoutMs: e.BOOT_TIMEOUT_MS,
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM,
-    // Outside production a missing secret gets a random one: tokens then die with the process.
+    // Outside production a missing secret is replaced at start by the development key kept in
+    // the database (see developmentJwtSecret); this random one is only a placeholder until then.
     jwt: { secret: secret ?? randomBytes(32).toString('base64url'), issuer: e.JWT_ISSUER, audience: e.JWT_AUDIENCE, ephemeral },
     dataKeys,
     accessTokenTtlSeconds: e.ACCESS_TOKEN_TTL_SECONDS,
