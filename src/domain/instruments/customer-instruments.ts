@@ -54,7 +54,7 @@ export const CustomerGroupTermsSchema = z.object({
   ...GroupSchema.pick(GROUP_FIELDS).shape,
   instruments: z
     .array(CustomerInstrumentSchema)
-    .describe("Every instrument you may trade under these terms (all but those the group disables), by symbol"),
+    .describe('Every instrument you may trade under these terms (all but those the group disables), by symbol'),
 });
 export type CustomerGroupTerms = z.output<typeof CustomerGroupTermsSchema>;
 

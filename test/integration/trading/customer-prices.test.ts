@@ -158,7 +158,10 @@ describe('GET /quotes', () => {
   });
 
   test('when a customer has only its wallet, then its list is empty, while staff see every priced instrument', async () => {
-    expect(expectOk(await app.request('GET', '/quotes', { token: walletOnly.token }), 200)).toMatchObject({ items: [], total: 0 });
+    expect(expectOk(await app.request('GET', '/quotes', { token: walletOnly.token }), 200)).toMatchObject({
+      items: [],
+      total: 0,
+    });
     expect(symbolsOf(expectOk(await app.request('GET', '/quotes', { token: admin }), 200).items)).toEqual([
       'AUDUSD',
       'EURUSD',
