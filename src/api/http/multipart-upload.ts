@@ -60,8 +60,9 @@ export function cleanFileName(raw: string | undefined): string {
 /**
  * Reads a multipart/form-data body with busboy, streaming: the file's bytes are counted as
  * they arrive and the read stops at `maxFileBytes` + 1 (413, answered at once and the connection
- * closed, with or without a declared Content-Length), so no more than the cap is ever held. Everything else that is wrong with the form is a 4xx naming the part: a second file, a
- * file under another name, an unknown field, a field too long, a body that ends before its
+ * closed, with or without a declared Content-Length), so no more than the cap is ever held.
+ * Everything else that is wrong with the form is a 4xx naming the part: a second file, a file
+ * under another name, an unknown field, a field too long, a body that ends before its
  * closing boundary. Nothing is stored here: the caller stores what this returns, or nothing.
  */
 export function readUpload(req: Request, limits: UploadLimits): Promise<Upload> {
