@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { EVENT_TYPES } from '../events/event-types';
-import { MoneyText } from '../money/primitives/money-text';
+import { MoneyText } from '../../platform/money-text';
 
 export const StreamTicketSchema = z
   .object({
