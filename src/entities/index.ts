@@ -47,6 +47,9 @@ import { DailyStatement } from './daily-statement.entity';
 import { EodRun } from './eod-run.entity';
 import { EodRunAccount } from './eod-run-account.entity';
 import { SwapBooking } from './swap-booking.entity';
+import { PendingRegistration } from './pending-registration.entity';
+import { CustomerNote } from './customer-note.entity';
+import { SalesStatus } from './sales-status.entity';
 
 /** Every entity the ORM knows. Listed explicitly: no folder scanning at start-up. */
 export const ENTITIES = [
@@ -100,4 +103,7 @@ export const ENTITIES = [
   SwapBooking,
   AccountDailySnapshot,
   DailyStatement,
+  PendingRegistration,
+  CustomerNote,
+  SalesStatus,
 ];

@@ -15,7 +15,7 @@ const LAYERS: ReadonlyArray<readonly string[]> = [
   ['prices'],
   ['accounts', 'reports'],
   ['customers', 'eod', 'money', 'orders', 'streams'],
-  ['engine', 'prop', 'risk'],
+  ['crm', 'engine', 'prop', 'risk'],
   ['notifications'],
 ];
 

@@ -30,6 +30,8 @@ export const PUBLIC_ROUTES = new Set([
   'POST /auth/refresh',
   'POST /customers/password-reset/forgot',
   'POST /customers/password-reset/confirm',
+  'POST /customers/register',
+  'POST /customers/register/confirm',
 ]);
 
 /** Refuses to mount a route table in which a route's declared access breaks its family's rule. */

@@ -34,6 +34,8 @@ export const EVENT_TYPES = [
   'webhook.test',
   'webhook.disabled',
   'group.updated',
+  'customer.lifecycle_changed',
+  'settings.updated',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -336,4 +336,88 @@ export const MAIL_TEMPLATES: readonly DefaultMailTemplate[] = [
       },
     },
   },
+  {
+    key: 'registration_confirm',
+    name: 'Confirm your registration',
+    placeholders: ['first_name', 'valid_hours', 'confirm_url (secret)'],
+    defaultLocale: 'en',
+    translations: {
+      en: {
+        subject: 'Confirm your registration',
+        text:
+          'Hello {{first_name}},\n\nthank you for signing up. To open your account, open this link within {{valid_hours}} hours:\n\n' +
+          '{{confirm_url}}\n\nIf it was not you, ignore this mail: no account is opened.\n',
+        html:
+          '<p>Hello {{first_name}},</p><p>thank you for signing up. To open your account, open this link within ' +
+          '{{valid_hours}} hours:</p><p><a href="{{confirm_url}}">Confirm my registration</a></p>' +
+          '<p>If it was not you, ignore this mail: no account is opened.</p>',
+      },
+      de: {
+        subject: 'Bestätigen Sie Ihre Registrierung',
+        text:
+          'Hallo {{first_name}},\n\ndanke für Ihre Anmeldung. Öffnen Sie innerhalb von {{valid_hours}} Stunden diesen Link, ' +
+          'um Ihr Konto zu eröffnen:\n\n{{confirm_url}}\n\nWaren Sie es nicht, ignorieren Sie diese Mail: es wird kein Konto eröffnet.\n',
+        html:
+          '<p>Hallo {{first_name}},</p><p>danke für Ihre Anmeldung. Öffnen Sie innerhalb von {{valid_hours}} Stunden ' +
+          'diesen Link, um Ihr Konto zu eröffnen:</p><p><a href="{{confirm_url}}">Registrierung bestätigen</a></p>' +
+          '<p>Waren Sie es nicht, ignorieren Sie diese Mail: es wird kein Konto eröffnet.</p>',
+      },
+    },
+  },
+  {
+    key: 'registration_attempt',
+    name: 'Someone tried to register with your email',
+    placeholders: ['first_name'],
+    defaultLocale: 'en',
+    translations: {
+      en: {
+        subject: 'Someone tried to register with your email',
+        text:
+          'Hello {{first_name}},\n\nsomeone tried to open a new account with your email address. You already have an ' +
+          'account: log in as usual, or reset your password if you forgot it. If it was not you, no action is needed.\n',
+        html: wrap([
+          'Hello {{first_name}},',
+          'someone tried to open a new account with your email address. You already have an account: log in as usual, or reset your password if you forgot it.',
+          'If it was not you, no action is needed.',
+        ]),
+      },
+      de: {
+        subject: 'Jemand wollte sich mit Ihrer E-Mail-Adresse registrieren',
+        text:
+          'Hallo {{first_name}},\n\njemand wollte mit Ihrer E-Mail-Adresse ein neues Konto eröffnen. Sie haben bereits ' +
+          'ein Konto: melden Sie sich wie gewohnt an oder setzen Sie Ihr Passwort zurück. Waren Sie es nicht, ist nichts zu tun.\n',
+        html: wrap([
+          'Hallo {{first_name}},',
+          'jemand wollte mit Ihrer E-Mail-Adresse ein neues Konto eröffnen. Sie haben bereits ein Konto: melden Sie sich wie gewohnt an oder setzen Sie Ihr Passwort zurück.',
+          'Waren Sie es nicht, ist nichts zu tun.',
+        ]),
+      },
+    },
+  },
+  {
+    key: 'lead_invite',
+    name: 'Invitation to choose a password',
+    placeholders: ['first_name', 'valid_minutes', 'reset_url (secret)'],
+    defaultLocale: 'en',
+    translations: {
+      en: {
+        subject: 'Your account is ready: choose a password',
+        text:
+          'Hello {{first_name}},\n\nan account is ready for you. To choose your password, open this link within ' +
+          '{{valid_minutes}} minutes:\n\n{{reset_url}}\n',
+        html:
+          '<p>Hello {{first_name}},</p><p>an account is ready for you. To choose your password, open this link within ' +
+          '{{valid_minutes}} minutes:</p><p><a href="{{reset_url}}">Choose my password</a></p>',
+      },
+      de: {
+        subject: 'Ihr Konto ist bereit: wählen Sie ein Passwort',
+        text:
+          'Hallo {{first_name}},\n\nein Konto ist für Sie bereit. Öffnen Sie innerhalb von {{valid_minutes}} Minuten ' +
+          'diesen Link, um Ihr Passwort zu wählen:\n\n{{reset_url}}\n',
+        html:
+          '<p>Hallo {{first_name}},</p><p>ein Konto ist für Sie bereit. Öffnen Sie innerhalb von {{valid_minutes}} ' +
+          'Minuten diesen Link, um Ihr Passwort zu wählen:</p><p><a href="{{reset_url}}">Passwort wählen</a></p>',
+      },
+    },
+  },
 ];

@@ -1,0 +1,95 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
+import { Customer } from '../../entities/customer.entity';
+import { executeNamed } from '../../db/bound-statement';
+import { inScopeOr404, type CustomerScope } from '../../platform/customer-scope';
+import { namedStatement } from '../../platform/named-sql';
+
+export const TIMELINE_KINDS = ['event', 'note', 'task', 'message', 'staff_action'] as const;
+export type TimelineKind = (typeof TIMELINE_KINDS)[number];
+
+export const TimelineItemSchema = z.object({
+  at: z.iso.datetime(),
+  kind: z.enum(TIMELINE_KINDS),
+  actor: z.string().nullable().describe('The staff user behind it (a note, a staff action); null for the system or the customer'),
+  summary: z.string(),
+  ref: z.object({ type: z.string(), id: z.string() }).describe('The record the item comes from'),
+});
+export const TimelineSchema = z.object({
+  items: z.array(TimelineItemSchema),
+  next_before: z.iso.datetime().nullable().describe('Pass as `before` for the next page; null on the last page'),
+});
+
+/**
+ * Each source of the timeline as a select of (at, kind, actor, summary, ref_type, ref_id),
+ * read from the records as they are: nothing is written for the timeline. Tasks and
+ * conversation messages are read where their tables exist.
+ */
+const SOURCES: Record<TimelineKind, string | ((has: ReadonlySet<string>) => string | null)> = {
+  event: `select created_at as at, 'event' as kind, null::text as actor, type as summary, 'event' as ref_type, id::text as ref_id
+            from domain_events where customer_id = :customer_id::uuid and created_at < :before::timestamptz`,
+  note: `select created_at, 'note', author_id::text, left(body, 200), 'note', id::text
+           from customer_notes where customer_id = :customer_id::uuid and deleted_at is null and created_at < :before::timestamptz`,
+  staff_action: `select created_at, 'staff_action', actor_id::text, action, 'audit', id::text
+                   from audit_entries where entity_type = 'customer' and entity_id = :customer_id::text and created_at < :before::timestamptz`,
+  task: (has) =>
+    has.has('tasks')
+      ? `select created_at, 'task', null::text, left(title, 200), 'task', id::text
+           from tasks where customer_id = :customer_id::uuid and created_at < :before::timestamptz`
+      : null,
+  message: (has) =>
+    has.has('conversations') && has.has('conversation_messages')
+      ? `select m.created_at, 'message', null::text, left(m.body, 200), 'message', m.id::text
+           from conversation_messages m join conversations c on c.id = m.conversation_id
+          where c.customer_id = :customer_id::uuid and m.created_at < :before::timestamptz`
+      : null,
+};
+
+const OPTIONAL_TABLES = namedStatement<Record<string, never>>(
+  `select table_name::text as name from information_schema.tables
+    where table_schema = current_schema() and table_name in ('tasks', 'conversations', 'conversation_messages')`,
+);
+
+interface Row {
+  at: Date;
+  kind: TimelineKind;
+  actor: string | null;
+  summary: string;
+  ref_type: string;
+  ref_id: string;
+}
+
+/** Newest first, `limit` items strictly before `before`, of the kinds asked for (every kind by default). */
+export async function customerTimeline(
+  em: EntityManager,
+  scope: CustomerScope,
+  customerId: string,
+  options: { types?: TimelineKind[] | undefined; before?: string | undefined; limit: number },
+): Promise<z.output<typeof TimelineSchema>> {
+  inScopeOr404(scope, await em.findOne(Customer, customerId), (c) => c.id, 'Customer');
+  const has = new Set((await executeNamed<{ name: string }>(em, OPTIONAL_TABLES.bind({}))).map((r) => r.name));
+  const kinds = options.types?.length ? options.types : TIMELINE_KINDS;
+  const parts = kinds
+    .map((k) => {
+      const source = SOURCES[k];
+      return typeof source === 'string' ? source : source(has);
+    })
+    .filter((p): p is string => p !== null)
+    .map((p) => `(${p} order by 1 desc limit :limit)`);
+  if (parts.length === 0) return { items: [], next_before: null };
+  const statement = namedStatement<{ customer_id: string; before: string; limit: number }>(
+    `select * from (${parts.join(' union all ')}) t order by at desc, ref_id desc limit :limit`,
+  );
+  const rows = await executeNamed<Row>(
+    em,
+    statement.bind({ customer_id: customerId, before: options.before ?? 'infinity', limit: options.limit }),
+  );
+  const items = rows.map((r) => ({
+    at: new Date(r.at).toISOString(),
+    kind: r.kind,
+    actor: r.actor,
+    summary: r.summary,
+    ref: { type: r.ref_type, id: r.ref_id },
+  }));
+  return { items, next_before: items.length === options.limit ? items[items.length - 1]!.at : null };
+}
