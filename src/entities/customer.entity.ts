@@ -22,9 +22,7 @@ type CustomerDefaults =
   | 'closeReason';
 
 @Entity({ tableName: 'customers' })
-export class Customer extends PrincipalEntity<
-  'locale' | 'country' | 'affiliateId' | 'verificationLevel' | CustomerDefaults
-> {
+export class Customer extends PrincipalEntity<'locale' | 'country' | 'affiliateId' | 'verificationLevel' | CustomerDefaults> {
   @Property({ type: 'string', length: 320 })
   @Unique()
   declare email: string;

@@ -11,7 +11,12 @@ import {
   REGISTRATION_TOKEN_TTL_HOURS,
   RegistrationAcceptedSchema,
 } from '../../domain/crm/registration';
-import { listSalesStatuses, replaceSalesStatuses, SalesStatusListSchema, SalesStatusSchema } from '../../domain/crm/sales-statuses';
+import {
+  listSalesStatuses,
+  replaceSalesStatuses,
+  SalesStatusListSchema,
+  SalesStatusSchema,
+} from '../../domain/crm/sales-statuses';
 import { customerTimeline, TIMELINE_KINDS, TimelineSchema } from '../../domain/crm/timeline';
 import { TokenPairSchema, type ClientInfo } from '../../domain/identity/sessions';
 import { AffiliateId } from '../../domain/customers/customers';
@@ -281,7 +286,7 @@ export const crmLifecycleRoutes: RouteSpec[] = [
       'Merged from what is already recorded, nothing written for it: the domain events about the customer (`event`, ' +
       'kept as long as the outbox keeps them), notes (`note`), tasks (`task`), conversation messages (`message`) ' +
       'and the audit entries whose subject is the customer (`staff_action`). `types` is a comma-separated list of ' +
-      'those kinds (all by default); `before` pages: pass the previous answer\'s `next_before`.',
+      "those kinds (all by default); `before` pages: pass the previous answer's `next_before`.",
     tags: ['customers'],
     access: { kind: 'staff', permission: 'view_customers' },
     params: CustomerId,

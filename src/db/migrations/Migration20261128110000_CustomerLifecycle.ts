@@ -21,8 +21,7 @@ export class Migration20261128110000_CustomerLifecycle extends Migration {
       add column "promo_code" varchar(64) null,
       add column "signup_device_id" varchar(200) null,
       add column "closed_at" timestamptz null,
-      add column "close_reason" varchar(1000) null,
-      add constraint "customers_lifecycle_check" check ("lifecycle" in ('lead', 'registered', 'verified', 'funded', 'active', 'dormant', 'closed'));`);
+      add column "close_reason" varchar(1000) null;`);
     this.addSql(`create table "pending_registrations" ("id" uuid not null, "created_at" timestamptz not null, "updated_at" timestamptz not null, "email" varchar(320) not null, "password_hash" varchar(255) not null, "first_name" varchar(100) not null, "last_name" varchar(100) not null, "country" varchar(2) not null, "locale" varchar(16) not null, "phone" varchar(32) null, "partner_code" varchar(255) null, "promo_code" varchar(64) null, "device_id" varchar(200) null, "client_ip" varchar(64) null, "token_hash" varchar(64) not null, "expires_at" timestamptz not null, "used_at" timestamptz null, "customer_id" uuid null, constraint "pending_registrations_pkey" primary key ("id"));`);
     this.addSql(`alter table "pending_registrations" add constraint "pending_registrations_token_hash_unique" unique ("token_hash");`);
     this.addSql(`create index "pending_registrations_email_index" on "pending_registrations" ("email");`);
@@ -45,6 +44,6 @@ export class Migration20261128110000_CustomerLifecycle extends Migration {
     this.addSql(`drop table if exists "sales_statuses";`);
     this.addSql(`drop table if exists "customer_notes";`);
     this.addSql(`drop table if exists "pending_registrations";`);
-    this.addSql(`alter table "customers" drop constraint "customers_lifecycle_check", drop column "lifecycle", drop column "ftd_at", drop column "ftd_amount", drop column "sales_status", drop column "phone", drop column "lead_source", drop column "lead_campaign", drop column "partner_code", drop column "promo_code", drop column "signup_device_id", drop column "closed_at", drop column "close_reason";`);
+    this.addSql(`alter table "customers" drop column "lifecycle", drop column "ftd_at", drop column "ftd_amount", drop column "sales_status", drop column "phone", drop column "lead_source", drop column "lead_campaign", drop column "partner_code", drop column "promo_code", drop column "signup_device_id", drop column "closed_at", drop column "close_reason";`);
   }
 }

@@ -44,7 +44,11 @@ export const NewLeadSchema = z.object({
  * A lead: a customer in `lead`, with no password anyone knows (a random one, hashed, so a
  * login answers as a wrong password) and no accounts. The country rules of sign-up apply.
  */
-export async function createLead(em: EntityManager, actor: StaffCaller, input: z.output<typeof NewLeadSchema>): Promise<Customer> {
+export async function createLead(
+  em: EntityManager,
+  actor: StaffCaller,
+  input: z.output<typeof NewLeadSchema>,
+): Promise<Customer> {
   assertCountryAllowed(await registrationSettings(em), input.country);
   const lead = em.create(Customer, {
     email: normalizeEmail(input.email),
@@ -96,7 +100,12 @@ export async function inviteLead(
     data: { first_name: lead.firstName, valid_minutes: RESET_TOKEN_TTL_SECONDS / 60 },
     secretData: { reset_url: resetLink(s.resetUrl, token) },
   });
-  recordAudit(em, actor, { action: 'lead.invited', entityType: 'customer', entityId: lead.id, after: { expires_at: expiresAt.toISOString() } });
+  recordAudit(em, actor, {
+    action: 'lead.invited',
+    entityType: 'customer',
+    entityId: lead.id,
+    after: { expires_at: expiresAt.toISOString() },
+  });
   await em.flush();
   await dispatchMail(s.jobs, mail);
   return { message: 'The invitation is on its way', expires_at: expiresAt.toISOString() };

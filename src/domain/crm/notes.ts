@@ -12,15 +12,17 @@ export const NOTE_EDIT_WINDOW_HOURS = 24;
 
 export const NoteBody = z.string().trim().min(1).max(10_000);
 
-export const NoteSchema = z.object({
-  id: z.uuid(),
-  customer_id: z.uuid(),
-  author_id: z.uuid(),
-  body: z.string(),
-  pinned: z.boolean(),
-  created_at: z.iso.datetime(),
-  updated_at: z.iso.datetime(),
-});
+export const NoteSchema = z
+  .object({
+    id: z.uuid(),
+    customer_id: z.uuid(),
+    author_id: z.uuid(),
+    body: z.string(),
+    pinned: z.boolean(),
+    created_at: z.iso.datetime(),
+    updated_at: z.iso.datetime(),
+  })
+  .meta({ id: 'CustomerNote' });
 export type NoteView = z.output<typeof NoteSchema>;
 
 export function noteView(n: CustomerNote): NoteView {

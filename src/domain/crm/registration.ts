@@ -65,9 +65,7 @@ export async function register(
   client: ClientInfo & { deviceId: string | null },
 ): Promise<void> {
   const settings = await registrationSettings(em);
-  await s.identity.registrationThrottle.take([
-    { key: `address:${client.ip ?? 'unknown'}`, limit: settings.max_per_ip_per_hour },
-  ]);
+  await s.identity.registrationThrottle.take([{ key: `address:${client.ip ?? 'unknown'}`, limit: settings.max_per_ip_per_hour }]);
   assertCountryAllowed(settings, input.country);
   const email = normalizeEmail(input.email);
   assertPasswordPolicy(input.password, { email, names: [input.first_name, input.last_name] });

@@ -6,15 +6,22 @@ import type { StaffCaller } from '../../platform/caller';
 import { errors, fieldError } from '../../platform/errors';
 import { recordAudit } from '../audit/audit';
 
-export const SalesStatusSchema = z.object({
-  key: z
-    .string()
-    .regex(/^[a-z][a-z0-9_]{0,63}$/, { message: 'A key is 1 to 64 of a-z 0-9 _ starting with a letter' })
-    .describe('What customers name in `sales_status`'),
-  name: z.string().trim().min(1).max(100),
-  position: z.int().min(0).max(10_000).describe('Order in which the stages are shown'),
-  is_final: z.boolean().describe('Whether the stage ends the sales process (won or lost)'),
-});
+export const SalesStatusSchema = z
+  .object({
+    key: z
+      .string()
+      .regex(/^[a-z][a-z0-9_]{0,63}$/, { message: 'A key is 1 to 64 of a-z 0-9 _ starting with a letter' })
+      .describe('What customers name in `sales_status`'),
+    name: z.string().trim().min(1).max(100),
+    position: z
+      .int()
+      .min(0)
+      .max(10_000)
+      .meta({ examples: [1] })
+      .describe('Order in which the stages are shown'),
+    is_final: z.boolean().describe('Whether the stage ends the sales process (won or lost)'),
+  })
+  .meta({ id: 'SalesStatus' });
 export type SalesStatusView = z.output<typeof SalesStatusSchema>;
 
 export const SalesStatusListSchema = z.array(SalesStatusSchema).max(100);
@@ -45,12 +52,17 @@ export async function replaceSalesStatuses(
     if (removed.length) {
       const inUse = await tx.findOne(Customer, { salesStatus: { $in: removed } }, { fields: ['salesStatus'] });
       if (inUse)
-        throw errors.conflict('SALES_STATUS_IN_USE', `Customers still have the sales status "${inUse.salesStatus}": move them first`);
+        throw errors.conflict(
+          'SALES_STATUS_IN_USE',
+          `Customers still have the sales status "${inUse.salesStatus}": move them first`,
+        );
       await tx.nativeDelete(SalesStatus, { key: { $in: removed } });
     }
     const byKey = new Map(current.map((s) => [s.key, s]));
     for (const s of list) {
-      const row = byKey.get(s.key) ?? tx.create(SalesStatus, { key: s.key, name: s.name, position: s.position, isFinal: s.is_final, updatedAt: new Date() });
+      const row =
+        byKey.get(s.key) ??
+        tx.create(SalesStatus, { key: s.key, name: s.name, position: s.position, isFinal: s.is_final, updatedAt: new Date() });
       row.name = s.name;
       row.position = s.position;
       row.isFinal = s.is_final;

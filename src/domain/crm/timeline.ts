@@ -8,13 +8,18 @@ import { namedStatement } from '../../platform/named-sql';
 export const TIMELINE_KINDS = ['event', 'note', 'task', 'message', 'staff_action'] as const;
 export type TimelineKind = (typeof TIMELINE_KINDS)[number];
 
-export const TimelineItemSchema = z.object({
-  at: z.iso.datetime(),
-  kind: z.enum(TIMELINE_KINDS),
-  actor: z.string().nullable().describe('The staff user behind it (a note, a staff action); null for the system or the customer'),
-  summary: z.string(),
-  ref: z.object({ type: z.string(), id: z.string() }).describe('The record the item comes from'),
-});
+export const TimelineItemSchema = z
+  .object({
+    at: z.iso.datetime(),
+    kind: z.enum(TIMELINE_KINDS),
+    actor: z
+      .string()
+      .nullable()
+      .describe('The staff user behind it (a note, a staff action); null for the system or the customer'),
+    summary: z.string().meta({ examples: ['customer.created'] }),
+    ref: z.object({ type: z.string(), id: z.string() }).meta({ id: 'TimelineRef' }).describe('The record the item comes from'),
+  })
+  .meta({ id: 'TimelineItem' });
 export const TimelineSchema = z.object({
   items: z.array(TimelineItemSchema),
   next_before: z.iso.datetime().nullable().describe('Pass as `before` for the next page; null on the last page'),
@@ -28,18 +33,18 @@ export const TimelineSchema = z.object({
 const SOURCES: Record<TimelineKind, string | ((has: ReadonlySet<string>) => string | null)> = {
   event: `select created_at as at, 'event' as kind, null::text as actor, type as summary, 'event' as ref_type, id::text as ref_id
             from domain_events where customer_id = :customer_id::uuid and created_at < :before::timestamptz`,
-  note: `select created_at, 'note', author_id::text, left(body, 200), 'note', id::text
+  note: `select created_at as at, 'note' as kind, author_id::text as actor, left(body, 200) as summary, 'note' as ref_type, id::text as ref_id
            from customer_notes where customer_id = :customer_id::uuid and deleted_at is null and created_at < :before::timestamptz`,
-  staff_action: `select created_at, 'staff_action', actor_id::text, action, 'audit', id::text
+  staff_action: `select created_at as at, 'staff_action' as kind, actor_id::text as actor, action as summary, 'audit' as ref_type, id::text as ref_id
                    from audit_entries where entity_type = 'customer' and entity_id = :customer_id::text and created_at < :before::timestamptz`,
   task: (has) =>
     has.has('tasks')
-      ? `select created_at, 'task', null::text, left(title, 200), 'task', id::text
+      ? `select created_at as at, 'task' as kind, null::text as actor, left(title, 200) as summary, 'task' as ref_type, id::text as ref_id
            from tasks where customer_id = :customer_id::uuid and created_at < :before::timestamptz`
       : null,
   message: (has) =>
     has.has('conversations') && has.has('conversation_messages')
-      ? `select m.created_at, 'message', null::text, left(m.body, 200), 'message', m.id::text
+      ? `select m.created_at as at, 'message' as kind, null::text as actor, left(m.body, 200) as summary, 'message' as ref_type, m.id::text as ref_id
            from conversation_messages m join conversations c on c.id = m.conversation_id
           where c.customer_id = :customer_id::uuid and m.created_at < :before::timestamptz`
       : null,
@@ -75,7 +80,7 @@ export async function customerTimeline(
       return typeof source === 'string' ? source : source(has);
     })
     .filter((p): p is string => p !== null)
-    .map((p) => `(${p} order by 1 desc limit :limit)`);
+    .map((p) => `(${p} order by at desc limit :limit)`);
   if (parts.length === 0) return { items: [], next_before: null };
   const statement = namedStatement<{ customer_id: string; before: string; limit: number }>(
     `select * from (${parts.join(' union all ')}) t order by at desc, ref_id desc limit :limit`,

@@ -18,7 +18,12 @@ export async function loadBrokerSettings(em: EntityManager, defaultAccessTokenTt
 }
 
 const CountryList = z
-  .array(z.string().regex(/^[A-Z]{2}$/, { message: 'An ISO 3166-1 alpha-2 code, such as DE' }))
+  .array(
+    z
+      .string()
+      .regex(/^[A-Z]{2}$/, { message: 'An ISO 3166-1 alpha-2 code, such as DE' })
+      .meta({ examples: ['KP'] }),
+  )
   .max(300);
 
 export const RegistrationSettingsSchema = z.object({
@@ -26,7 +31,12 @@ export const RegistrationSettingsSchema = z.object({
   allowed_countries: CountryList.nullable()
     .optional()
     .describe('When not empty, only these countries may sign up (blocked ones still may not); null or empty: every country'),
-  max_per_ip_per_hour: z.int().min(1).max(10_000).describe('Sign-up attempts one client address may make in an hour (default 5)'),
+  max_per_ip_per_hour: z
+    .int()
+    .min(1)
+    .max(10_000)
+    .meta({ examples: [5] })
+    .describe('Sign-up attempts one client address may make in an hour (default 5)'),
 });
 
 export const MaintenanceSettingsSchema = z.object({
@@ -44,8 +54,14 @@ export const SettingsSchema = z.object({
   maintenance: MaintenanceSettingsSchema.describe(
     'While enabled, customer routes answer 503 MAINTENANCE, except GET of their own data, logins and streams',
   ),
-  dormant_after_days: z.int().describe('Days without a closed trade after which the end of day makes an active customer dormant'),
-  support_first_response_minutes: z.int().describe('How soon a support conversation is due its first staff answer'),
+  dormant_after_days: z
+    .int()
+    .meta({ examples: [90] })
+    .describe('Days without a closed trade after which the end of day makes an active customer dormant'),
+  support_first_response_minutes: z
+    .int()
+    .meta({ examples: [240] })
+    .describe('How soon a support conversation is due its first staff answer'),
   updated_at: z.iso.datetime(),
   affected_customers: z
     .int()
@@ -100,7 +116,8 @@ export async function updateBrokerSettings(
   if (input.triple_swap_day !== undefined) settings.tripleSwapDay = input.triple_swap_day;
   if (input.registration !== undefined) {
     const merged: RegistrationSettings = { ...settings.registration };
-    if (input.registration.blocked_countries !== undefined) merged.blocked_countries = [...new Set(input.registration.blocked_countries)];
+    if (input.registration.blocked_countries !== undefined)
+      merged.blocked_countries = [...new Set(input.registration.blocked_countries)];
     if (input.registration.allowed_countries !== undefined) merged.allowed_countries = input.registration.allowed_countries;
     if (input.registration.max_per_ip_per_hour !== undefined) merged.max_per_ip_per_hour = input.registration.max_per_ip_per_hour;
     settings.registration = merged;
@@ -113,7 +130,8 @@ export async function updateBrokerSettings(
     settings.maintenance = merged;
   }
   if (input.dormant_after_days !== undefined) settings.dormantAfterDays = input.dormant_after_days;
-  if (input.support_first_response_minutes !== undefined) settings.supportFirstResponseMinutes = input.support_first_response_minutes;
+  if (input.support_first_response_minutes !== undefined)
+    settings.supportFirstResponseMinutes = input.support_first_response_minutes;
   settings.updatedAt = new Date();
   const after = settingsView(settings);
   recordAudit(em, actor, { action: 'settings.updated', entityType: 'broker_settings', entityId: '1', before, after });

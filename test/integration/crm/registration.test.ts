@@ -63,7 +63,9 @@ test('when someone signs up and uses the mailed link, then a registered customer
   expect(decodedMessage(mailsTo(smtp, email)[0]!.raw)).toContain('Confirm your registration');
   // Nothing exists until the link is used, and the token is stored only as a hash.
   expect(await sql(app, 'select id from customers where email = ?', [email])).toEqual([]);
-  const [pending] = await sql<{ token_hash: string }>(app, 'select token_hash from pending_registrations where email = ?', [email]);
+  const [pending] = await sql<{ token_hash: string }>(app, 'select token_hash from pending_registrations where email = ?', [
+    email,
+  ]);
   expect(pending!.token_hash).not.toContain(token);
 
   const confirmed = await app.request('POST', '/customers/register/confirm', { body: { token } });
@@ -150,7 +152,9 @@ test('when a country is blocked, then its sign-ups and leads are 403, the answer
   expect(lead.status).toBe(403);
   expect(lead.body.code).toBe('COUNTRY_NOT_ALLOWED');
   // The customer already there is untouched and still logs in.
-  expect((await app.request('POST', '/api/customer/login', { body: { email: existing.email, password: existing.password } })).status).toBe(200);
+  expect(
+    (await app.request('POST', '/api/customer/login', { body: { email: existing.email, password: existing.password } })).status,
+  ).toBe(200);
 
   // An allow list refuses every other country.
   await patchSettings({ registration: { blocked_countries: [], allowed_countries: ['FR'] } });
@@ -162,7 +166,11 @@ test('when a country is blocked, then its sign-ups and leads are 403, the answer
     app,
     `select before, after from audit_entries where action = 'settings.updated' order by created_at`,
   );
-  expect(audit.some((a) => a.after.registration.blocked_countries.includes('KP') && a.before.registration.blocked_countries.length === 0)).toBe(true);
+  expect(
+    audit.some(
+      (a) => a.after.registration.blocked_countries.includes('KP') && a.before.registration.blocked_countries.length === 0,
+    ),
+  ).toBe(true);
   const events = await sql<{ data: any }>(app, `select data from domain_events where type = 'settings.updated'`);
   expect(events.length).toBe(audit.length);
 });
@@ -186,10 +194,19 @@ test('when maintenance is on, then customers may read and log in but not act, st
 
     expect((await app.request('GET', '/customers/me', { token: customer.token })).status).toBe(200);
     expect((await app.request('GET', '/customers/me/accounts', { token: customer.token })).status).toBe(200);
-    const login = await app.request('POST', '/api/customer/login', { body: { email: customer.email, password: customer.password } });
+    const login = await app.request('POST', '/api/customer/login', {
+      body: { email: customer.email, password: customer.password },
+    });
     expect(login.status).toBe(200);
     expect((await app.request('GET', '/api/crm/customers', { token: admin })).status).toBe(200);
-    expect((await app.request('POST', '/api/crm/leads', { token: admin, body: { email: newEmail(), first_name: 'A', last_name: 'B' } })).status).toBe(201);
+    expect(
+      (
+        await app.request('POST', '/api/crm/leads', {
+          token: admin,
+          body: { email: newEmail(), first_name: 'A', last_name: 'B' },
+        })
+      ).status,
+    ).toBe(201);
   } finally {
     await patchSettings({ maintenance: { enabled: false } });
   }
