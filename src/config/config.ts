@@ -124,7 +124,7 @@ const EnvSchema = z.object({
   // Decisions, section 14: a report's file is kept at least 7 days.
   REPORT_RETENTION_DAYS: integerText(7, 3650).default(7),
   PASSWORD_RESET_URL: urlText(['https:', 'http:']).default('https://portal.broker.invalid/reset-password'),
-  REGISTRATION_CONFIRM_URL: urlText(['https:', 'http:']).default('https://portal.broker.invalid/confirm-registration'),
+  REGISTRATION_CONFIRM_URL: urlText(['https:', 'http:']).default('https://portal.broker.invalid/confirm-signup'),
   BODY_LIMIT_BYTES: integerText(1024, 50 * 1024 * 1024).default(1024 * 1024),
   DASHBOARD_IDLE_TIMEOUT_SECONDS: integerText(1, 86400).default(1800),
   DASHBOARD_SESSION_MAX_SECONDS: integerText(1, 7 * 86400).default(8 * 3600),
