@@ -2,7 +2,7 @@ import { Migration } from '@mikro-orm/migrations';
 
 /**
  * The customer lifecycle and the CRM records around it: each customer's system stage (existing
- * customers start as `registered`, and move on with their next event), the first deposit,
+ * customers take the stage their history gives them), the first deposit,
  * the sales status, the lead and sign-up details; pending self-registrations; staff notes;
  * the broker's sales statuses; the registration, maintenance, dormancy and support settings;
  * and the mails of sign-up and of a lead's invitation, in English and German.
@@ -22,6 +22,17 @@ export class Migration20261128110000_CustomerLifecycle extends Migration {
       add column "signup_device_id" varchar(200) null,
       add column "closed_at" timestamptz null,
       add column "close_reason" varchar(1000) null;`);
+    // Existing customers take the stage their history gives them, so a later deposit is not
+    // taken for a first one: the first deposit, then a verification, then a close in 30 days.
+    this.addSql(`update "customers" c set "ftd_at" = d."created_at", "ftd_amount" = d."amount", "lifecycle" = 'funded'
+      from (select distinct on (a."customer_id") a."customer_id", l."created_at", l."amount"
+              from "ledger_entries" l join "accounts" a on a."id" = l."account_id"
+             where l."kind" = 'deposit' order by a."customer_id", l."seq") d
+     where d."customer_id" = c."id";`);
+    this.addSql(`update "customers" set "lifecycle" = 'verified' where "lifecycle" = 'registered' and "verification_level" > 0;`);
+    this.addSql(`update "customers" c set "lifecycle" = 'active' where exists (
+      select 1 from "orders" o join "accounts" a on a."id" = o."account_id"
+       where a."customer_id" = c."id" and o."status" = 'closed' and o."closed_at" > now() - interval '30 days');`);
     this.addSql(`create table "pending_registrations" ("id" uuid not null, "created_at" timestamptz not null, "updated_at" timestamptz not null, "email" varchar(320) not null, "password_hash" varchar(255) not null, "first_name" varchar(100) not null, "last_name" varchar(100) not null, "country" varchar(2) not null, "locale" varchar(16) not null, "phone" varchar(32) null, "partner_code" varchar(255) null, "promo_code" varchar(64) null, "device_id" varchar(200) null, "client_ip" varchar(64) null, "token_hash" varchar(64) not null, "expires_at" timestamptz not null, "used_at" timestamptz null, "customer_id" uuid null, constraint "pending_registrations_pkey" primary key ("id"));`);
     this.addSql(`alter table "pending_registrations" add constraint "pending_registrations_token_hash_unique" unique ("token_hash");`);
     this.addSql(`create index "pending_registrations_email_index" on "pending_registrations" ("email");`);

@@ -6,6 +6,7 @@ import { sql, startTestApp, waitFor, type TestApp } from '../../helpers/test-app
 import { fundedAccount, openOrder, setUpMarket } from '../../helpers/trading';
 import { rolloverPassedToday, runEod } from '../eod/eod-kit';
 import { mailsTo, RESET_URL } from '../mail/password-reset-kit';
+import { Migration20261128110000_CustomerLifecycle } from '../../../src/db/migrations/Migration20261128110000_CustomerLifecycle';
 
 jest.setTimeout(120_000);
 
@@ -120,6 +121,36 @@ describe('the lifecycle follows the events', () => {
     expect((await customerOf(customer.id)).lifecycle).toBe('funded');
     expect(await lifecycleEvents(customer.id)).toEqual([{ from: 'registered', to: 'funded' }]);
   });
+});
+
+test('when the lifecycle is introduced, then existing customers take the stage their history gives them', async () => {
+  const market = await setUpMarket(app, admin);
+  const depositor = await createCustomer(app, admin);
+  await fundedAccount(app, admin, depositor.id, market.groupId, 40);
+  await lifecycleBecomes(depositor.id, 'funded');
+  const verified = await createCustomer(app, admin);
+  const plain = await createCustomer(app, admin);
+  // As before the migration: no stage, no first deposit.
+  await sql(app, `update customers set lifecycle = 'registered', ftd_at = null, ftd_amount = null where id in (?, ?, ?)`, [
+    depositor.id,
+    verified.id,
+    plain.id,
+  ]);
+  await sql(app, 'update customers set verification_level = 2 where id = ?', [verified.id]);
+
+  const migration = new Migration20261128110000_CustomerLifecycle(
+    app.runtime.services.orm.em.getDriver() as any,
+    app.runtime.services.orm.config as any,
+  );
+  await migration.up();
+  const backfill = migration.getQueries().filter((q) => typeof q === 'string' && q.startsWith('update "customers"')) as string[];
+  expect(backfill).toHaveLength(3);
+  for (const statement of backfill) await sql(app, statement);
+
+  const funded = await customerOf(depositor.id);
+  expect(funded).toMatchObject({ lifecycle: 'funded', ftd_amount: '40.00', ftd_at: expect.any(String) });
+  expect((await customerOf(verified.id)).lifecycle).toBe('verified');
+  expect((await customerOf(plain.id)).lifecycle).toBe('registered');
 });
 
 test('when staff close a customer, then its sessions end, new accounts are 409 CUSTOMER_CLOSED, it can still log in, and nothing moves it again', async () => {
