@@ -28,7 +28,7 @@ export const TimelineSchema = z.object({
 /**
  * Each source of the timeline as a select of (at, kind, actor, summary, ref_type, ref_id),
  * read from the records as they are: nothing is written for the timeline. Tasks and
- * conversation messages are read where their tables exist.
+ * conversation messages are read where their tables exist (OPTIONAL_COLUMNS).
  */
 const SOURCES: Record<TimelineKind, string | ((has: ReadonlySet<string>) => string | null)> = {
   event: `select created_at as at, 'event' as kind, null::text as actor, type as summary, 'event' as ref_type, id::text as ref_id
@@ -38,20 +38,32 @@ const SOURCES: Record<TimelineKind, string | ((has: ReadonlySet<string>) => stri
   staff_action: `select created_at as at, 'staff_action' as kind, actor_id::text as actor, action as summary, 'audit' as ref_type, id::text as ref_id
                    from audit_entries where entity_type = 'customer' and entity_id = :customer_id::text and created_at < :before::timestamptz`,
   task: (has) =>
-    has.has('tasks')
+    ['tasks.id', 'tasks.created_at', 'tasks.title', 'tasks.customer_id'].every((c) => has.has(c))
       ? `select created_at as at, 'task' as kind, null::text as actor, left(title, 200) as summary, 'task' as ref_type, id::text as ref_id
            from tasks where customer_id = :customer_id::uuid and created_at < :before::timestamptz`
       : null,
   message: (has) =>
-    has.has('conversations') && has.has('conversation_messages')
+    [
+      'conversations.id',
+      'conversations.customer_id',
+      'conversation_messages.id',
+      'conversation_messages.created_at',
+      'conversation_messages.body',
+      'conversation_messages.conversation_id',
+    ].every((c) => has.has(c))
       ? `select m.created_at as at, 'message' as kind, null::text as actor, left(m.body, 200) as summary, 'message' as ref_type, m.id::text as ref_id
            from conversation_messages m join conversations c on c.id = m.conversation_id
           where c.customer_id = :customer_id::uuid and m.created_at < :before::timestamptz`
       : null,
 };
 
-const OPTIONAL_TABLES = namedStatement<Record<string, never>>(
-  `select table_name::text as name from information_schema.tables
+/**
+ * The columns the optional sources read, where they exist: a source is read only when every
+ * column it names is there, so the timeline works before those features ship and never fails
+ * on a shape it does not know.
+ */
+const OPTIONAL_COLUMNS = namedStatement<Record<string, never>>(
+  `select table_name::text || '.' || column_name::text as name from information_schema.columns
     where table_schema = current_schema() and table_name in ('tasks', 'conversations', 'conversation_messages')`,
 );
 
@@ -72,7 +84,7 @@ export async function customerTimeline(
   options: { types?: TimelineKind[] | undefined; before?: string | undefined; limit: number },
 ): Promise<z.output<typeof TimelineSchema>> {
   inScopeOr404(scope, await em.findOne(Customer, customerId), (c) => c.id, 'Customer');
-  const has = new Set((await executeNamed<{ name: string }>(em, OPTIONAL_TABLES.bind({}))).map((r) => r.name));
+  const has = new Set((await executeNamed<{ name: string }>(em, OPTIONAL_COLUMNS.bind({}))).map((r) => r.name));
   const kinds = options.types?.length ? options.types : TIMELINE_KINDS;
   const parts = kinds
     .map((k) => {
