@@ -173,9 +173,26 @@ test('when staff close a customer, then its sessions end, new accounts are 409 C
   });
   expect(refused.status).toBe(409);
   expect(refused.body.code).toBe('CUSTOMER_CLOSED');
-  expect(
-    (await app.request('POST', '/api/customer/login', { body: { email: customer.email, password: customer.password } })).status,
-  ).toBe(200);
+  const again = await app.request('POST', '/api/customer/login', {
+    body: { email: customer.email, password: customer.password },
+  });
+  expect(again.status).toBe(200);
+  // Its money can still leave: a withdrawal from the wallet is accepted for review.
+  const [wallet] = await sql<{ login: string }>(
+    app,
+    `select login::text as login from accounts where customer_id = ? and kind = 'wallet'`,
+    [customer.id],
+  );
+  const walletDeposit = await app.request('POST', `/api/backoffice/accounts/${wallet!.login}/deposits`, {
+    token: admin,
+    body: { amount: 30 },
+  });
+  expect(walletDeposit.status).toBe(201);
+  const withdrawal = await app.request('POST', '/customers/me/withdraw', {
+    token: again.body.access_token,
+    body: { amount: 20, payment_data: { iban: 'DE89370400440532013000' } },
+  });
+  expect(withdrawal.status).toBe(202);
 
   // A trade after closing leaves it closed.
   const ticket = await openOrder(app, admin, login);
