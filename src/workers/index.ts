@@ -6,6 +6,7 @@ import { expirePendingOrdersProcessor } from './expire-pending-orders.worker';
 import { notifyCustomersProcessor } from './notify-customers.worker';
 import { outboxRelayProcessor } from './outbox-relay.worker';
 import { reportBuildProcessor } from './report-build.worker';
+import { reportSweepProcessor } from './report-sweep.worker';
 import { passwordResetProcessor } from './password-reset.worker';
 import { propAfterCloseProcessor, propCloseOutProcessor, propSweepProcessor } from './prop-challenges.worker';
 import { resealSecretsProcessor } from './reseal-secrets.worker';
@@ -34,6 +35,7 @@ export const PROCESSORS: Processor[] = [
   resealSecretsProcessor,
   retentionProcessor,
   reportBuildProcessor,
+  reportSweepProcessor,
   eodStartProcessor,
   eodAccountsProcessor,
   eodFinishProcessor,
