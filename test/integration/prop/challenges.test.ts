@@ -196,7 +196,7 @@ describe('starting a challenge', () => {
     expect(account).toMatchObject({ kind: 'prop', balance: '10000.00', currency: 'USD', group_id: market.groupId });
     const ledger = await ledgerOf(app, login);
     expect(ledger.map((r) => [r.kind, r.amount])).toEqual([['challenge_funding', '10000.00']]);
-    expect(await challenge(view.id)).toEqual(view);
+    expect(await challenge(view.id)).toMatchObject(view);
     const mine = expectOk(await app.request('GET', '/customers/me/challenges', { token: customer.token }), 200);
     expect(mine.items).toEqual([view]);
   });
