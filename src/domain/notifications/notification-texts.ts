@@ -6,6 +6,8 @@ import { WithdrawalSchema } from '../money/withdrawals';
 import { OrderSchema } from '../orders/order-view';
 import { ChallengeSchema } from '../prop/challenges';
 import { PayoutSchema } from '../prop/payouts';
+import type { DocumentType } from '../../entities/customer-document.entity';
+import type { FailureRule } from '../../entities/prop-challenge.entity';
 
 /**
  * What a customer is told of each event: the title and body in each language, the fields of
@@ -22,7 +24,48 @@ const money = (d: Data) => `${text(d.amount)} ${text(d.currency)}`.trim();
 
 /** The languages notification texts are written in; any other locale reads English. */
 export const NOTIFICATION_LANGUAGES = ['en', 'de'] as const;
-type Language = (typeof NOTIFICATION_LANGUAGES)[number];
+export type Language = (typeof NOTIFICATION_LANGUAGES)[number];
+
+/**
+ * The words for the coded values a customer may be told about, in each language: a mail or
+ * notification names a document type or a challenge rule in the customer's words, never by the
+ * API's key (`payment_method`, `daily_loss`). Typed by the codes, so a new code needs its words.
+ */
+interface Terms {
+  document: Record<DocumentType, string>;
+  rule: Record<FailureRule, string>;
+  balance: string;
+  equity: string;
+}
+
+export const TERMS: Record<Language, Terms> = {
+  en: {
+    document: {
+      identity: 'ID document',
+      address: 'proof of residence',
+      selfie: 'photo of yourself',
+      payment_method: 'proof of payment method',
+    },
+    rule: { daily_loss: 'daily loss limit', total_loss: 'maximum loss limit', time_limit: 'time limit' },
+    balance: 'balance',
+    equity: 'equity',
+  },
+  de: {
+    document: {
+      identity: 'Ausweisdokument',
+      address: 'Wohnsitznachweis',
+      selfie: 'Foto von Ihnen',
+      payment_method: 'Nachweis der Zahlungsmethode',
+    },
+    rule: { daily_loss: 'Tagesverlustlimit', total_loss: 'Maximalverlustlimit', time_limit: 'Zeitlimit' },
+    balance: 'Saldo',
+    equity: 'Equity',
+  },
+};
+
+/** The words of a code in a language; a code without words (none, as the types require) reads as given. */
+const term = <G extends 'document' | 'rule'>(language: Language, group: G, code: unknown): string =>
+  (TERMS[language][group] as Record<string, string>)[text(code)] ?? text(code);
 
 interface Words {
   title: string;
@@ -39,8 +82,8 @@ export interface Telling {
    * here reaches the customer.
    */
   shows: (d: Data) => Data;
-  /** The built-in mail template sent beside the notification, and its values. */
-  mail?: { template: string; data: (d: Data) => Data };
+  /** The built-in mail template sent beside the notification, and its values in the customer's language. */
+  mail?: { template: string; data: (d: Data, language: Language) => Data };
 }
 
 /** The listed fields of the event's data, those it has. */
@@ -60,7 +103,10 @@ const accountShown = ['login', 'currency', 'balance', 'equity', 'margin', 'free_
 
 // The customer's own view of a document: not who decided it.
 const documentShown = fields(...viewFields(DocumentSchema));
-const documentMail = (d: Data): Data => ({ document_type: text(d.type), file_name: text(d.file_name) });
+const documentMail = (d: Data, language: Language): Data => ({
+  document_type: term(language, 'document', d.type),
+  file_name: text(d.file_name),
+});
 
 const moneyMail = (d: Data): Data => ({
   amount: text(d.amount),
@@ -185,10 +231,13 @@ export const TELLINGS: Partial<Record<EventType, Telling>> = {
   },
   'document.approved': {
     words: {
-      en: { title: 'Document approved', body: (d) => `Your document ${text(d.file_name)} (${text(d.type)}) is approved.` },
+      en: {
+        title: 'Document approved',
+        body: (d) => `Your document ${text(d.file_name)} (${term('en', 'document', d.type)}) is approved.`,
+      },
       de: {
         title: 'Dokument akzeptiert',
-        body: (d) => `Ihr Dokument ${text(d.file_name)} (${text(d.type)}) wurde akzeptiert.`,
+        body: (d) => `Ihr Dokument ${text(d.file_name)} (${term('de', 'document', d.type)}) wurde akzeptiert.`,
       },
     },
     shows: documentShown,
@@ -199,16 +248,18 @@ export const TELLINGS: Partial<Record<EventType, Telling>> = {
       en: {
         title: 'Document rejected',
         body: (d) =>
-          `Your document ${text(d.file_name)} (${text(d.type)}) was rejected: ${text(d.reason)}. Please submit a new one.`,
+          `Your document ${text(d.file_name)} (${term('en', 'document', d.type)}) was rejected: ${text(d.reason)}. ` +
+          'Please submit a new one.',
       },
       de: {
         title: 'Dokument abgelehnt',
         body: (d) =>
-          `Ihr Dokument ${text(d.file_name)} (${text(d.type)}) wurde abgelehnt: ${text(d.reason)}. Bitte reichen Sie ein neues ein.`,
+          `Ihr Dokument ${text(d.file_name)} (${term('de', 'document', d.type)}) wurde abgelehnt: ${text(d.reason)}. ` +
+          'Bitte reichen Sie ein neues ein.',
       },
     },
     shows: documentShown,
-    mail: { template: 'document_rejected', data: (d) => ({ ...documentMail(d), reason: text(d.reason) }) },
+    mail: { template: 'document_rejected', data: (d, language) => ({ ...documentMail(d, language), reason: text(d.reason) }) },
   },
   'customer.verified': {
     words: {
@@ -241,7 +292,7 @@ export const TELLINGS: Partial<Record<EventType, Telling>> = {
         body: (d) => {
           const f = (d.failure ?? {}) as Data;
           return (
-            `Phase ${text(d.phase)} of your challenge on account ${text(d.login)} failed (${text(f.rule)}: equity ` +
+            `Phase ${text(d.phase)} of your challenge on account ${text(d.login)} failed (${term('en', 'rule', f.rule)}: equity ` +
             `${text(f.equity)}, threshold ${text(f.threshold)}). Its positions are closed and it no longer trades.`
           );
         },
@@ -251,7 +302,7 @@ export const TELLINGS: Partial<Record<EventType, Telling>> = {
         body: (d) => {
           const f = (d.failure ?? {}) as Data;
           return (
-            `Phase ${text(d.phase)} Ihrer Challenge auf Konto ${text(d.login)} ist nicht bestanden (${text(f.rule)}: Equity ` +
+            `Phase ${text(d.phase)} Ihrer Challenge auf Konto ${text(d.login)} ist nicht bestanden (${term('de', 'rule', f.rule)}: Equity ` +
             `${text(f.equity)}, Schwelle ${text(f.threshold)}). Die Positionen sind geschlossen, das Konto handelt nicht mehr.`
           );
         },
@@ -260,12 +311,12 @@ export const TELLINGS: Partial<Record<EventType, Telling>> = {
     shows: fields(...viewFields(ChallengeSchema, ['customer_id', 'program_id'])),
     mail: {
       template: 'prop_challenge_failed',
-      data: (d) => {
+      data: (d, language) => {
         const f = (d.failure ?? {}) as Data;
         return {
           login: text(d.login),
           phase: text(d.phase),
-          rule: text(f.rule),
+          rule: term(language, 'rule', f.rule),
           threshold: text(f.threshold),
           equity: text(f.equity),
         };
