@@ -65,7 +65,7 @@ export const propRoutes: RouteSpec[] = [
     summary: 'Prop challenge programs, newest first',
     tags: ['prop'],
     access: { kind: 'staff', permission: 'manage_prop' },
-    query: z.object({ ...pageQuery(200, 50) }),
+    query: z.object({ ...pageQuery() }),
     responses: { 200: { description: 'A page of programs', schema: pageSchema(ProgramSchema) } },
     handler: async ({ query, em }) =>
       json(200, await findPage(em, PropProgram, {}, query, { orderBy: { createdAt: 'desc', id: 'desc' } }, programView)),
@@ -102,7 +102,7 @@ export const propRoutes: RouteSpec[] = [
       program_id: z.uuid().optional(),
       customer_id: z.uuid().optional(),
       login: LoginText.optional(),
-      ...pageQuery(200, 50),
+      ...pageQuery(),
     }),
     responses: { 200: { description: 'A page of challenge stages', schema: pageSchema(ChallengeSchema) } },
     handler: async ({ query, em }) => json(200, await listChallenges(em, query, query)),
@@ -176,7 +176,7 @@ export const propRoutes: RouteSpec[] = [
       status: z.enum(PAYOUT_STATUSES).optional(),
       login: LoginText.optional(),
       customer_id: z.uuid().optional(),
-      ...pageQuery(200, 50),
+      ...pageQuery(),
     }),
     responses: { 200: { description: 'A page of payouts', schema: pageSchema(PayoutSchema) } },
     handler: async ({ query, em, caller }) => {

@@ -86,6 +86,12 @@ describe('a customer submitting a document', () => {
 
     const list = expectOk(await app.request('GET', '/customers/me/documents', { token: customer.token }), 200);
     expect(list.items.map((d: { id: string }) => d.id)).toEqual([shot.id, jpeg.id, pdf.id]);
+    expect(list).toMatchObject({ page: 1, page_size: 20, total: 3 });
+    const paged = expectOk(
+      await app.request('GET', '/customers/me/documents?page=2&page_size=2', { token: customer.token }),
+      200,
+    );
+    expect(paged).toMatchObject({ items: [expect.objectContaining({ id: pdf.id })], page: 2, page_size: 2, total: 3 });
     // There is no customer route to a file, and the staff route refuses a customer token.
     expect((await download(app, customer.token, pdf.id)).status).toBe(403);
     expect((await app.request('GET', `/customers/me/documents/${pdf.id}/file`, { token: customer.token })).status).toBe(404);

@@ -71,7 +71,7 @@ describe('the list', () => {
     const b1 = await start(second, ben);
 
     const all = await list('');
-    expect(all).toMatchObject({ page: 1, page_size: 50, total: 3 });
+    expect(all).toMatchObject({ page: 1, page_size: 20, total: 3 });
     expect(all.items.map((c: { id: string }) => c.id)).toEqual([b1.id, a2.id, a1.id]);
     expect(all.items[0]).toEqual(b1);
 

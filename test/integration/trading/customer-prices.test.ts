@@ -134,7 +134,7 @@ describe('GET /quotes', () => {
     const all = expectOk(await app.request('GET', '/quotes', { token: inB.token }), 200);
     // XAUUSD is traded by no group (and has no price): not listed.
     expect(symbolsOf(all.items)).toEqual(['EURUSD', 'GBPUSD', 'USDJPY']);
-    expect(all).toMatchObject({ page: 1, page_size: 100, total: 3 });
+    expect(all).toMatchObject({ page: 1, page_size: 20, total: 3 });
     const second = expectOk(await app.request('GET', '/quotes?page=2&page_size=1', { token: inB.token }), 200);
     expect(second).toMatchObject({ page: 2, page_size: 1, total: 3 });
     expect(symbolsOf(second.items)).toEqual(['GBPUSD']);
