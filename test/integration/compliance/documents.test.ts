@@ -339,6 +339,10 @@ describe('staff review', () => {
     expect(note.data.decided_by).toBeUndefined();
     const mail = await waitFor('the German mail', async () => smtp.received.find((m) => m.to.includes(customer.email)));
     expect(decodedMessage(mail.raw)).toContain('wurde abgelehnt: Die Rechnung ist zu alt');
+    // The type is named in German, in the mail and the notification, never by its key.
+    expect(decodedMessage(mail.raw)).toContain('rechnung.jpg (Wohnsitznachweis)');
+    expect(decodedMessage(mail.raw)).not.toMatch(/\(address\)/);
+    expect(note.body).toContain('(Wohnsitznachweis)');
   });
 
   test('when the documents a level requires are approved, then the customer rises to the highest such level, with customer.verified, a notification and a mail', async () => {
