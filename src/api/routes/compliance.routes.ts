@@ -147,7 +147,8 @@ export const complianceRoutes: RouteSpec[] = [
     access: { kind: 'customer' },
     query: z.object(pageQuery()),
     responses: { 200: { description: 'A page of your documents', schema: pageSchema(DocumentSchema) } },
-    handler: async ({ query, em, caller }) => json(200, await listDocuments(em, asCustomer(caller).customerId, query, documentView)),
+    handler: async ({ query, em, caller }) =>
+      json(200, await listDocuments(em, asCustomer(caller).customerId, query, documentView)),
   }),
   defineRoute({
     method: 'get',

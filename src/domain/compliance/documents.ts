@@ -48,7 +48,6 @@ export const StaffDocumentSchema = DocumentSchema.extend({
 });
 export type StaffDocumentView = z.output<typeof StaffDocumentSchema>;
 
-
 /** The data of a customer.verified event: what webhooks receive and the notification shows. */
 export const CustomerVerifiedSchema = z.object({
   customer_id: z.uuid(),
