@@ -4,7 +4,7 @@ import { executeBound } from '../../db/bound-statement';
 import type { JobProducer } from '../../jobs/job-producer';
 import { ReportBuildJob } from '../../jobs/report-build.job';
 import { clearChunks } from './report-store';
-import { FAIL_STUCK, MARK_REQUEUED, UNFINISHED_REPORTS } from './reports.queries';
+import { FAIL_STUCK, MARK_REQUEUED, UNFINISHED_REPORTS, UNMARK_REQUEUED } from './reports.queries';
 
 /*
  * A report is `queued` or `running` only while its build job exists: the job is added right
@@ -73,7 +73,13 @@ export async function sweepReports(
     }
     const [marked] = await executeBound(em, MARK_REQUEUED.bind({ id: report.id, before }));
     if (!marked) continue;
-    await jobs.ensureQueued(ReportBuildJob, { report_id: report.id });
+    try {
+      await jobs.ensureQueued(ReportBuildJob, { report_id: report.id });
+    } catch (err) {
+      // Not queued after all: the report keeps its one chance for the next run.
+      await executeBound(em, UNMARK_REQUEUED.bind({ id: report.id }));
+      throw err;
+    }
     outcome.requeued.push(report.id);
     logger?.warn({ report_id: report.id, job_state: state }, 'report build queued again after its job was lost');
   }

@@ -68,6 +68,11 @@ export const MARK_REQUEUED = namedStatement<{ id: string; before: Date }>(
    returning id`,
 );
 
+/** Undoes MARK_REQUEUED when the job could not be added after all (Redis went away meanwhile). */
+export const UNMARK_REQUEUED = namedStatement<{ id: string }>(
+  `update reports set requeued_at = null where id = :id and status = 'queued'`,
+);
+
 /** Fails a stuck report, unless its build moved on since the sweep read it. */
 export const FAIL_STUCK = namedStatement<{ id: string; before: Date; error: string }>(
   `update reports set status = 'failed', error = :error, finished_at = now(), updated_at = now()
