@@ -14,7 +14,8 @@ import { ALL_QUEUES, QUEUES } from './jobs/queues';
 import { QueueEventsHub } from './jobs/queue-events-hub';
 import { createMailTransport } from './mail/mail-transport';
 import { checkConsumers, type EventConsumer } from './domain/events/consumers';
-import { EVENT_CONSUMERS } from './event-consumers';
+import { installPostingHooks } from './domain/ledger/posting';
+import { EVENT_CONSUMERS, POSTING_HOOKS } from './policy';
 import { outboxLagSeconds } from './domain/events/relay';
 import { runsForMetrics, syncRolloverSchedule } from './domain/eod/eod-runs';
 import { createIdentity } from './domain/identity/identity';
@@ -75,6 +76,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
   const definitions = [...JOB_DEFINITIONS, ...(options.extraJobs ?? []).map((j) => j.definition)];
   const processors = [...(options.processors ?? PROCESSORS), ...(options.extraJobs ?? []).map((j) => j.processor)];
   const eventConsumers = checkConsumers([...EVENT_CONSUMERS, ...(options.consumers ?? [])], definitions);
+  installPostingHooks(POSTING_HOOKS);
   if (config.jwt.ephemeral)
     logger.warn('JWT_SECRET is not set: using a random key, tokens will not survive a restart or reach another process');
 

@@ -6,7 +6,7 @@ import type { AppServices } from '../../app-services';
 import { unsafeInput } from '../validation/safe-input';
 import { zodIssuesToItems } from '../validation/zod-issues';
 import { abandonIdempotent, beginIdempotent, completeIdempotent, requestHash } from '../../domain/idempotency/idempotency';
-import type { Caller } from '../../domain/identity/caller';
+import type { Caller } from '../../platform/caller';
 import { authorize, checkRouteFamilies } from './access';
 import { replyProblems } from './response-contract';
 import type { HandlerResult, RouteSpec } from './route';

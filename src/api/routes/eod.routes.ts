@@ -15,10 +15,11 @@ import { EodRun } from '../../entities/eod-run.entity';
 import { fieldError } from '../../platform/errors';
 import { findPage } from '../../db/find-page';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { asCustomer, asStaff } from '../http/access';
+import { asStaff } from '../http/access';
 import { LoginText } from '../http/amounts';
 import { pageQuery, pageSchema } from '../http/paging';
 import { defineRoute, json, type RouteSpec } from '../http/route';
+import { customerScopeOf } from '../../platform/customer-scope';
 
 const DailyQuery = z.object({
   from: TradingDate.optional().describe('First trading date, inclusive'),
@@ -112,8 +113,8 @@ export const eodRoutes: RouteSpec[] = [
       200: { description: 'A page of snapshots', schema: pageSchema(DailySnapshotSchema) },
       404: { description: 'No such account' },
     },
-    handler: async ({ params, query, em }) => {
-      const account = await accessibleAccount(em, params.login, undefined);
+    handler: async ({ params, query, em, caller }) => {
+      const account = await accessibleAccount(em, params.login, customerScopeOf(caller));
       return json(200, await dailyPage(em, account.id, query));
     },
   }),
@@ -132,7 +133,7 @@ export const eodRoutes: RouteSpec[] = [
       404: { description: 'No such account' },
     },
     handler: async ({ params, query, em, caller }) => {
-      const account = await accessibleAccount(em, params.login, asCustomer(caller).customerId);
+      const account = await accessibleAccount(em, params.login, customerScopeOf(caller));
       return json(200, await dailyPage(em, account.id, query));
     },
   }),

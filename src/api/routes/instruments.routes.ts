@@ -5,8 +5,8 @@ import { Instrument } from '../../entities/instrument.entity';
 import { asCustomer, asStaff } from '../http/access';
 import { defineRoute, json, type RouteSpec } from '../http/route';
 import { withPlaces } from '../../platform/decimal-places';
-import { CONTRACT_SIZE_MAX } from '../../domain/money/primitives/bounds';
-import { CurrencyCode } from '../../domain/money/primitives/money-text';
+import { CONTRACT_SIZE_MAX } from '../../platform/bounds';
+import { CurrencyCode } from '../../platform/money-text';
 
 export const instrumentRoutes: RouteSpec[] = [
   defineRoute({

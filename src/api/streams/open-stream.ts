@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Request, Response } from 'express';
 import type { AppServices } from '../../app-services';
-import type { Caller } from '../../domain/identity/caller';
+import type { Caller } from '../../platform/caller';
 import { MAX_STREAMS_PER_SESSION } from '../../domain/streams/stream-slots';
 import { replayAfter, resumePoint } from '../../domain/streams/replay';
 import { sha256Hex } from '../../platform/crypto';

@@ -1,5 +1,5 @@
 import type { Response } from 'express';
-import type { Caller } from '../../domain/identity/caller';
+import type { Caller } from '../../platform/caller';
 import { wireEvent, type LiveEvent } from '../../domain/streams/live-feed';
 
 export type StreamKind = 'quotes' | 'customer' | 'backoffice';

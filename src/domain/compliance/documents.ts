@@ -15,7 +15,7 @@ import { errors } from '../../platform/errors';
 import type { SecretBox } from '../../platform/secret-box';
 import { recordAudit } from '../audit/audit';
 import { recordEvent } from '../events/outbox';
-import type { StaffCaller } from '../identity/caller';
+import type { StaffCaller } from '../../platform/caller';
 import {
   APPROVED_TYPES,
   INSERT_DOCUMENT_FILE,

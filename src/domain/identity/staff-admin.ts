@@ -6,7 +6,7 @@ import { StaffUser } from '../../entities/staff-user.entity';
 import { errors, ValidationFailure } from '../../platform/errors';
 import { recordAudit } from '../audit/audit';
 import { apiTokenFacts } from './api-tokens';
-import type { StaffCaller } from './caller';
+import type { StaffCaller } from '../../platform/caller';
 import type { Identity } from './identity';
 import { ADMIN_ROLE } from './permissions';
 import { permissionsOf } from './principals';

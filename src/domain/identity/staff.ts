@@ -5,7 +5,7 @@ import { Role } from '../../entities/role.entity';
 import { StaffUser } from '../../entities/staff-user.entity';
 import { errors, ValidationFailure } from '../../platform/errors';
 import { recordAudit } from '../audit/audit';
-import type { StaffCaller } from './caller';
+import type { StaffCaller } from '../../platform/caller';
 import { assertPasswordPolicy } from './password-policy';
 import { hashPassword } from './passwords';
 import { ADMIN_ROLE, PERMISSIONS, PermissionSchema, type Permission } from './permissions';

@@ -5,12 +5,12 @@ import type { Account } from '../../entities/account.entity';
 import { dec } from '../../platform/decimal';
 import { lockAccounts } from '../accounts/accounts';
 import { recordAudit } from '../audit/audit';
-import type { StaffCaller } from '../identity/caller';
+import type { StaffCaller } from '../../platform/caller';
 import { recordEvent } from '../events/outbox';
-import { postToLedger } from '../ledger/ledger';
-import { assertCreditFits } from './primitives/bounds';
+import { postedAccount, postToLedger, runPostingHooks } from '../ledger/posting';
+import { assertCreditFits } from '../../platform/bounds';
 import { assertDepositAllowed } from '../compliance/limits';
-import { CurrencyCode, MoneyText } from './primitives/money-text';
+import { CurrencyCode, MoneyText } from '../../platform/money-text';
 
 export const DepositSchema = z.object({
   id: z.uuid(),
@@ -37,7 +37,14 @@ export async function depositFunds(
     assertCreditFits(locked.balance, dec(amount));
     await assertDepositAllowed(tx, locked.customer.id, dec(amount), locked.currency);
     const depositId = randomUUID();
-    const entry = postToLedger(tx, locked, dec(amount), 'deposit', { type: 'deposit', id: depositId }, comment);
+    const posting = {
+      flow: 'deposit',
+      account: postedAccount(locked),
+      amount: dec(amount).toFixed(2),
+      reference: { type: 'deposit', id: depositId },
+    } as const;
+    await runPostingHooks(tx, 'before', posting);
+    const entry = postToLedger(tx, locked, dec(amount), 'deposit', posting.reference, comment);
     const view: DepositView = {
       id: depositId,
       login: Number(locked.login),
@@ -61,6 +68,7 @@ export async function depositFunds(
       customerId: locked.customer.id,
       data: view,
     });
+    await runPostingHooks(tx, 'after', posting);
     return view;
   });
 }
