@@ -5,7 +5,7 @@ import type { JobProducer } from '../../jobs/job-producer';
 import type { SecretBox } from '../../platform/secret-box';
 import { executeNamed } from '../../db/bound-statement';
 import { dispatchMail, queueMail } from '../mail/mail-outbox';
-import { notificationLanguage, TERMS } from '../notifications/notification-texts';
+import { notificationLanguage, TERMS } from '../mail/customer-language';
 import { INSERT_DAILY_STATEMENT, STATEMENTS_DUE } from './eod.queries';
 
 const PAGE = 200;

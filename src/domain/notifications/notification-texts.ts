@@ -6,8 +6,7 @@ import { WithdrawalSchema } from '../money/withdrawals';
 import { OrderSchema } from '../orders/order-view';
 import { ChallengeSchema } from '../prop/challenges';
 import { PayoutSchema } from '../prop/payouts';
-import type { DocumentType } from '../../entities/customer-document.entity';
-import type { FailureRule } from '../../entities/prop-challenge.entity';
+import { notificationLanguage, TERMS, type Language } from '../mail/customer-language';
 
 /**
  * What a customer is told of each event: the title and body in each language, the fields of
@@ -22,46 +21,7 @@ export type Data = Record<string, unknown>;
 export const text = (v: unknown) => (v === null || v === undefined ? '' : String(v));
 const money = (d: Data) => `${text(d.amount)} ${text(d.currency)}`.trim();
 
-/** The languages notification texts are written in; any other locale reads English. */
-export const NOTIFICATION_LANGUAGES = ['en', 'de'] as const;
-export type Language = (typeof NOTIFICATION_LANGUAGES)[number];
-
-/**
- * The words for the coded values a customer may be told about, in each language: a mail or
- * notification names a document type or a challenge rule in the customer's words, never by the
- * API's key (`payment_method`, `daily_loss`). Typed by the codes, so a new code needs its words.
- */
-interface Terms {
-  document: Record<DocumentType, string>;
-  rule: Record<FailureRule, string>;
-  balance: string;
-  equity: string;
-}
-
-export const TERMS: Record<Language, Terms> = {
-  en: {
-    document: {
-      identity: 'ID document',
-      address: 'proof of residence',
-      selfie: 'photo of yourself',
-      payment_method: 'proof of payment method',
-    },
-    rule: { daily_loss: 'daily loss limit', total_loss: 'maximum loss limit', time_limit: 'time limit' },
-    balance: 'balance',
-    equity: 'equity',
-  },
-  de: {
-    document: {
-      identity: 'Ausweisdokument',
-      address: 'Wohnsitznachweis',
-      selfie: 'Foto von Ihnen',
-      payment_method: 'Nachweis der Zahlungsmethode',
-    },
-    rule: { daily_loss: 'Tagesverlustlimit', total_loss: 'Maximalverlustlimit', time_limit: 'Zeitlimit' },
-    balance: 'Saldo',
-    equity: 'Equity',
-  },
-};
+export { NOTIFICATION_LANGUAGES, notificationLanguage, TERMS, type Language } from '../mail/customer-language';
 
 /** The words of a code in a language; a code without words (none, as the types require) reads as given. */
 const term = <G extends 'document' | 'rule'>(language: Language, group: G, code: unknown): string =>
@@ -373,12 +333,6 @@ export const TELLINGS: Partial<Record<EventType, Telling>> = {
     shows: fields('login', 'currency', 'balance', 'amount', 'balance_before', 'closed_orders'),
   },
 };
-
-/** The language of a locale, as mail templates pick theirs (`de-AT`, then `de`), else English. */
-export function notificationLanguage(locale: string | null | undefined): Language {
-  const language = (locale ?? '').toLowerCase().split('-')[0];
-  return (NOTIFICATION_LANGUAGES as readonly string[]).includes(language ?? '') ? (language as Language) : 'en';
-}
 
 export function wordsFor(telling: Telling, locale: string, data: Data): { title: string; body: string } {
   const words = telling.words[notificationLanguage(locale)];

@@ -1,4 +1,4 @@
-import { notificationLanguage } from '../notifications/notification-texts';
+import { notificationLanguage } from '../mail/customer-language';
 
 /**
  * The words of a statement its customer reads, in the customer's language (the language of
