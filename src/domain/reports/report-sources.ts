@@ -107,7 +107,7 @@ export const REPORT_SECTIONS: Record<ReportType, Array<{ key: string; columns: C
   account_statement: [
     { key: 'ledger', columns: LEDGER_COLUMNS },
     { key: 'closed_orders', columns: CLOSED_ORDER_COLUMNS },
-    { key: 'open_orders', columns: OPEN_ORDER_COLUMNS },
+    { key: 'open_orders', columns: openOrderColumns(statementTexts('en')) },
   ],
   trades: [{ key: 'orders', columns: TRADE_COLUMNS }],
   exposure: [{ key: 'symbols', columns: EXPOSURE_COLUMNS }],
