@@ -13,11 +13,14 @@ export type AccountKind = (typeof ACCOUNT_KINDS)[number];
  * `reserved` is what pending withdrawals hold back and is not withdrawable. The database
  * refuses a wallet whose reserve exceeds its balance: the last line of defence against an
  * overdraft (the wallet never trades, so nothing but its own debits can lower its balance).
+ * The one exception is a provider's reversal (a charge-back or refund of a deposit), which is
+ * booked even when it takes the wallet below zero: a negative wallet then refuses every debit
+ * of its own (409 ACCOUNT_NEGATIVE) until it is paid back.
  */
 @Entity({ tableName: 'accounts' })
 @Check({
   name: 'accounts_reserved_within_balance',
-  expression: `reserved >= 0 and (kind <> 'wallet' or reserved <= balance)`,
+  expression: `reserved >= 0 and (kind <> 'wallet' or reserved <= balance or balance < 0)`,
 })
 @Index({ properties: ['customer', 'kind'] })
 @Index({ properties: ['group'] })

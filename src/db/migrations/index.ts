@@ -36,6 +36,7 @@ import { Migration20261127080000_PropChallenges } from './Migration2026112708000
 import { Migration20261127100000_PublicationOrder } from './Migration20261127100000_PublicationOrder';
 import { Migration20261127130000_WebhookFanOutInRelay } from './Migration20261127130000_WebhookFanOutInRelay';
 import { Migration20261127140000_WebhookClaimAhead } from './Migration20261127140000_WebhookClaimAhead';
+import { Migration20261128083638_Payments } from './Migration20261128083638_Payments';
 
 export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122185420', class: Migration20261122185420 },
@@ -74,4 +75,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261127100000_PublicationOrder', class: Migration20261127100000_PublicationOrder },
   { name: 'Migration20261127130000_WebhookFanOutInRelay', class: Migration20261127130000_WebhookFanOutInRelay },
   { name: 'Migration20261127140000_WebhookClaimAhead', class: Migration20261127140000_WebhookClaimAhead },
+  { name: 'Migration20261128083638_Payments', class: Migration20261128083638_Payments },
 ];

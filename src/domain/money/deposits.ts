@@ -2,7 +2,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Account } from '../../entities/account.entity';
-import { dec } from '../../platform/decimal';
+import { dec, money, type Dec } from '../../platform/decimal';
+import { errors } from '../../platform/errors';
 import { lockAccounts } from '../accounts/accounts';
 import { recordAudit } from '../audit/audit';
 import type { StaffCaller } from '../identity/caller';
@@ -23,6 +24,70 @@ export const DepositSchema = z.object({
 });
 export type DepositView = z.output<typeof DepositSchema>;
 
+/** Where the money came from: the ledger row's reference, and what the deposit event adds to the view. */
+export interface DepositSource {
+  reference: { type: 'deposit' | 'deposit_intent'; id: string };
+  comment?: string | null;
+  /** Extra fields of the `deposit.completed` event (a provider's id and its payment id). */
+  eventData?: Record<string, unknown>;
+}
+
+/**
+ * The one way money comes in: the balance, its ledger row (kind `deposit`) and the
+ * `deposit.completed` event, in the caller's transaction. The caller holds the account's row
+ * locked (lockAccounts). A staff deposit and a provider's payment both book here; the ledger's
+ * unique index on a provider deposit's intent makes a second credit of one payment fail the
+ * transaction that tries it.
+ */
+export function bookDeposit(tx: EntityManager, locked: Account, amount: Dec, source: DepositSource): DepositView {
+  assertCreditFits(locked.balance, amount);
+  const entry = postToLedger(tx, locked, amount, 'deposit', source.reference, source.comment);
+  const view: DepositView = {
+    id: source.reference.id,
+    login: Number(locked.login),
+    amount: entry.amount,
+    currency: locked.currency,
+    balance: locked.balance,
+    comment: source.comment ?? null,
+    created_at: entry.createdAt.toISOString(),
+  };
+  recordEvent(tx, {
+    type: 'deposit.completed',
+    aggregateType: 'account',
+    aggregateId: locked.login,
+    customerId: locked.customer.id,
+    data: { ...view, ...source.eventData },
+  });
+  return view;
+}
+
+/**
+ * Takes back what a deposit credited (a provider's charge-back or refund): a negative row of
+ * `kind`, booked even when it leaves the account below zero, since the money is already gone.
+ * The caller holds the account's row locked.
+ */
+export function bookDepositReversal(
+  tx: EntityManager,
+  locked: Account,
+  amount: Dec,
+  kind: 'chargeback' | 'deposit_refund',
+  reference: { type: 'deposit_intent'; id: string },
+): void {
+  postToLedger(tx, locked, money(amount).negated(), kind, reference, null);
+}
+
+/**
+ * A negative balance (left by a reversal) refuses every debit of the account until it is
+ * paid back: withdrawals and transfers out.
+ */
+export function assertNotNegative(account: { balance: string; login: string | number }): void {
+  if (dec(account.balance).isNegative())
+    throw errors.conflict(
+      'ACCOUNT_NEGATIVE',
+      `Account ${account.login} has a negative balance (${money(account.balance).toFixed(2)}): nothing can leave it until it is paid back`,
+    );
+}
+
 /** Credits an account: balance, ledger row, audit row and deposit event in one transaction. */
 export async function depositFunds(
   em: EntityManager,
@@ -34,32 +99,14 @@ export async function depositFunds(
   return em.transactional(async (tx) => {
     const locked = (await lockAccounts(tx, [account.id])).get(account.id)!;
     const before = locked.balance;
-    assertCreditFits(locked.balance, dec(amount));
     await assertDepositAllowed(tx, locked.customer.id, dec(amount), locked.currency);
-    const depositId = randomUUID();
-    const entry = postToLedger(tx, locked, dec(amount), 'deposit', { type: 'deposit', id: depositId }, comment);
-    const view: DepositView = {
-      id: depositId,
-      login: Number(locked.login),
-      amount: entry.amount,
-      currency: locked.currency,
-      balance: locked.balance,
-      comment: comment ?? null,
-      created_at: entry.createdAt.toISOString(),
-    };
+    const view = bookDeposit(tx, locked, dec(amount), { reference: { type: 'deposit', id: randomUUID() }, comment });
     recordAudit(tx, actor, {
       action: 'deposit.created',
       entityType: 'account',
       entityId: locked.login,
       before: { balance: before },
       after: view,
-    });
-    recordEvent(tx, {
-      type: 'deposit.completed',
-      aggregateType: 'account',
-      aggregateId: locked.login,
-      customerId: locked.customer.id,
-      data: view,
     });
     return view;
   });

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
+import { assertNotNegative } from './deposits';
 import { Account, type AccountKind } from '../../entities/account.entity';
 import { D, dec, money, type Dec } from '../../platform/decimal';
 import { errors, fieldError } from '../../platform/errors';
@@ -286,6 +287,7 @@ async function book(
 ): Promise<TransferView> {
   const { from, to } = locked;
   const { amount, converted, rate, free } = move;
+  assertNotNegative(from);
   if (amount.gt(free))
     throw fieldError(
       'body',

@@ -7,6 +7,7 @@ import { dec, money } from '../../platform/decimal';
 import { errors, fieldError } from '../../platform/errors';
 import { lockAccounts, unreserved } from '../accounts/accounts';
 import { recordAudit } from '../audit/audit';
+import { assertNotNegative } from './deposits';
 import { recordEvent } from '../events/outbox';
 import type { StaffCaller } from '../identity/caller';
 import { postHold, releaseHold, reserveHold } from '../ledger/holds';
@@ -95,6 +96,7 @@ export async function requestWithdrawal(
   const amount = money(input.amount);
   return em.transactional(async (tx) => {
     const locked = (await lockAccounts(tx, [wallet.id])).get(wallet.id)!;
+    assertNotNegative(locked);
     await assertWithdrawalAllowed(tx, customerId, amount, locked.currency);
     const available = unreserved(locked);
     if (amount.gt(available))

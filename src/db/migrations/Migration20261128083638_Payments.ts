@@ -1,0 +1,51 @@
+import { Migration } from '@mikro-orm/migrations';
+
+export class Migration20261128083638_Payments extends Migration {
+
+  override async up(): Promise<void> {
+    this.addSql(`create table "integrations" ("id" uuid not null, "created_at" timestamptz not null, "updated_at" timestamptz not null, "kind" varchar(16) not null, "adapter" varchar(32) not null, "name" varchar(100) not null, "enabled" boolean not null default true, "config" jsonb not null, "secret_sealed" text not null, "previous_secret_sealed" text null, "previous_secret_expires_at" timestamptz null, "last_inbound_at" timestamptz null, "last_error" varchar(500) null, constraint "integrations_pkey" primary key ("id"));`);
+    this.addSql(`create index "integrations_kind_created_at_index" on "integrations" ("kind", "created_at");`);
+
+    this.addSql(`create table "integration_inbound" ("id" uuid not null, "created_at" timestamptz not null, "updated_at" timestamptz not null, "integration_id" uuid not null, "source_ip" varchar(64) null, "signature_valid" boolean not null, "external_id" varchar(128) null, "dedupe_key" varchar(200) null, "outcome" varchar(16) not null, "error" varchar(500) null, "body" text null, constraint "integration_inbound_pkey" primary key ("id"));`);
+    this.addSql(`create unique index "integration_inbound_dedupe" on "integration_inbound" ("integration_id", "dedupe_key") where "dedupe_key" is not null;`);
+    this.addSql(`create index "integration_inbound_integration_id_created_at_index" on "integration_inbound" ("integration_id", "created_at");`);
+
+    this.addSql(`create table "deposit_intents" ("id" uuid not null, "created_at" timestamptz not null, "updated_at" timestamptz not null, "provider_id" uuid not null, "customer_id" uuid not null, "account_id" uuid not null, "login" bigint not null, "amount" numeric(38,2) not null, "currency" varchar(3) not null, "status" varchar(16) not null default 'pending', "external_id" varchar(128) null, "redirect_url" varchar(2048) null, "expires_at" timestamptz not null, "review" jsonb null, "reason" varchar(500) null, "credited_amount" numeric(38,2) null, "credited_currency" varchar(3) null, "decided_at" timestamptz null, "decided_by" uuid null, "instrument_fingerprint" varchar(128) null, constraint "deposit_intents_pkey" primary key ("id"));`);
+    this.addSql(`create index "deposit_intents_open_expiry" on "deposit_intents" ("expires_at") where "status" in ('pending', 'processing');`);
+    this.addSql(`create index "deposit_intents_status_created_at_index" on "deposit_intents" ("status", "created_at");`);
+    this.addSql(`create index "deposit_intents_customer_id_created_at_index" on "deposit_intents" ("customer_id", "created_at");`);
+
+    this.addSql(`alter table "integration_inbound" add constraint "integration_inbound_integration_id_foreign" foreign key ("integration_id") references "integrations" ("id") on update cascade on delete cascade;`);
+
+    this.addSql(`alter table "deposit_intents" add constraint "deposit_intents_provider_id_foreign" foreign key ("provider_id") references "integrations" ("id") on update cascade on delete restrict;`);
+    this.addSql(`alter table "deposit_intents" add constraint "deposit_intents_customer_id_foreign" foreign key ("customer_id") references "customers" ("id") on update cascade on delete restrict;`);
+    this.addSql(`alter table "deposit_intents" add constraint "deposit_intents_account_id_foreign" foreign key ("account_id") references "accounts" ("id") on update cascade on delete restrict;`);
+
+    this.addSql(`alter table "accounts" drop constraint accounts_reserved_within_balance;`);
+
+    this.addSql(`alter table "accounts" add constraint accounts_reserved_within_balance check(reserved >= 0 and (kind <> 'wallet' or reserved <= balance or balance < 0));`);
+
+    this.addSql(`create unique index "ledger_entries_one_deposit_per_intent" on "ledger_entries" ("reference_id") where "kind" = 'deposit' and "reference_type" = 'deposit_intent';`);
+
+  }
+
+  override async down(): Promise<void> {
+    this.addSql(`alter table "integration_inbound" drop constraint "integration_inbound_integration_id_foreign";`);
+
+    this.addSql(`alter table "deposit_intents" drop constraint "deposit_intents_provider_id_foreign";`);
+
+    this.addSql(`drop table if exists "integrations" cascade;`);
+
+    this.addSql(`drop table if exists "integration_inbound" cascade;`);
+
+    this.addSql(`drop table if exists "deposit_intents" cascade;`);
+
+    this.addSql(`alter table "accounts" drop constraint accounts_reserved_within_balance;`);
+
+    this.addSql(`alter table "accounts" add constraint accounts_reserved_within_balance check(reserved >= (0) AND ((kind <> 'wallet'::text) OR (reserved <= balance)));`);
+
+    this.addSql(`drop index "ledger_entries_one_deposit_per_intent";`);
+
+  }
+
+}
