@@ -74,6 +74,34 @@ const moneyMail = (d: Data): Data => ({
  * the API writes them, in every language.
  */
 export const TELLINGS: Partial<Record<EventType, Telling>> = {
+  'deposit.completed': {
+    words: {
+      en: {
+        title: 'Deposit received',
+        body: (d) => `${money(d)} arrived in your account ${text(d.login)}.`,
+      },
+      de: {
+        title: 'Einzahlung eingegangen',
+        body: (d) => `${money(d)} sind auf Ihrem Konto ${text(d.login)} eingegangen.`,
+      },
+    },
+    shows: fields('id', 'login', 'amount', 'currency', 'balance', 'created_at'),
+  },
+  'deposit.failed': {
+    words: {
+      en: {
+        title: 'Deposit failed',
+        body: (d) =>
+          `Your deposit of ${money(d)} did not go through${d.reason ? `: ${text(d.reason)}` : ''}. Nothing was charged to your account.`,
+      },
+      de: {
+        title: 'Einzahlung fehlgeschlagen',
+        body: (d) =>
+          `Ihre Einzahlung von ${money(d)} ist nicht durchgegangen${d.reason ? `: ${text(d.reason)}` : ''}. Ihrem Konto wurde nichts belastet.`,
+      },
+    },
+    shows: fields('id', 'login', 'amount', 'currency', 'status', 'reason', 'created_at'),
+  },
   'withdrawal.requested': {
     words: {
       en: {
