@@ -1,4 +1,6 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomUUID } from 'node:crypto';
+import { removeExpiredRows } from '../../../src/domain/retention/retention';
 import { adminToken, createCustomer, createStaff, type LoggedIn } from '../../helpers/identity';
 import { sql, startTestApp, waitFor, type TestApp } from '../../helpers/test-app';
 import { expectLedgerBalanced, setQuote, setUpMarket } from '../../helpers/trading';
@@ -365,4 +367,24 @@ test('when a failed inbound call is reprocessed, then it applies once, and repro
   expect(await sql(app, `select action from audit_entries where entity_id = ?`, [failed!.id])).toEqual([
     { action: 'integration.inbound_reprocessed' },
   ]);
+});
+
+test('when an inbound call is older than 30 days, then the retention sweep deletes it and keeps younger ones', async () => {
+  const provider = await createProvider(app, admin);
+  const customer = await createCustomer(app, admin);
+  const intent = await pendingIntent(customer, 100, 'USD', provider);
+  expectOk(await sendCallback(app, provider.id, provider.secret, completed(intent)), 200);
+  expectOk(await sendCallback(app, provider.id, provider.secret, completed(intent)), 200);
+  const [oldest] = await sql<{ id: string }>(
+    app,
+    'select id from integration_inbound where integration_id = ? order by created_at limit 1',
+    [provider.id],
+  );
+  await sql(app, `update integration_inbound set created_at = now() - interval '31 days' where id = ?`, [oldest!.id]);
+  const em = app.runtime.services.orm.em.fork() as EntityManager;
+  const ages = { outboxHours: 720, inboxHours: 168, webhookDeliveryHours: 720, mailHours: 720, reportDays: 7 };
+  expect((await removeExpiredRows(em, ages, { batchSize: 100, budgetMs: 10_000 })).inbound).toBe(1);
+  const left = await sql<{ id: string }>(app, 'select id from integration_inbound where integration_id = ?', [provider.id]);
+  expect(left).toHaveLength(1);
+  expect(left[0]!.id).not.toBe(oldest!.id);
 });
