@@ -197,7 +197,7 @@ describe('the retention job', () => {
   test('when the worker tier runs, then the job is scheduled, and a run deletes what is past its age by the configured ages', async () => {
     const { jobs, queueEvents } = app.runtime.services;
     expect(await jobs.scheduled(RetentionJob, 'retention')).toMatchObject({ everyMs: 15 * 60_000 });
-    const old = await event(app, 'old', 200);
+    const old = await event(app, 'old', 800);
     const young = await event(app, 'young', 100);
     const oldMail = await mail(app, 'sent', 800);
     const youngMail = await mail(app, 'sent', 700);
