@@ -274,8 +274,9 @@ export const paymentRoutes: RouteSpec[] = [
     description:
       'Credits what the provider reported received (or `amount`, in the received currency), converted into the ' +
       "account's currency as a transfer converts; the deposit becomes `completed`. Only a deposit in `review` (409 " +
-      '`DEPOSIT_NOT_IN_REVIEW` otherwise). Audited.',
+      '`DEPOSIT_NOT_IN_REVIEW` otherwise). Audited. Accepts an Idempotency-Key header, as every money request does.',
     tags: ['payments'],
+    idempotent: true,
     access: { kind: 'staff', permission: 'approve_deposits' },
     params: DepositId,
     body: z.strictObject({ amount: MoneyAmount.optional() }).optional(),
@@ -292,8 +293,11 @@ export const paymentRoutes: RouteSpec[] = [
     path: '/api/backoffice/deposits/{deposit_id}/reject',
     operationId: 'rejectDeposit',
     summary: 'Refuse a deposit held in review',
-    description: 'The deposit becomes `failed` with the reason; nothing is credited. Only a deposit in `review`. Audited.',
+    description:
+      'The deposit becomes `failed` with the reason; nothing is credited. Only a deposit in `review` (409 ' +
+      '`DEPOSIT_NOT_IN_REVIEW` otherwise). Audited. Accepts an Idempotency-Key header.',
     tags: ['payments'],
+    idempotent: true,
     access: { kind: 'staff', permission: 'approve_deposits' },
     params: DepositId,
     body: z.strictObject({ reason: z.string().trim().min(1).max(500) }),

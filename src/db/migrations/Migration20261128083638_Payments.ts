@@ -1,5 +1,10 @@
 import { Migration } from '@mikro-orm/migrations';
 
+/**
+ * Deposits through payment providers: the integrations registry (a provider is a row of kind
+ * `psp`), the log of every call an integration makes to us, and deposit intents. A wallet may
+ * now go below zero through a provider's reversal, and only then.
+ */
 export class Migration20261128083638_Payments extends Migration {
 
   override async up(): Promise<void> {
@@ -25,8 +30,6 @@ export class Migration20261128083638_Payments extends Migration {
 
     this.addSql(`alter table "accounts" add constraint accounts_reserved_within_balance check(reserved >= 0 and (kind <> 'wallet' or reserved <= balance or balance < 0));`);
 
-    this.addSql(`create unique index "ledger_entries_one_deposit_per_intent" on "ledger_entries" ("reference_id") where "kind" = 'deposit' and "reference_type" = 'deposit_intent';`);
-
   }
 
   override async down(): Promise<void> {
@@ -43,8 +46,6 @@ export class Migration20261128083638_Payments extends Migration {
     this.addSql(`alter table "accounts" drop constraint accounts_reserved_within_balance;`);
 
     this.addSql(`alter table "accounts" add constraint accounts_reserved_within_balance check(reserved >= (0) AND ((kind <> 'wallet'::text) OR (reserved <= balance)));`);
-
-    this.addSql(`drop index "ledger_entries_one_deposit_per_intent";`);
 
   }
 

@@ -37,6 +37,7 @@ import { Migration20261127100000_PublicationOrder } from './Migration20261127100
 import { Migration20261127130000_WebhookFanOutInRelay } from './Migration20261127130000_WebhookFanOutInRelay';
 import { Migration20261127140000_WebhookClaimAhead } from './Migration20261127140000_WebhookClaimAhead';
 import { Migration20261128083638_Payments } from './Migration20261128083638_Payments';
+import { Migration20261128083639_OneDepositPerIntent } from './Migration20261128083639_OneDepositPerIntent';
 
 export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122185420', class: Migration20261122185420 },
@@ -76,4 +77,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261127130000_WebhookFanOutInRelay', class: Migration20261127130000_WebhookFanOutInRelay },
   { name: 'Migration20261127140000_WebhookClaimAhead', class: Migration20261127140000_WebhookClaimAhead },
   { name: 'Migration20261128083638_Payments', class: Migration20261128083638_Payments },
+  { name: 'Migration20261128083639_OneDepositPerIntent', class: Migration20261128083639_OneDepositPerIntent },
 ];

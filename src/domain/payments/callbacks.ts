@@ -17,6 +17,15 @@ import { findPage, type Paging } from '../../db/find-page';
 import { applyPaymentReport, UnknownIntent, type CallbackEffect, type PaymentReport } from './deposit-intents';
 import { addressAllowed, callbackSecrets, pspConfig } from './integrations';
 import { signingKey } from '../webhooks/signature';
+import { executeNamed } from '../../db/bound-statement';
+import {
+  CLAIM_FAILED_INBOUND,
+  CLAIM_INBOUND,
+  NOTE_INBOUND,
+  SETTLE_FAILED_INBOUND,
+  TOUCH_INTEGRATION,
+  TOUCH_INTEGRATION_WITH_ERROR,
+} from './payments.queries';
 
 /**
  * A provider's callback (`POST /api/integrations/payments/{provider_id}/callbacks`): verified
@@ -124,13 +133,8 @@ async function recordInbound(
 
 /** Marks the integration's last inbound call; `error` replaces its last error when given (null clears it). */
 async function touchIntegration(tx: EntityManager, id: string, error: string | null | undefined) {
-  if (error === undefined) await tx.execute('update integrations set last_inbound_at = now() where id = ?', [id], 'run');
-  else
-    await tx.execute(
-      'update integrations set last_inbound_at = now(), last_error = ? where id = ?',
-      [error?.slice(0, 500) ?? null, id],
-      'run',
-    );
+  if (error === undefined) await executeNamed(tx, TOUCH_INTEGRATION.bind({ id }));
+  else await executeNamed(tx, TOUCH_INTEGRATION_WITH_ERROR.bind({ id, error: error?.slice(0, 500) ?? null }));
 }
 
 function headerText(v: string | string[] | undefined): string {
@@ -219,11 +223,16 @@ export async function receivePaymentCallback(
     provider.id,
     report,
     async (tx, id) => {
-      const rows = await tx.execute<Array<{ id: string }>>(
-        `insert into integration_inbound (id, created_at, updated_at, integration_id, source_ip, signature_valid, external_id, dedupe_key, outcome, body)
-       values (?, now(), now(), ?, ?, true, ?, ?, 'processed', ?)
-       on conflict (integration_id, dedupe_key) where dedupe_key is not null do nothing returning id`,
-        [id, provider.id, req.sourceIp, report.external_id, dedupeKey(report), req.rawBody ?? null],
+      const rows = await executeNamed<{ id: string }>(
+        tx,
+        CLAIM_INBOUND.bind({
+          id,
+          integration_id: provider.id,
+          source_ip: req.sourceIp,
+          external_id: report.external_id,
+          dedupe_key: dedupeKey(report),
+          body: req.rawBody ?? null,
+        }),
       );
       return rows.length > 0;
     },
@@ -260,8 +269,7 @@ async function claimAndApply(
     effect = await em.fork().transactional(async (tx) => {
       if (!(await claim(tx, inboundId))) return undefined;
       const applied = await applyPaymentReport(tx, deps.quotes, providerId, report);
-      if (!applied.applied)
-        await tx.execute('update integration_inbound set error = ? where id = ?', [applied.note ?? null, inboundId], 'run');
+      if (!applied.applied) await executeNamed(tx, NOTE_INBOUND.bind({ id: inboundId, error: applied.note ?? null }));
       await touchIntegration(tx, providerId, null);
       return applied;
     });
@@ -325,11 +333,7 @@ export async function reprocessInbound(
   const before = inboundView(call);
   const setOutcome = (outcome: InboundOutcome, error: string | null) =>
     em.fork().transactional(async (tx) => {
-      await tx.execute(
-        `update integration_inbound set outcome = ?, error = ?, updated_at = now() where id = ? and outcome = 'failed'`,
-        [outcome, error, inboundId],
-        'run',
-      );
+      await executeNamed(tx, SETTLE_FAILED_INBOUND.bind({ id: inboundId, outcome, error }));
       recordAudit(tx, actor, {
         action: 'integration.inbound_reprocessed',
         entityType: 'integration_inbound',
@@ -346,10 +350,9 @@ export async function reprocessInbound(
       integrationId,
       report,
       async (tx) => {
-        const rows = await tx.execute<Array<{ id: string }>>(
-          `update integration_inbound set outcome = 'processed', dedupe_key = ?, error = null, updated_at = now()
-            where id = ? and outcome = 'failed' returning id`,
-          [dedupeKey(report), inboundId],
+        const rows = await executeNamed<{ id: string }>(
+          tx,
+          CLAIM_FAILED_INBOUND.bind({ id: inboundId, dedupe_key: dedupeKey(report) }),
         );
         if (rows.length === 0) throw errors.conflict('INBOUND_NOT_FAILED', 'The call is no longer failed');
         recordAudit(tx, actor, {

@@ -43,13 +43,11 @@ export function mayMove(from: DepositStatus, to: DepositStatus): boolean {
   return NEXT[from].includes(to);
 }
 
-const Review = z
-  .object({
-    expected: z.object({ amount: MoneyText, currency: CurrencyCode }),
-    received: z.object({ amount: MoneyText, currency: CurrencyCode }),
-  })
-  .nullable()
-  .describe('Why it is in review: what the intent asked for and what the provider reported paid; null otherwise');
+export const PaidSchema = z.object({ amount: MoneyText, currency: CurrencyCode });
+
+export const DepositReviewSchema = z
+  .object({ expected: PaidSchema, received: PaidSchema })
+  .describe('Why it is in review: what the intent asked for and what the provider reported paid');
 
 export const DepositIntentSchema = z.object({
   id: z.uuid(),
@@ -70,7 +68,7 @@ export type DepositIntentView = z.output<typeof DepositIntentSchema>;
 
 export const StaffDepositSchema = DepositIntentSchema.extend({
   customer_id: z.uuid(),
-  review: Review,
+  review: DepositReviewSchema.nullable().describe('Why it is (or was) held in review; null when it never was'),
   decided_at: z.iso.datetime().nullable(),
   decided_by: z.uuid().nullable(),
 });

@@ -95,7 +95,7 @@ export const ProviderPatchSchema = z.object({
 });
 export type ProviderPatch = z.output<typeof ProviderPatchSchema>;
 
-const FeeView = z.object({
+export const ProviderFeeSchema = z.object({
   type: z.enum(['none', 'percent', 'fixed']),
   value: z.string(),
   borne_by: z.enum(['broker', 'customer']),
@@ -109,7 +109,7 @@ export const ProviderSchema = z.object({
   currencies: z.array(CurrencyCode),
   min_amount: MoneyText,
   max_amount: MoneyText,
-  fee: FeeView,
+  fee: ProviderFeeSchema,
   allowed_ips: z.array(z.string()).nullable(),
   enabled: z.boolean(),
   callback_url: z.string().describe('Where the provider sends its callbacks: the public callback route of this provider'),
@@ -433,7 +433,7 @@ export const PaymentMethodSchema = z.object({
   currencies: z.array(CurrencyCode).describe("The provider's currencies among those of your accounts"),
   min_amount: MoneyText,
   max_amount: MoneyText,
-  fee: FeeView,
+  fee: ProviderFeeSchema,
 });
 
 /** The enabled providers that take at least one currency of the customer's accounts, with those currencies. */

@@ -4,6 +4,8 @@ import { AppError, fieldError } from '../../platform/errors';
 import { WebhookEventSchema } from '../webhooks/webhook-body';
 import { wireEvent } from './live-feed';
 import { replayAfter, resumePoint } from './replay';
+import { executeNamed } from '../../db/bound-statement';
+import { EVENT_SEQ_BY_ID, FEED_END } from './streams.queries';
 
 /** How far back the CRM feed reaches: an older cursor is 410 CURSOR_EXPIRED. */
 export const FEED_RETENTION_SECONDS = 30 * 24 * 3600;
@@ -49,9 +51,7 @@ export async function readEventFeed(em: EntityManager, query: z.output<typeof Ev
     .map((t) => t.trim())
     .filter(Boolean);
   if (query.after === 'now') {
-    const [row] = await em.execute<Array<{ seq: string | null }>>(
-      'select seq::text as seq from domain_events where publication_seq is not null order by publication_seq desc limit 1',
-    );
+    const [row] = await executeNamed<{ seq: string }>(em, FEED_END.bind({}));
     return { items: [], next_after: row?.seq ?? '0' };
   }
   let point = 0n;
@@ -59,9 +59,7 @@ export async function readEventFeed(em: EntityManager, query: z.output<typeof Ev
     let seq: string | undefined;
     if (/^[0-9]{1,18}$/.test(query.after)) seq = query.after;
     else if (UUID.test(query.after))
-      seq = (
-        await em.execute<Array<{ seq: string }>>('select seq::text as seq from domain_events where id = ?', [query.after])
-      )[0]?.seq;
+      seq = (await executeNamed<{ seq: string }>(em, EVENT_SEQ_BY_ID.bind({ id: query.after })))[0]?.seq;
     else throw fieldError('query', ['after'], 'Expected an event id (its sequence number or uuid) or now');
     if (seq === undefined) throw cursorExpired();
     const resumed = await resumePoint(em, BigInt(seq), FEED_RETENTION_SECONDS);
