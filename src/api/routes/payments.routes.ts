@@ -36,6 +36,7 @@ import type { AppServices } from '../../app-services';
 import { asCustomer, asStaff } from '../http/access';
 import { MoneyAmount } from '../http/amounts';
 import { pageQuery, pageSchema } from '../http/paging';
+import { isoInstant } from '../http/timestamps';
 import { defineRoute, json, type RouteSpec } from '../http/route';
 
 const ProviderId = z.object({ provider_id: z.uuid() });
@@ -251,7 +252,11 @@ export const paymentRoutes: RouteSpec[] = [
     description: '`status=review` is the queue of payments whose amount or currency differs from their intent. Newest first.',
     tags: ['payments'],
     access: { kind: 'staff', permission: 'approve_deposits' },
-    query: DepositQueueQuery.extend(pageQuery(200, 50)),
+    query: DepositQueueQuery.extend({
+      from: isoInstant().optional().describe('Created at or after (ISO 8601)'),
+      to: isoInstant().optional().describe('Created before (ISO 8601)'),
+      ...pageQuery(200, 50),
+    }),
     responses: { 200: { description: 'A page of deposits', schema: pageSchema(StaffDepositSchema) } },
     handler: async ({ query, em }) => json(200, await listDeposits(em, query, query)),
   }),
