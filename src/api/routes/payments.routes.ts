@@ -1,12 +1,8 @@
 import { z } from 'zod';
 import { Account } from '../../entities/account.entity';
 import { Integration } from '../../entities/integration.entity';
-import {
-  CallbackAnswerSchema,
-  PaymentCallbackSchema,
-  receivePaymentCallback,
-  type CallbackDeps,
-} from '../../domain/payments/callbacks';
+import { CallbackAnswerSchema, receivePaymentCallback, type CallbackDeps } from '../../domain/payments/callbacks';
+import { PaymentCallbackSchema } from '../../domain/payments/adapters';
 import {
   approveDeposit,
   createDepositIntent,

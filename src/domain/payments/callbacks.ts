@@ -1,22 +1,19 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomUUID } from 'node:crypto';
-import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { z } from 'zod';
 import { INBOUND_OUTCOMES, InboundCall, type InboundOutcome } from '../../entities/inbound-call.entity';
 import { DEPOSIT_STATUSES } from '../../entities/deposit-intent.entity';
 import { Integration } from '../../entities/integration.entity';
-import { dec } from '../../platform/decimal';
-import { AppError, errors, ValidationFailure, type ValidationItem } from '../../platform/errors';
+import { AppError, errors, ValidationFailure } from '../../platform/errors';
 import type { SecretBox } from '../../platform/secret-box';
 import { recordAudit } from '../audit/audit';
 import type { StaffCaller } from '../identity/caller';
-import { CurrencyCode } from '../money/primitives/money-text';
 import type { QuoteStore } from '../prices/quote-store';
 import { findPage, type Paging } from '../../db/find-page';
-import { applyPaymentReport, UnknownIntent, type CallbackEffect, type PaymentReport } from './deposit-intents';
+import { applyPaymentReport, UnknownIntent, type CallbackEffect } from './deposit-intents';
+import { pspAdapter, type PaymentReport } from './adapters';
 import { addressAllowed, callbackSecrets, pspConfig } from './integrations';
-import { signingKey } from '../webhooks/signature';
 import { executeNamed } from '../../db/bound-statement';
 import {
   CLAIM_FAILED_INBOUND,
@@ -33,21 +30,6 @@ import {
  * whatever its fate, deduplicated on (provider, external id, status), and applied to its
  * intent in the transaction that claims it in the log.
  */
-
-const MoneyIn = z
-  .union([z.number(), z.string().regex(/^-?[0-9]+(\.[0-9]+)?$/)])
-  .describe('The amount paid, as a number or decimal text');
-
-/** The body of the `generic_hmac` and `simulator` adapters. */
-export const PaymentCallbackSchema = z.object({
-  external_id: z.string().min(1).max(128),
-  intent_id: z.uuid(),
-  status: z.enum(['completed', 'failed', 'charged_back', 'refunded']),
-  amount: MoneyIn,
-  currency: CurrencyCode,
-  instrument_fingerprint: z.string().min(1).max(128).optional(),
-});
-export type PaymentCallback = z.output<typeof PaymentCallbackSchema>;
 
 export const CallbackAnswerSchema = z.object({
   outcome: z.enum(['processed', 'duplicate']),
@@ -137,40 +119,6 @@ async function touchIntegration(tx: EntityManager, id: string, error: string | n
   else await executeNamed(tx, TOUCH_INTEGRATION_WITH_ERROR.bind({ id, error: error?.slice(0, 500) ?? null }));
 }
 
-function headerText(v: string | string[] | undefined): string {
-  return Array.isArray(v) ? v.join(' ') : (v ?? '');
-}
-
-/** Whether the body is signed by one of the keys (Standard Webhooks, 5 minutes either side of now). */
-function signedByOneOf(keys: string[], req: InboundRequest): boolean {
-  if (req.rawBody === undefined) return false;
-  const headers = {
-    'webhook-id': headerText(req.headers['webhook-id']),
-    'webhook-timestamp': headerText(req.headers['webhook-timestamp']),
-    'webhook-signature': headerText(req.headers['webhook-signature']),
-  };
-  return keys.some((k) => {
-    try {
-      new StandardWebhook(signingKey(k), { format: 'raw' }).verify(req.rawBody!, headers);
-      return true;
-    } catch {
-      return false;
-    }
-  });
-}
-
-function toReport(body: PaymentCallback): PaymentReport {
-  return { ...body, amount: dec(body.amount) };
-}
-
-function bodyIssues(error: z.ZodError): ValidationItem[] {
-  return error.issues.map((i) => ({
-    loc: ['body', ...(i.path as (string | number)[])],
-    msg: i.message,
-    type: i.code === 'invalid_type' && i.input === undefined ? 'missing' : 'value_error',
-  }));
-}
-
 export async function receivePaymentCallback(
   em: EntityManager,
   deps: CallbackDeps,
@@ -188,7 +136,8 @@ export async function receivePaymentCallback(
     });
     throw signatureInvalid('The callback is not signed by this provider');
   }
-  if (!signedByOneOf(await callbackSecrets(em, deps.box, provider), req)) {
+  const adapter = pspAdapter(provider.adapter);
+  if (!adapter.verify(req, await callbackSecrets(em, deps.box, provider))) {
     await recordInbound(em, provider.id, req, {
       outcome: 'rejected',
       signatureValid: false,
@@ -206,9 +155,9 @@ export async function receivePaymentCallback(
   } catch {
     json = undefined;
   }
-  const parsed = PaymentCallbackSchema.safeParse(json);
-  if (!parsed.success) {
-    const items = bodyIssues(parsed.error);
+  const parsed = adapter.parse(json);
+  if (!parsed.ok) {
+    const items = parsed.issues;
     await recordInbound(em, provider.id, req, {
       outcome: 'failed',
       signatureValid: true,
@@ -216,7 +165,7 @@ export async function receivePaymentCallback(
     });
     throw new ValidationFailure(items);
   }
-  const report = toReport(parsed.data);
+  const report = parsed.report;
   return claimAndApply(
     em,
     deps,
@@ -326,10 +275,10 @@ export async function reprocessInbound(
   } catch {
     json = undefined;
   }
-  const parsed = PaymentCallbackSchema.safeParse(json);
-  if (!parsed.success)
+  const parsed = pspAdapter(integration.adapter).parse(json);
+  if (!parsed.ok)
     throw errors.conflict('INBOUND_NOT_REPROCESSABLE', 'The stored body is not a valid callback: reprocessing cannot mend it');
-  const report = toReport(parsed.data);
+  const report = parsed.report;
   const before = inboundView(call);
   const setOutcome = (outcome: InboundOutcome, error: string | null) =>
     em.fork().transactional(async (tx) => {

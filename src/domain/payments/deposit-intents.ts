@@ -16,6 +16,7 @@ import { CurrencyCode, MoneyText } from '../money/primitives/money-text';
 import { convertAtDealerRate, CurrencyConverter } from '../prices/conversion';
 import type { QuoteStore } from '../prices/quote-store';
 import { pspConfig } from './integrations';
+import { pspAdapter, type PaymentReport } from './adapters';
 import { findPage, type Paging } from '../../db/find-page';
 
 /** How long a customer has to pay before the intent expires. */
@@ -177,33 +178,17 @@ export async function createDepositIntent(
       currency: input.currency,
       expiresAt: new Date(Date.now() + INTENT_TTL_MS),
     });
-    intent.redirectUrl = provider.adapter === 'simulator' ? null : redirectUrl(provider, intent.id);
+    intent.redirectUrl = pspAdapter(provider.adapter).paymentPage(provider.config, intent.id);
     await tx.flush();
     emit(tx, intent, 'deposit.created');
     return depositIntentView(intent);
   });
 }
 
-/** A generic provider's payment page, when its config names one (`payment_page_url`); the intent id is appended. */
-function redirectUrl(provider: Integration, intentId: string): string | null {
-  const page = (provider.config as { payment_page_url?: unknown }).payment_page_url;
-  return typeof page === 'string' && page ? `${page}${page.includes('?') ? '&' : '?'}intent_id=${intentId}` : null;
-}
-
 export async function ownDepositIntent(em: EntityManager, customerId: string, id: string): Promise<DepositIntentView> {
   const intent = await em.findOne(DepositIntent, { id, customer: customerId });
   if (!intent) throw errors.notFound('Deposit');
   return depositIntentView(intent);
-}
-
-/** The callback's report of a payment, as every adapter's body is read into. */
-export interface PaymentReport {
-  external_id: string;
-  intent_id: string;
-  status: 'completed' | 'failed' | 'charged_back' | 'refunded';
-  amount: Dec;
-  currency: string;
-  instrument_fingerprint?: string | undefined;
 }
 
 /** What a callback did: `applied`, or why it was ignored (an illegal transition: logged, answered 200). */

@@ -14,6 +14,7 @@ import { AMOUNT_MAX } from '../money/primitives/bounds';
 import { previousSecretValidUntil, rotateSealedSecret } from '../secrets/rotating-secret';
 import { secretProblem } from '../webhooks/signature';
 import { withPlaces } from '../../platform/decimal-places';
+import { PSP_ADAPTERS } from './adapters';
 
 /**
  * The integrations registry and its payment providers: one `integrations` row per outside
@@ -21,10 +22,6 @@ import { withPlaces } from '../../platform/decimal-places';
  * registry entry (`/api/admin/integrations`) whatever its kind. A provider's terms live in the
  * row's `config`; its callback secret among its sealed `secrets`.
  */
-
-/** The adapters a payment provider can use: how its callbacks are read and verified. */
-export const PSP_ADAPTERS = ['simulator', 'generic_hmac'] as const;
-export type PspAdapter = (typeof PSP_ADAPTERS)[number];
 
 const Amount = withPlaces(z.number().gt(0).max(AMOUNT_MAX), 2);
 

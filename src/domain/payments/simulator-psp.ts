@@ -1,12 +1,11 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { DepositIntent } from '../../entities/deposit-intent.entity';
 import { Integration } from '../../entities/integration.entity';
 import { money } from '../../platform/decimal';
 import { errors } from '../../platform/errors';
 import type { SecretBox } from '../../platform/secret-box';
-import { signedHeaders, signingKey } from '../webhooks/signature';
+import { signedSimulatorCall } from './adapters';
 import { callbackSecrets } from './integrations';
 
 export const SimulatedPaymentSchema = z.strictObject({
@@ -49,7 +48,7 @@ export async function sendSimulatedCallback(
   if (provider.adapter !== 'simulator')
     throw errors.conflict('NOT_SIMULATED', "This intent's provider is not the simulator: its own provider calls back");
   const [secret] = await callbackSecrets(em, box, provider);
-  const body = JSON.stringify({
+  const call = signedSimulatorCall(secret!, {
     external_id: `sim-${intent.id}`,
     intent_id: intent.id,
     status: input.outcome,
@@ -59,8 +58,8 @@ export async function sendSimulatedCallback(
   });
   const res = await fetch(`${callbackBase}/api/integrations/payments/${provider.id}/callbacks`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', ...signedHeaders(signingKey(secret!), `msg_${randomUUID()}`, body) },
-    body,
+    headers: { 'content-type': 'application/json', ...call.headers },
+    body: call.body,
     signal: AbortSignal.timeout(10_000),
   });
   const text = await res.text();
