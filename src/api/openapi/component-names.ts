@@ -376,6 +376,7 @@ const NAMES: Array<[z.ZodType, string, unknown?]> = [
       max_amount: '10000.00',
       fee: FEE,
       allowed_ips: ['203.0.113.0/24'],
+      payment_page_url: 'https://pay.acme-psp.example/checkout',
       enabled: true,
       callback_url: `/api/integrations/payments/${PROVIDER_ID}/callbacks`,
       previous_secret_expires_at: null,

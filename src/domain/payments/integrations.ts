@@ -56,6 +56,13 @@ const Fee = z
       '`customer`, it is taken from what the account is credited; by the `broker`, the account gets the whole amount.',
   );
 
+const PaymentPage = z
+  .url({ protocol: /^https?$/ })
+  .max(2048)
+  .nullable()
+  .optional()
+  .describe("The provider's payment page: an intent's `redirect_url` is it with `intent_id=<id>` added (adapters that have one)");
+
 /** A provider's terms, as its `config` holds them. */
 export const PspConfigSchema = z.object({
   currencies: z.array(CurrencyCode).min(1).max(50),
@@ -63,6 +70,7 @@ export const PspConfigSchema = z.object({
   max_amount: Amount,
   fee: Fee.default({ type: 'none', value: 0, borne_by: 'broker' }),
   allowed_ips: z.array(Cidr).max(100).nullable().optional(),
+  payment_page_url: PaymentPage,
 });
 type PspConfig = z.output<typeof PspConfigSchema>;
 
@@ -76,6 +84,7 @@ export const ProviderCreateSchema = z.object({
   fee: PspConfigSchema.shape.fee,
   callback_secret: CallbackSecret,
   allowed_ips: PspConfigSchema.shape.allowed_ips,
+  payment_page_url: PaymentPage,
   enabled: z.boolean().default(true),
 });
 export type ProviderCreate = z.output<typeof ProviderCreateSchema>;
@@ -88,6 +97,7 @@ export const ProviderPatchSchema = z.object({
   fee: Fee.optional(),
   callback_secret: CallbackSecret.optional(),
   allowed_ips: PspConfigSchema.shape.allowed_ips,
+  payment_page_url: PaymentPage,
   enabled: z.boolean().optional(),
 });
 export type ProviderPatch = z.output<typeof ProviderPatchSchema>;
@@ -108,6 +118,7 @@ export const ProviderSchema = z.object({
   max_amount: MoneyText,
   fee: ProviderFeeSchema,
   allowed_ips: z.array(z.string()).nullable(),
+  payment_page_url: z.string().nullable(),
   enabled: z.boolean(),
   callback_url: z.string().describe('Where the provider sends its callbacks: the public callback route of this provider'),
   previous_secret_expires_at: z.iso
@@ -204,6 +215,7 @@ export function providerView(i: Integration): ProviderView {
     max_amount: dec(c.max_amount).toFixed(2),
     fee: { type: c.fee.type, value: dec(c.fee.value).toFixed(), borne_by: c.fee.borne_by },
     allowed_ips: c.allowed_ips ?? null,
+    payment_page_url: c.payment_page_url ?? null,
     enabled: i.enabled,
     callback_url: callbackPath(i.id),
     previous_secret_expires_at: previousSecretValidUntil(i)?.toISOString() ?? null,
@@ -300,6 +312,7 @@ export async function createProvider(
     max_amount: input.max_amount,
     fee: input.fee,
     allowed_ips: input.allowed_ips ?? null,
+    payment_page_url: input.payment_page_url ?? null,
   };
   return em.transactional(async (tx) => {
     const provider = tx.create(Integration, {
@@ -349,6 +362,7 @@ export async function updateProvider(
     if (patch.max_amount !== undefined) c.max_amount = patch.max_amount;
     if (patch.fee !== undefined) c.fee = patch.fee;
     if (patch.allowed_ips !== undefined) c.allowed_ips = patch.allowed_ips;
+    if (patch.payment_page_url !== undefined) c.payment_page_url = patch.payment_page_url;
     assertAmountRange(c.min_amount, c.max_amount, [patch.max_amount !== undefined ? 'max_amount' : 'min_amount']);
     provider.config = c as unknown as Record<string, unknown>;
     if (patch.name !== undefined) provider.name = patch.name;

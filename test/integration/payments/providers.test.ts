@@ -160,7 +160,11 @@ describe('deposit intents', () => {
     expect(ttl).toBeLessThanOrEqual(30 * 60_000 + 1000);
     const events = await sql(app, `select type from domain_events where aggregate_id = ?`, [intent.id]);
     expect(events).toEqual([{ type: 'deposit.created' }]);
+    expect(intent).not.toHaveProperty('redirect_url');
     expectOk(await app.request('GET', `/customers/me/deposits/${intent.id}`, { token: alice.token }), 200);
+    const paged = await createProvider(app, admin, { payment_page_url: 'https://pay.example.com/checkout' });
+    const redirected = expectOk(await createIntent(app, alice, { provider_id: paged.id, amount: 20, currency: 'USD' }), 201);
+    expect(redirected.redirect_url).toBe(`https://pay.example.com/checkout?intent_id=${redirected.id}`);
     expectError(await app.request('GET', `/customers/me/deposits/${intent.id}`, { token: bob.token }), 404, 'NOT_FOUND');
   });
 
