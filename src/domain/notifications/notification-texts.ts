@@ -86,6 +86,7 @@ export const TELLINGS: Partial<Record<EventType, Telling>> = {
       },
     },
     shows: fields('id', 'login', 'amount', 'currency', 'balance', 'created_at'),
+    mail: { template: 'deposit_completed', data: moneyMail },
   },
   'deposit.failed': {
     words: {
@@ -101,6 +102,7 @@ export const TELLINGS: Partial<Record<EventType, Telling>> = {
       },
     },
     shows: fields('id', 'login', 'amount', 'currency', 'status', 'reason', 'created_at'),
+    mail: { template: 'deposit_failed', data: (d) => ({ ...moneyMail(d), reason: text(d.reason) }) },
   },
   'withdrawal.requested': {
     words: {

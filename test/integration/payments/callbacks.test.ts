@@ -50,6 +50,19 @@ const completed = (
   currency,
 });
 
+/** The customer's mail of `template` is rendered and handed over (logged: the test app has no SMTP server). */
+async function expectMail(customer: LoggedIn, template: string): Promise<void> {
+  const row = await waitFor(`the ${template} mail`, async () => {
+    const [m] = await sql<{ status: string; last_error: string | null }>(
+      app,
+      `select status, last_error from mail_messages where template = ? and lower(to_address) = lower(?) and status in ('logged', 'sent', 'failed')`,
+      [template, customer.email],
+    );
+    return m;
+  });
+  expect(row).toMatchObject({ status: 'logged' });
+}
+
 test('when the same signed completed callback arrives 5 times in parallel, then the wallet is credited once, all answer 200, and the log shows 1 processed and 4 duplicate', async () => {
   const provider = await createProvider(app, admin);
   const customer = await createCustomer(app, admin);
@@ -171,6 +184,7 @@ test('when the provider reports failed, then the intent fails with its event and
     return page.items.length ? page.items : undefined;
   });
   expect(notes[0]).toMatchObject({ type: 'deposit.failed', title: 'Deposit failed' });
+  await expectMail(customer, 'deposit_failed');
 });
 
 test('when the paid amount differs, then the intent goes to review with expected and received, and staff approve it credited as received', async () => {
@@ -320,6 +334,7 @@ test('when the simulator provider is told an outcome, then it sends a real signe
     return page.items.length ? page.items : undefined;
   });
   expect(notes[0]).toMatchObject({ type: 'deposit.completed', title: 'Deposit received' });
+  await expectMail(customer, 'deposit_completed');
   const other = await pendingIntent(customer, 20);
   expectError(
     await app.request('POST', `/simulator/payments/${other.id}`, { token: admin, body: { outcome: 'completed' } }),

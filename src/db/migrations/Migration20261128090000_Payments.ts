@@ -5,7 +5,7 @@ import { Migration } from '@mikro-orm/migrations';
  * `psp`), the log of every call an integration makes to us, and deposit intents. A wallet may
  * now go below zero through a provider's reversal, and only then.
  */
-export class Migration20261128083638_Payments extends Migration {
+export class Migration20261128090000_Payments extends Migration {
 
   override async up(): Promise<void> {
     this.addSql(`create table "integrations" ("id" uuid not null, "created_at" timestamptz not null, "updated_at" timestamptz not null, "kind" varchar(16) not null, "adapter" varchar(32) not null, "name" varchar(100) not null, "enabled" boolean not null default true, "config" jsonb not null, "secret_sealed" text not null, "previous_secret_sealed" text null, "previous_secret_expires_at" timestamptz null, "last_inbound_at" timestamptz null, "last_error" varchar(500) null, constraint "integrations_pkey" primary key ("id"));`);
@@ -29,6 +29,9 @@ export class Migration20261128083638_Payments extends Migration {
     this.addSql(`alter table "accounts" drop constraint accounts_reserved_within_balance;`);
 
     this.addSql(`alter table "accounts" add constraint accounts_reserved_within_balance check(reserved >= 0 and (kind <> 'wallet' or reserved <= balance or balance < 0));`);
+    // The built-in mails of a deposit a provider completed or failed (domain/mail/templates.ts).
+    this.addSql("insert into \"email_templates\" (\"id\", \"created_at\", \"updated_at\", \"key\", \"name\", \"default_locale\", \"translations\", \"built_in\") values (gen_random_uuid(), now(), now(), 'deposit_completed', 'Deposit received', 'en', '{\"en\":{\"subject\":\"Your deposit of {{amount}} {{currency}} has arrived\",\"text\":\"Hello {{first_name}},\\n\\nyour deposit of {{amount}} {{currency}} has arrived in your account {{login}}.\\n\",\"html\":\"<p>Hello {{first_name}},</p><p>your deposit of <strong>{{amount}} {{currency}}</strong> has arrived in your account {{login}}.</p>\"},\"de\":{\"subject\":\"Ihre Einzahlung über {{amount}} {{currency}} ist eingegangen\",\"text\":\"Hallo {{first_name}},\\n\\nIhre Einzahlung über {{amount}} {{currency}} ist auf Ihrem Konto {{login}} eingegangen.\\n\",\"html\":\"<p>Hallo {{first_name}},</p><p>Ihre Einzahlung über <strong>{{amount}} {{currency}}</strong> ist auf Ihrem Konto {{login}} eingegangen.</p>\"}}'::jsonb, true) on conflict (\"key\") do nothing;");
+    this.addSql("insert into \"email_templates\" (\"id\", \"created_at\", \"updated_at\", \"key\", \"name\", \"default_locale\", \"translations\", \"built_in\") values (gen_random_uuid(), now(), now(), 'deposit_failed', 'Deposit failed', 'en', '{\"en\":{\"subject\":\"Your deposit of {{amount}} {{currency}} did not go through\",\"text\":\"Hello {{first_name}},\\n\\nyour deposit of {{amount}} {{currency}} into your account {{login}} did not go through: {{reason}}. Nothing was credited.\\n\",\"html\":\"<p>Hello {{first_name}},</p><p>your deposit of <strong>{{amount}} {{currency}}</strong> into your account {{login}} did not go through: {{reason}}.</p><p>Nothing was credited.</p>\"},\"de\":{\"subject\":\"Ihre Einzahlung über {{amount}} {{currency}} ist fehlgeschlagen\",\"text\":\"Hallo {{first_name}},\\n\\nIhre Einzahlung über {{amount}} {{currency}} auf Ihr Konto {{login}} ist fehlgeschlagen: {{reason}}. Es wurde nichts gutgeschrieben.\\n\",\"html\":\"<p>Hallo {{first_name}},</p><p>Ihre Einzahlung über <strong>{{amount}} {{currency}}</strong> auf Ihr Konto {{login}} ist fehlgeschlagen: {{reason}}.</p><p>Es wurde nichts gutgeschrieben.</p>\"}}'::jsonb, true) on conflict (\"key\") do nothing;");
 
   }
 
@@ -46,6 +49,7 @@ export class Migration20261128083638_Payments extends Migration {
     this.addSql(`alter table "accounts" drop constraint accounts_reserved_within_balance;`);
 
     this.addSql(`alter table "accounts" add constraint accounts_reserved_within_balance check(reserved >= (0) AND ((kind <> 'wallet'::text) OR (reserved <= balance)));`);
+    this.addSql(`delete from "email_templates" where "key" in ('deposit_completed', 'deposit_failed');`);
 
   }
 
