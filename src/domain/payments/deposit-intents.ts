@@ -185,6 +185,18 @@ export async function createDepositIntent(
   });
 }
 
+/** The customer's own deposits, newest first. */
+export async function listOwnDeposits(em: EntityManager, customerId: string, paging: Paging) {
+  return findPage(
+    em,
+    DepositIntent,
+    { customer: customerId },
+    paging,
+    { orderBy: { createdAt: 'desc', id: 'desc' } },
+    depositIntentView,
+  );
+}
+
 export async function ownDepositIntent(em: EntityManager, customerId: string, id: string): Promise<DepositIntentView> {
   const intent = await em.findOne(DepositIntent, { id, customer: customerId });
   if (!intent) throw errors.notFound('Deposit');

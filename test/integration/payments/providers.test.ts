@@ -166,6 +166,10 @@ describe('deposit intents', () => {
     const redirected = expectOk(await createIntent(app, alice, { provider_id: paged.id, amount: 20, currency: 'USD' }), 201);
     expect(redirected.redirect_url).toBe(`https://pay.example.com/checkout?intent_id=${redirected.id}`);
     expectError(await app.request('GET', `/customers/me/deposits/${intent.id}`, { token: bob.token }), 404, 'NOT_FOUND');
+    const mine = expectOk(await app.request('GET', '/customers/me/deposits', { token: alice.token }), 200);
+    expect(mine.items.map((d: { id: string }) => d.id)).toContain(intent.id);
+    const theirs = expectOk(await app.request('GET', '/customers/me/deposits', { token: bob.token }), 200);
+    expect(theirs.items.map((d: { id: string }) => d.id)).not.toContain(intent.id);
   });
 
   test('when the same Idempotency-Key is sent again, then the first answer is replayed and one intent exists; another body is 422', async () => {
