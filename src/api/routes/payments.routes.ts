@@ -5,6 +5,7 @@ import { CallbackAnswerSchema, receivePaymentCallback, type CallbackDeps } from 
 import { PaymentCallbackSchema } from '../../domain/payments/adapters';
 import {
   approveDeposit,
+  cancelOwnDeposit,
   createDepositIntent,
   DepositIntentCreateSchema,
   DepositIntentSchema,
@@ -34,6 +35,7 @@ import { asCustomer, asStaff } from '../http/access';
 import { MoneyAmount } from '../http/amounts';
 import { pageQuery, pageSchema } from '../http/paging';
 import { isoInstant } from '../http/timestamps';
+import { NoFields } from '../http/strict-body';
 import { defineRoute, json, type RouteSpec } from '../http/route';
 
 const ProviderId = z.object({ provider_id: z.uuid() });
@@ -201,6 +203,27 @@ export const paymentRoutes: RouteSpec[] = [
     responses: { 200: { description: 'The deposit', schema: DepositIntentSchema }, 404: { description: 'Not yours or none' } },
     handler: async ({ params, em, caller }) =>
       json(200, await ownDepositIntent(em, asCustomer(caller).customerId, params.deposit_id)),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/customers/me/deposits/{deposit_id}/cancel',
+    operationId: 'cancelMyDeposit',
+    summary: 'Give up a deposit you have not paid',
+    description:
+      'A `pending` or `processing` deposit becomes `cancelled`; any other is 409 `DEPOSIT_NOT_PENDING`. A payment the ' +
+      'provider reports for it afterwards is not credited: contact support to have it refunded.',
+    tags: ['payments'],
+    idempotent: true,
+    access: { kind: 'customer' },
+    params: DepositId,
+    body: NoFields,
+    responses: {
+      200: { description: 'The deposit, cancelled', schema: DepositIntentSchema },
+      404: { description: 'Not yours or none' },
+      409: { description: 'DEPOSIT_NOT_PENDING' },
+    },
+    handler: async ({ params, em, caller }) =>
+      json(200, await cancelOwnDeposit(em, asCustomer(caller).customerId, params.deposit_id)),
   }),
   defineRoute({
     method: 'post',

@@ -185,6 +185,26 @@ export async function createDepositIntent(
   });
 }
 
+/**
+ * The customer gives up a deposit it has not paid: `cancelled`. A payment the provider reports
+ * for it afterwards is ignored (and logged) like any report its state does not allow.
+ */
+export async function cancelOwnDeposit(em: EntityManager, customerId: string, id: string): Promise<DepositIntentView> {
+  return em.transactional(async (tx) => {
+    const intent = await tx.findOne(
+      DepositIntent,
+      { id, customer: customerId },
+      { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true },
+    );
+    if (!intent) throw errors.notFound('Deposit');
+    if (!mayMove(intent.status, 'cancelled'))
+      throw errors.conflict('DEPOSIT_NOT_PENDING', `The deposit is ${intent.status}: only a pending deposit can be cancelled`);
+    intent.status = 'cancelled';
+    intent.updatedAt = new Date();
+    return depositIntentView(intent);
+  });
+}
+
 /** The customer's own deposits, newest first. */
 export async function listOwnDeposits(em: EntityManager, customerId: string, paging: Paging) {
   return findPage(

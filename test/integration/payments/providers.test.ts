@@ -260,3 +260,26 @@ describe('deposit intents', () => {
     ).toBe(true);
   });
 });
+
+test('when a customer cancels a pending deposit, then it is cancelled, a second cancel is 409, and a later payment report is ignored', async () => {
+  const psp = await createProvider(app, admin);
+  const intent = expectOk(await createIntent(app, alice, { provider_id: psp.id, amount: 20, currency: 'USD' }), 201);
+  expectError(await app.request('POST', `/customers/me/deposits/${intent.id}/cancel`, { token: bob.token }), 404, 'NOT_FOUND');
+  expect(
+    expectOk(await app.request('POST', `/customers/me/deposits/${intent.id}/cancel`, { token: alice.token }), 200).status,
+  ).toBe('cancelled');
+  expectError(
+    await app.request('POST', `/customers/me/deposits/${intent.id}/cancel`, { token: alice.token }),
+    409,
+    'DEPOSIT_NOT_PENDING',
+  );
+  const late = await sendCallback(app, psp.id, psp.secret, {
+    external_id: 'c1',
+    intent_id: intent.id,
+    status: 'completed',
+    amount: '20.00',
+    currency: 'USD',
+  });
+  expect(late.body).toMatchObject({ outcome: 'processed', deposit_status: 'cancelled' });
+  expect(await sql(app, 'select 1 from ledger_entries where reference_id = ?', [intent.id])).toHaveLength(0);
+});
