@@ -44,8 +44,7 @@ import { CallbackAnswerSchema, InboundSchema } from '../../domain/payments/callb
 import { DepositIntentSchema, DepositReviewSchema, PaidSchema, StaffDepositSchema } from '../../domain/payments/deposit-intents';
 import { IntegrationSchema, PaymentMethodSchema, ProviderFeeSchema, ProviderSchema } from '../../domain/payments/integrations';
 import { SimulatedCallbackSchema } from '../../domain/payments/simulator-psp';
-import { EventFeedSchema } from '../../domain/streams/event-feed';
-import { WebhookEventSchema } from '../../domain/webhooks/webhook-body';
+import { EventFeedSchema, FeedEventSchema } from '../../domain/streams/event-feed';
 
 /**
  * The names of the domain's objects in the OpenAPI document (`components.schemas`), so a
@@ -460,7 +459,7 @@ const NAMES: Array<[z.ZodType, string, unknown?]> = [
       body: '{"external_id":"pay_9f2c1a","intent_id":"6e1c2b7a-3f4d-4b8e-9a51-0c2d3e4f5a6b","status":"completed","amount":"250.00","currency":"USD"}',
     },
   ],
-  [WebhookEventSchema, 'Event', EVENT],
+  [FeedEventSchema, 'FeedEvent', EVENT],
   [EventFeedSchema, 'EventFeedPage', { items: [EVENT], next_after: '48213' }],
 ];
 

@@ -23,8 +23,11 @@ export const EventFeedQuery = z.object({
   limit: z.coerce.number().int().min(1).max(1000).default(100).describe('At most this many events, 1 to 1000'),
 });
 
+/** An event of the feed: exactly what a webhook delivery carries for it. */
+export const FeedEventSchema = WebhookEventSchema.extend({});
+
 export const EventFeedSchema = z.object({
-  items: z.array(WebhookEventSchema).describe('Events in the order they were published (the order streams resume in)'),
+  items: z.array(FeedEventSchema).describe('Events in the order they were published (the order streams resume in)'),
   next_after: z
     .string()
     .describe('Pass as `after` to read on: the last event of this page, or the `after` given when the page is empty'),
