@@ -283,3 +283,87 @@ test('when a customer cancels a pending deposit, then it is cancelled, a second 
   expect(late.body).toMatchObject({ outcome: 'processed', deposit_status: 'cancelled' });
   expect(await sql(app, 'select 1 from ledger_entries where reference_id = ?', [intent.id])).toHaveLength(0);
 });
+
+describe('the integrations registry', () => {
+  test('when a psp is registered there, then it is a payment provider with the same id, its secret sealed and never answered', async () => {
+    const secret = newSecret();
+    const created = expectOk(
+      await app.request('POST', '/api/admin/integrations', {
+        token: admin,
+        body: {
+          kind: 'psp',
+          adapter: 'generic_hmac',
+          name: 'Registry PSP',
+          config: { currencies: ['USD'], min_amount: 5, max_amount: 500 },
+          secrets: { callback_secret: secret },
+        },
+      }),
+      201,
+    );
+    expect(created).toMatchObject({
+      kind: 'psp',
+      adapter: 'generic_hmac',
+      enabled: true,
+      last_inbound_at: null,
+      last_error: null,
+    });
+    expect(JSON.stringify(created)).not.toContain(secret.slice(6, 20));
+    const provider = expectOk(await app.request('GET', `/api/admin/payment-providers/${created.id}`, { token: admin }), 200);
+    expect(provider).toMatchObject({ id: created.id, currencies: ['USD'], min_amount: '5.00', max_amount: '500.00' });
+    // The registry's secret is the provider's callback secret.
+    const body = { external_id: 'r1', intent_id: randomUUID(), status: 'failed', amount: 5, currency: 'USD' };
+    expect((await sendCallback(app, created.id, secret, body)).status).toBe(404);
+    const after = expectOk(await app.request('GET', `/api/admin/integrations/${created.id}`, { token: admin }), 200);
+    expect(after.last_inbound_at).not.toBeNull();
+    expect(after.last_error).toContain('No deposit intent');
+  });
+
+  test('when a psp body breaks the provider rules, then it is 422 at the config or secret field', async () => {
+    const post = (body: Record<string, unknown>) => app.request('POST', '/api/admin/integrations', { token: admin, body });
+    const base = { kind: 'psp', adapter: 'generic_hmac', name: 'Bad PSP', secrets: { callback_secret: newSecret() } };
+    expect422(await post({ ...base, config: { currencies: ['USD'], min_amount: 5 } }), ['body', 'config', 'max_amount']);
+    expect422(await post({ ...base, config: { currencies: ['USD'], min_amount: 5, max_amount: 50 }, secrets: {} }), [
+      'body',
+      'secrets',
+      'callback_secret',
+    ]);
+    expect422(await post({ ...base, adapter: 'paypal', config: { currencies: ['USD'], min_amount: 5, max_amount: 50 } }), [
+      'body',
+      'adapter',
+    ]);
+  });
+
+  test('when another kind is registered, changed and removed, then each step answers, is audited, and needs manage_integrations', async () => {
+    const crm = expectOk(
+      await app.request('POST', '/api/admin/integrations', {
+        token: admin,
+        body: { kind: 'crm', adapter: 'hubspot', name: 'CRM', config: { portal: 42 }, secrets: { api_key: 'k-123' } },
+      }),
+      201,
+    );
+    expect(crm).toMatchObject({ kind: 'crm', config: { portal: 42 } });
+    const listed = expectOk(await app.request('GET', '/api/admin/integrations?kind=crm', { token: admin }), 200);
+    expect(listed.items.map((i: { id: string }) => i.id)).toEqual([crm.id]);
+    const changed = expectOk(
+      await app.request('PATCH', `/api/admin/integrations/${crm.id}`, {
+        token: admin,
+        body: { enabled: false, secrets: { api_key: 'k-456' } },
+      }),
+      200,
+    );
+    expect(changed.enabled).toBe(false);
+    expect(changed.previous_secret_expires_at).not.toBeNull();
+    const log = expectOk(await app.request('GET', `/api/admin/integrations/${crm.id}/inbound`, { token: admin }), 200);
+    expect(log).toMatchObject({ items: [], total: 0 });
+    const clerk = await createStaff(app, ['manage_payments'], admin);
+    expectError(await app.request('GET', '/api/admin/integrations', { token: clerk.token }), 403, 'FORBIDDEN');
+    expect((await app.request('DELETE', `/api/admin/integrations/${crm.id}`, { token: admin })).status).toBe(204);
+    const audit = await sql<{ action: string; after: unknown }>(
+      app,
+      'select action, "after" from audit_entries where entity_id = ? order by created_at',
+      [crm.id],
+    );
+    expect(audit.map((a) => a.action)).toEqual(['integration.created', 'integration.updated', 'integration.deleted']);
+    expect(JSON.stringify(audit)).not.toContain('k-456');
+  });
+});
