@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
-import { signalTicks } from '../src/domain/engine/ticks';
+import { signalTicks } from '../src/domain/prices/tick-signal';
 import { ledgerInsertSql } from '../src/domain/ledger/ledger';
 import { QuoteStore, quoteVersionKey } from '../src/domain/prices/quote-store';
 import { JobProducer } from '../src/jobs/job-producer';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { passLookup } from '../src/domain/engine/candidates';
-import { signalTicks } from '../src/domain/engine/ticks';
+import { signalTicks } from '../src/domain/prices/tick-signal';
 import { QuoteStore, quoteVersionKey } from '../src/domain/prices/quote-store';
 import { JobProducer } from '../src/jobs/job-producer';
 import { pgPlaceholders } from '../src/platform/named-sql';

@@ -10,16 +10,30 @@ import { ensureDatabase, runMigrations } from '../src/db/database';
 import { ormConfig } from '../src/db/orm-config';
 import { isSequenceNoise } from '../src/db/schema-noise';
 
-/** Drops the statements of a generated migration that are only sequence-default noise (see schema-noise.ts). */
-function dropSequenceNoise(file: string): boolean {
-  const lines = readFileSync(file, 'utf8').split('\n');
-  const kept = lines.filter((line) => !(line.includes('this.addSql(') && isSequenceNoise(line)));
-  const upBody = kept.join('\n').split('override async down')[0] ?? '';
+/**
+ * A generated statement that is not a change: sequence-default noise (see schema-noise.ts), or
+ * the re-creation of a trigger or stored function that MikroORM 7 writes into every `down`.
+ * Triggers and functions are written by hand in migrations and left unmanaged by the ORM
+ * (orm-config.ts), but its reverse diff still sees them as missing from the entities, and
+ * re-creates them with empty bodies.
+ */
+function isGeneratedNoise(sql: string): boolean {
+  return isSequenceNoise(sql) || /^\s*create (or replace function|trigger) /i.test(sql);
+}
+
+/** Drops a generated migration's statements that are only noise; removes the file when its `up` is left empty. */
+function dropGeneratedNoise(file: string): boolean {
+  const source = readFileSync(file, 'utf8');
+  // One addSql call, its template literal spanning lines when the statement does.
+  const kept = source.replace(/^ *this\.addSql\(`((?:[^`\\]|\\.)*)`\);\n/gms, (call, sql: string) =>
+    isGeneratedNoise(sql) ? '' : call,
+  );
+  const upBody = kept.split(/override (?:async )?down/)[0] ?? '';
   if (!upBody.includes('this.addSql(')) {
     unlinkSync(file);
     return false;
   }
-  writeFileSync(file, kept.join('\n').replace(/\n{3,}/g, '\n\n'));
+  writeFileSync(file, kept.replace(/\n{3,}/g, '\n\n'));
   return true;
 }
 
@@ -38,9 +52,9 @@ async function main(): Promise<void> {
   await runMigrations(url);
   const orm = await MikroORM.init(ormConfig(url));
   try {
-    const result = await orm.getMigrator().createMigration('src/db/migrations', false, false, process.argv[2]);
+    const result = await orm.migrator.create('src/db/migrations', false, false, process.argv[2]);
     if (!result.fileName) console.log('No changes: entities match the migrations.');
-    else if (!dropSequenceNoise(`src/db/migrations/${result.fileName}`)) console.log('No changes beyond sequence-default noise.');
+    else if (!dropGeneratedNoise(`src/db/migrations/${result.fileName}`)) console.log('No changes beyond generated noise.');
     else {
       registerMigration(result.fileName.replace(/\.ts$/, ''));
       console.log(`Wrote src/db/migrations/${result.fileName} and listed it in src/db/migrations/index.ts`);

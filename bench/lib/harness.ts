@@ -11,9 +11,8 @@ const REPO_ROOT = path.dirname(BENCH_DIR);
 export const RESULTS_FILE = path.join(BENCH_DIR, 'results', 'latest.json');
 
 /**
- * Node flags that run a child as `npm start` would run it after `tsc`: TypeScript compiled with
- * decorator metadata (lib/register-ts.js). The default, tsx, drops that metadata, and MikroORM then
- * hydrates bigint columns declared as strings (tickets, logins) as BigInts.
+ * Node flags that run a child as `npm start` would run it after `tsc`: TypeScript compiled by
+ * TypeScript's own transpiler (lib/register-ts.js) rather than by tsx's esbuild.
  */
 export const AS_COMPILED = ['--enable-source-maps', '--require', path.join(BENCH_DIR, 'lib', 'register-ts.js')];
 

@@ -3,14 +3,13 @@
 /**
  * `node -r ./bench/lib/register-ts.js entry.ts`: compiles TypeScript on require as `tsc` would
  * for `npm start` (the repository's tsconfig.json, CommonJS), one file at a time with
- * ts.transpileModule. Unlike tsx (esbuild) it emits decorator metadata, which MikroORM reads:
- * without it, a `bigint` column declared as `string` (orders.ticket, accounts.login) is
- * hydrated as a JS BigInt instead of a string, and the service behaves differently from
- * production (bulk close answers 500). Types are not checked here; `tsc --noEmit` does that.
+ * ts.transpileModule, from the TypeScript 6.0 API (`typescript-6`: TypeScript 7, the `tsc` of
+ * this repository, ships no JavaScript API; see scripts/typescript-api.js). Types are not checked
+ * here; `tsc --noEmit` does that.
  */
 const fs = require('node:fs');
 const path = require('node:path');
-const ts = require('typescript');
+const ts = require('typescript-6');
 
 const root = path.resolve(__dirname, '..', '..');
 const read = ts.readConfigFile(path.join(root, 'tsconfig.json'), ts.sys.readFile);

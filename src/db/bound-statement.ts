@@ -1,12 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { QueryResult } from 'pg';
-import { pgPlaceholders, type Statement } from '../platform/named-sql';
-
-/** What this module needs of knex's client: its pool. */
-interface PooledClient {
-  acquireConnection(): Promise<{ query(text: string, values: unknown[]): Promise<QueryResult> }>;
-  releaseConnection(connection: unknown): Promise<void>;
-}
+import type { Statement } from '../platform/named-sql';
+import { holdConnection, rowsInTransaction } from './pg-connection';
 
 /**
  * Runs one statement on a connection of the ORM's own pool with its values sent as
@@ -14,21 +8,19 @@ interface PooledClient {
  *
  * Used where a statement runs once per ticket or per answer (bulk close's per-ticket read and
  * close, order close, a run's tickets and items): em.execute quotes every value into the SQL
- * text (MikroORM's formatQuery) and runs the result through knex's raw-query machinery, which
- * on a closing statement that carries its event's JSON costs the worker more than sending the
- * statement. Parameters also keep a value from ever being read as SQL. Outside a transaction
- * the statement is its own implicit transaction; inside one (em.transactional) it must run on
- * the transaction's connection, so it goes through em.execute there.
+ * text (MikroORM's formatQuery) and runs the result through the ORM's raw-query machinery,
+ * which on a closing statement that carries its event's JSON costs the worker more than
+ * sending the statement. Parameters also keep a value from ever being read as SQL. Outside a
+ * transaction the statement is its own implicit transaction; inside one (em.transactional) it
+ * runs on the transaction's connection.
  */
-export async function executeBound<T>(em: EntityManager, { sql, values }: Statement): Promise<T[]> {
-  if (em.isInTransaction()) return em.execute<T[]>(sql, values);
-  const client = em.getConnection().getKnex().client as unknown as PooledClient;
-  const connection = await client.acquireConnection();
+export async function executeBound<T>(em: EntityManager, statement: Statement): Promise<T[]> {
+  if (em.isInTransaction()) return rowsInTransaction<T>(em, statement);
+  const connection = await holdConnection(em);
   try {
-    const result = await connection.query(pgPlaceholders(sql), values);
-    return result.rows as T[];
+    return await connection.rows<T>(statement);
   } finally {
-    await client.releaseConnection(connection);
+    connection.release();
   }
 }
 
@@ -43,18 +35,14 @@ export function executeNamed<T>(em: EntityManager, { sql, values }: Statement): 
 
 /**
  * Runs one statement with its values sent as parameters, in the unit of work's transaction,
- * on the transaction's own `pg` connection: for statements that carry large binary values (a
+ * on the transaction's own connection: for statements that carry large binary values (a
  * document's sealed file; em.execute would quote a 10 MiB buffer into the SQL text as a hex
  * literal, twice its size, built and then parsed again by Postgres), and for the statements of
- * a hot transaction (a transfer, a market order), where em.execute's quoting and knex's
- * raw-query machinery cost the API more CPU per statement than `pg` sending it. Must be called
- * inside em.transactional. A value is one parameter: an array is a Postgres array, never
- * spread into an IN list as em.execute spreads it.
+ * a hot transaction (a transfer, a market order), where em.execute's quoting costs the API
+ * more CPU per statement than `pg` sending it. Must be called inside em.transactional. A value
+ * is one parameter: an array is a Postgres array, never spread into an IN list as em.execute
+ * spreads it.
  */
-export async function executeBoundInTransaction<T>(em: EntityManager, { sql, values }: Statement): Promise<T[]> {
-  const trx = em.getTransactionContext<{ client: PooledClient }>();
-  if (!trx) throw new Error('executeBoundInTransaction needs a transaction');
-  // Inside a transaction knex's client hands out the transaction's connection, and only it.
-  const connection = await trx.client.acquireConnection();
-  return (await connection.query(pgPlaceholders(sql), values)).rows as T[];
+export function executeBoundInTransaction<T>(em: EntityManager, statement: Statement): Promise<T[]> {
+  return rowsInTransaction<T>(em, statement);
 }

@@ -1,5 +1,5 @@
 import { Client } from 'pg';
-import { MikroORM } from '@mikro-orm/postgresql';
+import { DefaultLogger, MikroORM, type LogContext, type LoggerNamespace, type LoggerOptions } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { ormConfig } from './orm-config';
 
@@ -50,7 +50,7 @@ export async function runMigrations(url: string, logger?: Logger): Promise<strin
     await lock.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
     const orm = await MikroORM.init(ormConfig(url));
     try {
-      const applied = await orm.getMigrator().up();
+      const applied = await orm.migrator.up();
       if (applied.length) logger?.info({ migrations: applied.map((m) => m.name) }, 'migrations applied');
       return applied.map((m) => m.name);
     } finally {
@@ -63,15 +63,30 @@ export async function runMigrations(url: string, logger?: Logger): Promise<strin
 }
 
 /**
- * The ORM of a running process. knex (under MikroORM) reports pool events such as a dropped
- * connection with console.log; they go to the structured log instead.
+ * MikroORM's own logger, except that its warnings and errors (the pool's report of a connection
+ * the server dropped, which would otherwise be printed or lost) go to the structured log.
  */
+class StructuredOrmLogger extends DefaultLogger {
+  constructor(
+    options: LoggerOptions,
+    private readonly logger: Logger,
+  ) {
+    super(options);
+  }
+
+  override log(namespace: LoggerNamespace, message: string, context?: LogContext): void {
+    if (context?.level === 'error' || context?.level === 'warning') {
+      this.logger[context.level === 'error' ? 'error' : 'warn'](
+        { source: 'mikro-orm', namespace, detail: message },
+        'database driver',
+      );
+      return;
+    }
+    super.log(namespace, message, context);
+  }
+}
+
+/** The ORM of a running process. */
 export async function openOrm(url: string, logger?: Logger): Promise<MikroORM> {
-  const log = (level: 'warn' | 'error') => (message: unknown) =>
-    logger?.[level]({ source: 'knex', detail: String(message instanceof Error ? message.message : message) }, 'database driver');
-  return MikroORM.init(
-    ormConfig(url, {
-      driverOptions: { log: { warn: log('warn'), error: log('error'), deprecate: () => undefined, debug: () => undefined } },
-    }),
-  );
+  return MikroORM.init(ormConfig(url, logger ? { loggerFactory: (options) => new StructuredOrmLogger(options, logger) } : {}));
 }

@@ -20,12 +20,16 @@ export async function findPage<T extends object, V>(
   view: (row: T) => V,
 ) {
   return inOneSnapshot(em, async (tx) => {
-    // MikroORM's option types are too deep for a generic helper; the shape is checked at each call.
-    const [rows, total] = await tx.findAndCount(entity, where, {
-      ...options,
-      limit: paging.page_size,
-      offset: (paging.page - 1) * paging.page_size,
-    } as never);
+    // MikroORM's filter and option types are too deep for a generic helper; the shape is checked at each call.
+    const [rows, total] = await tx.findAndCount(
+      entity,
+      where as never,
+      {
+        ...options,
+        limit: paging.page_size,
+        offset: (paging.page - 1) * paging.page_size,
+      } as never,
+    );
     return { items: (rows as T[]).map(view), page: paging.page, page_size: paging.page_size, total };
   });
 }

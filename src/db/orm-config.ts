@@ -1,10 +1,16 @@
-import 'reflect-metadata';
 import { defineConfig, type Options } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import { ENTITIES } from '../entities';
 import { MIGRATIONS } from './migrations';
 
-export function ormConfig(databaseUrl: string, overrides: Partial<Options> = {}): Options {
+/**
+ * Entities use the legacy decorators (`@mikro-orm/decorators/legacy`) with MikroORM's default
+ * metadata provider, which reads nothing from `design:type` metadata: every property states its
+ * type (src/entities/column-types.ts), so the entities mean the same under tsc, the test
+ * transformer and tsx, whichever of them emits decorator metadata. (`reflect-metadata` stays a
+ * dependency only because the legacy decorators' entry point loads it.)
+ */
+export function ormConfig(databaseUrl: string, overrides: Options = {}): Options {
   return defineConfig({
     clientUrl: databaseUrl,
     entities: ENTITIES,
@@ -15,7 +21,7 @@ export function ormConfig(databaseUrl: string, overrides: Partial<Options> = {})
     // numeric columns come back as strings; money is then parsed into a decimal, never a float.
     pool: { min: 0, max: 10, idleTimeoutMillis: 10_000 },
     migrations: {
-      // Listed explicitly so compiled and ts-jest runs find the same migrations.
+      // Listed explicitly so compiled runs and test runs find the same migrations.
       migrationsList: MIGRATIONS,
       path: 'src/db/migrations',
       tableName: 'mikro_orm_migrations',
@@ -26,6 +32,18 @@ export function ormConfig(databaseUrl: string, overrides: Partial<Options> = {})
       allOrNothing: false,
       snapshot: false,
       emit: 'ts',
+    },
+    schemaGenerator: {
+      // Every foreign key the committed migrations made says ON UPDATE CASCADE (MikroORM 6
+      // inferred it from a relation's default cascade); MikroORM 7 infers no rule, and would
+      // otherwise drop and re-add each key without it in the next generated migration.
+      defaultUpdateRule: 'cascade',
+      // Triggers and stored functions are written by hand in migrations (each function's text
+      // lives in src/db/functions, and the schema-drift test holds the database to it).
+      // MikroORM 7 manages both from entity metadata and would drop every one the entities do
+      // not declare.
+      ignoreTriggers: true,
+      ignoreRoutines: true,
     },
     debug: false,
     // The ORM's own console output (migrator progress) goes nowhere unless a caller routes it.

@@ -1,5 +1,5 @@
 /**
- * MikroORM 6 reads a `default nextval('our_seq')` column as a serial it has to recreate, and
+ * MikroORM (6 and 7) reads a `default nextval('our_seq')` column as a serial it has to recreate, and
  * so proposes the same type and default changes in every schema diff. These statements are
  * that noise; anything else in a diff between the entities and the migrated schema is real.
  */

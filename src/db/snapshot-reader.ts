@@ -1,17 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import QueryStream from 'pg-query-stream';
 import { pgPlaceholders, type Statement } from '../platform/named-sql';
-
-/** What this module needs of knex's client: its pool, whose connections are pg clients. */
-interface PooledClient {
-  acquireConnection(): Promise<PgConnection>;
-  releaseConnection(connection: unknown): Promise<void>;
-}
-
-interface PgConnection {
-  query(text: string, values?: unknown[]): Promise<{ rows: unknown[] }>;
-  query<T>(stream: QueryStream): QueryStream & AsyncIterable<T>;
-}
+import { holdConnection, type HeldConnection } from './pg-connection';
 
 /** Rows a cursor fetches per round trip: enough to keep the pipe full, few enough that memory stays flat. */
 const CURSOR_BATCH = 2000;
@@ -24,25 +14,21 @@ const CURSOR_BATCH = 2000;
  * grow with the size of the report.
  */
 export class SnapshotReader {
-  private constructor(
-    private readonly client: PooledClient,
-    private readonly connection: PgConnection,
-  ) {}
+  private constructor(private readonly connection: HeldConnection) {}
 
   static async open(em: EntityManager): Promise<SnapshotReader> {
-    const client = em.getConnection().getKnex().client as unknown as PooledClient;
-    const connection = await client.acquireConnection();
+    const connection = await holdConnection(em);
     try {
-      await connection.query('begin isolation level repeatable read read only');
+      await connection.client.query('begin isolation level repeatable read read only');
     } catch (err) {
-      await client.releaseConnection(connection);
+      connection.release(true);
       throw err;
     }
-    return new SnapshotReader(client, connection);
+    return new SnapshotReader(connection);
   }
 
-  async all<T>({ sql, values }: Statement): Promise<T[]> {
-    return (await this.connection.query(pgPlaceholders(sql), values)).rows as T[];
+  async all<T>(statement: Statement): Promise<T[]> {
+    return this.connection.rows<T>(statement);
   }
 
   async one<T>(statement: Statement): Promise<T | undefined> {
@@ -54,17 +40,19 @@ export class SnapshotReader {
    * Leaving the loop early destroys the stream, which closes its cursor.
    */
   stream<T>({ sql, values }: Statement): AsyncIterable<T> {
-    return this.connection.query<T>(new QueryStream(pgPlaceholders(sql), values, { batchSize: CURSOR_BATCH }));
+    return this.connection.client.query(new QueryStream(pgPlaceholders(sql), values, { batchSize: CURSOR_BATCH }));
   }
 
   /** Ends the snapshot and hands the connection back; after an error the rollback may fail with it, which is fine. */
   async close(): Promise<void> {
+    let broken = false;
     try {
-      await this.connection.query('rollback');
+      await this.connection.client.query('rollback');
     } catch {
-      // The connection is broken: the pool discards it when it is released.
+      // The connection is broken: it is closed, not handed back to the pool.
+      broken = true;
     } finally {
-      await this.client.releaseConnection(this.connection);
+      this.connection.release(broken);
     }
   }
 }

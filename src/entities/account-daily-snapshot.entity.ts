@@ -1,4 +1,5 @@
-import { Entity, ManyToOne, PrimaryKey, Property, Unique, type Ref } from '@mikro-orm/core';
+import { type Ref } from '@mikro-orm/core';
+import { Entity, ManyToOne, PrimaryKey, Property, Unique } from '@mikro-orm/decorators/legacy';
 import { randomUUID } from 'node:crypto';
 import { Account } from './account.entity';
 import { bigintText, decimalText, MONEY_COLUMN } from './column-types';

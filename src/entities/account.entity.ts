@@ -1,4 +1,5 @@
-import { Check, Entity, Enum, Index, ManyToOne, Property, Unique, type Ref } from '@mikro-orm/core';
+import { type Ref } from '@mikro-orm/core';
+import { Check, Entity, Enum, Index, ManyToOne, Property, Unique } from '@mikro-orm/decorators/legacy';
 import { BaseEntity } from './base.entity';
 import { bigintText, decimalText, MONEY_COLUMN } from './column-types';
 import { Customer } from './customer.entity';
@@ -10,17 +11,14 @@ export type AccountKind = (typeof ACCOUNT_KINDS)[number];
 /**
  * Where a customer's money lives. `login` is the integer traders know, drawn from the
  * `account_login_seq` sequence. Invariant: balance = the sum of the account's ledger rows;
- * `reserved` is what pending withdrawals hold back and is not withdrawable. The database
- * refuses a wallet whose reserve exceeds its balance: the last line of defence against an
- * overdraft (the wallet never trades, so nothing but its own debits can lower its balance).
- * The one exception is a provider's reversal (a charge-back or refund of a deposit), which is
- * booked even when it takes the wallet below zero: a negative wallet then refuses every debit
- * of its own (409 ACCOUNT_NEGATIVE) until it is paid back.
+ * `reserved` is what pending withdrawals hold back and is not withdrawable. A wallet may fall
+ * below zero, and below its reserve, only by a payment provider's charge-back or refund; the
+ * posting path then lets nothing leave it (src/domain/money/negative-wallet.ts).
  */
 @Entity({ tableName: 'accounts' })
 @Check({
-  name: 'accounts_reserved_within_balance',
-  expression: `reserved >= 0 and (kind <> 'wallet' or reserved <= balance or balance < 0)`,
+  name: 'accounts_reserved_not_negative',
+  expression: `reserved >= 0`,
 })
 @Index({ properties: ['customer', 'kind'] })
 @Index({ properties: ['group'] })

@@ -1,4 +1,5 @@
-import { ArrayType, Entity, Index, Property, Unique } from '@mikro-orm/core';
+import { ArrayType } from '@mikro-orm/core';
+import { Entity, Index, Property, Unique } from '@mikro-orm/decorators/legacy';
 import { BaseEntity } from './base.entity';
 
 /**

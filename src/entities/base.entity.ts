@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { OptionalProps, PrimaryKey, Property } from '@mikro-orm/core';
+import { OptionalProps } from '@mikro-orm/core';
+import { PrimaryKey, Property } from '@mikro-orm/decorators/legacy';
 
 /** Every table has a uuid id and creation/update times in UTC. */
 export abstract class BaseEntity<Optional = never> {

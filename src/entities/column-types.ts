@@ -24,5 +24,5 @@ class ExactDecimalType extends DecimalType {
 
 export const decimalText = () => new ExactDecimalType('string');
 
-/** Money columns: 36 digits before the point, 2 after; domain/money/primitives/bounds.ts shows why nothing allowed overflows them. */
+/** Money columns: 36 digits before the point, 2 after; platform/bounds.ts shows why nothing allowed overflows them. */
 export const MONEY_COLUMN = 'numeric(38,2)';

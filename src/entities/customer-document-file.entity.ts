@@ -1,4 +1,5 @@
-import { Entity, OneToOne, Property, type Ref } from '@mikro-orm/core';
+import { type Ref } from '@mikro-orm/core';
+import { Entity, OneToOne, Property } from '@mikro-orm/decorators/legacy';
 import { CustomerDocument } from './customer-document.entity';
 
 /**

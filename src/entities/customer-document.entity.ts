@@ -1,4 +1,5 @@
-import { Check, Entity, Enum, Index, ManyToOne, Property, type Ref } from '@mikro-orm/core';
+import { type Ref } from '@mikro-orm/core';
+import { Check, Entity, Enum, Index, ManyToOne, Property } from '@mikro-orm/decorators/legacy';
 import { BaseEntity } from './base.entity';
 import { Customer } from './customer.entity';
 

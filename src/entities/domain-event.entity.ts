@@ -1,4 +1,4 @@
-import { Entity, Index, Property, Unique } from '@mikro-orm/core';
+import { Entity, Index, Property, Unique } from '@mikro-orm/decorators/legacy';
 import { BaseEntity } from './base.entity';
 import { bigintText } from './column-types';
 

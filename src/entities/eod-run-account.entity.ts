@@ -1,4 +1,4 @@
-import { Entity, Enum, PrimaryKey, Property } from '@mikro-orm/core';
+import { Entity, Enum, PrimaryKey, Property } from '@mikro-orm/decorators/legacy';
 
 export const EOD_ITEM_STATUSES = ['pending', 'done', 'failed'] as const;
 export type EodItemStatus = (typeof EOD_ITEM_STATUSES)[number];

@@ -1,5 +1,6 @@
 import { decimalText } from './column-types';
-import { Entity, ManyToOne, OptionalProps, PrimaryKeyProp, Property, type Ref } from '@mikro-orm/core';
+import { OptionalProps, PrimaryKeyProp, type Ref } from '@mikro-orm/core';
+import { Entity, ManyToOne, Property } from '@mikro-orm/decorators/legacy';
 import { Group } from './group.entity';
 import { Instrument } from './instrument.entity';
 

@@ -1,4 +1,5 @@
-import { Entity, Index, ManyToOne, Property, Unique, type Ref } from '@mikro-orm/core';
+import { type Ref } from '@mikro-orm/core';
+import { Entity, Index, ManyToOne, Property, Unique } from '@mikro-orm/decorators/legacy';
 import { Account } from './account.entity';
 import { BaseEntity } from './base.entity';
 import { bigintText, decimalText, MONEY_COLUMN } from './column-types';

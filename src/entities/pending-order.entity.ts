@@ -1,4 +1,5 @@
-import { Entity, Enum, Index, ManyToOne, Property, Unique, type Ref } from '@mikro-orm/core';
+import { type Ref } from '@mikro-orm/core';
+import { Entity, Enum, Index, ManyToOne, Property, Unique } from '@mikro-orm/decorators/legacy';
 import { Account } from './account.entity';
 import { BaseEntity } from './base.entity';
 import { bigintText, decimalText } from './column-types';

@@ -1,4 +1,5 @@
-import { Entity, ManyToOne, Property, type Ref } from '@mikro-orm/core';
+import { type Ref } from '@mikro-orm/core';
+import { Entity, ManyToOne, Property } from '@mikro-orm/decorators/legacy';
 import { BaseEntity } from './base.entity';
 import { decimalText, MONEY_COLUMN } from './column-types';
 import { Group } from './group.entity';

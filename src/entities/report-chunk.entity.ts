@@ -1,4 +1,5 @@
-import { Entity, ManyToOne, PrimaryKey, Property, type Ref } from '@mikro-orm/core';
+import { type Ref } from '@mikro-orm/core';
+import { Entity, ManyToOne, PrimaryKey, Property } from '@mikro-orm/decorators/legacy';
 import { Report } from './report.entity';
 
 /**

@@ -1,4 +1,4 @@
-import { Entity, Enum, Index, Property } from '@mikro-orm/core';
+import { Entity, Enum, Index, Property } from '@mikro-orm/decorators/legacy';
 import { BaseEntity } from './base.entity';
 import { bigintText } from './column-types';
 

@@ -1,4 +1,5 @@
-import { ArrayType, Entity, Index, Property } from '@mikro-orm/core';
+import { ArrayType } from '@mikro-orm/core';
+import { Entity, Index, Property } from '@mikro-orm/decorators/legacy';
 import { BaseEntity } from './base.entity';
 
 /** A named set of permissions. Names are unique ignoring case (`ADMIN` cannot sit beside `admin`). */

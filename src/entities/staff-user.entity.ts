@@ -1,4 +1,5 @@
-import { Collection, Entity, ManyToMany, Property, Unique } from '@mikro-orm/core';
+import { Collection } from '@mikro-orm/core';
+import { Entity, ManyToMany, Property, Unique } from '@mikro-orm/decorators/legacy';
 import { PrincipalEntity } from './principal.entity';
 import { Role } from './role.entity';
 

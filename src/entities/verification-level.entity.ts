@@ -1,4 +1,4 @@
-import { Check, Entity, PrimaryKey, Property } from '@mikro-orm/core';
+import { Check, Entity, PrimaryKey, Property } from '@mikro-orm/decorators/legacy';
 import { decimalText, MONEY_COLUMN } from './column-types';
 
 /**

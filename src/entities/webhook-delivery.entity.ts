@@ -1,4 +1,5 @@
-import { Entity, Enum, Index, ManyToOne, Property, type Ref } from '@mikro-orm/core';
+import { type Ref } from '@mikro-orm/core';
+import { Entity, Enum, Index, ManyToOne, Property } from '@mikro-orm/decorators/legacy';
 import { BaseEntity } from './base.entity';
 import { bigintText } from './column-types';
 import { Webhook } from './webhook.entity';

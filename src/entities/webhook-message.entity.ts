@@ -1,4 +1,5 @@
-import { Entity, Index, ManyToOne, Property, type Ref } from '@mikro-orm/core';
+import { type Ref } from '@mikro-orm/core';
+import { Entity, Index, ManyToOne, Property } from '@mikro-orm/decorators/legacy';
 import { bigintText } from './column-types';
 import { DomainEvent } from './domain-event.entity';
 import { Webhook } from './webhook.entity';

@@ -1,4 +1,4 @@
-import { Check, Entity, Property } from '@mikro-orm/core';
+import { Check, Entity, Property } from '@mikro-orm/decorators/legacy';
 import { BaseEntity } from './base.entity';
 
 /**

@@ -1,17 +1,9 @@
 import { EodAccountsJob, EodFinishJob, EodStartJob } from '../jobs/eod.job';
-import { closeAccountsOfRun, type AccountRolloverStep } from '../domain/eod/account-chunk';
+import { closeAccountsOfRun } from '../domain/eod/account-chunk';
 import { queueDailyStatements } from '../domain/eod/daily-statements';
 import { failChunkAccounts, fanOutEodRun, finishEodRun, readEodRun, startScheduledRollover } from '../domain/eod/eod-runs';
-import { takeDayStartEquity } from '../domain/prop/challenge-decisions';
+import { ACCOUNT_ROLLOVER_STEPS } from '../policy';
 import { defineProcessor } from './processor';
-
-/**
- * Steps every account's rollover runs after its swaps and snapshot, in the same transaction
- * (see AccountRolloverStep): a prop challenge's day-start equity is taken at the rollover.
- */
-const ACCOUNT_ROLLOVER_STEPS: readonly AccountRolloverStep[] = [
-  (em, account, rollover, figures) => takeDayStartEquity(em, account.id, figures, rollover.tradingDate).then(() => undefined),
-];
 
 /** A run staff asked for fans out; the scheduled rollover first records the run of its date. */
 export const eodStartProcessor = defineProcessor(

@@ -1,6 +1,6 @@
 import { SimulatorTickJob } from '../jobs/simulator-tick.job';
 import { walkQuotes } from '../domain/prices/random-walk';
-import { signalTicks } from '../domain/engine/ticks';
+import { signalTicks } from '../domain/prices/tick-signal';
 import { defineProcessor } from './processor';
 
 /** Moves the configured symbols' quotes one random-walk step, then signals the engine of each moved symbol. */

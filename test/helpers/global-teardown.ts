@@ -1,8 +1,14 @@
 import { quoteIdent } from '../../src/db/database';
 import { runId, withAdmin } from './test-database';
+import { deleteKeys } from './test-app';
 
-/** Drops whatever databases of this run a crashed or interrupted test file left behind. */
+/**
+ * Drops whatever databases of this run a crashed or interrupted test file left behind, and
+ * the Redis keys under this run's queue prefixes (see testQueuePrefix).
+ */
 export default async function globalTeardown(): Promise<void> {
+  await deleteKeys(`test-${runId()}-*`);
+  await deleteKeys(`{test-${runId()}-*`);
   await withAdmin(async (admin) => {
     const left = await admin.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname LIKE $1', [
       `t\\_${runId()}\\_%`,

@@ -14,16 +14,36 @@ import type { Processor } from '../../src/workers/processor';
 import { ADMIN } from './identity';
 import { PRISM_DOCUMENT, startPrismProxy, violationsOf, type PrismProxy } from './prism-proxy';
 import { TEST_PROCESS_ENV } from './test-env';
-import { cloneTemplateDatabase, databaseUrl, directDatabaseUrl, dropDatabase } from './test-database';
+import { cloneTemplateDatabase, databaseUrl, directDatabaseUrl, dropDatabase, runId } from './test-database';
 
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 /** TEST_REDIS_CLUSTER=true: REDIS_URL names a Redis Cluster's seed nodes (scripts/cluster-check.sh). */
 export const REDIS_CLUSTER = process.env.TEST_REDIS_CLUSTER === 'true';
 
-/** A queue prefix of this test's own; a hash tag in a cluster, as the service requires there. */
+/**
+ * A queue prefix of this test's own; a hash tag in a cluster, as the service requires there.
+ * It carries the run's id, so the run's teardown can find whatever a crashed file left.
+ */
 export function testQueuePrefix(): string {
-  const name = `test-${randomBytes(6).toString('hex')}`;
+  const name = `test-${runId()}-${randomBytes(6).toString('hex')}`;
   return REDIS_CLUSTER ? `{${name}}` : name;
+}
+
+/** Deletes every key matching `pattern` (a SCAN glob), on every master of a cluster. */
+export async function deleteKeys(pattern: string): Promise<void> {
+  const connection = testRedis();
+  try {
+    const nodes = connection instanceof Cluster ? connection.nodes('master') : [connection];
+    for (const node of nodes) {
+      for await (const keys of node.scanStream({ match: pattern, count: 500 }) as AsyncIterable<string[]>) {
+        // One key at a time in a cluster: a multi-key UNLINK must stay within one slot.
+        if (connection instanceof Cluster) for (const key of keys) await node.unlink(key);
+        else if (keys.length > 0) await node.unlink(...keys);
+      }
+    }
+  } finally {
+    await connection.quit();
+  }
 }
 
 /** A plain client of the test Redis (or cluster), for assertions and clean-up. */
@@ -204,6 +224,8 @@ export async function obliterateQueues(prefix: string): Promise<void> {
   } finally {
     await connection.quit();
   }
+  // The service's own keys under the prefix (sessions, throttles, stream slots) go too.
+  await deleteKeys(`${prefix}:*`);
 }
 
 /** Waits until `check` returns a truthy value, failing with `what` after the deadline. */

@@ -9,7 +9,7 @@ import { dirname, join, normalize, relative } from 'node:path';
  */
 const root = join(__dirname, '..', '..');
 const domain = join(root, 'src', 'domain');
-const ABOVE = ['src/api/', 'src/workers/', 'src/runtime', 'src/main', 'src/config/', 'src/app-services', 'src/event-consumers'];
+const ABOVE = ['src/api/', 'src/workers/', 'src/runtime', 'src/main', 'src/config/', 'src/app-services', 'src/policy'];
 
 function filesOf(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((d) =>

@@ -17,9 +17,9 @@ import { Group } from '../../src/entities/group.entity';
 /** The one table the group's schemas, view, patching and INSERT come from. */
 describe('the group terms table', () => {
   test('when a term names a column, then it is the column MikroORM maps its property to, and every column has a term', async () => {
-    const orm = await MikroORM.init({ ...ormConfig('postgres://postgres@127.0.0.1:5432/unused'), connect: false });
+    const orm = await MikroORM.init(ormConfig('postgres://postgres@127.0.0.1:5432/unused'));
     try {
-      const meta = orm.getMetadata().get(Group.name);
+      const meta = orm.getMetadata().get(Group);
       for (const [name, term] of Object.entries(GROUP_TERMS))
         expect([name, meta.properties[term.property]?.fieldNames]).toEqual([name, [name]]);
       const columns = Object.values(meta.properties).flatMap((p) => p.fieldNames ?? []);

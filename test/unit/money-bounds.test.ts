@@ -8,7 +8,7 @@ import {
   PRICE_MIN,
   SPREAD_POINTS_MAX,
   VOLUME_MAX,
-} from '../../src/domain/money/primitives/bounds';
+} from '../../src/platform/bounds';
 import { D } from '../../src/platform/decimal';
 
 /** Recomputes the argument of domain/money/primitives/bounds.ts from its constants, so a changed bound cannot break it silently. */

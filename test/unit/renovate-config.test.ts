@@ -79,9 +79,9 @@ describe('renovate.json', () => {
     ]);
   });
 
-  test('when TypeScript 7 appears, then it is held back, since ts-jest needs TypeScript below 7', () => {
+  test('when TypeScript 6.1 appears, then the API alias the lint tools load stays below it, since typescript-eslint supports TypeScript below 6.1', () => {
     expect(config.packageRules).toContainEqual(
-      expect.objectContaining({ matchPackageNames: ['typescript'], allowedVersions: '<7' }),
+      expect.objectContaining({ matchPackageNames: ['typescript-6'], allowedVersions: '<6.1' }),
     );
   });
 });

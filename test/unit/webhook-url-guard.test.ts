@@ -1,7 +1,8 @@
+import { createServer } from 'node:http';
 import type { LookupAddress } from 'node:dns';
 import { addressProblem, checkEndpoint, checkEndpointUrl, guardedLookup, type Lookup } from '../../src/domain/webhooks/url-guard';
 import { nextDelayMs, RETRY_DELAYS_MS } from '../../src/domain/webhooks/delivery';
-import { retryAfter } from '../../src/domain/webhooks/sender';
+import { retryAfter, WebhookSender } from '../../src/domain/webhooks/sender';
 
 const fakeDns =
   (table: Record<string, string[]>): Lookup =>
@@ -163,8 +164,6 @@ describe('webhook retry schedule', () => {
 
 describe('webhook sender: the address actually connected to', () => {
   test('when a name resolves to loopback at send time (rebinding), then undici never connects and the attempt says why', async () => {
-    const { createServer } = await import('node:http');
-    const { WebhookSender } = await import('../../src/domain/webhooks/sender');
     let hits = 0;
     const server = createServer((_req, res) => {
       hits++;

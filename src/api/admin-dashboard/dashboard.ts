@@ -6,7 +6,7 @@ import express, { type Express, type NextFunction, type Request, type Response }
 import helmet from 'helmet';
 import type { AppServices } from '../../app-services';
 import { recordAudit } from '../../domain/audit/audit';
-import type { StaffCaller } from '../../domain/identity/caller';
+import type { StaffCaller } from '../../platform/caller';
 import { openDashboardSession, resolveDashboardSession, type DashboardLifetimes } from '../../domain/identity/dashboard-sessions';
 import { checkLogin } from '../../domain/identity/login';
 import { revokeSessions } from '../../domain/identity/sessions';

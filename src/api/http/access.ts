@@ -1,7 +1,7 @@
 import type { Request } from 'express';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { authenticate, sessionCaller } from '../../domain/identity/authenticate';
-import type { Caller, CustomerCaller, SessionCaller, StaffCaller } from '../../domain/identity/caller';
+import type { Caller, CustomerCaller, SessionCaller, StaffCaller } from '../../platform/caller';
 import { errors } from '../../platform/errors';
 import type { Identity } from '../../domain/identity/identity';
 import type { Access, RouteSpec } from './route';

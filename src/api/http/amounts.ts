@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AMOUNT_MAX, PRICE_MAX, PRICE_MIN, VOLUME_MAX } from '../../domain/money/primitives/bounds';
+import { AMOUNT_MAX, PRICE_MAX, PRICE_MIN, VOLUME_MAX } from '../../platform/bounds';
 import { withPlaces } from '../../platform/decimal-places';
 
 /** A positive amount with at most `places` decimals. */
@@ -8,7 +8,7 @@ export function decimalNumber(options: { places: number; max: number; positive?:
   return withPlaces(base.max(options.max), options.places);
 }
 
-// The bounds that keep every booking inside its money column: see domain/money/primitives/bounds.ts.
+// The bounds that keep every booking inside its money column: see platform/bounds.ts.
 export const MoneyAmount = decimalNumber({ places: 2, max: AMOUNT_MAX });
 export const Volume = decimalNumber({ places: 2, max: VOLUME_MAX }).describe('Lots, 0.01 to 1000, in steps of 0.01');
 export const Price = z.number().min(PRICE_MIN).max(PRICE_MAX).describe('0.000001 to 10,000,000');

@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { z } from 'zod';
-import type { Caller } from '../../domain/identity/caller';
+import type { Caller } from '../../platform/caller';
 import type { Permission } from '../../domain/identity/permissions';
 import type { AppServices } from '../../app-services';
 

@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { accessibleAccount } from '../../domain/accounts/accounts';
 import { openCustomerAccount } from '../../domain/accounts/open-account';
-import { AccountPatchSchema, updateAccount } from '../../domain/accounts/account-trading';
+import { AccountPatchSchema, updateAccount } from '../../domain/orders/account-trading';
 import { AccountSchema, accountView } from '../../domain/accounts/account-view';
 import { LedgerSchema, ledgerView } from '../../domain/ledger/ledger';
 import { DepositSchema, depositFunds } from '../../domain/money/deposits';
-import { CurrencyCode } from '../../domain/money/primitives/money-text';
+import { CurrencyCode } from '../../platform/money-text';
 import { Account } from '../../entities/account.entity';
 import { Customer } from '../../entities/customer.entity';
 import { LedgerEntry } from '../../entities/ledger-entry.entity';
@@ -15,6 +15,7 @@ import { LoginText, MoneyAmount } from '../http/amounts';
 import { findPage } from '../../db/find-page';
 import { pageQuery, pageSchema } from '../http/paging';
 import { defineRoute, json, type RouteSpec } from '../http/route';
+import { customerScopeOf } from '../../platform/customer-scope';
 
 const LoginParam = z.object({ login: LoginText });
 
@@ -70,8 +71,8 @@ export const accountRoutes: RouteSpec[] = [
     access: { kind: 'staff', permission: 'view_customers' },
     params: LoginParam,
     responses: { 200: { description: 'The account', schema: AccountSchema }, 404: { description: 'Not found' } },
-    handler: async ({ params, em, services }) =>
-      json(200, await accountView(em, services.quotes, await accessibleAccount(em, params.login, undefined))),
+    handler: async ({ params, em, services, caller }) =>
+      json(200, await accountView(em, services.quotes, await accessibleAccount(em, params.login, customerScopeOf(caller)))),
   }),
   defineRoute({
     method: 'patch',
@@ -125,7 +126,7 @@ export const accountRoutes: RouteSpec[] = [
       404: { description: 'No such account' },
     },
     handler: async ({ params, body, em, caller }) => {
-      const account = await accessibleAccount(em, params.login, undefined);
+      const account = await accessibleAccount(em, params.login, customerScopeOf(caller));
       return json(201, await depositFunds(em, asStaff(caller), account, body.amount, body.comment));
     },
   }),
@@ -139,8 +140,8 @@ export const accountRoutes: RouteSpec[] = [
     params: LoginParam,
     query: z.object(pageQuery(200, 50)),
     responses: { 200: { description: 'A page of ledger rows', schema: pageSchema(LedgerSchema) } },
-    handler: async ({ params, query, em }) => {
-      const account = await accessibleAccount(em, params.login, undefined);
+    handler: async ({ params, query, em, caller }) => {
+      const account = await accessibleAccount(em, params.login, customerScopeOf(caller));
       return json(200, await findPage(em, LedgerEntry, { account: account.id }, query, { orderBy: { seq: 'desc' } }, ledgerView));
     },
   }),

@@ -66,7 +66,7 @@ export const adminRoutes: RouteSpec[] = [
     operationId: 'updateRole',
     summary: "Rename a role or change its permissions, for its holders' very next request",
     description:
-      "Only the fields sent change. Permissions you add must be ones you hold (403). The built-in admin role cannot change (409 ROLE_BUILT_IN); no change may leave no active user with manage_users (409 LAST_USER_MANAGER). Holders' live sessions and API tokens carry the new permissions from their next request.",
+      "Only the fields sent change. You must hold every permission the role holds, and every permission you add (403 naming what you lack). The built-in admin role cannot change (409 ROLE_BUILT_IN); no change may leave no active user with manage_users (409 LAST_USER_MANAGER). Holders' live sessions and API tokens carry the new permissions from their next request.",
     tags: ['staff administration'],
     access: { kind: 'staff', permission: 'manage_users' },
     params: RoleId,
@@ -83,6 +83,7 @@ export const adminRoutes: RouteSpec[] = [
     path: '/api/admin/roles/{role_id}',
     operationId: 'deleteRole',
     summary: 'Delete a role nobody holds',
+    description: 'You must hold every permission the role holds (403 naming what you lack).',
     tags: ['staff administration'],
     access: { kind: 'staff', permission: 'manage_users' },
     params: RoleId,

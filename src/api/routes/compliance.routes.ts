@@ -6,6 +6,7 @@ import {
   DocumentSchema,
   documentView,
   listDocuments,
+  downloadName,
   openDocumentFile,
   StaffDocumentListSchema,
   StaffDocumentSchema,
@@ -170,7 +171,9 @@ export const complianceRoutes: RouteSpec[] = [
     operationId: 'downloadDocumentFile',
     summary: "Download a document's file",
     description:
-      'The file as submitted, with its recognised Content-Type, as an attachment. Every download is audited ' +
+      'The file as submitted, as an attachment whose Content-Type and file extension are those of the kind recognised ' +
+      'from its content at upload (`passport.html` holding a PNG downloads as `passport.png`, `image/png`); the ' +
+      'uploaded name is kept as `file_name` only. Every download is audited ' +
       '(`document.downloaded`, with who read it) before a byte is sent.',
     tags: ['compliance'],
     access: { kind: 'staff', permission: 'manage_compliance' },
@@ -180,9 +183,10 @@ export const complianceRoutes: RouteSpec[] = [
     handler: async ({ params, em, services, caller, res }) => {
       const { document, bytes } = await openDocumentFile(em, services.documentSecrets, asStaff(caller), params.document_id);
       res.status(200);
+      // attachment() would take the type from the name's extension: the stored kind decides both.
+      res.attachment(downloadName(document));
       res.setHeader('Content-Type', document.contentType);
       res.setHeader('Content-Length', String(bytes.length));
-      res.attachment(document.fileName);
       res.end(bytes);
       return undefined;
     },

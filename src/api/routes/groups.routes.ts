@@ -14,7 +14,7 @@ import { findPage } from '../../db/find-page';
 import { pageQuery, pageSchema } from '../http/paging';
 import { queryBool } from '../http/query';
 import { withPlaces } from '../../platform/decimal-places';
-import { COMMISSION_VALUE_MAX, SPREAD_POINTS_MAX } from '../../domain/money/primitives/bounds';
+import { COMMISSION_VALUE_MAX, SPREAD_POINTS_MAX } from '../../platform/bounds';
 import { defineRoute, json, type RouteSpec } from '../http/route';
 
 const GroupId = z.object({ group_id: z.uuid() });

@@ -5,8 +5,8 @@ import { Instrument } from '../../entities/instrument.entity';
 import { asCustomer, asStaff } from '../http/access';
 import { defineRoute, json, type RouteSpec } from '../http/route';
 import { withPlaces } from '../../platform/decimal-places';
-import { CONTRACT_SIZE_MAX } from '../../domain/money/primitives/bounds';
-import { CurrencyCode } from '../../domain/money/primitives/money-text';
+import { CONTRACT_SIZE_MAX } from '../../platform/bounds';
+import { CurrencyCode } from '../../platform/money-text';
 
 export const instrumentRoutes: RouteSpec[] = [
   defineRoute({
@@ -45,8 +45,8 @@ export const instrumentRoutes: RouteSpec[] = [
     summary: 'What you may trade, and on what terms',
     description:
       'One entry per group your trading accounts trade under (the wallet trades under none), in the order of your ' +
-      'first login in it: the group’s commission, swap and margin terms, your logins in it, and the instruments it ' +
-      'has enabled, each with its spread (in points, added to the quotes of `GET /quotes`), commission and swaps. ' +
+      'first login in it: the group’s commission, swap and margin terms, your logins in it, and every instrument ' +
+      'you may trade in it (all but those the group disables), each with its spread (in points, added to the quotes of `GET /quotes`), commission and swaps. ' +
       'Groups you have no account in are not shown.',
     tags: ['instruments'],
     access: { kind: 'customer' },

@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { accessibleAccount } from '../../domain/accounts/accounts';
 import { assertMayTrade } from '../../domain/compliance/limits';
-import type { Caller } from '../../domain/identity/caller';
+import type { Caller } from '../../platform/caller';
 import {
   BulkCloseAcceptedSchema,
   bulkCloseAccepted,
@@ -24,7 +24,6 @@ import {
 import { findPage } from '../../db/find-page';
 import { Order } from '../../entities/order.entity';
 import { PENDING_STATUSES } from '../../entities/pending-order.entity';
-import { errors } from '../../platform/errors';
 import { asStaff } from '../http/access';
 import { integerText, Login, LoginText, Price, TicketParam, TrailingStop, Volume } from '../http/amounts';
 import { pageQuery, pageSchema } from '../http/paging';
@@ -32,17 +31,11 @@ import { defineRoute, json, type RouteSpec } from '../http/route';
 import { runAndReply } from '../http/run-reply';
 import { NoFields } from '../http/strict-body';
 import { isoInstant } from '../http/timestamps';
-
-/** Staff act on any account; a customer only on its own (another's is 404, as if absent). */
-function customerScope(caller: Caller | undefined): string | undefined {
-  return caller?.kind === 'customer' ? caller.customerId : undefined;
-}
+import { customerScopeOf, inScopeOr404 } from '../../platform/customer-scope';
 
 async function orderForCaller(em: EntityManager, caller: Caller | undefined, ticket: number): Promise<Order> {
   const order = await em.findOne(Order, { ticket: String(ticket) }, { populate: ['account'] });
-  const scope = customerScope(caller);
-  if (!order || (scope !== undefined && order.account.getEntity().customer.id !== scope)) throw errors.notFound('Order');
-  return order;
+  return inScopeOr404(customerScopeOf(caller), order, (o) => o.account.getEntity().customer.id, 'Order');
 }
 
 const LoginOnly = z.object({ login: LoginText });
@@ -88,7 +81,7 @@ export const orderRoutes: RouteSpec[] = [
     },
     handler: async ({ body, em, services, caller }) => {
       if (caller?.kind === 'customer') await assertMayTrade(em, services.verificationLevels, caller.customerId);
-      const on = { login: body.login, customerId: customerScope(caller) };
+      const on = { login: body.login, scope: customerScopeOf(caller) };
       return json(201, await openMarketOrder(em, services.quotes, on, body));
     },
   }),
@@ -102,7 +95,7 @@ export const orderRoutes: RouteSpec[] = [
     query: z.object({ login: LoginText, status: z.enum(['open', 'closed']).optional(), ...pageQuery(200, 50) }),
     responses: { 200: { description: 'A page of orders', schema: pageSchema(OrderSchema) } },
     handler: async ({ query, em, caller }) => {
-      const account = await accessibleAccount(em, query.login, customerScope(caller));
+      const account = await accessibleAccount(em, query.login, customerScopeOf(caller));
       const where = { account: account.id, ...(query.status ? { status: query.status } : {}) };
       return json(200, await orderViews(await findPage(em, Order, where, query, { orderBy: { ticket: 'desc' } }, (o) => o), em));
     },
@@ -160,7 +153,7 @@ export const orderRoutes: RouteSpec[] = [
     },
     handler: async ({ body, em, services, caller }) => {
       if (caller?.kind === 'customer') await assertMayTrade(em, services.verificationLevels, caller.customerId);
-      const account = await accessibleAccount(em, body.login, customerScope(caller));
+      const account = await accessibleAccount(em, body.login, customerScopeOf(caller));
       return json(201, pendingOrderView(await createPendingOrder(em, services.quotes, account, body)));
     },
   }),
@@ -174,7 +167,7 @@ export const orderRoutes: RouteSpec[] = [
     query: z.object({ login: LoginText, status: z.enum(PENDING_STATUSES).optional(), ...pageQuery(200, 50) }),
     responses: { 200: { description: 'A page of pending orders', schema: pageSchema(PendingOrderSchema) } },
     handler: async ({ query, em, caller }) => {
-      const account = await accessibleAccount(em, query.login, customerScope(caller));
+      const account = await accessibleAccount(em, query.login, customerScopeOf(caller));
       return json(200, await listPendingOrders(em, account, query.status, query));
     },
   }),
@@ -201,7 +194,7 @@ export const orderRoutes: RouteSpec[] = [
       409: { description: 'ORDER_NOT_PENDING' },
     },
     handler: async ({ params, query, body, em, services, caller }) => {
-      const account = await accessibleAccount(em, query.login, customerScope(caller));
+      const account = await accessibleAccount(em, query.login, customerScopeOf(caller));
       return json(200, pendingOrderView(await modifyPendingOrder(em, services.quotes, account, params.order_id, body)));
     },
   }),
@@ -218,7 +211,7 @@ export const orderRoutes: RouteSpec[] = [
     query: LoginOnly,
     responses: { 200: { description: 'Cancelled', schema: PendingOrderSchema }, 409: { description: 'ORDER_NOT_PENDING' } },
     handler: async ({ params, query, em, caller }) => {
-      const account = await accessibleAccount(em, query.login, customerScope(caller));
+      const account = await accessibleAccount(em, query.login, customerScopeOf(caller));
       return json(200, pendingOrderView(await cancelPendingOrder(em, account, params.order_id)));
     },
   }),

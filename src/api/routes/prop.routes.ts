@@ -6,13 +6,13 @@ import { assertMayWithdraw } from '../../domain/compliance/limits';
 import { createProgram, ProgramInputSchema, ProgramSchema, programView } from '../../domain/prop/programs';
 import { PropProgram } from '../../entities/prop-program.entity';
 import { Payout, PAYOUT_STATUSES } from '../../entities/payout.entity';
-import { errors } from '../../platform/errors';
 import { asCustomer, asStaff } from '../http/access';
 import { Login, LoginText, MoneyAmount } from '../http/amounts';
 import { findPage } from '../../db/find-page';
 import { pageQuery, pageSchema } from '../http/paging';
 import { defineRoute, json, type RouteSpec } from '../http/route';
 import { NoFields } from '../http/strict-body';
+import { customerScopeOf, inScope, inScopeOr404 } from '../../platform/customer-scope';
 
 const IDEMPOTENT =
   'Accepts an Idempotency-Key header: the same key and body within 24 hours replays the first answer ' +
@@ -155,10 +155,11 @@ export const propRoutes: RouteSpec[] = [
       if (query.status) where.status = query.status;
       if (query.login !== undefined) where.login = String(query.login);
       if (query.customer_id) where.customer = query.customer_id;
-      if (caller?.kind === 'customer') {
-        if (query.customer_id && query.customer_id !== caller.customerId)
+      const scope = customerScopeOf(caller);
+      if (scope.customerId !== null) {
+        if (!inScope(scope, query.customer_id ?? scope.customerId))
           return json(200, { items: [], page: query.page, page_size: query.page_size, total: 0 });
-        where.customer = caller.customerId;
+        where.customer = scope.customerId;
       }
       return json(200, await findPage(em, Payout, where, query, { orderBy: { createdAt: 'desc', id: 'desc' } }, payoutView));
     },
@@ -177,8 +178,7 @@ export const propRoutes: RouteSpec[] = [
     },
     handler: async ({ params, em, caller }) => {
       const payout = await em.findOne(Payout, params.payout_id);
-      if (!payout || (caller?.kind === 'customer' && payout.customer.id !== caller.customerId)) throw errors.notFound('Payout');
-      return json(200, payoutView(payout));
+      return json(200, payoutView(inScopeOr404(customerScopeOf(caller), payout, (p) => p.customer.id, 'Payout')));
     },
   }),
   defineRoute({

@@ -6,7 +6,6 @@ export const SQL_FUNCTIONS = [
   'ledger_entries_append_only',
   'user_permissions',
   'open_session',
-  'webhook_delivery_step',
   'webhook_delivery_steps',
   'domain_events_notify',
 ] as const;

@@ -7,7 +7,7 @@ import { Migration20261123173600_WebhookDeliveryStep } from './Migration20261123
  * unleased and due and sent it while a newer batch was still in flight, so one webhook had
  * two requests out at once and a receiver could see events out of order. The function is
  * otherwise the one of migration 20261123173600, which keeps its own text; this one keeps its
- * own too, and the current body is src/db/functions/webhook_delivery_step.sql.
+ * own too (the function was dropped once nothing called it).
  */
 export class Migration20261123200000_WebhookStepWaitsForLease extends Migration {
   override async up(): Promise<void> {

@@ -2,8 +2,8 @@ import { Migration } from '@mikro-orm/migrations';
 
 /**
  * Deposits through payment providers: the integrations registry (a provider is a row of kind
- * `psp`), the log of every call an integration makes to us, and deposit intents. A wallet may
- * now go below zero through a provider's reversal, and only then.
+ * `psp`), the log of every call an integration makes to us, deposit intents, and the built-in
+ * mails of a provider deposit completed or failed.
  */
 export class Migration20261128090000_Payments extends Migration {
 
@@ -26,9 +26,7 @@ export class Migration20261128090000_Payments extends Migration {
     this.addSql(`alter table "deposit_intents" add constraint "deposit_intents_customer_id_foreign" foreign key ("customer_id") references "customers" ("id") on update cascade on delete restrict;`);
     this.addSql(`alter table "deposit_intents" add constraint "deposit_intents_account_id_foreign" foreign key ("account_id") references "accounts" ("id") on update cascade on delete restrict;`);
 
-    this.addSql(`alter table "accounts" drop constraint accounts_reserved_within_balance;`);
 
-    this.addSql(`alter table "accounts" add constraint accounts_reserved_within_balance check(reserved >= 0 and (kind <> 'wallet' or reserved <= balance or balance < 0));`);
     // The built-in mails of a deposit a provider completed or failed (domain/mail/templates.ts).
     this.addSql("insert into \"email_templates\" (\"id\", \"created_at\", \"updated_at\", \"key\", \"name\", \"default_locale\", \"translations\", \"built_in\") values (gen_random_uuid(), now(), now(), 'deposit_completed', 'Deposit received', 'en', '{\"en\":{\"subject\":\"Your deposit of {{amount}} {{currency}} has arrived\",\"text\":\"Hello {{first_name}},\\n\\nyour deposit of {{amount}} {{currency}} has arrived in your account {{login}}.\\n\",\"html\":\"<p>Hello {{first_name}},</p><p>your deposit of <strong>{{amount}} {{currency}}</strong> has arrived in your account {{login}}.</p>\"},\"de\":{\"subject\":\"Ihre Einzahlung über {{amount}} {{currency}} ist eingegangen\",\"text\":\"Hallo {{first_name}},\\n\\nIhre Einzahlung über {{amount}} {{currency}} ist auf Ihrem Konto {{login}} eingegangen.\\n\",\"html\":\"<p>Hallo {{first_name}},</p><p>Ihre Einzahlung über <strong>{{amount}} {{currency}}</strong> ist auf Ihrem Konto {{login}} eingegangen.</p>\"}}'::jsonb, true) on conflict (\"key\") do nothing;");
     this.addSql("insert into \"email_templates\" (\"id\", \"created_at\", \"updated_at\", \"key\", \"name\", \"default_locale\", \"translations\", \"built_in\") values (gen_random_uuid(), now(), now(), 'deposit_failed', 'Deposit failed', 'en', '{\"en\":{\"subject\":\"Your deposit of {{amount}} {{currency}} did not go through\",\"text\":\"Hello {{first_name}},\\n\\nyour deposit of {{amount}} {{currency}} into your account {{login}} did not go through: {{reason}}. Nothing was credited.\\n\",\"html\":\"<p>Hello {{first_name}},</p><p>your deposit of <strong>{{amount}} {{currency}}</strong> into your account {{login}} did not go through: {{reason}}.</p><p>Nothing was credited.</p>\"},\"de\":{\"subject\":\"Ihre Einzahlung über {{amount}} {{currency}} ist fehlgeschlagen\",\"text\":\"Hallo {{first_name}},\\n\\nIhre Einzahlung über {{amount}} {{currency}} auf Ihr Konto {{login}} ist fehlgeschlagen: {{reason}}. Es wurde nichts gutgeschrieben.\\n\",\"html\":\"<p>Hallo {{first_name}},</p><p>Ihre Einzahlung über <strong>{{amount}} {{currency}}</strong> auf Ihr Konto {{login}} ist fehlgeschlagen: {{reason}}.</p><p>Es wurde nichts gutgeschrieben.</p>\"}}'::jsonb, true) on conflict (\"key\") do nothing;");
@@ -46,9 +44,7 @@ export class Migration20261128090000_Payments extends Migration {
 
     this.addSql(`drop table if exists "deposit_intents" cascade;`);
 
-    this.addSql(`alter table "accounts" drop constraint accounts_reserved_within_balance;`);
 
-    this.addSql(`alter table "accounts" add constraint accounts_reserved_within_balance check(reserved >= (0) AND ((kind <> 'wallet'::text) OR (reserved <= balance)));`);
     this.addSql(`delete from "email_templates" where "key" in ('deposit_completed', 'deposit_failed');`);
 
   }

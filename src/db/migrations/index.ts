@@ -36,6 +36,8 @@ import { Migration20261127080000_PropChallenges } from './Migration2026112708000
 import { Migration20261127100000_PublicationOrder } from './Migration20261127100000_PublicationOrder';
 import { Migration20261127130000_WebhookFanOutInRelay } from './Migration20261127130000_WebhookFanOutInRelay';
 import { Migration20261127140000_WebhookClaimAhead } from './Migration20261127140000_WebhookClaimAhead';
+import { Migration20261128010000_NegativeWallets } from './Migration20261128010000_NegativeWallets';
+import { Migration20261128020000_DropDeadFunctions } from './Migration20261128020000_DropDeadFunctions';
 import { Migration20261128090000_Payments } from './Migration20261128090000_Payments';
 import { Migration20261128090001_OneDepositPerIntent } from './Migration20261128090001_OneDepositPerIntent';
 
@@ -76,6 +78,8 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261127100000_PublicationOrder', class: Migration20261127100000_PublicationOrder },
   { name: 'Migration20261127130000_WebhookFanOutInRelay', class: Migration20261127130000_WebhookFanOutInRelay },
   { name: 'Migration20261127140000_WebhookClaimAhead', class: Migration20261127140000_WebhookClaimAhead },
+  { name: 'Migration20261128010000_NegativeWallets', class: Migration20261128010000_NegativeWallets },
+  { name: 'Migration20261128020000_DropDeadFunctions', class: Migration20261128020000_DropDeadFunctions },
   { name: 'Migration20261128090000_Payments', class: Migration20261128090000_Payments },
   { name: 'Migration20261128090001_OneDepositPerIntent', class: Migration20261128090001_OneDepositPerIntent },
 ];

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { ACCOUNT_KINDS, type Account } from '../../entities/account.entity';
-import { CurrencyCode, MoneyText } from '../money/primitives/money-text';
+import { CurrencyCode, MoneyText } from '../../platform/money-text';
 import { loadMetrics } from './account-metrics';
 import type { QuoteStore } from '../prices/quote-store';
 

@@ -4,7 +4,8 @@ import { Account, type AccountKind } from '../../entities/account.entity';
 import type { Customer } from '../../entities/customer.entity';
 import { Group } from '../../entities/group.entity';
 import { dec, type Dec } from '../../platform/decimal';
-import { AppError, errors, fieldError, type ValidationFailure } from '../../platform/errors';
+import { AppError, fieldError, type ValidationFailure } from '../../platform/errors';
+import { inScopeOr404, type CustomerScope } from '../../platform/customer-scope';
 import { CurrencyConverter } from '../prices/conversion';
 import type { QuoteStore } from '../prices/quote-store';
 
@@ -89,15 +90,9 @@ export async function findAccountByLogin(em: EntityManager, login: number | stri
   return em.findOne(Account, { login: String(login) }, { populate: ['group'] });
 }
 
-/** The account if the caller may see it: staff see all, a customer only its own (others are 404). */
-export async function accessibleAccount(
-  em: EntityManager,
-  login: number | string,
-  customerId: string | undefined,
-): Promise<Account> {
-  const account = await findAccountByLogin(em, login);
-  if (!account || (customerId !== undefined && account.customer.id !== customerId)) throw errors.notFound('Account');
-  return account;
+/** The account if it is within the caller's scope (see CustomerScope); otherwise 404, as if absent. */
+export async function accessibleAccount(em: EntityManager, login: number | string, scope: CustomerScope): Promise<Account> {
+  return inScopeOr404(scope, await findAccountByLogin(em, login), (a) => a.customer.id, 'Account');
 }
 
 /**

@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { Customer } from '../../entities/customer.entity';
 import { errors } from '../../platform/errors';
 import { recordAudit } from '../audit/audit';
-import type { StaffCaller } from '../identity/caller';
+import type { StaffCaller } from '../../platform/caller';
 import type { QuoteStore } from '../prices/quote-store';
 import { openTradingAccount } from './accounts';
 import { accountView, type AccountView } from './account-view';

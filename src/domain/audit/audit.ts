@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { AuditEntry } from '../../entities/audit-entry.entity';
-import type { StaffCaller } from '../identity/caller';
+import type { StaffCaller } from '../../platform/caller';
 import { logContext } from '../../platform/logger';
 
 export interface AuditChange {

@@ -14,7 +14,7 @@ import { errors } from '../../platform/errors';
 import type { SecretBox } from '../../platform/secret-box';
 import { recordAudit } from '../audit/audit';
 import { recordEvent } from '../events/outbox';
-import type { StaffCaller } from '../identity/caller';
+import type { StaffCaller } from '../../platform/caller';
 import {
   APPROVED_TYPES,
   INSERT_DOCUMENT_FILE,
@@ -149,6 +149,22 @@ export async function openDocumentFile(
   });
   await em.flush();
   return { document, bytes };
+}
+
+const EXTENSION: Record<DocumentContentType, string> = {
+  'application/pdf': 'pdf',
+  'image/jpeg': 'jpg',
+  'image/png': 'png',
+};
+
+/**
+ * The name a document's file is downloaded under: the uploaded name's stem with the extension
+ * of the kind read from its content. The uploaded name is the customer's word only: a PNG sent
+ * as `x.html` must not reach a browser or a desktop as HTML.
+ */
+export function downloadName(document: Pick<CustomerDocument, 'fileName' | 'contentType'>): string {
+  const stem = document.fileName.replace(/\.[^.]*$/, '').trim() || 'document';
+  return `${stem}.${EXTENSION[document.contentType]}`;
 }
 
 type Decision = { kind: 'approve' } | { kind: 'reject'; reason: string };

@@ -7,8 +7,8 @@ import { executeNamed } from '../../db/bound-statement';
 import { AppError, fieldError } from '../../platform/errors';
 import { money } from '../../platform/decimal';
 import { recordAudit } from '../audit/audit';
-import type { StaffCaller } from '../identity/caller';
-import { MoneyText } from '../money/primitives/money-text';
+import type { StaffCaller } from '../../platform/caller';
+import { MoneyText } from '../../platform/money-text';
 import { LIST_LEVELS } from './compliance.queries';
 
 /** Levels run from 0 (every new customer) to 3. */

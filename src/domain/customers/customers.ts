@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { Customer } from '../../entities/customer.entity';
 import { errors } from '../../platform/errors';
 import { recordAudit } from '../audit/audit';
-import type { StaffCaller } from '../identity/caller';
+import type { StaffCaller } from '../../platform/caller';
 import { assertPasswordPolicy } from '../identity/password-policy';
 import { hashPassword } from '../identity/passwords';
 import { normalizeEmail } from '../identity/principals';

@@ -6,7 +6,7 @@ import { TtlCache } from '../../platform/ttl-cache';
 import { lockAccounts } from '../accounts/accounts';
 import { accountView } from '../accounts/account-view';
 import { recordEvent } from '../events/outbox';
-import { postToLedger } from '../ledger/ledger';
+import { postToLedger } from '../ledger/posting';
 import { metricsOf, type OpenPosition } from '../accounts/account-metrics';
 import { closeAtPricing } from '../orders/close-order';
 import { PricingContext, PricingError, type PricingTerms } from '../prices/pricing-context';

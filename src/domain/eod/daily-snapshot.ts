@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import type { Account } from '../../entities/account.entity';
 import { AccountDailySnapshot } from '../../entities/account-daily-snapshot.entity';
-import { MoneyText } from '../money/primitives/money-text';
+import { MoneyText } from '../../platform/money-text';
 import { leverageOf, metricsOf, type AccountMetrics, type OpenPosition } from '../accounts/account-metrics';
 import { PricingContext } from '../prices/pricing-context';
 import type { PricingTerms } from '../prices/pricing-terms';

@@ -1,4 +1,5 @@
 import { ledgerInsertSql } from '../ledger/ledger';
+import { balanceUpdateSql } from '../ledger/posting';
 import { namedStatement } from '../../platform/named-sql';
 
 /**
@@ -163,9 +164,7 @@ export const BOOK_CHUNK_SWAPS = namedStatement<{ rows: string; trading_date: str
    ), t as (
      select account_id, sum(amount) as total, count(*) as n from b group by account_id
    ), a as (
-     update accounts set balance = accounts.balance + t.total, updated_at = now() from t
-      where accounts.id = t.account_id
-      returning accounts.id, accounts.balance
+     ${balanceUpdateSql({ delta: 't.total', at: 'now()', from: 't', where: 'accounts.id = t.account_id', returning: 'accounts.id, accounts.balance' })}
    ), x as (
      select b.ticket, b.ticket::text as reference, b.amount, b.account_id,
             a.balance - t.total + sum(b.amount) over (partition by b.account_id order by b.ticket) as balance_after

@@ -4,8 +4,8 @@ import { decText, num } from '../../platform/decimal';
 import { withPlaces } from '../../platform/decimal-places';
 import { namedStatement, type Statement } from '../../platform/named-sql';
 import { auditInsertSql, auditParams, type AuditParams, type auditFields } from '../audit/audit';
-import { COMMISSION_VALUE_MAX } from '../money/primitives/bounds';
-import { CurrencyCode } from '../money/primitives/money-text';
+import { COMMISSION_VALUE_MAX } from '../../platform/bounds';
+import { CurrencyCode } from '../../platform/money-text';
 
 /**
  * A group's terms, each written once: its name (which is also its column in

@@ -6,7 +6,7 @@ import { GroupInstrument } from '../../entities/group-instrument.entity';
 import { errors } from '../../platform/errors';
 import { auditFields, recordAudit } from '../audit/audit';
 import { recordEvent } from '../events/outbox';
-import type { StaffCaller } from '../identity/caller';
+import type { StaffCaller } from '../../platform/caller';
 import { executeNamed } from '../../db/bound-statement';
 import { cloneName } from './group-names';
 import { COPY_GROUP_INSTRUMENTS, LOCK_DEFAULT_GROUP, NAMES_WITH_PREFIX } from './groups.queries';

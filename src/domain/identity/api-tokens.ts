@@ -8,7 +8,7 @@ import { recordAudit } from '../audit/audit';
 import type { ApiTokenFacts, Identity } from './identity';
 import { PermissionSchema, type Permission } from './permissions';
 import { permissionsOf } from './principals';
-import type { StaffCaller } from './caller';
+import type { StaffCaller } from '../../platform/caller';
 import { assertMayActOn } from './staff';
 
 /** Every API token starts with this, so it is recognisable (and so secret scanners can find leaked ones). */

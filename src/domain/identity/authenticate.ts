@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { Session } from '../../entities/session.entity';
 import { errors } from '../../platform/errors';
 import { looksLikeApiToken, resolveApiToken } from './api-tokens';
-import type { Caller } from './caller';
+import type { Caller } from '../../platform/caller';
 import type { Identity, SessionFacts } from './identity';
 import { findPrincipal, permissionsOf } from './principals';
 

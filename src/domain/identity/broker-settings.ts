@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { BrokerSettings } from '../../entities/broker-settings.entity';
 import { recordAudit } from '../audit/audit';
-import type { StaffCaller } from './caller';
+import type { StaffCaller } from '../../platform/caller';
 import { executeNamed } from '../../db/bound-statement';
 import { INSERT_DEFAULT_SETTINGS } from './identity.queries';
 

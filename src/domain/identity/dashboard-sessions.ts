@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomUUID } from 'node:crypto';
 import { Session } from '../../entities/session.entity';
 import { randomToken, sha256Hex } from '../../platform/crypto';
-import type { StaffCaller } from './caller';
+import type { StaffCaller } from '../../platform/caller';
 import type { ClientInfo } from './sessions';
 import { executeNamed } from '../../db/bound-statement';
 import { TOUCH_DASHBOARD_SESSION } from './identity.queries';

@@ -6,7 +6,7 @@ import { AccessTokens } from './access-tokens';
 import { AuthCache } from './auth-cache';
 import { LoginThrottle } from './login-throttle';
 import { RequestThrottle } from './request-throttle';
-import { StreamTickets } from '../streams/stream-tickets';
+import { StreamTickets } from './stream-tickets';
 
 export interface SessionFacts {
   principalId: string;

@@ -6,12 +6,12 @@ import { StaffUser } from '../../entities/staff-user.entity';
 import { errors, ValidationFailure } from '../../platform/errors';
 import { recordAudit } from '../audit/audit';
 import { apiTokenFacts } from './api-tokens';
-import type { StaffCaller } from './caller';
+import type { StaffCaller } from '../../platform/caller';
 import type { Identity } from './identity';
 import { ADMIN_ROLE } from './permissions';
 import { permissionsOf } from './principals';
 import { revokeSessions } from './sessions';
-import { assertGrantable, assertMayActOn, isAdmin, roleView, staffUserView } from './staff';
+import { assertGrantable, assertMayActOn, assertMayChangeRole, isAdmin, roleView, staffUserView } from './staff';
 import { flushUnique } from '../../db/flush-unique';
 import { executeNamed } from '../../db/bound-statement';
 import { ACTIVE_USER_MANAGERS, ADVISORY_XACT_LOCK } from './identity.queries';
@@ -171,6 +171,7 @@ export async function updateRole(
     const found = await tx.findOne(Role, roleId, { refresh: true });
     if (!found) throw errors.notFound('Role');
     assertNotBuiltIn(found);
+    assertMayChangeRole(actor, found);
     const before = roleView(found);
     if (patch.permissions !== undefined) {
       const next = [...new Set(patch.permissions)].sort();
@@ -200,6 +201,7 @@ export async function deleteRole(em: EntityManager, actor: StaffCaller, roleId: 
     const role = await tx.findOne(Role, roleId, { refresh: true });
     if (!role) throw errors.notFound('Role');
     assertNotBuiltIn(role);
+    assertMayChangeRole(actor, role);
     const holders = await tx.count(StaffUser, { roles: role.id });
     if (holders > 0)
       throw errors.conflict(

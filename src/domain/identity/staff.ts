@@ -5,7 +5,7 @@ import { Role } from '../../entities/role.entity';
 import { StaffUser } from '../../entities/staff-user.entity';
 import { errors, ValidationFailure } from '../../platform/errors';
 import { recordAudit } from '../audit/audit';
-import type { StaffCaller } from './caller';
+import type { StaffCaller } from '../../platform/caller';
 import { assertPasswordPolicy } from './password-policy';
 import { hashPassword } from './passwords';
 import { ADMIN_ROLE, PERMISSIONS, PermissionSchema, type Permission } from './permissions';
@@ -83,6 +83,19 @@ export async function assertMayActOn(em: EntityManager, actor: StaffCaller, user
   if (missing.length)
     throw errors.forbidden(
       `You can only act on a staff user whose permissions you all hold; you do not hold ${missing.join(', ')}`,
+    );
+}
+
+/**
+ * The same rule for roles: renaming, re-permissioning or deleting a role needs every permission
+ * it holds now, else a holder of manage_users alone could rework or remove a role it could
+ * never have granted (and so what its holders may do).
+ */
+export function assertMayChangeRole(actor: StaffCaller, role: Pick<Role, 'permissions'>): void {
+  const missing = role.permissions.filter((p) => !actor.permissions.has(p)).sort();
+  if (missing.length)
+    throw errors.forbidden(
+      `You can only change or delete a role whose permissions you all hold; you do not hold ${missing.join(', ')}`,
     );
 }
 

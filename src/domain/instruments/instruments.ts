@@ -7,8 +7,8 @@ import { Instrument } from '../../entities/instrument.entity';
 import { decText, num } from '../../platform/decimal';
 import { errors } from '../../platform/errors';
 import { recordAudit } from '../audit/audit';
-import type { StaffCaller } from '../identity/caller';
-import { CurrencyCode } from '../money/primitives/money-text';
+import type { StaffCaller } from '../../platform/caller';
+import { CurrencyCode } from '../../platform/money-text';
 import { flushUnique } from '../../db/flush-unique';
 
 export interface NewInstrument {

@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Account } from '../../entities/account.entity';
 import type { LedgerEntry, LedgerKind } from '../../entities/ledger-entry.entity';
 import { money, type Dec } from '../../platform/decimal';
-import { postToLedger } from './ledger';
+import { postToLedger } from './posting';
 
 /**
  * The two phases of money that leaves on a decision (a withdrawal, a payout): a request

@@ -2,8 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import type { Account } from '../../entities/account.entity';
 import { LEDGER_KINDS, LedgerEntry, type LedgerKind } from '../../entities/ledger-entry.entity';
-import { money, type Dec } from '../../platform/decimal';
-import { MoneyText } from '../money/primitives/money-text';
+import { MoneyText } from '../../platform/money-text';
 import { executeNamed } from '../../db/bound-statement';
 import { DEPOSITED_SINCE, LEDGER_MISMATCHES, ORDER_CHARGES } from './ledger.queries';
 
@@ -35,36 +34,16 @@ export function ledgerView(r: LedgerEntry): LedgerView {
 }
 
 /**
- * Changes a balance and appends its ledger row in the caller's transaction. The caller
- * must hold the account row locked (lockAccounts), so concurrent postings serialise and
- * balance = sum(ledger rows) holds after every commit.
+ * Appends one ledger row through the unit of work; posting.ts's postToLedger is its caller,
+ * which changes the balance the row records in the same step.
  */
-export function postToLedger(
+export function appendLedgerRow(
   em: EntityManager,
-  account: Account,
-  amount: Dec,
-  kind: LedgerKind,
-  reference: { type: string; id: string | number },
-  comment?: string | null,
+  row: Pick<LedgerEntry, 'kind' | 'amount' | 'balanceAfter' | 'referenceType' | 'referenceId' | 'comment'> & { account: Account },
 ): LedgerEntry {
-  const rounded = money(amount);
-  const balanceAfter = money(account.balance).plus(rounded);
-  account.balance = balanceAfter.toFixed(2);
-  return em.create(LedgerEntry, {
-    account,
-    kind,
-    amount: rounded.toFixed(2),
-    balanceAfter: balanceAfter.toFixed(2),
-    referenceType: reference.type,
-    referenceId: String(reference.id),
-    comment: comment ?? null,
-  });
+  return em.create(LedgerEntry, row);
 }
 
-/**
- * One ledger row as SQL expressions of the statement that books it: `:named` parameters, or
- * columns of that statement's own CTEs. `kind` and `referenceType` are literals.
- */
 /**
  * An account's first deposit (or, for a challenge's account, its funding), or null: a prop
  * account's starting balance (decisions, sections 8 and 17). Booking order is `seq`, drawn
@@ -85,6 +64,10 @@ export async function depositedSince(em: EntityManager, customerId: string, curr
   return row?.total ?? '0';
 }
 
+/**
+ * One ledger row as SQL expressions of the statement that books it: `:named` parameters, or
+ * columns of that statement's own CTEs. `kind` and `referenceType` are literals.
+ */
 export interface LedgerRowSql {
   id: string;
   bookedAt: string;
@@ -105,7 +88,7 @@ const LEDGER_KIND_SET: ReadonlySet<string> = new Set(LEDGER_KINDS);
 /**
  * The ledger's insert as the body of a data-modifying CTE, for the hot paths (a transfer, a
  * close) that change a balance and book it in one statement, one round trip. The rules of
- * postToLedger hold for its caller: the same statement updates the balance (which locks the
+ * postToLedger (posting.ts) hold for its caller: the same statement updates the balance (which locks the
  * row) and passes the balance it returns as `balanceAfter`. Answers `returning id`, one row per
  * booked row. This module is the only code that names the ledger's columns.
  */

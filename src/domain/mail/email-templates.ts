@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { EmailTemplate, type TemplateTranslation } from '../../entities/email-template.entity';
 import { AppError, errors, fieldError, ValidationFailure, type ValidationItem } from '../../platform/errors';
 import { recordAudit } from '../audit/audit';
-import type { StaffCaller } from '../identity/caller';
+import type { StaffCaller } from '../../platform/caller';
 import { pickLocale, RENDERED_MAIL_MAX_CHARS, renderTranslation } from './renderer';
 import {
   checkTemplatePart,

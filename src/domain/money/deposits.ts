@@ -3,15 +3,14 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Account } from '../../entities/account.entity';
 import { dec, money, type Dec } from '../../platform/decimal';
-import { errors } from '../../platform/errors';
 import { lockAccounts } from '../accounts/accounts';
 import { recordAudit } from '../audit/audit';
-import type { StaffCaller } from '../identity/caller';
+import type { StaffCaller } from '../../platform/caller';
 import { recordEvent } from '../events/outbox';
-import { postToLedger } from '../ledger/ledger';
-import { assertCreditFits } from './primitives/bounds';
+import { postedAccount, postToLedger, runPostingHooks } from '../ledger/posting';
+import { assertCreditFits } from '../../platform/bounds';
 import { assertDepositAllowed } from '../compliance/limits';
-import { CurrencyCode, MoneyText } from './primitives/money-text';
+import { CurrencyCode, MoneyText } from '../../platform/money-text';
 
 export const DepositSchema = z.object({
   id: z.uuid(),
@@ -33,14 +32,22 @@ export interface DepositSource {
 }
 
 /**
- * The one way money comes in: the balance, its ledger row (kind `deposit`) and the
- * `deposit.completed` event, in the caller's transaction. The caller holds the account's row
- * locked (lockAccounts). A staff deposit and a provider's payment both book here; the ledger's
- * unique index on a provider deposit's intent makes a second credit of one payment fail the
- * transaction that tries it.
+ * The one way money comes in: the posting hooks of the `deposit` flow, the balance and its
+ * ledger row (kind `deposit`) through the posting module, and the `deposit.completed` event,
+ * in the caller's transaction. The caller holds the account's row locked (lockAccounts). A
+ * staff deposit and a provider's payment both book here; the ledger's unique index on a
+ * provider deposit's intent makes a second credit of one payment fail the transaction that
+ * tries it.
  */
-export function bookDeposit(tx: EntityManager, locked: Account, amount: Dec, source: DepositSource): DepositView {
+export async function bookDeposit(tx: EntityManager, locked: Account, amount: Dec, source: DepositSource): Promise<DepositView> {
   assertCreditFits(locked.balance, amount);
+  const posting = {
+    flow: 'deposit',
+    account: postedAccount(locked),
+    amount: money(amount).toFixed(2),
+    reference: source.reference,
+  } as const;
+  await runPostingHooks(tx, 'before', posting);
   const entry = postToLedger(tx, locked, amount, 'deposit', source.reference, source.comment);
   const view: DepositView = {
     id: source.reference.id,
@@ -58,12 +65,14 @@ export function bookDeposit(tx: EntityManager, locked: Account, amount: Dec, sou
     customerId: locked.customer.id,
     data: { ...view, ...source.eventData },
   });
+  await runPostingHooks(tx, 'after', posting);
   return view;
 }
 
 /**
  * Takes back what a deposit credited (a provider's charge-back or refund): a negative row of
- * `kind`, booked even when it leaves the account below zero, since the money is already gone.
+ * `kind`, booked even when it leaves the account below zero, since the money is already gone
+ * (a wallet below zero then lets nothing leave it: the posting path's negative-wallet hook).
  * The caller holds the account's row locked.
  */
 export function bookDepositReversal(
@@ -74,18 +83,6 @@ export function bookDepositReversal(
   reference: { type: 'deposit_intent'; id: string },
 ): void {
   postToLedger(tx, locked, money(amount).negated(), kind, reference, null);
-}
-
-/**
- * A negative balance (left by a reversal) refuses every debit of the account until it is
- * paid back: withdrawals and transfers out.
- */
-export function assertNotNegative(account: { balance: string; login: string | number }): void {
-  if (dec(account.balance).isNegative())
-    throw errors.conflict(
-      'ACCOUNT_NEGATIVE',
-      `Account ${account.login} has a negative balance (${money(account.balance).toFixed(2)}): nothing can leave it until it is paid back`,
-    );
 }
 
 /** Credits an account: balance, ledger row, audit row and deposit event in one transaction. */
@@ -100,7 +97,7 @@ export async function depositFunds(
     const locked = (await lockAccounts(tx, [account.id])).get(account.id)!;
     const before = locked.balance;
     await assertDepositAllowed(tx, locked.customer.id, dec(amount), locked.currency);
-    const view = bookDeposit(tx, locked, dec(amount), { reference: { type: 'deposit', id: randomUUID() }, comment });
+    const view = await bookDeposit(tx, locked, dec(amount), { reference: { type: 'deposit', id: randomUUID() }, comment });
     recordAudit(tx, actor, {
       action: 'deposit.created',
       entityType: 'account',

@@ -5,7 +5,7 @@ import { findPage, type Paging } from '../../db/find-page';
 import { LedgerEntry } from '../../entities/ledger-entry.entity';
 import { accessibleAccount } from '../accounts/accounts';
 import { LedgerSchema, ledgerView } from '../ledger/ledger';
-import { CurrencyCode } from './primitives/money-text';
+import { CurrencyCode } from '../../platform/money-text';
 
 /** A ledger row as its customer sees it: the row, and the account it was booked on. */
 export const TransactionSchema = LedgerSchema.extend({
@@ -31,6 +31,6 @@ export async function listCustomerTransactions(em: EntityManager, customerId: st
   const where =
     query.login === undefined
       ? { account: { customer: customerId } }
-      : { account: (await accessibleAccount(em, query.login, customerId)).id };
+      : { account: (await accessibleAccount(em, query.login, { customerId })).id };
   return findPage(em, LedgerEntry, where, query, { populate: ['account'], orderBy: { seq: 'desc' } }, transactionView);
 }

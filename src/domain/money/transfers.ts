@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { assertNotNegative } from './deposits';
 import { Account, type AccountKind } from '../../entities/account.entity';
 import { D, dec, money, type Dec } from '../../platform/decimal';
 import { errors, fieldError } from '../../platform/errors';
@@ -11,11 +10,12 @@ import { boundTransaction, type RunBound } from '../../db/bound-transaction';
 import { unreserved } from '../accounts/accounts';
 import { eventInsertSql } from '../events/outbox';
 import { ledgerInsertSql } from '../ledger/ledger';
+import { afterPosting, balanceUpdateSql, beforePosting, type Posting } from '../ledger/posting';
 import { loadMetrics } from '../accounts/account-metrics';
 import { convertAtDealerRate, CurrencyConverter, IDENTITY_RATE, type DealerRate } from '../prices/conversion';
 import type { QuoteStore } from '../prices/quote-store';
-import { assertCreditFits } from './primitives/bounds';
-import { CurrencyCode } from './primitives/money-text';
+import { assertCreditFits } from '../../platform/bounds';
+import { CurrencyCode } from '../../platform/money-text';
 
 /** The transfer result of endpoint 12, with the spec's types: logins as text, amounts and the rate as numbers. */
 export const TransferSchema = z.object({
@@ -116,11 +116,9 @@ type TransferBinding = TransferParams & { debit: string; out_comment: string; in
  */
 const BOOK = namedStatement<TransferBinding>(`
 with f as (
-  update accounts set balance = balance - :amount::numeric, updated_at = :booked_at::timestamptz
-  where id = :from_account_id::uuid returning balance
+  ${balanceUpdateSql({ delta: '-:amount::numeric', at: ':booked_at::timestamptz', where: 'id = :from_account_id::uuid', returning: 'balance' })}
 ), t as (
-  update accounts set balance = balance + :converted_amount::numeric, updated_at = :booked_at::timestamptz
-  where id = :to_account_id::uuid returning balance
+  ${balanceUpdateSql({ delta: ':converted_amount::numeric', at: ':booked_at::timestamptz', where: 'id = :to_account_id::uuid', returning: 'balance' })}
 ), l as (
   ${ledgerInsertSql([
     {
@@ -278,16 +276,34 @@ async function lockPair(
   return { from, to };
 }
 
-/** Checks the funds and the target's bound, then books both legs, the record and the event (the rows are locked). */
+function posted(customerId: string, row: LockedAccountRow): Posting['account'] {
+  return { ...row, customerId };
+}
+
+/**
+ * Runs the posting hooks around the booking, checks the funds and the target's bound, and
+ * books both legs, the record and the event (the rows are locked).
+ */
 async function book(
   run: RunBound,
   customerId: string,
   locked: { from: LockedAccountRow; to: LockedAccountRow },
   move: { amount: Dec; converted: Dec; rate: DealerRate; free: Dec },
+  input: TransferRequest,
 ): Promise<TransferView> {
   const { from, to } = locked;
   const { amount, converted, rate, free } = move;
-  assertNotNegative(from);
+  const { params, view } = transferBooking({ customerId, from, to, amount, converted, rate, bookedAt: new Date() });
+  const reference = { type: 'transfer', id: params.transfer_out_id };
+  const request = { ...input };
+  const out: Posting = {
+    flow: 'transfer_out',
+    account: posted(customerId, from),
+    amount: amount.neg().toFixed(2),
+    reference,
+    request,
+  };
+  await beforePosting(run, out);
   if (amount.gt(free))
     throw fieldError(
       'body',
@@ -295,10 +311,17 @@ async function book(
       `Not enough free funds: ${amount.toFixed(2)} ${from.currency} asked, ${D.max(free, 0).toFixed(2)} ${from.currency} available`,
     );
   assertCreditFits(to.balance, converted);
-  const { params, view } = transferBooking({ customerId, from, to, amount, converted, rate, bookedAt: new Date() });
   const [booked] = await run<{ legs: number }>(transferStatements.book(params));
   // Both rows are locked and exist: anything but two legs is a bug, and the transaction rolls back.
   if (Number(booked?.legs) !== 2) throw new Error(`transfer ${params.transfer_out_id} booked ${booked?.legs} legs`);
+  await afterPosting(run, out);
+  await afterPosting(run, {
+    flow: 'transfer_in',
+    account: posted(customerId, to),
+    amount: converted.toFixed(2),
+    reference,
+    request,
+  });
   return view;
 }
 
@@ -329,7 +352,7 @@ export async function transferFunds(
     const locked = await lockPair(run, customerId, input);
     const { from, to } = locked;
     if (from.currency !== to.currency || (from.kind !== 'wallet' && (await hasOpenOrders(run, from)))) return undefined;
-    return book(run, customerId, locked, { amount, converted: amount, rate: IDENTITY_RATE, free: unreserved(from) });
+    return book(run, customerId, locked, { amount, converted: amount, rate: IDENTITY_RATE, free: unreserved(from) }, input);
   });
   if (plain) return plain;
 
@@ -348,6 +371,6 @@ export async function transferFunds(
     const converted = convertAtDealerRate(amount, rate);
     if (converted.lte(0))
       throw fieldError('body', ['amount'], `${amount.toFixed(2)} ${from.currency} converts to less than 0.01 ${to.currency}`);
-    return book(run, customerId, locked, { amount, converted, rate, free: await freeFunds(tx, quotes, from) });
+    return book(run, customerId, locked, { amount, converted, rate, free: await freeFunds(tx, quotes, from) }, input);
   });
 }

@@ -7,12 +7,13 @@ import { dec, money } from '../../platform/decimal';
 import { errors, fieldError } from '../../platform/errors';
 import { lockAccounts, unreserved } from '../accounts/accounts';
 import { recordAudit } from '../audit/audit';
-import { assertNotNegative } from './deposits';
 import { recordEvent } from '../events/outbox';
-import type { StaffCaller } from '../identity/caller';
+import type { StaffCaller } from '../../platform/caller';
+import { randomUUID } from 'node:crypto';
 import { postHold, releaseHold, reserveHold } from '../ledger/holds';
+import { postedAccount, runPostingHooks } from '../ledger/posting';
 import { assertWithdrawalAllowed } from '../compliance/limits';
-import { CurrencyCode, MoneyText } from './primitives/money-text';
+import { CurrencyCode, MoneyText } from '../../platform/money-text';
 
 /** The largest payment_data accepted, as UTF-8 JSON text. */
 export const PAYMENT_DATA_MAX_BYTES = 4096;
@@ -96,7 +97,14 @@ export async function requestWithdrawal(
   const amount = money(input.amount);
   return em.transactional(async (tx) => {
     const locked = (await lockAccounts(tx, [wallet.id])).get(wallet.id)!;
-    assertNotNegative(locked);
+    const id = randomUUID();
+    await runPostingHooks(tx, 'before', {
+      flow: 'withdrawal',
+      account: postedAccount(locked),
+      amount: amount.neg().toFixed(2),
+      reference: { type: 'withdrawal', id },
+      request: { ...input },
+    });
     await assertWithdrawalAllowed(tx, customerId, amount, locked.currency);
     const available = unreserved(locked);
     if (amount.gt(available))
@@ -107,6 +115,7 @@ export async function requestWithdrawal(
       );
     reserveHold(locked, amount);
     const withdrawal = tx.create(Withdrawal, {
+      id,
       account: locked,
       customer: customerId,
       login: locked.login,

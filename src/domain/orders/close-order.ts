@@ -1,13 +1,15 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Account } from '../../entities/account.entity';
 import { Order } from '../../entities/order.entity';
-import { executeBound } from '../../db/bound-statement';
+import { executeBound, executeBoundInTransaction } from '../../db/bound-statement';
+import type { RunBound } from '../../db/bound-transaction';
 import { dec, money, type Dec } from '../../platform/decimal';
 import { errors } from '../../platform/errors';
 import { namedStatement, type Statement } from '../../platform/named-sql';
 import type { QuoteStore } from '../prices/quote-store';
 import { eventInsertSql } from '../events/outbox';
 import { ledgerInsertSql } from '../ledger/ledger';
+import { afterPosting, balanceUpdateSql, hasPostingHooks, type Posting, type PostedAccount } from '../ledger/posting';
 import { orderView, viewsOf, type ClosableOrder, type OrderView } from './order-view';
 import { PricingContext, PricingError, type PricingTerms } from '../prices/pricing-context';
 import { closingPrice, profitInQuoteCurrency } from '../prices/trading-math';
@@ -115,7 +117,14 @@ export async function closeAtPricing(
     event: JSON.stringify(view),
     bulk_close_run_id: bulkCloseRunId,
   });
-  const rows = await executeBound<ClosedRow>(em, close);
+  const amount = profit.minus(commission);
+  const rows = await runClose(em, close, ({ account }) => ({
+    flow: 'order_close',
+    // The hooks see the account as the close found it, as every posting's hooks do.
+    account: { ...account!, balance: dec(account!.balance).minus(amount).toFixed(2) },
+    amount: amount.toFixed(2),
+    reference: { type: 'order', id: ticket },
+  }));
   const booked = Number(rows[0]?.booked ?? 0) === 1;
   if (!booked)
     return {
@@ -126,11 +135,28 @@ export async function closeAtPricing(
   return { kind: 'closed', booked, view: { ...view, commission: rows[0]!.commission, swap: rows[0]!.swap } };
 }
 
+/**
+ * Runs the closing statement. With `after` hooks on closes it runs in one transaction with
+ * them, so what they book commits with the close; without, the statement is its own
+ * transaction, as it always was.
+ */
+async function runClose(em: EntityManager, close: Statement, posting: (row: ClosedRow) => Posting): Promise<ClosedRow[]> {
+  if (!hasPostingHooks('after', 'order_close')) return executeBound<ClosedRow>(em, close);
+  return em.transactional(async (tx) => {
+    const run: RunBound = (statement) => executeBoundInTransaction(tx, statement);
+    const rows = await run<ClosedRow>(close);
+    if (Number(rows[0]?.booked ?? 0) === 1) await afterPosting(run, posting(rows[0]!));
+    return rows;
+  });
+}
+
 /** What the closing statement answers: whether it closed the order, and the order's booked commission and swap after it. */
 export interface ClosedRow {
   booked: number;
   commission: string;
   swap: string;
+  /** The account as the close left it (null when nothing was booked). */
+  account: PostedAccount | null;
 }
 
 /** What the closing statement writes, by name. */
@@ -157,9 +183,12 @@ with o as (
   where ticket = :ticket and status = 'open'
   returning account_id
 ), a as (
-  update accounts set balance = balance + :profit::numeric + :commission::numeric, updated_at = now()
-   where id = (select account_id from o)
-  returning id, balance, customer_id
+  ${balanceUpdateSql({
+    delta: ':profit::numeric + :commission::numeric',
+    at: 'now()',
+    where: 'id = (select account_id from o)',
+    returning: 'id, balance, customer_id, login, kind, currency, reserved',
+  })}
 ), l as (
   ${ledgerInsertSql([
     {
@@ -207,7 +236,10 @@ with o as (
 type CloseBinding = CloseParams & { comment: string };
 
 /** The order's commission and swap read as of the statement's start, plus this close's commission. */
-const CLOSED = `select (select count(*) from o)::int as booked, s.commission, s.swap from s`;
+const CLOSED = `select (select count(*) from o)::int as booked, s.commission, s.swap,
+  (select json_build_object('id', id, 'login', login::text, 'customerId', customer_id, 'kind', kind, 'currency', currency,
+          'balance', balance::text, 'reserved', reserved::text) from a) as account
+  from s`;
 
 const CLOSE = namedStatement<CloseBinding>(`${CLOSE_CTES}
 ${CLOSED}`);

@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Account } from '../../entities/account.entity';
 import { dec, money, type Dec } from '../../platform/decimal';
-import { errors, fieldError, ValidationFailure, type AppError } from '../../platform/errors';
+import { AppError, errors, fieldError, ValidationFailure } from '../../platform/errors';
 import type { QuoteStore } from '../prices/quote-store';
 import { metricsOf } from '../accounts/account-metrics';
 import { tradingRefusal } from '../accounts/accounts';
-import { openRefusal } from '../money/primitives/bounds';
+import { openRefusal } from '../../platform/bounds';
 import { termsOfRows } from '../prices/pricing-terms';
 import { openStatements, type HoldingsAndTermsRow, type LockedAccountRow, type OpenParams } from './open-statements';
 import { orderOfRow, orderView, type OrderCharges, type OrderFields, type OrderRow, type OrderView } from './order-view';
@@ -16,6 +16,8 @@ import { executeBoundInTransaction } from '../../db/bound-statement';
 import { boundTransaction, type RunBound } from '../../db/bound-transaction';
 import { SET_MARGIN_CALL_ACTIVE } from '../accounts/accounts.queries';
 import { exposureRefusal } from './exposure';
+import { beforePosting, type Posting } from '../ledger/posting';
+import type { CustomerScope } from '../../platform/customer-scope';
 
 export interface NewMarketOrder {
   login: number;
@@ -118,7 +120,7 @@ export function openingCharges(commission: Dec): OrderCharges {
 }
 
 /** An account to open on: as a caller names it (by login; a customer only its own), or as the engine holds it. */
-export type OpenOn = Account | { login: number; customerId: string | undefined };
+export type OpenOn = Account | { login: number; scope: CustomerScope };
 
 /** An open the order rules refused: why (a filling pending order is cancelled with it), and the API's answer. */
 export type OpenRefused = { ok: false; reason: string; error: AppError | ValidationFailure; rest?: true };
@@ -197,6 +199,20 @@ async function tryOpen(
   return boundTransaction(em, open);
 }
 
+/**
+ * The posting hooks' word on an open, as a refusal: the engine's fill of a pending order
+ * records a refusal on the order instead of failing its whole transaction.
+ */
+async function postingRefusal(run: RunBound, posting: Posting): Promise<AppError | undefined> {
+  try {
+    await beforePosting(run, posting);
+    return undefined;
+  } catch (err) {
+    if (err instanceof AppError) return err;
+    throw err;
+  }
+}
+
 /** The open itself, its statements sent by `run` in one transaction; nothing of it is an entity. */
 async function openOnLocked(
   run: RunBound,
@@ -207,7 +223,7 @@ async function openOnLocked(
   limit: Dec | null,
 ): Promise<OpenResult> {
   const [locked] = await run<LockedAccountRow>(
-    on instanceof Account ? openStatements.lockAccount(on.id) : openStatements.lockOwnAccount(on.login, on.customerId ?? null),
+    on instanceof Account ? openStatements.lockAccount(on.id) : openStatements.lockOwnAccount(on.login, on.scope),
   );
   if (!locked) throw errors.notFound('Account');
   const notTrading = tradingRefusal({ kind: locked.kind, tradingDisabled: locked.trading_disabled });
@@ -294,18 +310,24 @@ async function openOnLocked(
   // otherwise keeps it up, and its next crossing would send no call. With nothing open there
   // is no margin level; this position starts from above the call level. The account is locked
   // and its open orders were read after the lock, so a close in flight still counts as open.
+  const opening = openingParams({
+    account: { id: locked.id, login: locked.login, customerId: locked.customer_id },
+    order: input,
+    price,
+    contractSize: quote.instrument.contractSize,
+    openedAt: new Date(),
+    commission,
+  });
+  const hooked = await postingRefusal(run, {
+    flow: 'order_open',
+    account: { ...locked, customerId: locked.customer_id },
+    amount: opening.commission,
+    reference: { type: 'order', id: opening.id },
+    request: { ...input },
+  });
+  if (hooked) return refused(hooked);
   if (open.length === 0 && locked.margin_call_active)
     await run(SET_MARGIN_CALL_ACTIVE.bind({ account_id: locked.id, active: false }));
-  const insert = openStatements.open(
-    openingParams({
-      account: { id: locked.id, login: locked.login, customerId: locked.customer_id },
-      order: input,
-      price,
-      contractSize: quote.instrument.contractSize,
-      openedAt: new Date(),
-      commission,
-    }),
-  );
-  const [inserted] = await run<OrderRow>(insert);
+  const [inserted] = await run<OrderRow>(openStatements.open(opening));
   return { ok: true, order: orderOfRow(inserted!), charges: openingCharges(commission) };
 }

@@ -2,6 +2,8 @@ import type { AccountKind } from '../../entities/account.entity';
 import { namedStatement, type NamedStatement, type Statement } from '../../platform/named-sql';
 import { eventInsertSql } from '../events/outbox';
 import { ledgerInsertSql } from '../ledger/ledger';
+import { scopeSql, type CustomerScope } from '../../platform/customer-scope';
+import { balanceUpdateSql } from '../ledger/posting';
 import { termsCtes, type TermsRow } from '../prices/pricing-terms';
 
 /**
@@ -20,13 +22,13 @@ import { termsCtes, type TermsRow } from '../prices/pricing-terms';
  * own accounts for a customer (`customer_id`; null for staff), so another customer's row is
  * never locked; by id for the engine filling a pending order.
  */
-const LOCK_ACCOUNT_COLUMNS = `select a.id, a.login, a.customer_id, a.group_id, a.kind, a.currency, a.balance, a.leverage,
+const LOCK_ACCOUNT_COLUMNS = `select a.id, a.login, a.customer_id, a.group_id, a.kind, a.currency, a.balance, a.reserved::text as reserved, a.leverage,
          a.trading_disabled, a.margin_call_active, g.default_leverage as group_leverage, g.max_open_positions as group_max_open_positions,
          g.max_exposure::text as group_max_exposure, g.net_max_exposure as group_net_max_exposure, g.currency as group_currency
   from accounts a left join trading_groups g on g.id = a.group_id`;
 const LOCK_ACCOUNT = namedStatement<{ account_id: string }>(`${LOCK_ACCOUNT_COLUMNS} where a.id = :account_id for update of a`);
 const LOCK_OWN_ACCOUNT = namedStatement<{ login: string; customer_id: string | null }>(
-  `${LOCK_ACCOUNT_COLUMNS} where a.login = :login and (:customer_id::uuid is null or a.customer_id = :customer_id::uuid) for update of a`,
+  `${LOCK_ACCOUNT_COLUMNS} where a.login = :login and ${scopeSql('a.customer_id')} for update of a`,
 );
 
 /**
@@ -62,6 +64,8 @@ export interface LockedAccountRow {
   currency: string;
   /** Decimal text. */
   balance: string;
+  /** Decimal text. */
+  reserved: string;
   leverage: number | null;
   trading_disabled: boolean;
   margin_call_active: boolean;
@@ -110,9 +114,12 @@ with o as (
           :sl, :tp, :comment, :trailing_stop, 'open')
   returning *
 ), c as (
-  update accounts set balance = balance + :commission::numeric, updated_at = :opened_at
-   where id = :account_id::uuid and :commission::numeric <> 0
-  returning id, balance
+  ${balanceUpdateSql({
+    delta: ':commission::numeric',
+    at: ':opened_at',
+    where: 'id = :account_id::uuid and :commission::numeric <> 0',
+    returning: 'id, balance',
+  })}
 ), l as (
   ${ledgerInsertSql([
     {
@@ -143,8 +150,8 @@ select * from o`);
 
 export const openStatements = {
   lockAccount: (accountId: string): Statement => LOCK_ACCOUNT.bind({ account_id: accountId }),
-  lockOwnAccount: (login: number | string, customerId: string | null): Statement =>
-    LOCK_OWN_ACCOUNT.bind({ login: String(login), customer_id: customerId }),
+  lockOwnAccount: (login: number | string, scope: CustomerScope): Statement =>
+    LOCK_OWN_ACCOUNT.bind({ login: String(login), customer_id: scope.customerId }),
   holdingsAndTerms: (account: { id: string; currency: string; groupId: string | null }, symbol: string): Statement =>
     HOLDINGS_AND_TERMS().bind({ account_id: account.id, currency: account.currency, group_id: account.groupId, symbol }),
   open: (params: OpenParams): Statement => OPEN.bind(params),

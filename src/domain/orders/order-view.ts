@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Order } from '../../entities/order.entity';
 import { bookedCharges } from '../ledger/ledger';
 import { num } from '../../platform/decimal';
-import { MoneyText } from '../money/primitives/money-text';
+import { MoneyText } from '../../platform/money-text';
 
 /** A market order (a position), open or closed. */
 export const OrderSchema = z.object({

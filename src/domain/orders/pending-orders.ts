@@ -13,7 +13,7 @@ import { assertTradingAccount, lockAccounts } from '../accounts/accounts';
 import type { DomainEvent } from '../../entities/domain-event.entity';
 import { recordEvent } from '../events/outbox';
 import type { EventType } from '../events/event-types';
-import { assertCanOpen } from '../money/primitives/bounds';
+import { assertCanOpen } from '../../platform/bounds';
 import { countWaitingPendingOrders } from './positions';
 import { PricingContext, PricingError } from '../prices/pricing-context';
 

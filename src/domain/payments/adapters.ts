@@ -3,7 +3,7 @@ import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { z } from 'zod';
 import { dec, type Dec } from '../../platform/decimal';
 import type { ValidationItem } from '../../platform/errors';
-import { CurrencyCode } from '../money/primitives/money-text';
+import { CurrencyCode } from '../../platform/money-text';
 import { signedHeaders, signingKey } from '../webhooks/signature';
 
 /**

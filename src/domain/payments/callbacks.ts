@@ -8,7 +8,7 @@ import { Integration } from '../../entities/integration.entity';
 import { AppError, errors, ValidationFailure } from '../../platform/errors';
 import type { SecretBox } from '../../platform/secret-box';
 import { recordAudit } from '../audit/audit';
-import type { StaffCaller } from '../identity/caller';
+import type { StaffCaller } from '../../platform/caller';
 import type { QuoteStore } from '../prices/quote-store';
 import { findPage, type Paging } from '../../db/find-page';
 import { applyPaymentReport, UnknownIntent, type CallbackEffect } from './deposit-intents';

@@ -10,9 +10,9 @@ import { lockAccounts } from '../accounts/accounts';
 import { recordAudit } from '../audit/audit';
 import { assertDepositAllowed } from '../compliance/limits';
 import { recordEvent } from '../events/outbox';
-import type { StaffCaller } from '../identity/caller';
+import type { StaffCaller } from '../../platform/caller';
 import { bookDeposit, bookDepositReversal } from '../money/deposits';
-import { CurrencyCode, MoneyText } from '../money/primitives/money-text';
+import { CurrencyCode, MoneyText } from '../../platform/money-text';
 import { convertAtDealerRate, CurrencyConverter } from '../prices/conversion';
 import type { QuoteStore } from '../prices/quote-store';
 import { pspConfig } from './integrations';
@@ -316,7 +316,7 @@ async function credit(
     if (!rate) throw new Error(`no quote converts ${currency} into ${account.currency}`);
     amount = convertAtDealerRate(net, rate);
   }
-  const view = bookDeposit(tx, account, amount, {
+  const view = await bookDeposit(tx, account, amount, {
     reference: { type: 'deposit_intent', id: intent.id },
     comment: `Deposit through ${provider.name}`,
     eventData: { provider_id: provider.id, external_id: externalId, intent_id: intent.id },

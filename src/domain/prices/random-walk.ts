@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { Instrument } from '../../entities/instrument.entity';
 import { D, dec, type Dec } from '../../platform/decimal';
 import type { QuoteStore } from './quote-store';
-import { PRICE_MAX, PRICE_MIN } from '../money/primitives/bounds';
+import { PRICE_MAX, PRICE_MIN } from '../../platform/bounds';
 
 /**
  * One random-walk step of a quote: the mid price moves by a normally distributed return

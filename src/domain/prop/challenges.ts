@@ -8,9 +8,9 @@ import { money } from '../../platform/decimal';
 import { errors, fieldError } from '../../platform/errors';
 import { lockAccounts, openTradingAccount } from '../accounts/accounts';
 import { recordAudit } from '../audit/audit';
-import type { StaffCaller } from '../identity/caller';
-import { postToLedger } from '../ledger/ledger';
-import { MoneyText } from '../money/primitives/money-text';
+import type { StaffCaller } from '../../platform/caller';
+import { postToLedger } from '../ledger/posting';
+import { MoneyText } from '../../platform/money-text';
 import type { QuoteStore } from '../prices/quote-store';
 import { TRADING_DAYS } from './prop.queries';
 

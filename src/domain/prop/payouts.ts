@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
@@ -9,15 +10,17 @@ import { errors, fieldError } from '../../platform/errors';
 import { lockAccounts } from '../accounts/accounts';
 import { recordAudit } from '../audit/audit';
 import { recordEvent } from '../events/outbox';
-import type { Caller, StaffCaller } from '../identity/caller';
+import type { Caller, StaffCaller } from '../../platform/caller';
 import { postHold, releaseHold, reserveHold } from '../ledger/holds';
-import { firstDeposit, postToLedger } from '../ledger/ledger';
-import { assertCreditFits } from '../money/primitives/bounds';
+import { firstDeposit } from '../ledger/ledger';
+import { postedAccount, postToLedger, runPostingHooks } from '../ledger/posting';
+import { assertCreditFits } from '../../platform/bounds';
 import { loadMetrics } from '../accounts/account-metrics';
-import { CurrencyCode, MoneyText } from '../money/primitives/money-text';
+import { CurrencyCode, MoneyText } from '../../platform/money-text';
 import { convertAtDealerRate } from '../prices/conversion';
 import { challengeTermsOf } from './challenges';
 import type { QuoteStore } from '../prices/quote-store';
+import { customerScopeOf, inScopeOr404 } from '../../platform/customer-scope';
 
 /** A payout as every route answers it and as its events carry it (decisions, section 8). */
 export const PayoutSchema = z.object({
@@ -85,8 +88,12 @@ export async function requestPayout(
   caller: Caller,
   input: { login: number; amount: number },
 ): Promise<PayoutView> {
-  const found = await em.findOne(Account, { login: String(input.login) }, { fields: ['id', 'kind', 'customer'] });
-  if (!found || (caller.kind === 'customer' && found.customer.id !== caller.customerId)) throw errors.notFound('Account');
+  const found = inScopeOr404(
+    customerScopeOf(caller),
+    await em.findOne(Account, { login: String(input.login) }, { fields: ['id', 'kind', 'customer'] }),
+    (a) => a.customer.id,
+    'Account',
+  );
   if (found.kind !== 'prop')
     throw fieldError('body', ['login'], `A ${found.kind} account has no payouts: only prop accounts pay out their profit`);
   // A challenge's phases are evaluations: only its funded stage pays out, and then the trader's share.
@@ -100,6 +107,14 @@ export async function requestPayout(
   const amount = money(input.amount);
   return em.transactional(async (tx) => {
     const account = (await lockAccounts(tx, [found.id])).get(found.id)!;
+    const id = randomUUID();
+    await runPostingHooks(tx, 'before', {
+      flow: 'payout',
+      account: postedAccount(account),
+      amount: amount.neg().toFixed(2),
+      reference: { type: 'payout', id },
+      request: { ...input },
+    });
     const available = await payable(tx, quotes, account);
     if (amount.gt(available))
       throw fieldError(
@@ -109,6 +124,7 @@ export async function requestPayout(
       );
     reserveHold(account, amount);
     const payout = tx.create(Payout, {
+      id,
       account,
       customer: account.customer.id,
       login: account.login,

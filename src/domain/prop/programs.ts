@@ -7,9 +7,9 @@ import { fieldError } from '../../platform/errors';
 import { withPlaces } from '../../platform/decimal-places';
 import { assertQuotePathToUsd } from '../accounts/accounts';
 import { recordAudit } from '../audit/audit';
-import type { StaffCaller } from '../identity/caller';
-import { AMOUNT_MAX } from '../money/primitives/bounds';
-import { CurrencyCode, MoneyText } from '../money/primitives/money-text';
+import type { StaffCaller } from '../../platform/caller';
+import { AMOUNT_MAX } from '../../platform/bounds';
+import { CurrencyCode, MoneyText } from '../../platform/money-text';
 import type { QuoteStore } from '../prices/quote-store';
 
 /** A percentage with at most two decimals between `min` (exclusive when `above`) and `max`. */

@@ -5,7 +5,7 @@ import { ALL_QUEUES, type QueueName } from '../../jobs/queues';
 import type { JobProducer } from '../../jobs/job-producer';
 import { errors } from '../../platform/errors';
 import { recordAudit } from '../audit/audit';
-import type { StaffCaller } from '../identity/caller';
+import type { StaffCaller } from '../../platform/caller';
 
 /**
  * What operators see of the queues and may do to them, for scripts (the /api/admin/queues

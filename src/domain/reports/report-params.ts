@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ReportType } from '../../entities/report.entity';
-import { CurrencyCode } from '../money/primitives/money-text';
+import { CurrencyCode } from '../../platform/money-text';
 import { CalendarDate } from '../../platform/calendar-date';
 
 /** The longest period one statement covers (decisions, section 14). */

@@ -5,7 +5,7 @@ import { PermanentJobFailure } from '../../platform/errors';
 import { CurrencyConverter } from '../prices/conversion';
 import { PricingContext, PricingError } from '../prices/pricing-context';
 import { closingPrice, profitInQuoteCurrency } from '../prices/trading-math';
-import { dailyDocument } from './daily-report';
+import { DAILY_COLUMNS, dailyDocument } from './daily-report';
 import type { Column, ReportDocument, Row } from './report-document';
 import type { SourceContext } from './source-context';
 import {
@@ -69,6 +69,43 @@ export const TRADE_COLUMNS: Column[] = [
   ...CLOSED_ORDER_COLUMNS,
   col('comment', 'Comment', 'text'),
 ];
+
+const EXPOSURE_COLUMNS: Column[] = [
+  col('symbol', 'Symbol', 'text'),
+  col('long_volume', 'Long volume', 'number'),
+  col('short_volume', 'Short volume', 'number'),
+  col('net_volume', 'Net volume', 'number'),
+  col('net_notional', 'Net notional', 'money'),
+  col('currency', 'Currency', 'text'),
+  col('open_orders', 'Open orders', 'integer'),
+  col('floating_profit', 'Clients floating profit', 'money'),
+];
+
+const DEPOSITS_WITHDRAWALS_COLUMNS: Column[] = [
+  col('currency', 'Currency', 'text'),
+  col('day', 'Day', 'date'),
+  col('deposits', 'Deposits', 'money'),
+  col('deposit_count', 'Deposits (count)', 'integer'),
+  col('withdrawals', 'Withdrawals', 'money'),
+  col('withdrawal_count', 'Withdrawals (count)', 'integer'),
+  col('net', 'Net', 'money'),
+];
+
+/**
+ * The sections and columns of each report type, as its document lays them out: what the CSV
+ * writer's tests walk, so a text column added to any report is fed hostile values too.
+ */
+export const REPORT_SECTIONS: Record<ReportType, Array<{ key: string; columns: Column[] }>> = {
+  account_statement: [
+    { key: 'ledger', columns: LEDGER_COLUMNS },
+    { key: 'closed_orders', columns: CLOSED_ORDER_COLUMNS },
+    { key: 'open_orders', columns: OPEN_ORDER_COLUMNS },
+  ],
+  trades: [{ key: 'orders', columns: TRADE_COLUMNS }],
+  exposure: [{ key: 'symbols', columns: EXPOSURE_COLUMNS }],
+  deposits_withdrawals: [{ key: 'days', columns: DEPOSITS_WITHDRAWALS_COLUMNS }],
+  daily: [{ key: 'snapshots', columns: DAILY_COLUMNS }],
+};
 
 const fromArray = (rows: Row[]) => () =>
   (async function* () {
@@ -253,16 +290,7 @@ async function exposureDocument(params: ExposureParams, ctx: SourceContext): Pro
       {
         key: 'symbols',
         title: 'Symbols',
-        columns: [
-          col('symbol', 'Symbol', 'text'),
-          col('long_volume', 'Long volume', 'number'),
-          col('short_volume', 'Short volume', 'number'),
-          col('net_volume', 'Net volume', 'number'),
-          col('net_notional', 'Net notional', 'money'),
-          col('currency', 'Currency', 'text'),
-          col('open_orders', 'Open orders', 'integer'),
-          col('floating_profit', 'Clients floating profit', 'money'),
-        ],
+        columns: EXPOSURE_COLUMNS,
         rows: fromArray(out),
       },
     ],
@@ -289,15 +317,7 @@ function depositsWithdrawalsDocument(params: DepositsWithdrawalsParams, ctx: Sou
       {
         key: 'days',
         title: 'Per currency and day',
-        columns: [
-          col('currency', 'Currency', 'text'),
-          col('day', 'Day', 'date'),
-          col('deposits', 'Deposits', 'money'),
-          col('deposit_count', 'Deposits (count)', 'integer'),
-          col('withdrawals', 'Withdrawals', 'money'),
-          col('withdrawal_count', 'Withdrawals (count)', 'integer'),
-          col('net', 'Net', 'money'),
-        ],
+        columns: DEPOSITS_WITHDRAWALS_COLUMNS,
         rows: () => ctx.reader.stream(bound),
       },
     ],

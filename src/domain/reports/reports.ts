@@ -13,9 +13,10 @@ import type { JobProducer } from '../../jobs/job-producer';
 import { ReportBuildJob } from '../../jobs/report-build.job';
 import { errors } from '../../platform/errors';
 import { recordAudit } from '../audit/audit';
-import type { StaffCaller } from '../identity/caller';
+import type { StaffCaller } from '../../platform/caller';
 import { ACCOUNT_BY_LOGIN, GROUP_EXISTS } from './reports.queries';
 import { readChunks } from './report-store';
+import { customerScopeOf, inScopeOr404, type CustomerScope } from '../../platform/customer-scope';
 
 export const CONTENT_TYPES: Record<ReportFormat, string> = {
   csv: 'text/csv; charset=utf-8',
@@ -25,6 +26,11 @@ export const CONTENT_TYPES: Record<ReportFormat, string> = {
 
 /** Where a report's routes live: staff's reports, or a customer's own statements. */
 export type ReportAudience = { kind: 'staff'; actor: StaffCaller } | { kind: 'customer'; customerId: string };
+
+/** Whose accounts an audience may report on (see CustomerScope). */
+function audienceScope(audience: ReportAudience): CustomerScope {
+  return audience.kind === 'customer' ? { customerId: audience.customerId } : customerScopeOf(audience.actor);
+}
 
 const basePath = (audience: ReportAudience['kind']) =>
   audience === 'staff' ? '/api/backoffice/reports' : '/customers/me/statements';
@@ -85,8 +91,7 @@ export async function requestReport(
   const { params } = request;
   if (params.login !== undefined) {
     const [account] = await executeBound<{ customer_id: string }>(em, ACCOUNT_BY_LOGIN.bind({ login: String(params.login) }));
-    if (!account || (audience.kind === 'customer' && account.customer_id !== audience.customerId))
-      throw errors.notFound('Account');
+    inScopeOr404(audienceScope(audience), account, (a) => a.customer_id, 'Account');
   }
   if (typeof params.group_id === 'string') {
     const [group] = await executeBound(em, GROUP_EXISTS.bind({ group_id: params.group_id }));

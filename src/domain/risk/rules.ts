@@ -9,7 +9,7 @@ import type { JobProducer } from '../../jobs/job-producer';
 import { RiskApplyJob } from '../../jobs/risk.job';
 import { errors, PermanentJobFailure } from '../../platform/errors';
 import { recordAudit } from '../audit/audit';
-import type { StaffCaller } from '../identity/caller';
+import type { StaffCaller } from '../../platform/caller';
 import { classedStatement } from './classify';
 import {
   assertActionGroups,

@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { JobProducer } from '../../jobs/job-producer';
 import { ResealSecretsJob } from '../../jobs/reseal-secrets.job';
 import { recordAudit } from '../audit/audit';
-import type { StaffCaller } from '../identity/caller';
+import type { StaffCaller } from '../../platform/caller';
 
 /**
  * Queues the re-seal of every secret at rest under the current key (one run at a time: the

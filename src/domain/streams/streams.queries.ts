@@ -1,4 +1,5 @@
 import { namedStatement } from '../../platform/named-sql';
+import { scopeSql } from '../../platform/customer-scope';
 
 /**
  * The statements of live streams: the replay of a reconnecting stream from the outbox, and
@@ -21,7 +22,7 @@ export const REPLAY_AFTER = namedStatement<{
   `select e.seq, e.publication_seq, e.id, e.type, e.created_at, e.customer_id, e.data from domain_events e
     where e.publication_seq > :after::bigint
       and e.created_at >= now() - make_interval(secs => :window_seconds)
-      and (:customer_id::uuid is null or e.customer_id = :customer_id::uuid)
+      and ${scopeSql('e.customer_id')}
       and (:types::jsonb is null or e.type in (select jsonb_array_elements_text(:types::jsonb)))
     order by e.publication_seq limit :limit`,
 );

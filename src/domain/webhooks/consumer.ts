@@ -58,7 +58,7 @@ async function fanOut(tx: EntityManager, events: readonly OutboxEvent[]): Promis
 }
 
 /**
- * Webhook dispatch as an outbox consumer (registered in EVENT_CONSUMERS, src/event-consumers.ts).
+ * Webhook dispatch as an outbox consumer (registered in EVENT_CONSUMERS, src/policy.ts).
  * It wants the event types some active webhook subscribes to (SubscribedTypes above) and
  * takes them in the relay's transaction.
  */

@@ -7,7 +7,7 @@ import { errors, fieldError } from '../../platform/errors';
 import { recordAudit } from '../audit/audit';
 import { EVENT_TYPES } from '../events/event-types';
 import { recordEvent } from '../events/outbox';
-import type { StaffCaller } from '../identity/caller';
+import type { StaffCaller } from '../../platform/caller';
 import { previousSecretValidUntil, rotateSealedSecret } from '../secrets/rotating-secret';
 import { secretProblem } from './signature';
 import { checkEndpoint, EndpointRefused, type Lookup } from './url-guard';

@@ -128,6 +128,28 @@ describe('a customer submitting a document', () => {
     await sql(app, 'delete from customer_documents where id = ?', [other.id]);
   });
 
+  test('when a PNG with HTML appended is uploaded as x.html, then it downloads as image/png named x.png; the name is kept as metadata', async () => {
+    const customer = await createCustomer(app, admin);
+    const bytes = Buffer.concat([FILES.png(), Buffer.from('<html><script>alert(document.cookie)</script></html>')]);
+    const doc = expectOk(await upload(app, customer.token, 'identity', bytes, 'x.html', 'text/html'), 201);
+    expect(doc).toMatchObject({ file_name: 'x.html', content_type: 'image/png' });
+    const got = await download(app, officer.token, doc.id);
+    expect(got.status).toBe(200);
+    expect(got.headers.get('content-type')).toBe('image/png');
+    expect(got.headers.get('content-disposition')).toMatch(/^attachment; filename="?x\.png"?$/);
+    expect(got.bytes.equals(bytes)).toBe(true);
+    for (const [name, kind, file, expected] of [
+      ['statement.pdf.exe', 'application/pdf', FILES.pdf(), 'statement.pdf.pdf'],
+      ['.htaccess', 'image/jpeg', FILES.jpeg(), 'document.jpg'],
+      ['selfie', 'image/jpeg', FILES.jpeg(), 'selfie.jpg'],
+    ] as const) {
+      const other = expectOk(await upload(app, customer.token, 'selfie', file, name, 'application/octet-stream'), 201);
+      const res = await download(app, officer.token, other.id);
+      const disposition = res.headers.get('content-disposition')!.replace(/"/g, '');
+      expect([name, res.headers.get('content-type'), disposition]).toEqual([name, kind, `attachment; filename=${expected}`]);
+    }
+  });
+
   test('when the keys rotate and the re-seal runs, then document files move to the new key and still open', async () => {
     const customer = await createCustomer(app, admin);
     const bytes = FILES.png();

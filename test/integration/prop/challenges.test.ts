@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { runEod } from '../eod/eod-kit';
+import { rolloverPassedToday, runEod } from '../eod/eod-kit';
 import { failChallenge, passChallengeIfDue, takeDayStartEquity } from '../../../src/domain/prop/challenge-decisions';
 import type { ChallengeRow } from '../../../src/domain/prop/challenge-equity';
 import { ACTIVE_CHALLENGES_OF_ACCOUNTS } from '../../../src/domain/prop/prop.queries';
@@ -459,7 +459,7 @@ describe('the schedule', () => {
     const { customer, challenge: view, login } = await start(id);
     await buy(customer.token, login);
     await setQuote(app, admin, 'EURUSD', 1.1052, 1.1054); // equity 10500
-    const today = new Date().toISOString().slice(0, 10);
+    const today = await rolloverPassedToday(app, admin);
     await runEod(app, admin, today);
     expect((await challenge(view.id)).day_start_equity).toBe('10500.00');
     // The date is done: running it again takes nothing, whatever equity is now.

@@ -1,6 +1,7 @@
 import { adminToken, createCustomer } from '../../helpers/identity';
 import { startTestApp, waitFor, type TestApp } from '../../helpers/test-app';
 import { expectLedgerBalanced, fundedAccount, setUpMarket } from '../../helpers/trading';
+import { ExpirePendingOrdersJob } from '../../../src/jobs/expire-pending-orders.job';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -33,7 +34,6 @@ test('when a pending order passes its expiry, then it cannot be modified and the
   expect(patch.status).toBe(409);
   expect(patch.body.code).toBe('ORDER_NOT_PENDING');
 
-  const { ExpirePendingOrdersJob } = await import('../../../src/jobs/expire-pending-orders.job');
   const job = await app.runtime.services.jobs.enqueue(ExpirePendingOrdersJob, {});
   await app.runtime.services.queueEvents.waitFor(job, 10_000);
   const listed = await waitFor('expired', async () => {

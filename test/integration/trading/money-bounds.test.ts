@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { CONTRACT_SIZE_MAX, MAX_POSITIONS, PRICE_MAX, PRICE_MIN, VOLUME_MAX } from '../../../src/domain/money/primitives/bounds';
+import { CONTRACT_SIZE_MAX, MAX_POSITIONS, PRICE_MAX, PRICE_MIN, VOLUME_MAX } from '../../../src/platform/bounds';
 import { ALL_QUEUES, QUEUES } from '../../../src/jobs/queues';
 import { D, money } from '../../../src/platform/decimal';
 import { adminToken, createCustomer, type LoggedIn } from '../../helpers/identity';
@@ -8,7 +8,7 @@ import { expectLedgerBalanced, setQuote } from '../../helpers/trading';
 import { deposit, expect422, expectError, expectOk, ledgerOf, openAccount, sql, uniqueName } from './trading-kit';
 
 /**
- * The extreme corner of domain/money/primitives/bounds.ts: the largest contract, the largest volume and
+ * The extreme corner of platform/bounds.ts: the largest contract, the largest volume and
  * prices at both ends, booked through the widest conversion. Every order that opens also
  * closes and books; what could not be booked is refused when it opens.
  */

@@ -263,7 +263,7 @@ test('when an older batch is reopened while a newer one is leased, then neither 
   const claim = async () =>
     (
       await em.execute<Array<{ delivery_id: string }>>(
-        'select delivery_id from webhook_delivery_step(?::uuid, 10000, gen_random_uuid(), true, null, null, null, null, null, null, false)',
+        `select delivery_id from webhook_delivery_steps(?::uuid, 10000, 1, '[]'::jsonb, '[]'::jsonb, false, '[]'::jsonb)`,
         [id],
       )
     ).map((row) => row.delivery_id);

@@ -1,5 +1,5 @@
-import { D, dec, type Dec } from '../../../platform/decimal';
-import { errors, fieldError, type AppError } from '../../../platform/errors';
+import { D, dec, type Dec } from './decimal';
+import { errors, fieldError, type AppError } from './errors';
 
 /**
  * The bounds that keep every booking inside its money column. Money columns (balances,

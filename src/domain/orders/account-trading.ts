@@ -4,8 +4,8 @@ import { z } from 'zod';
 import { Account } from '../../entities/account.entity';
 import { errors } from '../../platform/errors';
 import { recordAudit } from '../audit/audit';
-import type { StaffCaller } from '../identity/caller';
-import { cancelPendingOfDisabledAccounts } from '../orders/pending-orders';
+import type { StaffCaller } from '../../platform/caller';
+import { cancelPendingOfDisabledAccounts } from './pending-orders';
 
 /** PATCH /api/crm/accounts/{login}: only the fields sent change. */
 export const AccountPatchSchema = z.object({

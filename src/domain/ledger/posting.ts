@@ -1,0 +1,180 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Account, AccountKind } from '../../entities/account.entity';
+import type { LedgerEntry, LedgerKind } from '../../entities/ledger-entry.entity';
+import { appendLedgerRow } from './ledger';
+import { executeBoundInTransaction } from '../../db/bound-statement';
+import type { RunBound } from '../../db/bound-transaction';
+import { money, type Dec } from '../../platform/decimal';
+
+/**
+ * The posting path: the only code that changes `accounts.balance`, and the hooks that policy
+ * (fraud rules, bonuses, partner rewards, negative balances) hangs on the money paths.
+ *
+ * A balance changes in one of two forms, and both keep the ledger's rule (the balance is the
+ * sum of its rows, each row written under the account's lock in the transaction that changes
+ * the balance):
+ * - postToLedger, for transactions that hold the account as an entity;
+ * - balanceUpdateSql, the balance update of a hot statement (a transfer, an open, a close, the
+ *   end of day's swaps) that books the change and its ledger row (ledgerInsertSql) in one round
+ *   trip.
+ */
+
+/**
+ * Changes a balance and appends its ledger row in the caller's transaction. The caller
+ * must hold the account row locked (lockAccounts), so concurrent postings serialise and
+ * balance = sum(ledger rows) holds after every commit.
+ */
+export function postToLedger(
+  em: EntityManager,
+  account: Account,
+  amount: Dec,
+  kind: LedgerKind,
+  reference: { type: string; id: string | number },
+  comment?: string | null,
+): LedgerEntry {
+  const rounded = money(amount);
+  const balanceAfter = money(account.balance).plus(rounded);
+  account.balance = balanceAfter.toFixed(2);
+  return appendLedgerRow(em, {
+    account,
+    kind,
+    amount: rounded.toFixed(2),
+    balanceAfter: balanceAfter.toFixed(2),
+    referenceType: reference.type,
+    referenceId: String(reference.id),
+    comment: comment ?? null,
+  });
+}
+
+/**
+ * The balance update of a statement that books money, as the body of a data-modifying CTE:
+ * `delta` is added to the balance of the rows `where` picks (SQL expressions of the statement:
+ * `:named` parameters or columns of its CTEs, `from` its extra FROM list). The statement must
+ * book the same change as ledger rows (ledgerInsertSql) whose `balanceAfter` is the balance
+ * this update returns, so the two cannot disagree.
+ */
+export function balanceUpdateSql(input: { delta: string; at: string; where: string; from?: string; returning: string }): string {
+  return `update accounts set balance = accounts.balance + (${input.delta}), updated_at = ${input.at}${input.from ? ` from ${input.from}` : ''}
+   where ${input.where}
+  returning ${input.returning}`;
+}
+
+/** What moves money, as the posting hooks see it. */
+export const POSTING_FLOWS = [
+  'deposit',
+  'withdrawal',
+  'transfer_out',
+  'transfer_in',
+  'payout',
+  'order_open',
+  'order_close',
+] as const;
+export type PostingFlow = (typeof POSTING_FLOWS)[number];
+
+/** The account a posting moves, as its locking statement read it (balances as decimal text). */
+export interface PostedAccount {
+  id: string;
+  login: string;
+  customerId: string | null;
+  kind: AccountKind;
+  currency: string;
+  balance: string;
+  reserved: string;
+}
+
+/** One money movement on one account, as a hook sees it. */
+export interface Posting {
+  flow: PostingFlow;
+  /** Locked in the posting's transaction; before the booking, as it was read. */
+  account: PostedAccount;
+  /** Signed decimal text in the account's currency: negative when money leaves. */
+  amount: string;
+  reference: { type: string; id: string };
+  /** What the request declared beyond the movement itself (a confirmation a hook asks for). */
+  request?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * Policy on a money path, run inside the posting's transaction on its connection (`run`).
+ * `before` runs once the account is locked and before anything is booked: it refuses by
+ * throwing an AppError (a 4xx), and then nothing of the request is written. `after` runs once
+ * the movement is booked: it may book more through this module and record events, and what
+ * it writes commits or rolls back with the movement. A hook reads the locked row first and
+ * returns at once when it has nothing to do, so a path it does not concern pays no round trip.
+ */
+export interface PostingHook {
+  readonly name: string;
+  readonly flows: readonly PostingFlow[];
+  before?(run: RunBound, posting: Posting): Promise<void>;
+  after?(run: RunBound, posting: Posting): Promise<void>;
+}
+
+type Phase = 'before' | 'after';
+
+/**
+ * The installed hooks by flow and phase. Process-wide on purpose: every tier and every path
+ * that moves money must apply the same policy, and a path handed its hooks as an argument
+ * could be called without them. The composition root installs them once at start-up.
+ */
+let installed = index([]);
+
+function index(hooks: readonly PostingHook[]): Map<string, PostingHook[]> {
+  const byKey = new Map<string, PostingHook[]>();
+  for (const flow of POSTING_FLOWS)
+    for (const phase of ['before', 'after'] as const)
+      byKey.set(
+        `${phase}:${flow}`,
+        hooks.filter((h) => h.flows.includes(flow) && h[phase] !== undefined),
+      );
+  return byKey;
+}
+
+/** Installs the service's posting hooks, in the order they run; names must be unique. */
+export function installPostingHooks(hooks: readonly PostingHook[]): void {
+  const names = hooks.map((h) => h.name);
+  const twice = names.find((n, i) => names.indexOf(n) !== i);
+  if (twice) throw new Error(`posting hook ${twice} is installed twice`);
+  installed = index(hooks);
+}
+
+/** Whether any hook runs in this phase of this flow: a path may skip its transaction's extra work when none does. */
+export function hasPostingHooks(phase: Phase, flow: PostingFlow): boolean {
+  return installed.get(`${phase}:${flow}`)!.length > 0;
+}
+
+async function runHooks(phase: Phase, run: RunBound, posting: Posting): Promise<void> {
+  for (const hook of installed.get(`${phase}:${posting.flow}`)!) await hook[phase]!(run, posting);
+}
+
+/** Runs the `before` hooks of the posting's flow (see PostingHook). */
+export function beforePosting(run: RunBound, posting: Posting): Promise<void> {
+  return runHooks('before', run, posting);
+}
+
+/** Runs the `after` hooks of the posting's flow (see PostingHook). */
+export function afterPosting(run: RunBound, posting: Posting): Promise<void> {
+  return runHooks('after', run, posting);
+}
+
+/** A locked account entity as a posting sees it. */
+export function postedAccount(account: Account): PostedAccount {
+  return {
+    id: account.id,
+    login: account.login,
+    customerId: account.customer?.id ?? null,
+    kind: account.kind,
+    currency: account.currency,
+    balance: account.balance,
+    reserved: account.reserved,
+  };
+}
+
+/**
+ * The hooks of a posting inside an ORM transaction: the unit of work is flushed first for the
+ * `after` phase, so what a hook reads by SQL includes the booking it follows.
+ */
+export async function runPostingHooks(tx: EntityManager, phase: Phase, posting: Posting): Promise<void> {
+  if (!hasPostingHooks(phase, posting.flow)) return;
+  if (phase === 'after') await tx.flush();
+  await runHooks(phase, (statement) => executeBoundInTransaction(tx, statement), posting);
+}

@@ -1,0 +1,37 @@
+import type { EventConsumer } from './domain/events/consumers';
+import type { AccountRolloverStep } from './domain/eod/account-chunk';
+import type { PostingHook } from './domain/ledger/posting';
+import { NegativeWalletHook } from './domain/money/negative-wallet';
+import { NotificationsConsumer } from './domain/notifications/notifications';
+import { PropChallengesConsumer } from './domain/prop/challenge-consumer';
+import { takeDayStartEquity } from './domain/prop/challenge-decisions';
+import { WebhookConsumer } from './domain/webhooks/consumer';
+
+/**
+ * The policy the service hangs on its domain, composed in one place above it: the domain
+ * areas that define a hook, a step or a consumer import its contract from a lower area, and
+ * the contract must not import them back. A feature that reacts to money or events is added
+ * here, and nowhere else.
+ */
+
+/**
+ * Run inside the transaction of every posting of their flows (src/domain/ledger/posting.ts),
+ * in this order: `before` may refuse the movement, `after` may book more with it.
+ */
+export const POSTING_HOOKS: readonly PostingHook[] = [NegativeWalletHook];
+
+/**
+ * Run for every account at the end of day, after its swaps and snapshot, in the same
+ * transaction (see AccountRolloverStep): a prop challenge's day-start equity is taken at the
+ * rollover.
+ */
+export const ACCOUNT_ROLLOVER_STEPS: readonly AccountRolloverStep[] = [
+  (em, account, rollover, figures) => takeDayStartEquity(em, account.id, figures, rollover.tradingDate).then(() => undefined),
+];
+
+/**
+ * Handed the domain events after they commit, by the outbox relay: customer notifications,
+ * webhook dispatch and the prop challenge rules after closes. A consumer added later is handed
+ * the events published after it starts, never the ones published before.
+ */
+export const EVENT_CONSUMERS: readonly EventConsumer[] = [NotificationsConsumer, WebhookConsumer, PropChallengesConsumer];
