@@ -11,7 +11,7 @@ import { recordAudit } from '../audit/audit';
 import type { StaffCaller } from '../../platform/caller';
 import { CurrencyCode, MoneyText } from '../../platform/money-text';
 import { AMOUNT_MAX } from '../../platform/bounds';
-import { previousSecretValidUntil, rotateSealedSecret } from '../secrets/rotating-secret';
+import { previousSecretValidUntil, rotateSealedSecret } from '../../platform/rotating-secret';
 import { secretProblem } from '../webhooks/signature';
 import { withPlaces } from '../../platform/decimal-places';
 import { PSP_ADAPTERS } from './adapters';

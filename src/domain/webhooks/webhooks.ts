@@ -8,7 +8,7 @@ import { recordAudit } from '../audit/audit';
 import { EVENT_TYPES } from '../events/event-types';
 import { recordEvent } from '../events/outbox';
 import type { StaffCaller } from '../../platform/caller';
-import { previousSecretValidUntil, rotateSealedSecret } from '../secrets/rotating-secret';
+import { previousSecretValidUntil, rotateSealedSecret } from '../../platform/rotating-secret';
 import { secretProblem } from './signature';
 import { checkEndpoint, EndpointRefused, type Lookup } from './url-guard';
 

@@ -1,4 +1,4 @@
-import type { SecretBox } from '../../platform/secret-box';
+import type { SecretBox } from './secret-box';
 
 /** How long a replaced secret stays valid beside its successor (webhook signing, provider callbacks). */
 export const PREVIOUS_SECRET_VALID_MS = 24 * 3600 * 1000;
