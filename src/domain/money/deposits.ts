@@ -73,16 +73,22 @@ export async function bookDeposit(tx: EntityManager, locked: Account, amount: De
  * Takes back what a deposit credited (a provider's charge-back or refund): a negative row of
  * `kind`, booked even when it leaves the account below zero, since the money is already gone
  * (a wallet below zero then lets nothing leave it: the posting path's negative-wallet hook).
+ * The `deposit_reversal` flow's hooks run around it: what other areas do about a reversal (a
+ * fraud case, forfeiting bonuses granted on the deposit) attaches there, in this transaction.
  * The caller holds the account's row locked.
  */
-export function bookDepositReversal(
+export async function bookDepositReversal(
   tx: EntityManager,
   locked: Account,
   amount: Dec,
   kind: 'chargeback' | 'deposit_refund',
   reference: { type: 'deposit_intent'; id: string },
-): void {
-  postToLedger(tx, locked, money(amount).negated(), kind, reference, null);
+): Promise<void> {
+  const taken = money(amount).negated();
+  const posting = { flow: 'deposit_reversal', account: postedAccount(locked), amount: taken.toFixed(2), reference } as const;
+  await runPostingHooks(tx, 'before', posting);
+  postToLedger(tx, locked, taken, kind, reference, null);
+  await runPostingHooks(tx, 'after', posting);
 }
 
 /** Credits an account: balance, ledger row, audit row and deposit event in one transaction. */

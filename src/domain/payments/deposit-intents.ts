@@ -328,15 +328,22 @@ async function credit(
 
 /**
  * A charge-back or refund of a completed deposit: what it credited comes back out, even below
- * zero. Follow-ups that other areas own (a fraud case, forfeiting bonuses granted on this
- * deposit) attach to `deposit.charged_back` / `deposit.refunded`, which this transaction emits.
+ * zero, through the posting module's `deposit_reversal` flow, whose hooks are where a fraud
+ * case and the forfeit of bonuses granted on this deposit will attach; the reversal's event
+ * (`deposit.charged_back` / `deposit.refunded`) is written in the same transaction.
  */
 async function reverse(tx: EntityManager, intent: DepositIntent, to: 'charged_back' | 'refunded', externalId: string) {
   const account = (await lockAccounts(tx, [intent.account.id])).get(intent.account.id)!;
-  bookDepositReversal(tx, account, dec(intent.creditedAmount ?? '0'), to === 'charged_back' ? 'chargeback' : 'deposit_refund', {
-    type: 'deposit_intent',
-    id: intent.id,
-  });
+  await bookDepositReversal(
+    tx,
+    account,
+    dec(intent.creditedAmount ?? '0'),
+    to === 'charged_back' ? 'chargeback' : 'deposit_refund',
+    {
+      type: 'deposit_intent',
+      id: intent.id,
+    },
+  );
   intent.status = to;
   emit(tx, intent, to === 'charged_back' ? 'deposit.charged_back' : 'deposit.refunded', {
     external_id: externalId,
