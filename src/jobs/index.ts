@@ -8,6 +8,7 @@ import { NotifyCustomersJob } from './notify-customers.job';
 import { OutboxRelayJob } from './outbox-relay.job';
 import { PasswordResetJob } from './password-reset.job';
 import { ReportBuildJob } from './report-build.job';
+import { ReportSweepJob } from './report-sweep.job';
 import { PropAfterCloseJob, PropCloseOutJob, PropSweepJob } from './prop-challenges.job';
 import { ResealSecretsJob } from './reseal-secrets.job';
 import { RetentionJob } from './retention.job';
@@ -35,6 +36,7 @@ export const JOB_DEFINITIONS: JobDefinition[] = [
   ResealSecretsJob,
   RetentionJob,
   ReportBuildJob,
+  ReportSweepJob,
   EodStartJob,
   EodAccountsJob,
   EodFinishJob,

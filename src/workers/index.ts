@@ -7,6 +7,7 @@ import { expireDepositIntentsProcessor } from './expire-deposit-intents.worker';
 import { notifyCustomersProcessor } from './notify-customers.worker';
 import { outboxRelayProcessor } from './outbox-relay.worker';
 import { reportBuildProcessor } from './report-build.worker';
+import { reportSweepProcessor } from './report-sweep.worker';
 import { passwordResetProcessor } from './password-reset.worker';
 import { propAfterCloseProcessor, propCloseOutProcessor, propSweepProcessor } from './prop-challenges.worker';
 import { resealSecretsProcessor } from './reseal-secrets.worker';
@@ -35,6 +36,7 @@ export const PROCESSORS: Processor[] = [
   resealSecretsProcessor,
   retentionProcessor,
   reportBuildProcessor,
+  reportSweepProcessor,
   eodStartProcessor,
   eodAccountsProcessor,
   eodFinishProcessor,

@@ -28,7 +28,14 @@ import { PendingOrderSchema } from '../../domain/orders/pending-orders';
 import { QuoteBoardItemSchema } from '../../domain/prices/quote-board';
 import { QuoteSchema } from '../../domain/prices/quote-store';
 import { RandomWalkSchema } from '../../domain/prices/random-walk';
-import { ChallengeFailureSchema, ChallengeSchema } from '../../domain/prop/challenges';
+import {
+  ChallengeDetailSchema,
+  ChallengeFailureSchema,
+  ChallengeLimitsSchema,
+  ChallengeRulesSchema,
+  ChallengeSchema,
+  ChallengeStageSchema,
+} from '../../domain/prop/challenges';
 import { PayoutSchema } from '../../domain/prop/payouts';
 import { PhaseSchema, ProgramSchema } from '../../domain/prop/programs';
 import { QueueJobSchema, QueueSummarySchema } from '../../domain/queues/queue-admin';
@@ -125,6 +132,46 @@ const EVENT = {
   data: { id: INTENT_ID, login: 5001200, amount: '250.00', currency: 'USD', balance: '10250.00' },
 };
 
+const CHALLENGE = {
+  id: '9d2c4b1a-7e6f-4a3b-8c2d-1e0f9a8b7c6d',
+  program_id: '0f3a8f7e-52c1-4b0e-9a51-6f1b7d1c2e90',
+  customer_id: '3b2a1c0d-9e8f-4a7b-b6c5-d4e3f2a1b0c9',
+  phase: 1,
+  status: 'failed',
+  login: 5001240,
+  day_start_equity: '100000.00',
+  high_water_mark: '101250.40',
+  trading_days: 3,
+  failure: FAILURE,
+  created_at: '2026-03-09T10:12:44.301Z',
+};
+
+// The rules of PHASE_1 on a 100,000 program, and the floors they give the failed stage above.
+const CHALLENGE_RULES = {
+  initial_balance: '100000.00',
+  profit_target_pct: 8,
+  max_daily_loss_pct: 5,
+  max_total_loss_pct: 10,
+  total_loss_mode: 'static',
+  min_trading_days: 4,
+  max_trading_days: 30,
+  ends_at: '2026-04-08T10:12:44.301Z',
+};
+
+const CHALLENGE_LIMITS = {
+  daily_loss_floor: '95000.00',
+  total_loss_floor: '90000.00',
+  profit_target_balance: '108000.00',
+};
+
+const CHALLENGE_STAGE = {
+  id: '9d2c4b1a-7e6f-4a3b-8c2d-1e0f9a8b7c6d',
+  phase: 1,
+  status: 'failed',
+  login: 5001240,
+  created_at: '2026-03-09T10:12:44.301Z',
+};
+
 const NAMES: Array<[z.ZodType, string, unknown?]> = [
   [PhaseSchema, 'PropPhase', PHASE_1],
   [
@@ -142,22 +189,14 @@ const NAMES: Array<[z.ZodType, string, unknown?]> = [
     },
   ],
   [ChallengeFailureSchema, 'PropChallengeFailure', FAILURE],
+  [ChallengeSchema, 'PropChallenge', CHALLENGE],
+  [ChallengeRulesSchema, 'PropChallengeRules', CHALLENGE_RULES],
+  [ChallengeLimitsSchema, 'PropChallengeLimits', CHALLENGE_LIMITS],
+  [ChallengeStageSchema, 'PropChallengeStage', CHALLENGE_STAGE],
   [
-    ChallengeSchema,
-    'PropChallenge',
-    {
-      id: '9d2c4b1a-7e6f-4a3b-8c2d-1e0f9a8b7c6d',
-      program_id: '0f3a8f7e-52c1-4b0e-9a51-6f1b7d1c2e90',
-      customer_id: '3b2a1c0d-9e8f-4a7b-b6c5-d4e3f2a1b0c9',
-      phase: 1,
-      status: 'failed',
-      login: 5001240,
-      day_start_equity: '100000.00',
-      high_water_mark: '101250.40',
-      trading_days: 3,
-      failure: FAILURE,
-      created_at: '2026-03-09T10:12:44.301Z',
-    },
+    ChallengeDetailSchema,
+    'PropChallengeDetail',
+    { ...CHALLENGE, rules: CHALLENGE_RULES, limits: CHALLENGE_LIMITS, stages: [CHALLENGE_STAGE] },
   ],
   [
     OrderSchema,

@@ -122,7 +122,7 @@ export const integrationRoutes: RouteSpec[] = [
     tags: ['integrations'],
     access: { kind: 'staff', permission: 'manage_integrations' },
     params: IntegrationId,
-    query: InboundQuery.extend(pageQuery(200, 50)),
+    query: InboundQuery.extend(pageQuery()),
     responses: { 200: { description: 'A page of calls', schema: pageSchema(InboundSchema) }, 404: { description: 'Not found' } },
     handler: async ({ params, query, em }) => json(200, await listInbound(em, params.integration_id, query.outcome, query)),
   }),

@@ -188,7 +188,7 @@ export const paymentRoutes: RouteSpec[] = [
     summary: 'Your deposits through payment providers, newest first',
     tags: ['payments'],
     access: { kind: 'customer' },
-    query: z.object(pageQuery(100, 20)),
+    query: z.object(pageQuery()),
     responses: { 200: { description: 'A page of deposits', schema: pageSchema(DepositIntentSchema) } },
     handler: async ({ query, em, caller }) => json(200, await listOwnDeposits(em, asCustomer(caller).customerId, query)),
   }),
@@ -286,7 +286,7 @@ export const paymentRoutes: RouteSpec[] = [
     query: DepositQueueQuery.extend({
       from: isoInstant().optional().describe('Created at or after (ISO 8601)'),
       to: isoInstant().optional().describe('Created before (ISO 8601)'),
-      ...pageQuery(200, 50),
+      ...pageQuery(),
     }),
     responses: { 200: { description: 'A page of deposits', schema: pageSchema(StaffDepositSchema) } },
     handler: async ({ query, em }) => json(200, await listDeposits(em, query, query)),

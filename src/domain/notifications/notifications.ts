@@ -12,7 +12,7 @@ import { queueMail } from '../mail/mail-outbox';
 import { NotifyCustomersJob } from '../../jobs/notify-customers.job';
 import { executeNamed } from '../../db/bound-statement';
 import { INSERT_NOTIFICATIONS } from './notifications.queries';
-import { NOTIFIED_CLOSE_REASONS, TELLINGS, text, wordsFor } from './notification-texts';
+import { notificationLanguage, NOTIFIED_CLOSE_REASONS, TELLINGS, text, wordsFor } from './notification-texts';
 
 /** Whether a customer hears about this event. */
 export function notifies(event: Pick<OutboxEvent, 'type' | 'customerId' | 'data'>): boolean {
@@ -75,7 +75,7 @@ export async function notifyCustomers(tx: EntityManager, secrets: SecretBox, eve
         template: telling.mail.template,
         locale: customer.locale,
         to: customer.email,
-        data: { first_name: customer.firstName, ...telling.mail.data(event.data) },
+        data: { first_name: customer.firstName, ...telling.mail.data(event.data, notificationLanguage(customer.locale)) },
       }),
     );
   }

@@ -5,7 +5,7 @@ import { Migration } from '@mikro-orm/migrations';
  * `psp`), the log of every call an integration makes to us, deposit intents, and the built-in
  * mails of a provider deposit completed or failed.
  */
-export class Migration20261128090000_Payments extends Migration {
+export class Migration20261128093000_Payments extends Migration {
 
   override async up(): Promise<void> {
     this.addSql(`create table "integrations" ("id" uuid not null, "created_at" timestamptz not null, "updated_at" timestamptz not null, "kind" varchar(16) not null, "adapter" varchar(32) not null, "name" varchar(100) not null, "enabled" boolean not null default true, "config" jsonb not null, "secret_sealed" text not null, "previous_secret_sealed" text null, "previous_secret_expires_at" timestamptz null, "last_inbound_at" timestamptz null, "last_error" varchar(500) null, constraint "integrations_pkey" primary key ("id"));`);

@@ -5,7 +5,7 @@ import { Migration } from '@mikro-orm/migrations';
  * whatever retries or races do. Outside a transaction, so the index on this large table is
  * built CONCURRENTLY (see docs/operations.md); safe to run again.
  */
-export class Migration20261128090001_OneDepositPerIntent extends Migration {
+export class Migration20261128093001_OneDepositPerIntent extends Migration {
   override isTransactional(): boolean {
     return false;
   }
