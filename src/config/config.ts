@@ -117,7 +117,7 @@ const EnvSchema = z.object({
   OUTBOX_RELAY_BATCH_SIZE: integerText(1, 10000).default(500),
   MAIL_REQUEUE_AFTER_SECONDS: integerText(1, 86400).default(60),
   // Retention ages in hours (ten years at most); the outbox's lower bound is checked below, naming its reason.
-  OUTBOX_RETENTION_HOURS: integerText(1, 87600).default(168),
+  OUTBOX_RETENTION_HOURS: integerText(1, 87600).default(720),
   INBOX_RETENTION_HOURS: integerText(1, 87600).default(168),
   WEBHOOK_DELIVERY_RETENTION_HOURS: integerText(1, 87600).default(720),
   MAIL_RETENTION_HOURS: integerText(1, 87600).default(720),

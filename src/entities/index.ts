@@ -47,6 +47,9 @@ import { DailyStatement } from './daily-statement.entity';
 import { EodRun } from './eod-run.entity';
 import { EodRunAccount } from './eod-run-account.entity';
 import { SwapBooking } from './swap-booking.entity';
+import { Integration } from './integration.entity';
+import { DepositIntent } from './deposit-intent.entity';
+import { InboundCall } from './inbound-call.entity';
 import { PendingRegistration } from './pending-registration.entity';
 import { CustomerNote } from './customer-note.entity';
 import { SalesStatus } from './sales-status.entity';
@@ -103,6 +106,9 @@ export const ENTITIES = [
   SwapBooking,
   AccountDailySnapshot,
   DailyStatement,
+  Integration,
+  DepositIntent,
+  InboundCall,
   PendingRegistration,
   CustomerNote,
   SalesStatus,

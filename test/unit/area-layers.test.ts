@@ -15,7 +15,7 @@ const LAYERS: ReadonlyArray<readonly string[]> = [
   ['prices'],
   ['accounts', 'reports'],
   ['customers', 'eod', 'money', 'orders', 'streams'],
-  ['crm', 'engine', 'prop', 'risk'],
+  ['crm', 'engine', 'payments', 'prop', 'risk'],
   ['notifications'],
 ];
 

@@ -235,7 +235,7 @@ export const adminRoutes: RouteSpec[] = [
       entity_id: z.string().max(64).optional(),
       since: isoInstant().optional().describe('Inclusive lower bound of created_at'),
       until: isoInstant().optional().describe('Exclusive upper bound of created_at'),
-      ...pageQuery(200, 50),
+      ...pageQuery(),
     }),
     responses: { 200: { description: 'A page of audit entries', schema: pageSchema(AuditSchema) } },
     handler: async ({ query, em }) => {

@@ -2,13 +2,11 @@ import { z } from 'zod';
 import {
   decideDocument,
   DOCUMENT_MAX_BYTES,
-  DocumentListSchema,
   DocumentSchema,
   documentView,
   listDocuments,
   downloadName,
   openDocumentFile,
-  StaffDocumentListSchema,
   StaffDocumentSchema,
   staffDocumentView,
   storeDocument,
@@ -28,6 +26,7 @@ import { errors, fieldError } from '../../platform/errors';
 import { asCustomer, asStaff } from '../http/access';
 import { MoneyAmount } from '../http/amounts';
 import { readUpload } from '../http/multipart-upload';
+import { pageQuery, pageSchema } from '../http/paging';
 import { defineRoute, json, type RouteSpec } from '../http/route';
 
 const DocumentIdParam = z.object({ document_id: z.uuid() });
@@ -147,9 +146,10 @@ export const complianceRoutes: RouteSpec[] = [
     summary: 'Your submitted documents and their review, newest first (metadata only)',
     tags: ['compliance'],
     access: { kind: 'customer' },
-    responses: { 200: { description: 'Your documents', schema: DocumentListSchema } },
-    handler: async ({ em, caller }) =>
-      json(200, { items: (await listDocuments(em, asCustomer(caller).customerId)).map(documentView) }),
+    query: z.object(pageQuery()),
+    responses: { 200: { description: 'A page of your documents', schema: pageSchema(DocumentSchema) } },
+    handler: async ({ query, em, caller }) =>
+      json(200, await listDocuments(em, asCustomer(caller).customerId, query, documentView)),
   }),
   defineRoute({
     method: 'get',
@@ -159,10 +159,11 @@ export const complianceRoutes: RouteSpec[] = [
     tags: ['compliance'],
     access: { kind: 'staff', permission: 'manage_compliance' },
     params: z.object({ customer_id: z.uuid() }),
-    responses: { 200: { description: 'The documents', schema: StaffDocumentListSchema } },
-    handler: async ({ params, em }) => {
+    query: z.object(pageQuery()),
+    responses: { 200: { description: 'A page of the documents', schema: pageSchema(StaffDocumentSchema) } },
+    handler: async ({ params, query, em }) => {
       if (!(await em.findOne(Customer, params.customer_id, { fields: ['id'] }))) throw errors.notFound('Customer');
-      return json(200, { items: (await listDocuments(em, params.customer_id)).map(staffDocumentView) });
+      return json(200, await listDocuments(em, params.customer_id, query, staffDocumentView));
     },
   }),
   defineRoute({

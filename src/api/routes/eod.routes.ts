@@ -24,7 +24,7 @@ import { customerScopeOf } from '../../platform/customer-scope';
 const DailyQuery = z.object({
   from: TradingDate.optional().describe('First trading date, inclusive'),
   to: TradingDate.optional().describe('Last trading date, inclusive'),
-  ...pageQuery(366, 31),
+  ...pageQuery(),
 });
 
 async function dailyPage(em: EntityManager, accountId: string, query: z.output<typeof DailyQuery>) {
@@ -85,7 +85,7 @@ export const eodRoutes: RouteSpec[] = [
     summary: 'End-of-day runs, newest first',
     tags: ['end of day'],
     access: { kind: 'staff', permission: 'run_end_of_day' },
-    query: z.object({ trading_date: TradingDate.optional(), ...pageQuery(100, 20) }),
+    query: z.object({ trading_date: TradingDate.optional(), ...pageQuery() }),
     responses: { 200: { description: 'A page of runs', schema: pageSchema(EodRunSchema) } },
     handler: async ({ query, em }) => {
       const page = await findPage(

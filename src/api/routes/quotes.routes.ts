@@ -26,7 +26,7 @@ export const quoteRoutes: RouteSpec[] = [
       'every instrument), by symbol, paged. An instrument with no price at the moment is left out.',
     tags: ['quotes'],
     access: { kind: 'authenticated' },
-    query: z.object({ symbols: SymbolList.optional(), ...pageQuery(200, 100) }),
+    query: z.object({ symbols: SymbolList.optional(), ...pageQuery() }),
     responses: { 200: { description: 'Quotes by symbol', schema: pageSchema(QuoteBoardItemSchema) } },
     handler: async ({ query, em, services, caller }) =>
       json(

@@ -10,6 +10,7 @@ import {
   type DocumentType,
 } from '../../entities/customer-document.entity';
 import { executeBoundInTransaction, executeNamed } from '../../db/bound-statement';
+import { findPage, type Paging } from '../../db/find-page';
 import { errors } from '../../platform/errors';
 import type { SecretBox } from '../../platform/secret-box';
 import { recordAudit } from '../audit/audit';
@@ -46,9 +47,6 @@ export const StaffDocumentSchema = DocumentSchema.extend({
   decided_by: z.uuid().nullable().describe('The staff user who decided (for an API token, the user who issued it)'),
 });
 export type StaffDocumentView = z.output<typeof StaffDocumentSchema>;
-
-export const DocumentListSchema = z.object({ items: z.array(DocumentSchema) });
-export const StaffDocumentListSchema = z.object({ items: z.array(StaffDocumentSchema) });
 
 /** The data of a customer.verified event: what webhooks receive and the notification shows. */
 export const CustomerVerifiedSchema = z.object({
@@ -122,8 +120,14 @@ export async function storeDocument(
   });
 }
 
-export async function listDocuments(em: EntityManager, customerId: string): Promise<CustomerDocument[]> {
-  return em.find(CustomerDocument, { customer: customerId }, { orderBy: { createdAt: 'desc', id: 'desc' } });
+/** A customer's documents, newest first, a page at a time through the view given. */
+export async function listDocuments<V>(
+  em: EntityManager,
+  customerId: string,
+  paging: Paging,
+  view: (doc: CustomerDocument) => V,
+) {
+  return findPage(em, CustomerDocument, { customer: customerId }, paging, { orderBy: { createdAt: 'desc', id: 'desc' } }, view);
 }
 
 /**

@@ -32,6 +32,9 @@ export const PERMISSIONS = [
   'view_reports',
   'run_end_of_day',
   'manage_prop',
+  'manage_payments',
+  'approve_deposits',
+  'manage_integrations',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];

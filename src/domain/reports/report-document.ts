@@ -18,6 +18,11 @@ export interface Column {
   key: string;
   label: string;
   type: ColumnType;
+  /**
+   * Words a reader sees in the PDF in place of a coded value (an order's cmd 0 and 1 read "Buy"
+   * and "Sell"); CSV and JSON keep the value, which programs read.
+   */
+  words?: Record<string, string>;
 }
 
 /** A row as SQL answers it: numbers as text (exact), times as Date, json as objects. */

@@ -86,6 +86,12 @@ describe('a customer submitting a document', () => {
 
     const list = expectOk(await app.request('GET', '/customers/me/documents', { token: customer.token }), 200);
     expect(list.items.map((d: { id: string }) => d.id)).toEqual([shot.id, jpeg.id, pdf.id]);
+    expect(list).toMatchObject({ page: 1, page_size: 20, total: 3 });
+    const paged = expectOk(
+      await app.request('GET', '/customers/me/documents?page=2&page_size=2', { token: customer.token }),
+      200,
+    );
+    expect(paged).toMatchObject({ items: [expect.objectContaining({ id: pdf.id })], page: 2, page_size: 2, total: 3 });
     // There is no customer route to a file, and the staff route refuses a customer token.
     expect((await download(app, customer.token, pdf.id)).status).toBe(403);
     expect((await app.request('GET', `/customers/me/documents/${pdf.id}/file`, { token: customer.token })).status).toBe(404);
@@ -355,6 +361,10 @@ describe('staff review', () => {
     expect(note.data.decided_by).toBeUndefined();
     const mail = await waitFor('the German mail', async () => smtp.received.find((m) => m.to.includes(customer.email)));
     expect(decodedMessage(mail.raw)).toContain('wurde abgelehnt: Die Rechnung ist zu alt');
+    // The type is named in German, in the mail and the notification, never by its key.
+    expect(decodedMessage(mail.raw)).toContain('rechnung.jpg (Wohnsitznachweis)');
+    expect(decodedMessage(mail.raw)).not.toMatch(/\(address\)/);
+    expect(note.body).toContain('(Wohnsitznachweis)');
   });
 
   test('when the documents a level requires are approved, then the customer rises to the highest such level, with customer.verified, a notification and a mail', async () => {

@@ -136,7 +136,7 @@ describe('GET /quotes', () => {
     const all = expectOk(await app.request('GET', '/quotes', { token: inB.token }), 200);
     // Group B has a row for GBPUSD only; the others trade without one. XAUUSD has no price: not listed.
     expect(symbolsOf(all.items)).toEqual(['AUDUSD', 'EURUSD', 'GBPUSD', 'USDJPY']);
-    expect(all).toMatchObject({ page: 1, page_size: 100, total: 4 });
+    expect(all).toMatchObject({ page: 1, page_size: 20, total: 4 });
     const second = expectOk(await app.request('GET', '/quotes?page=2&page_size=1', { token: inB.token }), 200);
     expect(second).toMatchObject({ page: 2, page_size: 1, total: 4 });
     expect(symbolsOf(second.items)).toEqual(['EURUSD']);
