@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { removeExpiredRows } from '../../../src/domain/retention/retention';
 import { REGISTRATION_ACCEPTED } from '../../../src/domain/crm/registration';
 import { adminToken, createCustomer, type LoggedIn } from '../../helpers/identity';
 import { decodedMessage } from '../../helpers/mail';
@@ -211,4 +213,22 @@ test('when maintenance is on, then customers may read and log in but not act, st
     await patchSettings({ maintenance: { enabled: false } });
   }
   expect((await signUp(form(newEmail()), newAddress())).status).toBe(202);
+});
+
+test('when a sign-up was never confirmed, then retention deletes it a week on, and keeps one whose link still works', async () => {
+  const stale = newEmail();
+  const fresh = newEmail();
+  expect((await signUp(form(stale), newAddress())).status).toBe(202);
+  expect((await signUp(form(fresh), newAddress())).status).toBe(202);
+  await sql(
+    app,
+    `update pending_registrations set created_at = now() - interval '8 days', expires_at = now() - interval '7 days' where email = ?`,
+    [stale],
+  );
+  const em = app.runtime.services.orm.em.fork() as EntityManager;
+  const removed = await removeExpiredRows(em, app.config.retention, { batchSize: 100, budgetMs: 30_000 });
+  expect(removed.registrations).toBeGreaterThanOrEqual(1);
+  expect(await sql(app, 'select email from pending_registrations where email in (?, ?)', [stale, fresh])).toEqual([
+    { email: fresh },
+  ]);
 });
