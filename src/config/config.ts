@@ -10,7 +10,7 @@ import type { RedisTarget } from '../platform/redis';
 import { DATA_KEY_ID, type DataKey } from '../platform/secret-box';
 
 /**
- * Configuration comes only from environment variables (decisions, section 1) and is
+ * Configuration comes only from environment variables and is
  * validated once at start-up: a bad value stops the process with a message naming the
  * variable, instead of failing later in the middle of a request.
  */
@@ -378,7 +378,7 @@ export function concurrencyVariable(queue: string): string {
 }
 
 /**
- * Worker pools (decisions, section 11): WORKER_QUEUES picks the queues a worker process
+ * Worker pools: WORKER_QUEUES picks the queues a worker process
  * serves (comma-separated, all by default) and WORKER_CONCURRENCY_<QUEUE> overrides
  * WORKER_CONCURRENCY for one queue. An unknown queue name, in either, stops start-up naming
  * it: a typo would otherwise leave a queue without workers, silently.

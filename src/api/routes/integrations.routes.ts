@@ -1,16 +1,13 @@
 import { z } from 'zod';
 import { Integration } from '../../entities/integration.entity';
 import { InboundQuery, InboundSchema, listInbound, reprocessInbound } from '../../domain/payments/callbacks';
+import { createIntegration, deleteIntegration, findIntegration, updateIntegration } from '../../domain/payments/integrations';
 import {
-  createIntegration,
-  deleteIntegration,
-  findIntegration,
   IntegrationCreateSchema,
   IntegrationPatchSchema,
   IntegrationSchema,
   integrationView,
-  updateIntegration,
-} from '../../domain/payments/integrations';
+} from '../../domain/payments/integration-views';
 import { EventFeedQuery, EventFeedSchema, readEventFeed } from '../../domain/streams/event-feed';
 import { asStaff } from '../http/access';
 import { pageQuery, pageSchema } from '../http/paging';

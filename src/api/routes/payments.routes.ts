@@ -4,31 +4,30 @@ import { Integration } from '../../entities/integration.entity';
 import { CallbackAnswerSchema, receivePaymentCallback, type CallbackDeps } from '../../domain/payments/callbacks';
 import { PaymentCallbackSchema } from '../../domain/payments/adapters';
 import {
-  approveDeposit,
   cancelOwnDeposit,
   createDepositIntent,
   DepositIntentCreateSchema,
   DepositIntentSchema,
-  DepositQueueQuery,
-  listDeposits,
   listOwnDeposits,
   ownDepositIntent,
-  rejectDeposit,
-  staffDeposit,
   StaffDepositSchema,
 } from '../../domain/payments/deposit-intents';
+import {
+  approveDeposit,
+  DepositQueueQuery,
+  listDeposits,
+  rejectDeposit,
+  staffDeposit,
+} from '../../domain/payments/deposit-review';
 import {
   createProvider,
   deleteIntegration,
   findIntegration,
   PaymentMethodSchema,
   paymentMethods,
-  ProviderCreateSchema,
-  ProviderPatchSchema,
-  ProviderSchema,
-  providerView,
   updateProvider,
 } from '../../domain/payments/integrations';
+import { ProviderCreateSchema, ProviderPatchSchema, ProviderSchema, providerView } from '../../domain/payments/integration-views';
 import { SimulatedCallbackSchema, SimulatedPaymentSchema, sendSimulatedCallback } from '../../domain/payments/simulator-psp';
 import type { AppServices } from '../../app-services';
 import { asCustomer, asStaff } from '../http/access';

@@ -43,7 +43,7 @@ const REFUSED_NEAR_SECRETS = new Set([
 ]);
 
 /**
- * Where a secret value may stand (decisions section 18): a link as the whole `href` of an
+ * Where a secret value may stand: a link as the whole `href` of an
  * `<a>` in `html`, any secret as a whole word in `text`, never in `subject` nor anywhere
  * else. The link's host is then always the service's configuration, never the template's.
  * Returns what is wrong, in a sentence, or undefined.

@@ -13,7 +13,8 @@ import type { QuoteStore } from '../prices/quote-store';
 import { findPage, type Paging } from '../../db/find-page';
 import { applyPaymentReport, UnknownIntent, type CallbackEffect } from './deposit-intents';
 import { pspAdapter, type PaymentReport } from './adapters';
-import { addressAllowed, callbackSecrets, pspConfig } from './integrations';
+import { callbackSecrets } from './integrations';
+import { addressAllowed, pspConfig } from './integration-views';
 import { executeNamed } from '../../db/bound-statement';
 import {
   CLAIM_FAILED_INBOUND,

@@ -1,5 +1,5 @@
 /**
- * How far back a stream client may resume with Last-Event-ID (decisions, section 15): the
+ * How far back a stream client may resume with Last-Event-ID: the
  * outbox must keep at least this much, or a resume inside the window would miss events.
  */
 export const STREAM_RESUME_WINDOW_HOURS = 24;
