@@ -78,7 +78,6 @@ export const crmLifecycleRoutes: RouteSpec[] = [
     }),
     responses: {
       202: { description: 'Accepted (whether or not the email is taken)', schema: RegistrationAcceptedSchema },
-      403: { description: 'COUNTRY_NOT_ALLOWED' },
       429: { description: 'Too many sign-up attempts from this address' },
     },
     handler: async ({ body, em, services, req }) => {
@@ -173,7 +172,7 @@ export const crmLifecycleRoutes: RouteSpec[] = [
     description:
       'A customer in lifecycle `lead`, with no password and no accounts; `POST /api/crm/leads/{id}/invite` lets it ' +
       'choose a password. A taken email is 409 EMAIL_TAKEN; a refused country 403 COUNTRY_NOT_ALLOWED. Audited (`lead.created`).',
-    tags: ['customers'],
+    tags: ['registration'],
     access: { kind: 'staff', permission: 'manage_customers' },
     body: NewLeadSchema,
     responses: {
@@ -192,7 +191,7 @@ export const crmLifecycleRoutes: RouteSpec[] = [
       'Sends a `lead_invite` mail carrying a password-reset token (one hour, single use). Choosing the password with ' +
       'it (`POST /customers/password-reset/confirm`) makes the lead `registered`. A customer past `lead` is 409 ' +
       'NOT_A_LEAD. Audited (`lead.invited`).',
-    tags: ['customers'],
+    tags: ['registration'],
     access: { kind: 'staff', permission: 'manage_customers' },
     params: CustomerId,
     responses: {

@@ -423,11 +423,11 @@ export const MAIL_TEMPLATES: readonly DefaultMailTemplate[] = [
       en: {
         subject: 'Someone tried to register with your email',
         text:
-          'Hello {{first_name}},\n\nsomeone tried to open a new account with your email address. You already have an ' +
+          'Hello {{first_name}},\n\nsomeone tried to open a new account with your email. You already have an ' +
           'account: log in as usual, or reset your password if you forgot it. If it was not you, no action is needed.\n',
         html: wrap([
           'Hello {{first_name}},',
-          'someone tried to open a new account with your email address. You already have an account: log in as usual, or reset your password if you forgot it.',
+          'someone tried to open a new account with your email. You already have an account: log in as usual, or reset your password if you forgot it.',
           'If it was not you, no action is needed.',
         ]),
       },
