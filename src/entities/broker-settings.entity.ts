@@ -30,4 +30,18 @@ export class BrokerSettings {
    */
   @Property({ type: 'datetime', columnType: 'timestamptz' })
   updatedAt: Date = new Date();
+
+  /** How new customers are assigned to a team and a manager (see docs/crm.md). */
+  @Property({ type: 'json', columnType: 'jsonb', default: `'{"strategy":"none","country_rules":[]}'` })
+  assignment: AssignmentSettings = { strategy: 'none', country_rules: [] };
+
+  /** Where round-robin assignment goes next; advanced under the settings row's lock. */
+  @Property({ type: 'integer', default: 0 })
+  assignmentCursor: number = 0;
+}
+
+export interface AssignmentSettings {
+  strategy: 'none' | 'round_robin' | 'least_open_tasks';
+  default_manager_id?: string | null | undefined;
+  country_rules: Array<{ countries: string[]; team_id: string }>;
 }

@@ -1,8 +1,11 @@
-import { Entity, Property, Unique } from '@mikro-orm/decorators/legacy';
+import { type Ref } from '@mikro-orm/core';
+import { Entity, Index, ManyToOne, Property, Unique } from '@mikro-orm/decorators/legacy';
 import { PrincipalEntity } from './principal.entity';
+import { StaffUser } from './staff-user.entity';
+import { Team } from './team.entity';
 
 @Entity({ tableName: 'customers' })
-export class Customer extends PrincipalEntity<'locale' | 'country' | 'affiliateId' | 'verificationLevel'> {
+export class Customer extends PrincipalEntity<'locale' | 'country' | 'affiliateId' | 'verificationLevel' | 'accountManager' | 'team'> {
   @Property({ type: 'string', length: 320 })
   @Unique()
   declare email: string;
@@ -30,4 +33,14 @@ export class Customer extends PrincipalEntity<'locale' | 'country' | 'affiliateI
    */
   @Property({ type: 'smallint', default: 0 })
   verificationLevel: number = 0;
+
+  /** The staff user who manages the customer: `own`-scope staff see exactly the customers they manage. */
+  @ManyToOne({ entity: () => StaffUser, ref: true, nullable: true, deleteRule: 'set null' })
+  @Index()
+  accountManager?: Ref<StaffUser> | null = null;
+
+  /** The customer's team: `team`-scope staff see the customers of their teams (a lead, of the teams below too). */
+  @ManyToOne({ entity: () => Team, ref: true, nullable: true, deleteRule: 'set null' })
+  @Index()
+  team?: Ref<Team> | null = null;
 }

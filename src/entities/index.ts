@@ -35,6 +35,8 @@ import { RefreshToken } from './refresh-token.entity';
 import { Role } from './role.entity';
 import { Session } from './session.entity';
 import { StaffUser } from './staff-user.entity';
+import { Team } from './team.entity';
+import { TeamMember } from './team-member.entity';
 import { Transfer } from './transfer.entity';
 import { VerificationLevel } from './verification-level.entity';
 import { Webhook } from './webhook.entity';
@@ -56,6 +58,8 @@ export const ENTITIES = [
   EmailTemplate,
   Role,
   StaffUser,
+  Team,
+  TeamMember,
   Customer,
   Session,
   RefreshToken,

@@ -22,7 +22,7 @@ export type ReportStatus = (typeof REPORT_STATUSES)[number];
 // The retention job deletes finished reports (their files by cascade) REPORT_RETENTION_DAYS after they finished.
 @Index({ properties: ['finishedAt'] })
 export class Report extends BaseEntity<
-  'status' | 'rows' | 'bytes' | 'error' | 'startedAt' | 'finishedAt' | 'requestedBy' | 'customerId'
+  'status' | 'rows' | 'bytes' | 'error' | 'startedAt' | 'finishedAt' | 'requestedBy' | 'customerId' | 'scope'
 > {
   @Enum({ items: [...REPORT_TYPES], type: 'string' })
   type!: ReportType;
@@ -56,9 +56,22 @@ export class Report extends BaseEntity<
   @Property({ type: 'uuid', nullable: true })
   customerId?: string | null = null;
 
+  /**
+   * The data scope of the staff user who asked, as it was then: the build reads only the rows
+   * of customers in it. Null for a customer's own statement.
+   */
+  @Property({ type: 'json', nullable: true })
+  scope?: ReportScope | null = null;
+
   @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
   startedAt?: Date | null = null;
 
   @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
   finishedAt?: Date | null = null;
+}
+
+export interface ReportScope {
+  data_scope: 'own' | 'team' | 'all';
+  user_id: string | null;
+  team_ids: string[];
 }

@@ -1,3 +1,4 @@
+import { customerScopeOf, ownerInScopeOr404 } from '../../platform/customer-scope';
 import { z } from 'zod';
 import {
   decideDocument,
@@ -22,8 +23,7 @@ import {
   VerificationLevelSchema,
 } from '../../domain/compliance/verification-levels';
 import { DOCUMENT_TYPES } from '../../entities/customer-document.entity';
-import { Customer } from '../../entities/customer.entity';
-import { errors, fieldError } from '../../platform/errors';
+import { fieldError } from '../../platform/errors';
 import { asCustomer, asStaff } from '../http/access';
 import { MoneyAmount } from '../http/amounts';
 import { readUpload } from '../http/multipart-upload';
@@ -159,8 +159,8 @@ export const complianceRoutes: RouteSpec[] = [
     access: { kind: 'staff', permission: 'manage_compliance' },
     params: z.object({ customer_id: z.uuid() }),
     responses: { 200: { description: 'The documents', schema: StaffDocumentListSchema } },
-    handler: async ({ params, em }) => {
-      if (!(await em.findOne(Customer, params.customer_id, { fields: ['id'] }))) throw errors.notFound('Customer');
+    handler: async ({ params, em, caller }) => {
+      await ownerInScopeOr404(em, customerScopeOf(caller), 'customers', params.customer_id, 'Customer');
       return json(200, { items: (await listDocuments(em, params.customer_id)).map(staffDocumentView) });
     },
   }),
@@ -176,8 +176,12 @@ export const complianceRoutes: RouteSpec[] = [
     access: { kind: 'staff', permission: 'manage_compliance' },
     params: DocumentIdParam,
     raw: true,
-    responses: { 200: { description: 'The file (application/pdf, image/jpeg or image/png)' } },
+    responses: {
+      200: { description: 'The file (application/pdf, image/jpeg or image/png)' },
+      404: { description: "No such document (or outside the caller's scope)" },
+    },
     handler: async ({ params, em, services, caller, res }) => {
+      await ownerInScopeOr404(em, customerScopeOf(caller), 'customer_documents', params.document_id, 'Document');
       const { document, bytes } = await openDocumentFile(em, services.documentSecrets, asStaff(caller), params.document_id);
       res.status(200);
       res.setHeader('Content-Type', document.contentType);
@@ -201,10 +205,13 @@ export const complianceRoutes: RouteSpec[] = [
     params: DocumentIdParam,
     responses: {
       200: { description: 'Approved', schema: StaffDocumentSchema },
+      404: { description: "No such document (or outside the caller's scope)" },
       409: { description: 'DOCUMENT_NOT_PENDING: already approved or rejected' },
     },
-    handler: async ({ params, em, caller }) =>
-      json(200, await decideDocument(em, asStaff(caller), params.document_id, { kind: 'approve' })),
+    handler: async ({ params, em, caller }) => {
+      await ownerInScopeOr404(em, customerScopeOf(caller), 'customer_documents', params.document_id, 'Document');
+      return json(200, await decideDocument(em, asStaff(caller), params.document_id, { kind: 'approve' }));
+    },
   }),
   defineRoute({
     method: 'post',
@@ -220,9 +227,12 @@ export const complianceRoutes: RouteSpec[] = [
     body: z.object({ reason: z.string().trim().min(1).max(500) }),
     responses: {
       200: { description: 'Rejected', schema: StaffDocumentSchema },
+      404: { description: "No such document (or outside the caller's scope)" },
       409: { description: 'DOCUMENT_NOT_PENDING: already approved or rejected' },
     },
-    handler: async ({ params, body, em, caller }) =>
-      json(200, await decideDocument(em, asStaff(caller), params.document_id, { kind: 'reject', reason: body.reason })),
+    handler: async ({ params, body, em, caller }) => {
+      await ownerInScopeOr404(em, customerScopeOf(caller), 'customer_documents', params.document_id, 'Document');
+      return json(200, await decideDocument(em, asStaff(caller), params.document_id, { kind: 'reject', reason: body.reason }));
+    },
   }),
 ];

@@ -22,6 +22,7 @@ import { secretsRoutes } from './secrets.routes';
 import { simulatorRoutes } from './simulator.routes';
 import { streamRoutes } from './streams.routes';
 import { systemRoutes } from './system.routes';
+import { teamRoutes } from './teams.routes';
 import { webhookRoutes } from './webhooks.routes';
 
 /** The application's route table: what is mounted, documented and access-checked. */
@@ -31,6 +32,7 @@ export const ROUTES: RouteSpec[] = [
   ...authRoutes,
   ...adminRoutes,
   ...crmRoutes,
+  ...teamRoutes,
   ...complianceRoutes,
   ...passwordResetRoutes,
   ...emailTemplateRoutes,

@@ -10,6 +10,11 @@ import { normalizeEmail } from '../identity/principals';
 import { openWallet } from '../accounts/accounts';
 import { recordEvent } from '../events/outbox';
 import { flushUnique } from '../../db/flush-unique';
+import { maskEmail } from '../../platform/pii';
+import type { CustomerScope } from '../../platform/customer-scope';
+import type { FilterQuery } from '@mikro-orm/core';
+import { autoAssign } from '../teams/assignment';
+import { BrokerSettings } from '../../entities/broker-settings.entity';
 
 /**
  * Control characters (line breaks and tabs, NUL, DEL, C1), the Unicode line and paragraph
@@ -70,15 +75,21 @@ export const CustomerSchema = z.object({
     .min(0)
     .max(3)
     .describe('0 (new customers) to 3: what the customer may do is the terms of this level (GET /api/admin/verification-levels)'),
+  account_manager_id: z.uuid().nullable().describe('The staff user who manages the customer; null when none'),
+  team_id: z.uuid().nullable().describe("The customer's team; null when none"),
   created_at: z.iso.datetime(),
   updated_at: z.iso.datetime(),
 });
 export type CustomerView = z.output<typeof CustomerSchema>;
 
-export function customerView(c: Customer): CustomerView {
+/**
+ * The customer as the API answers it. `pii: false` (staff without view_customer_pii) masks the
+ * email; events and audit rows keep the record whole.
+ */
+export function customerView(c: Customer, options: { pii?: boolean } = {}): CustomerView {
   return {
     id: c.id,
-    email: c.email,
+    email: options.pii === false ? maskEmail(c.email) : c.email,
     first_name: c.firstName,
     last_name: c.lastName,
     locale: c.locale,
@@ -87,6 +98,8 @@ export function customerView(c: Customer): CustomerView {
     is_active: c.isActive,
     totp_enabled: c.totpEnabled,
     verification_level: c.verificationLevel,
+    account_manager_id: c.accountManager?.id ?? null,
+    team_id: c.team?.id ?? null,
     created_at: c.createdAt.toISOString(),
     updated_at: c.updatedAt.toISOString(),
   };
@@ -118,6 +131,9 @@ export async function createCustomer(em: EntityManager, actor: StaffCaller, inpu
     customerId: customer.id,
     data: customerView(customer),
   });
+  // After customer.created, so the feed tells of the customer before of its assignment.
+  const settings = await em.findOne(BrokerSettings, 1);
+  if (settings) await autoAssign(em, customer, settings.assignment);
   await flushUnique(em, () => errors.conflict('EMAIL_TAKEN', 'A customer with this email exists'));
   return customer;
 }
@@ -143,4 +159,11 @@ export async function updateCustomer(
   });
   await em.flush();
   return customer;
+}
+
+/** The customers a scope sees, as an ORM filter: a limited staff scope reads the customer's own manager and team columns. */
+export function customersInScope(scope: CustomerScope): FilterQuery<Customer> {
+  if (scope.customerId !== null) return { id: scope.customerId };
+  if (scope.staff === null) return {};
+  return { $or: [{ accountManager: scope.staff.userId }, { team: { $in: [...scope.staff.teamIds] } }] };
 }

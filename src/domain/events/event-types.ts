@@ -34,6 +34,11 @@ export const EVENT_TYPES = [
   'webhook.test',
   'webhook.disabled',
   'group.updated',
+  'customer.assigned',
+  'task.created',
+  'task.completed',
+  'task.overdue',
+  'task.reminder',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

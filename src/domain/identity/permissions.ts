@@ -32,6 +32,9 @@ export const PERMISSIONS = [
   'view_reports',
   'run_end_of_day',
   'manage_prop',
+  'assign_customers',
+  'view_customer_pii',
+  'manage_tasks',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];
