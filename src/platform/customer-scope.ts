@@ -81,7 +81,8 @@ export async function inScopeOr404<T>(
 
 /**
  * The same rule in SQL, for statements that find, list or lock in one step: `column` holds
- * the row's owner (a customer id), and the statement binds `scopeParams(scope)`: `:customer_id`
+ * the row's owner (a customer id), qualified by its table's alias (the fragment's own subquery
+ * reads customers, where a bare `id` would name its row), and the statement binds `scopeParams(scope)`: `:customer_id`
  * (or `:<param>`), `:scope_user` and `:scope_teams`. A limited staff scope costs one primary-key
  * probe of customers per row, and nothing when the scope is unlimited (the planner folds the
  * null test away for the bound value).

@@ -115,7 +115,7 @@ export const STAFF_DATA_SCOPE = namedStatement<{ user_id: string }>(
 );
 
 /** The teams of some staff users, one row per user with any. */
-export const TEAM_IDS_OF = namedStatement<{ user_ids: string[] }>(
+export const TEAM_IDS_OF = namedStatement<{ user_ids: string }>(
   `select user_id::text as user_id, array_agg(team_id::text order by team_id) as team_ids
      from team_members where user_id = any(:user_ids::uuid[]) group by user_id`,
 );

@@ -13,6 +13,7 @@ import { normalizeEmail, permissionsOf } from './principals';
 import { flushUnique } from '../../db/flush-unique';
 import { executeNamed } from '../../db/bound-statement';
 import { ADVISORY_XACT_LOCK, TEAM_IDS_OF } from './identity.queries';
+import { uuidArrayLiteral } from '../../platform/customer-scope';
 
 export const RoleSchema = z.object({
   id: z.uuid(),
@@ -195,7 +196,7 @@ export async function bootstrapStaff(
 export async function teamIdsOf(em: EntityManager, userIds: readonly string[]): Promise<Map<string, string[]>> {
   const found = new Map<string, string[]>();
   if (userIds.length === 0) return found;
-  const rows = await executeNamed<{ user_id: string; team_ids: string[] }>(em, TEAM_IDS_OF.bind({ user_ids: [...userIds] }));
+  const rows = await executeNamed<{ user_id: string; team_ids: string[] }>(em, TEAM_IDS_OF.bind({ user_ids: uuidArrayLiteral(userIds) }));
   for (const r of rows) found.set(r.user_id, r.team_ids);
   return found;
 }

@@ -5,7 +5,7 @@ import { Customer } from '../../entities/customer.entity';
 import { StaffUser } from '../../entities/staff-user.entity';
 import { Team } from '../../entities/team.entity';
 import type { StaffCaller } from '../../platform/caller';
-import { customerScopeOf, inScopeOr404, scopeParams, scopeSql, uuidArrayLiteral } from '../../platform/customer-scope';
+import { customerRowScopeSql, customerScopeOf, inScopeOr404, scopeParams, uuidArrayLiteral } from '../../platform/customer-scope';
 import { namedStatement } from '../../platform/named-sql';
 import { executeNamed } from '../../db/bound-statement';
 import { errors, ValidationFailure } from '../../platform/errors';
@@ -183,7 +183,7 @@ async function pickMember(em: EntityManager, teamId: string, strategy: 'round_ro
 
 /** The customers among `ids` the scope sees, locked in id order. */
 const LOCK_VISIBLE_CUSTOMERS = namedStatement<{ ids: string } & ReturnType<typeof scopeParams>>(
-  `select id from customers where id = any(:ids::uuid[]) and ${scopeSql('id')} order by id for update`,
+  `select c.id from customers c where c.id = any(:ids::uuid[]) and ${customerRowScopeSql('c')} order by c.id for update`,
 );
 
 const ROUND_ROBIN_PICK = namedStatement<{ team_id: string }>(
