@@ -33,6 +33,8 @@ test('when staff creates a customer, then 201 with its fields and defaults and n
     is_active: true,
     totp_enabled: false,
     verification_level: 0,
+    account_manager_id: null,
+    team_id: null,
     created_at: expect.any(String),
     updated_at: expect.any(String),
   });
