@@ -5,6 +5,7 @@ import { NegativeWalletHook } from './domain/money/negative-wallet';
 import { NotificationsConsumer } from './domain/notifications/notifications';
 import { PropChallengesConsumer } from './domain/prop/challenge-consumer';
 import { takeDayStartEquity } from './domain/prop/challenge-decisions';
+import { TaskRulesConsumer } from './domain/tasks/task-rules';
 import { WebhookConsumer } from './domain/webhooks/consumer';
 
 /**
@@ -31,7 +32,12 @@ export const ACCOUNT_ROLLOVER_STEPS: readonly AccountRolloverStep[] = [
 
 /**
  * Handed the domain events after they commit, by the outbox relay: customer notifications,
- * webhook dispatch and the prop challenge rules after closes. A consumer added later is handed
+ * webhook dispatch, the prop challenge rules after closes, and the task rules. A consumer added later is handed
  * the events published after it starts, never the ones published before.
  */
-export const EVENT_CONSUMERS: readonly EventConsumer[] = [NotificationsConsumer, WebhookConsumer, PropChallengesConsumer];
+export const EVENT_CONSUMERS: readonly EventConsumer[] = [
+  NotificationsConsumer,
+  WebhookConsumer,
+  PropChallengesConsumer,
+  TaskRulesConsumer,
+];

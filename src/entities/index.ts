@@ -35,6 +35,7 @@ import { RefreshToken } from './refresh-token.entity';
 import { Role } from './role.entity';
 import { Session } from './session.entity';
 import { StaffUser } from './staff-user.entity';
+import { Task, TaskRule } from './task.entity';
 import { Team } from './team.entity';
 import { TeamMember } from './team-member.entity';
 import { Transfer } from './transfer.entity';
@@ -60,6 +61,8 @@ export const ENTITIES = [
   StaffUser,
   Team,
   TeamMember,
+  Task,
+  TaskRule,
   Customer,
   Session,
   RefreshToken,

@@ -3,6 +3,7 @@ import { bulkCloseFinishProcessor, bulkCloseTicketProcessor } from './bulk-close
 import { eodAccountsProcessor, eodFinishProcessor, eodStartProcessor } from './eod.worker';
 import { engineSweepProcessor, engineTickProcessor } from './engine-tick.worker';
 import { expirePendingOrdersProcessor } from './expire-pending-orders.worker';
+import { taskAlertsProcessor } from './task-alerts.worker';
 import { notifyCustomersProcessor } from './notify-customers.worker';
 import { outboxRelayProcessor } from './outbox-relay.worker';
 import { reportBuildProcessor } from './report-build.worker';
@@ -22,6 +23,7 @@ export const PROCESSORS: Processor[] = [
   bulkCloseTicketProcessor,
   bulkCloseFinishProcessor,
   expirePendingOrdersProcessor,
+  taskAlertsProcessor,
   outboxRelayProcessor,
   riskPreviewProcessor,
   riskApplyProcessor,

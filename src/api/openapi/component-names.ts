@@ -34,6 +34,8 @@ import { PhaseSchema, ProgramSchema } from '../../domain/prop/programs';
 import { QueueJobSchema, QueueSummarySchema } from '../../domain/queues/queue-admin';
 import { ReportAcceptedSchema, ReportSchema } from '../../domain/reports/reports';
 import { TeamSchema } from '../../domain/teams/teams';
+import { TaskSchema } from '../../domain/tasks/tasks';
+import { TaskRuleSchema } from '../../domain/tasks/task-rules';
 import { AssignmentSchema } from '../../domain/teams/assignment';
 import { RiskPreviewResultSchema, RiskRunAcceptedSchema } from '../../domain/risk/preview';
 import { DailySnapshotSchema } from '../../domain/eod/daily-snapshot';
@@ -281,6 +283,8 @@ const NAMES: Array<[z.ZodType, string, unknown?]> = [
   [NotificationListSchema, 'NotificationPage'],
   [StaffUserSchema, 'StaffUser'],
   [TeamSchema, 'Team'],
+  [TaskSchema, 'Task'],
+  [TaskRuleSchema, 'TaskRule'],
   [AssignmentSchema, 'CustomerAssignment'],
   [AssignmentSettingsSchema, 'AssignmentSettings'],
   [RoleSchema, 'Role'],

@@ -22,6 +22,7 @@ import { secretsRoutes } from './secrets.routes';
 import { simulatorRoutes } from './simulator.routes';
 import { streamRoutes } from './streams.routes';
 import { systemRoutes } from './system.routes';
+import { taskRoutes } from './tasks.routes';
 import { teamRoutes } from './teams.routes';
 import { webhookRoutes } from './webhooks.routes';
 
@@ -33,6 +34,7 @@ export const ROUTES: RouteSpec[] = [
   ...adminRoutes,
   ...crmRoutes,
   ...teamRoutes,
+  ...taskRoutes,
   ...complianceRoutes,
   ...passwordResetRoutes,
   ...emailTemplateRoutes,

@@ -38,6 +38,7 @@ import { Migration20261127130000_WebhookFanOutInRelay } from './Migration2026112
 import { Migration20261127140000_WebhookClaimAhead } from './Migration20261127140000_WebhookClaimAhead';
 import { Migration20261128010000_NegativeWallets } from './Migration20261128010000_NegativeWallets';
 import { Migration20261128100000_TeamsAndScope } from './Migration20261128100000_TeamsAndScope';
+import { Migration20261128110000_Tasks } from './Migration20261128110000_Tasks';
 import { Migration20261128020000_DropDeadFunctions } from './Migration20261128020000_DropDeadFunctions';
 
 export const MIGRATIONS: MigrationObject[] = [
@@ -80,4 +81,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261128010000_NegativeWallets', class: Migration20261128010000_NegativeWallets },
   { name: 'Migration20261128020000_DropDeadFunctions', class: Migration20261128020000_DropDeadFunctions },
   { name: 'Migration20261128100000_TeamsAndScope', class: Migration20261128100000_TeamsAndScope },
+  { name: 'Migration20261128110000_Tasks', class: Migration20261128110000_Tasks },
 ];

@@ -336,4 +336,17 @@ export const MAIL_TEMPLATES: readonly DefaultMailTemplate[] = [
       },
     },
   },
+  {
+    key: 'task_reminder',
+    name: 'Task reminder',
+    placeholders: ['full_name', 'title', 'kind', 'priority', 'due_at', 'event'],
+    defaultLocale: 'en',
+    translations: {
+      en: {
+        subject: 'Task {{event}}: {{title}}',
+        text: 'Hello {{full_name}},\n\nyour task {{title}} ({{kind}}, {{priority}}) is due at {{due_at}}: {{event}}.\n',
+        html: '<p>Hello {{full_name}},</p><p>your task <strong>{{title}}</strong> ({{kind}}, {{priority}}) is due at {{due_at}}: {{event}}.</p>',
+      },
+    },
+  },
 ];
