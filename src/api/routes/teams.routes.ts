@@ -154,7 +154,7 @@ export const teamRoutes: RouteSpec[] = [
     responses: {
       200: {
         description: 'What was assigned',
-        schema: z.object({ assigned: z.int(), items: z.array(AssignmentSchema) }),
+        schema: z.object({ assigned: z.int().meta({ examples: [2] }), items: z.array(AssignmentSchema) }),
       },
       404: { description: 'A customer not found' },
     },

@@ -23,7 +23,7 @@ export const AssignmentSettingsSchema = z.object({
     .array(
       z.object({
         countries: z
-          .array(z.string().regex(/^[A-Z]{2}$/))
+          .array(z.string().regex(/^[A-Z]{2}$/).meta({ examples: ['DE'] }))
           .min(1)
           .max(300)
           .describe('ISO 3166-1 alpha-2'),

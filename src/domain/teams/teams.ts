@@ -7,6 +7,16 @@ import type { StaffCaller } from '../../platform/caller';
 import { errors, fieldError } from '../../platform/errors';
 import { recordAudit } from '../audit/audit';
 import { flushUnique } from '../../db/flush-unique';
+import { executeNamed } from '../../db/bound-statement';
+import { namedStatement } from '../../platform/named-sql';
+
+/** Whether the would-be parent exists, and whether it is the team itself or sits below it (walking up from the parent). */
+const PARENT_CHECK = namedStatement<{ parent_id: string; team_id: string }>(
+  `with recursive up(id) as (
+     select :parent_id::uuid
+     union select t.parent_team_id from teams t join up on t.id = up.id where t.parent_team_id is not null)
+   select exists (select 1 from up where id = :team_id::uuid) as loop, exists (select 1 from teams where id = :parent_id::uuid) as found`,
+);
 
 /**
  * Teams of staff users. A team may sit under a parent team; its lead sees the customers of
@@ -89,12 +99,11 @@ export async function updateTeam(
       if (input.parent_team_id === null) team.parentTeam = null;
       else {
         // A team cannot sit under itself or under a team below it: the tree would become a loop.
-        const [row] = await tx.getConnection().execute<Array<{ loop: boolean }>>(
-          `with recursive up(id) as (select ?::uuid union select t.parent_team_id from teams t join up on t.id = up.id where t.parent_team_id is not null)
-           select exists (select 1 from up where id = ?::uuid) as loop, exists (select 1 from teams where id = ?::uuid) as found`,
-          [input.parent_team_id, team.id, input.parent_team_id],
+        const [row] = await executeNamed<{ loop: boolean; found: boolean }>(
+          tx,
+          PARENT_CHECK.bind({ parent_id: input.parent_team_id, team_id: team.id }),
         );
-        const found = (row as unknown as { found: boolean } | undefined)?.found;
+        const found = row?.found;
         if (!found) throw fieldError('body', ['parent_team_id'], 'No such team');
         if (row?.loop) throw fieldError('body', ['parent_team_id'], 'A team cannot sit under itself or a team below it');
         team.parentTeam = tx.getReference(Team, input.parent_team_id, { wrapped: true });
