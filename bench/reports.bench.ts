@@ -125,7 +125,13 @@ export async function run(h: Harness): Promise<Figure[]> {
     ];
     const trades = { type: 'trades', params: { from: FROM, to: TO, login: seeded.tradesLogin } };
     const tradesCopy = copyStatement(
-      TRADES.bind({ start: dayStart(FROM), until: dayAfter(TO), login: String(seeded.tradesLogin), symbol: null, ...scopeParams(EVERY_CUSTOMER) }),
+      TRADES.bind({
+        start: dayStart(FROM),
+        until: dayAfter(TO),
+        login: String(seeded.tradesLogin),
+        symbol: null,
+        ...scopeParams(EVERY_CUSTOMER),
+      }),
     );
     const candidate: BatchRound[] = [];
     const baseline: BatchRound[] = [];

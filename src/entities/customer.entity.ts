@@ -5,7 +5,9 @@ import { StaffUser } from './staff-user.entity';
 import { Team } from './team.entity';
 
 @Entity({ tableName: 'customers' })
-export class Customer extends PrincipalEntity<'locale' | 'country' | 'affiliateId' | 'verificationLevel' | 'accountManager' | 'team'> {
+export class Customer extends PrincipalEntity<
+  'locale' | 'country' | 'affiliateId' | 'verificationLevel' | 'accountManager' | 'team'
+> {
   @Property({ type: 'string', length: 320 })
   @Unique()
   declare email: string;

@@ -5,8 +5,7 @@
  * is authenticated so that a change of scope or membership holds from the next request.
  */
 export type StaffDataScope =
-  | { readonly kind: 'all' }
-  | { readonly kind: 'own' | 'team'; readonly userId: string; readonly teamIds: readonly string[] };
+  { readonly kind: 'all' } | { readonly kind: 'own' | 'team'; readonly userId: string; readonly teamIds: readonly string[] };
 
 /** Who is making a request, once the bearer token is verified. */
 export type Caller =

@@ -60,11 +60,13 @@ export async function inScope(em: EntityManager, scope: CustomerScope, ownerId: 
   if (scope.staff === null) return true;
   if (!ownerId) return false;
   const rows = await em.execute<Array<{ account_manager_id: string | null; team_id: string | null }>>(
-      'select account_manager_id, team_id from customers where id = ?',
-      [ownerId],
-    );
+    'select account_manager_id, team_id from customers where id = ?',
+    [ownerId],
+  );
   const row = rows[0];
-  return row !== undefined && assignmentInScope(scope, { id: ownerId, accountManagerId: row.account_manager_id, teamId: row.team_id });
+  return (
+    row !== undefined && assignmentInScope(scope, { id: ownerId, accountManagerId: row.account_manager_id, teamId: row.team_id })
+  );
 }
 
 /** The object, or 404 `what not found` when it is absent or outside the scope (the two answer alike). */
@@ -109,7 +111,11 @@ export function uuidArrayLiteral(ids: readonly string[]): string {
 }
 
 /** The values `scopeSql` and `customerRowScopeSql` bind (besides the customer's, under its own name). */
-export function scopeParams(scope: CustomerScope): { customer_id: string | null; scope_user: string | null; scope_teams: string } {
+export function scopeParams(scope: CustomerScope): {
+  customer_id: string | null;
+  scope_user: string | null;
+  scope_teams: string;
+} {
   return {
     customer_id: scope.customerId,
     scope_user: scope.staff?.userId ?? null,

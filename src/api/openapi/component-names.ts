@@ -316,7 +316,11 @@ const NAMES: Array<[z.ZodType, string, unknown?]> = [
       finished_at: '2026-03-31T16:02:14.208Z',
       error: null,
       download_url: '/api/backoffice/reports/6f1d2c3b-8a4e-4b7f-9c05-2e3d4f5a6b71/download',
-      scope: { data_scope: 'team', user_id: 'a29641a2-e7cc-44e9-a1fd-8f6550c08608', team_ids: ['5b0f3c1e-2a4d-4e8f-9b6a-7c1d2e3f4a5b'] },
+      scope: {
+        data_scope: 'team',
+        user_id: 'a29641a2-e7cc-44e9-a1fd-8f6550c08608',
+        team_ids: ['5b0f3c1e-2a4d-4e8f-9b6a-7c1d2e3f4a5b'],
+      },
     },
   ],
   [

@@ -10,7 +10,8 @@ export const TAGS: Record<string, string> = {
   audit: 'Who changed what, when (`/api/admin/audit`)',
   teams:
     "Teams of staff, nested, with members and leads: with a user's data scope they decide whose customers it sees (`/api/admin/teams`)",
-  tasks: 'Tasks for staff about customers, their states, reminders and the rules that make them (`/api/crm/tasks`, `/api/admin/task-rules`)',
+  tasks:
+    'Tasks for staff about customers, their states, reminders and the rules that make them (`/api/crm/tasks`, `/api/admin/task-rules`)',
   'api tokens': 'Scoped long-lived tokens for integrations (`/api/crm/settings/api-tokens`)',
   'password reset': 'A customer who forgot the password gets a mail with a single-use link (`/customers/password-reset/*`)',
   customers: 'Customers and their own profile (`/api/crm/customers`, `/api/customer/me`)',

@@ -90,7 +90,10 @@ export const accountRoutes: RouteSpec[] = [
     responses: { 200: { description: 'The account after the change', schema: AccountSchema }, 404: { description: 'Not found' } },
     handler: async ({ params, body, em, services, caller }) => {
       await accessibleAccount(em, params.login, customerScopeOf(caller));
-      return json(200, await accountView(em, services.quotes, await updateAccount(em, asStaff(caller), Number(params.login), body)));
+      return json(
+        200,
+        await accountView(em, services.quotes, await updateAccount(em, asStaff(caller), Number(params.login), body)),
+      );
     },
   }),
   defineRoute({

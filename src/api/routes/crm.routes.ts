@@ -76,7 +76,9 @@ export const crmRoutes: RouteSpec[] = [
       const pii = seesPii(staff.permissions);
       return json(
         200,
-        await findPage(em, Customer, where, query, { orderBy: { createdAt: 'desc', id: 'desc' } }, (c) => customerView(c, { pii })),
+        await findPage(em, Customer, where, query, { orderBy: { createdAt: 'desc', id: 'desc' } }, (c) =>
+          customerView(c, { pii }),
+        ),
       );
     },
   }),
@@ -91,7 +93,9 @@ export const crmRoutes: RouteSpec[] = [
     responses: { 200: { description: 'The customer', schema: CustomerSchema }, 404: { description: 'Not found' } },
     handler: async ({ params, em, caller }) => {
       const staff = asStaff(caller);
-      const customer = await em.findOne(Customer, { $and: [{ id: params.customer_id }, customersInScope(customerScopeOf(staff))] });
+      const customer = await em.findOne(Customer, {
+        $and: [{ id: params.customer_id }, customersInScope(customerScopeOf(staff))],
+      });
       if (!customer) throw errors.notFound('Customer');
       return json(200, customerView(customer, { pii: seesPii(staff.permissions) }));
     },

@@ -235,7 +235,10 @@ export const moneyRoutes: RouteSpec[] = [
     },
     handler: async ({ params, body, em, caller }) => {
       await ownerInScopeOr404(em, customerScopeOf(caller), 'withdrawals', params.transaction_id, 'Withdrawal');
-      return json(200, await decideWithdrawal(em, asStaff(caller), params.transaction_id, { kind: 'reject', reason: body.reason }));
+      return json(
+        200,
+        await decideWithdrawal(em, asStaff(caller), params.transaction_id, { kind: 'reject', reason: body.reason }),
+      );
     },
   }),
 ];

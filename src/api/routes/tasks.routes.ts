@@ -1,5 +1,15 @@
 import { z } from 'zod';
-import { createTask, findTask, NewTaskSchema, taskFilter, TaskPatchSchema, TaskQuerySchema, TaskSchema, taskView, updateTask } from '../../domain/tasks/tasks';
+import {
+  createTask,
+  findTask,
+  NewTaskSchema,
+  taskFilter,
+  TaskPatchSchema,
+  TaskQuerySchema,
+  TaskSchema,
+  taskView,
+  updateTask,
+} from '../../domain/tasks/tasks';
 import { createTaskRule, NewTaskRuleSchema, TaskRuleSchema, taskRuleView } from '../../domain/tasks/task-rules';
 import { Task, TaskRule } from '../../entities/task.entity';
 import { asStaff } from '../http/access';
@@ -76,7 +86,7 @@ export const taskRoutes: RouteSpec[] = [
     summary: 'Create a task rule',
     description:
       'Each domain event of `on_event` about a customer makes one task (once per rule and event, however often the event is delivered), ' +
-      'due `due_in_minutes` later, assigned to the customer\'s account manager, a lead of its team, or the named staff user. Audited.',
+      "due `due_in_minutes` later, assigned to the customer's account manager, a lead of its team, or the named staff user. Audited.",
     tags: ['tasks'],
     access: { kind: 'staff', permission: 'manage_tasks' },
     body: NewTaskRuleSchema,

@@ -69,7 +69,7 @@ export const teamRoutes: RouteSpec[] = [
     method: 'patch',
     path: '/api/admin/teams/{team_id}',
     operationId: 'updateTeam',
-    summary: "Rename a team or move it under another",
+    summary: 'Rename a team or move it under another',
     description: 'A team cannot sit under itself or a team below it (422 at parent_team_id). Audited.',
     tags: ['teams'],
     access: { kind: 'staff', permission: 'manage_users' },
@@ -101,14 +101,17 @@ export const teamRoutes: RouteSpec[] = [
     method: 'put',
     path: '/api/admin/teams/{team_id}/members/{user_id}',
     operationId: 'setTeamMember',
-    summary: "Add a staff user to a team, or change its role there",
+    summary: 'Add a staff user to a team, or change its role there',
     description:
       "`member` or `lead`; a lead with `data_scope` `team` also sees the customers of the teams below. Takes effect on the user's next request. Audited.",
     tags: ['teams'],
     access: { kind: 'staff', permission: 'manage_users' },
     params: MemberParams,
     body: z.object({ role: z.enum(TEAM_ROLES) }),
-    responses: { 200: { description: 'The team after the change', schema: TeamSchema }, 404: { description: 'No such team or user' } },
+    responses: {
+      200: { description: 'The team after the change', schema: TeamSchema },
+      404: { description: 'No such team or user' },
+    },
     handler: async ({ params, body, em, caller }) =>
       json(200, await setTeamMember(em, asStaff(caller), params.team_id, params.user_id, body.role)),
   }),
@@ -139,7 +142,8 @@ export const teamRoutes: RouteSpec[] = [
     params: z.object({ customer_id: z.uuid() }),
     body: z.object(AssignBody),
     responses: { 200: { description: 'The assignment', schema: AssignmentSchema }, 404: { description: 'Not found' } },
-    handler: async ({ params, body, em, caller }) => json(200, await assignCustomer(em, asStaff(caller), params.customer_id, body)),
+    handler: async ({ params, body, em, caller }) =>
+      json(200, await assignCustomer(em, asStaff(caller), params.customer_id, body)),
   }),
   defineRoute({
     method: 'post',

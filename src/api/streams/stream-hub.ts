@@ -13,7 +13,10 @@ import { plainFrame, type SseStream, type StreamKind } from './sse-stream';
 import {
   assignmentInScope,
   customerScopeOf,
-  uuidArrayLiteral, type CustomerAssignment, type CustomerScope } from '../../platform/customer-scope';
+  uuidArrayLiteral,
+  type CustomerAssignment,
+  type CustomerScope,
+} from '../../platform/customer-scope';
 
 /** A comment line this often keeps proxies from closing an idle stream. */
 export const KEEP_ALIVE_MS = 15_000;

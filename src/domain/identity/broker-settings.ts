@@ -17,13 +17,18 @@ export async function loadBrokerSettings(em: EntityManager, defaultAccessTokenTt
 export const AssignmentSettingsSchema = z.object({
   strategy: z
     .enum(['none', 'round_robin', 'least_open_tasks'])
-    .describe("How a member of the matched team is picked: none, in turn, or the one with the fewest open tasks"),
+    .describe('How a member of the matched team is picked: none, in turn, or the one with the fewest open tasks'),
   default_manager_id: z.uuid().nullable().optional().describe('The manager when no team member is picked'),
   country_rules: z
     .array(
       z.object({
         countries: z
-          .array(z.string().regex(/^[A-Z]{2}$/).meta({ examples: ['DE'] }))
+          .array(
+            z
+              .string()
+              .regex(/^[A-Z]{2}$/)
+              .meta({ examples: ['DE'] }),
+          )
           .min(1)
           .max(300)
           .describe('ISO 3166-1 alpha-2'),
@@ -31,7 +36,7 @@ export const AssignmentSettingsSchema = z.object({
       }),
     )
     .max(300)
-    .describe('The first rule naming the new customer\'s country gives its team'),
+    .describe("The first rule naming the new customer's country gives its team"),
 });
 
 export const SettingsSchema = z.object({
@@ -43,7 +48,6 @@ export const SettingsSchema = z.object({
   updated_at: z.iso.datetime(),
 });
 export type SettingsView = z.output<typeof SettingsSchema>;
-
 
 export function settingsView(settings: BrokerSettings): SettingsView {
   return {

@@ -11,7 +11,10 @@ import { STAFF_DATA_SCOPE } from './identity.queries';
  * what it manages.
  */
 export async function staffDataScope(em: EntityManager, userId: string): Promise<StaffDataScope> {
-  const [row] = await executeNamed<{ dataScope: DataScopeName; teamIds: string[] }>(em, STAFF_DATA_SCOPE.bind({ user_id: userId }));
+  const [row] = await executeNamed<{ dataScope: DataScopeName; teamIds: string[] }>(
+    em,
+    STAFF_DATA_SCOPE.bind({ user_id: userId }),
+  );
   if (row?.dataScope === 'all') return { kind: 'all' };
   return { kind: row?.dataScope === 'team' ? 'team' : 'own', userId, teamIds: row?.teamIds ?? [] };
 }

@@ -44,7 +44,9 @@ export const StaffUserSchema = z.object({
   is_active: z.boolean(),
   totp_enabled: z.boolean(),
   role_ids: z.array(z.uuid()),
-  data_scope: z.enum(DATA_SCOPES).describe("Whose customers the user sees: those it manages (own), also its teams' (team), or all"),
+  data_scope: z
+    .enum(DATA_SCOPES)
+    .describe("Whose customers the user sees: those it manages (own), also its teams' (team), or all"),
   team_ids: z.array(z.uuid()).describe('The teams the user belongs to (set through team membership)'),
   created_at: z.iso.datetime(),
   updated_at: z.iso.datetime(),
@@ -196,7 +198,10 @@ export async function bootstrapStaff(
 export async function teamIdsOf(em: EntityManager, userIds: readonly string[]): Promise<Map<string, string[]>> {
   const found = new Map<string, string[]>();
   if (userIds.length === 0) return found;
-  const rows = await executeNamed<{ user_id: string; team_ids: string[] }>(em, TEAM_IDS_OF.bind({ user_ids: uuidArrayLiteral(userIds) }));
+  const rows = await executeNamed<{ user_id: string; team_ids: string[] }>(
+    em,
+    TEAM_IDS_OF.bind({ user_ids: uuidArrayLiteral(userIds) }),
+  );
   for (const r of rows) found.set(r.user_id, r.team_ids);
   return found;
 }

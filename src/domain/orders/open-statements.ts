@@ -27,9 +27,12 @@ const LOCK_ACCOUNT_COLUMNS = `select a.id, a.login, a.customer_id, a.group_id, a
          g.max_exposure::text as group_max_exposure, g.net_max_exposure as group_net_max_exposure, g.currency as group_currency
   from accounts a left join trading_groups g on g.id = a.group_id`;
 const LOCK_ACCOUNT = namedStatement<{ account_id: string }>(`${LOCK_ACCOUNT_COLUMNS} where a.id = :account_id for update of a`);
-const LOCK_OWN_ACCOUNT = namedStatement<{ login: string; customer_id: string | null; scope_user: string | null; scope_teams: string }>(
-  `${LOCK_ACCOUNT_COLUMNS} where a.login = :login and ${scopeSql('a.customer_id')} for update of a`,
-);
+const LOCK_OWN_ACCOUNT = namedStatement<{
+  login: string;
+  customer_id: string | null;
+  scope_user: string | null;
+  scope_teams: string;
+}>(`${LOCK_ACCOUNT_COLUMNS} where a.login = :login and ${scopeSql('a.customer_id')} for update of a`);
 
 /**
  * Everything the free-margin check reads besides the quotes, in one statement sent after the

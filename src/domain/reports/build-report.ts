@@ -40,7 +40,13 @@ export async function buildReport(
   const out = new ChunkWriter(em, reportId);
   let outcome: WriteOutcome;
   try {
-    const doc = await documentFor(claimed.type, claimed.params, { em, reader, quotes, now: new Date(), scope: reportScopeOf(claimed.scope) });
+    const doc = await documentFor(claimed.type, claimed.params, {
+      em,
+      reader,
+      quotes,
+      now: new Date(),
+      scope: reportScopeOf(claimed.scope),
+    });
     outcome = await write(claimed.format, doc, out, settings?.broker_name ?? DEFAULT_BROKER_NAME);
   } finally {
     await reader.close();

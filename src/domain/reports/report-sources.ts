@@ -200,7 +200,9 @@ function tradesDocument(params: TradesParams, ctx: SourceContext): ReportDocumen
  * conversion path they are empty.
  */
 async function exposureDocument(params: ExposureParams, ctx: SourceContext): Promise<ReportDocument> {
-  const rows = await ctx.reader.all<Record<string, string | number | null>>(EXPOSURE.bind({ group_id: params.group_id ?? null, ...scopeParams(ctx.scope) }));
+  const rows = await ctx.reader.all<Record<string, string | number | null>>(
+    EXPOSURE.bind({ group_id: params.group_id ?? null, ...scopeParams(ctx.scope) }),
+  );
   const symbols = rows.map((r) => String(r.symbol));
   const quoteCurrencies = rows.map((r) => r.quote_currency).filter((c): c is string => typeof c === 'string');
   const [quotes, converter] = await Promise.all([

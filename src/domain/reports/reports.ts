@@ -59,7 +59,7 @@ export const ReportSchema = z.object({
       team_ids: z.array(z.uuid()),
     })
     .nullable()
-    .describe("Staff reports: the data scope of who asked, as it was then; the report holds only rows of customers in it"),
+    .describe('Staff reports: the data scope of who asked, as it was then; the report holds only rows of customers in it'),
 });
 export type ReportView = z.output<typeof ReportSchema>;
 
@@ -201,5 +201,8 @@ function recordedScope(actor: StaffCaller): ReportScope {
 /** The recorded scope as the build applies it; a report with none (a customer's statement) reads what its params name. */
 export function reportScopeOf(recorded: ReportScope | null): CustomerScope {
   if (!recorded || recorded.data_scope === 'all' || !recorded.user_id) return EVERY_CUSTOMER;
-  return { customerId: null, staff: { userId: recorded.user_id, teamIds: recorded.data_scope === 'team' ? recorded.team_ids : [] } };
+  return {
+    customerId: null,
+    staff: { userId: recorded.user_id, teamIds: recorded.data_scope === 'team' ? recorded.team_ids : [] },
+  };
 }

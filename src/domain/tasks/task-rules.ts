@@ -26,7 +26,10 @@ export const TaskRuleSchema = z.object({
   title: z.string(),
   kind: z.enum(TASK_KINDS),
   due_in_minutes: z.int().meta({ examples: [1440] }),
-  assign_to: z.string().describe('account_manager, team_lead or a staff user id').meta({ examples: ['account_manager'] }),
+  assign_to: z
+    .string()
+    .describe('account_manager, team_lead or a staff user id')
+    .meta({ examples: ['account_manager'] }),
   is_active: z.boolean(),
   created_at: z.iso.datetime(),
 });
@@ -36,7 +39,11 @@ export const NewTaskRuleSchema = z.object({
   on_event: z.enum(TRIGGERS).describe('A domain event type about a customer'),
   title: z.string().trim().min(1).max(200),
   kind: z.enum(TASK_KINDS),
-  due_in_minutes: z.int().min(0).max(525_600).meta({ examples: [1440] }),
+  due_in_minutes: z
+    .int()
+    .min(0)
+    .max(525_600)
+    .meta({ examples: [1440] }),
   assign_to: z.union([z.enum(['account_manager', 'team_lead']), z.uuid()]),
 });
 

@@ -105,12 +105,20 @@ async function assertAssignable(em: EntityManager, assigneeId: string, customerI
   };
   if (
     !customer ||
-    !assignmentInScope(scope, { id: customer.id, accountManagerId: customer.accountManager?.id ?? null, teamId: customer.team?.id ?? null })
+    !assignmentInScope(scope, {
+      id: customer.id,
+      accountManagerId: customer.accountManager?.id ?? null,
+      teamId: customer.team?.id ?? null,
+    })
   )
     throw fieldError('body', ['assignee_id'], 'The assignee cannot see this customer');
 }
 
-export async function createTask(em: EntityManager, actor: StaffCaller, input: z.output<typeof NewTaskSchema>): Promise<TaskView> {
+export async function createTask(
+  em: EntityManager,
+  actor: StaffCaller,
+  input: z.output<typeof NewTaskSchema>,
+): Promise<TaskView> {
   if (input.customer_id) await ownerInScopeOr404(em, customerScopeOf(actor), 'customers', input.customer_id, 'Customer');
   const assigneeId = input.assignee_id ?? actor.userId;
   await assertAssignable(em, assigneeId, input.customer_id ?? null);
@@ -127,7 +135,13 @@ export async function createTask(em: EntityManager, actor: StaffCaller, input: z
   });
   const view = taskView(task);
   recordAudit(em, actor, { action: 'task.created', entityType: 'task', entityId: task.id, after: view });
-  recordEvent(em, { type: 'task.created', aggregateType: 'task', aggregateId: task.id, customerId: task.customerId ?? null, data: view });
+  recordEvent(em, {
+    type: 'task.created',
+    aggregateType: 'task',
+    aggregateId: task.id,
+    customerId: task.customerId ?? null,
+    data: view,
+  });
   await em.flush();
   return view;
 }
@@ -195,7 +209,10 @@ export async function updateTask(
 }
 
 export const TaskQuerySchema = z.object({
-  assignee: z.union([z.literal('me'), z.uuid()]).optional().describe('`me` or a staff user id'),
+  assignee: z
+    .union([z.literal('me'), z.uuid()])
+    .optional()
+    .describe('`me` or a staff user id'),
   status: z.enum(TASK_STATUSES).optional(),
   customer_id: z.uuid().optional(),
   due_before: z.iso.datetime({ offset: true }).optional(),
@@ -214,8 +231,7 @@ export async function taskFilter(
   if (query.customer_id) and.push({ customerId: query.customer_id });
   if (query.due_before) and.push({ dueAt: { $lt: new Date(query.due_before) } });
   if (query.overdue === 'true') and.push({ status: { $in: ['open', 'in_progress'] }, dueAt: { $lte: new Date() } });
-  if (query.overdue === 'false')
-    and.push({ $or: [{ status: { $in: ['done', 'cancelled'] } }, { dueAt: { $gt: new Date() } }] });
+  if (query.overdue === 'false') and.push({ $or: [{ status: { $in: ['done', 'cancelled'] } }, { dueAt: { $gt: new Date() } }] });
   const scope = customerScopeOf(caller);
   if (scope.staff) {
     const visible = await em.find(

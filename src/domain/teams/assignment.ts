@@ -56,7 +56,9 @@ function applyAssignment(em: EntityManager, customer: Customer, input: AssignInp
     team_id: customer.team?.id ?? null,
   };
   if (input.account_manager_id !== undefined) {
-    customer.accountManager = input.account_manager_id ? em.getReference(StaffUser, input.account_manager_id, { wrapped: true }) : null;
+    customer.accountManager = input.account_manager_id
+      ? em.getReference(StaffUser, input.account_manager_id, { wrapped: true })
+      : null;
     view.account_manager_id = input.account_manager_id;
   }
   if (input.team_id !== undefined) {
@@ -136,7 +138,8 @@ export async function checkAssignmentSettings(em: EntityManager, settings: Assig
   const problems: Array<{ loc: (string | number)[]; msg: string; type: string }> = [];
   if (settings.default_manager_id) {
     const user = await em.findOne(StaffUser, settings.default_manager_id, { fields: ['id'] });
-    if (!user) problems.push({ loc: ['body', 'assignment', 'default_manager_id'], msg: 'No such staff user', type: 'value_error' });
+    if (!user)
+      problems.push({ loc: ['body', 'assignment', 'default_manager_id'], msg: 'No such staff user', type: 'value_error' });
   }
   const teamIds = [...new Set(settings.country_rules.map((r) => r.team_id))];
   const teams = teamIds.length ? await em.find(Team, { id: { $in: teamIds } }, { fields: ['id'] }) : [];
@@ -171,7 +174,11 @@ export async function autoAssign(em: EntityManager, customer: Customer, settings
   recordAssignment(em, 'system', view);
 }
 
-async function pickMember(em: EntityManager, teamId: string, strategy: 'round_robin' | 'least_open_tasks'): Promise<string | null> {
+async function pickMember(
+  em: EntityManager,
+  teamId: string,
+  strategy: 'round_robin' | 'least_open_tasks',
+): Promise<string | null> {
   if (strategy === 'round_robin') {
     // The cursor moves under the settings row's lock, so racing sign-ups take turns.
     const [row] = await executeNamed<{ user_id: string | null }>(em, ROUND_ROBIN_PICK.bind({ team_id: teamId }));

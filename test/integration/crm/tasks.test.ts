@@ -24,7 +24,10 @@ function ok<T = any>(res: { status: number; body: T; text: string }, status: num
 
 const inAnHour = () => new Date(Date.now() + 3600_000).toISOString();
 const task = (token: string, body: Record<string, unknown>) =>
-  app.request('POST', '/api/crm/tasks', { token, body: { title: 'Call back', kind: 'call', priority: 'normal', due_at: inAnHour(), ...body } });
+  app.request('POST', '/api/crm/tasks', {
+    token,
+    body: { title: 'Call back', kind: 'call', priority: 'normal', due_at: inAnHour(), ...body },
+  });
 
 beforeAll(async () => {
   app = await startTestApp({ label: 'crmtasks', env: { OUTBOX_RELAY_INTERVAL_MS: '100' } });
@@ -90,32 +93,46 @@ test('when a task moves through its states, then allowed moves pass and others a
   expect(ok(await move('cancelled'), 200).status).toBe('cancelled');
   expect((await move('open')).status).toBe(409);
   // PATCH changes only what is sent.
-  const renamed = ok(await app.request('PATCH', `/api/crm/tasks/${t.id}`, { token: agent.token, body: { title: 'Renamed' } }), 200);
+  const renamed = ok(
+    await app.request('PATCH', `/api/crm/tasks/${t.id}`, { token: agent.token, body: { title: 'Renamed' } }),
+    200,
+  );
   expect(renamed).toEqual(expect.objectContaining({ title: 'Renamed', status: 'cancelled', priority: 'normal' }));
 });
 
 test("when the agent reads tasks, then a West customer's task is 404 and lists hold only what it may see", async () => {
   const westTask = ok(await task(admin, { customer_id: westC.id, title: 'West call' }), 201);
   expect((await app.request('GET', `/api/crm/tasks/${westTask.id}`, { token: agent.token })).status).toBe(404);
-  expect((await app.request('PATCH', `/api/crm/tasks/${westTask.id}`, { token: agent.token, body: { status: 'done' } })).status).toBe(404);
+  expect(
+    (await app.request('PATCH', `/api/crm/tasks/${westTask.id}`, { token: agent.token, body: { status: 'done' } })).status,
+  ).toBe(404);
   expect((await task(agent.token, { customer_id: westC.id })).status).toBe(404);
   const list = ok(await app.request('GET', '/api/crm/tasks?page_size=200', { token: agent.token }), 200);
   expect(list.items.some((x: { id: string }) => x.id === westTask.id)).toBe(false);
   expect(list.total).toBe(list.items.length);
   const mine = ok(await app.request('GET', '/api/crm/tasks?assignee=me&status=open', { token: agent.token }), 200);
-  expect(mine.items.every((x: { assignee_id: string; status: string }) => x.assignee_id === agent.id && x.status === 'open')).toBe(true);
+  expect(
+    mine.items.every((x: { assignee_id: string; status: string }) => x.assignee_id === agent.id && x.status === 'open'),
+  ).toBe(true);
   const byCustomer = ok(await app.request('GET', `/api/crm/tasks?customer_id=${eastC.id}`, { token: agent.token }), 200);
   expect(byCustomer.items.every((x: { customer_id: string }) => x.customer_id === eastC.id)).toBe(true);
 });
 
 test('when a task is past due and its reminder time has come, then task.overdue and task.reminder come once each, with mails', async () => {
   const past = new Date(Date.now() - 60_000).toISOString();
-  const t = ok(await task(admin, { customer_id: eastC.id, assignee_id: agent.id, due_at: past, remind_at: past, title: 'Late' }), 201);
+  const t = ok(
+    await task(admin, { customer_id: eastC.id, assignee_id: agent.id, due_at: past, remind_at: past, title: 'Late' }),
+    201,
+  );
   const overdueList = ok(await app.request('GET', '/api/crm/tasks?overdue=true', { token: agent.token }), 200);
   expect(overdueList.items.some((x: { id: string; overdue: boolean }) => x.id === t.id && x.overdue)).toBe(true);
   const count = async (type: string) =>
     (await sql(app, `select 1 from domain_events where type = ? and aggregate_id = ?`, [type, t.id])).length;
-  await waitFor('the overdue and reminder events', async () => ((await count('task.overdue')) && (await count('task.reminder')) ? true : undefined), 60_000);
+  await waitFor(
+    'the overdue and reminder events',
+    async () => ((await count('task.overdue')) && (await count('task.reminder')) ? true : undefined),
+    60_000,
+  );
   const mails = await sql<{ template: string; to_address: string }>(
     app,
     `select template, to_address from mail_messages where template = 'task_reminder' and to_address = ?`,
@@ -129,15 +146,26 @@ test('when a task is past due and its reminder time has come, then task.overdue 
 });
 
 test('when a task rule matches a deposit, then one task is made for the account manager, once per rule and event', async () => {
-  ok(await app.request('POST', `/api/crm/customers/${eastC.id}/assign`, { token: admin, body: { account_manager_id: agent.id } }), 200);
+  ok(
+    await app.request('POST', `/api/crm/customers/${eastC.id}/assign`, { token: admin, body: { account_manager_id: agent.id } }),
+    200,
+  );
   const rule = ok(
     await app.request('POST', '/api/admin/task-rules', {
       token: admin,
-      body: { on_event: 'deposit.completed', title: 'Welcome call', kind: 'call', due_in_minutes: 1440, assign_to: 'account_manager' },
+      body: {
+        on_event: 'deposit.completed',
+        title: 'Welcome call',
+        kind: 'call',
+        due_in_minutes: 1440,
+        assign_to: 'account_manager',
+      },
     }),
     201,
   );
-  expect((await app.request('POST', '/api/admin/task-rules', { token: admin, body: { ...rule, on_event: 'nope' } })).status).toBe(422);
+  expect((await app.request('POST', '/api/admin/task-rules', { token: admin, body: { ...rule, on_event: 'nope' } })).status).toBe(
+    422,
+  );
   const wallet = await walletOf(app, eastC);
   ok(await app.request('POST', `/api/backoffice/accounts/${wallet}/deposits`, { token: admin, body: { amount: 100 } }), 201);
   const made = await waitFor(

@@ -95,7 +95,11 @@ describe('teams and staff scope', () => {
   test('when a team is created and a user joins it, then the team lists the member and the user its team_ids and scope', async () => {
     const t = ok(await app.request('GET', `/api/admin/teams/${east}`, { token: admin }), 200);
     expect(t).toEqual(
-      expect.objectContaining({ name: 'East', parent_team_id: null, members: [expect.objectContaining({ user_id: agent.id, role: 'member' })] }),
+      expect.objectContaining({
+        name: 'East',
+        parent_team_id: null,
+        members: [expect.objectContaining({ user_id: agent.id, role: 'member' })],
+      }),
     );
     const child = ok(await app.request('GET', `/api/admin/teams/${eastNorth}`, { token: admin }), 200);
     expect(child.parent_team_id).toBe(east);
@@ -119,7 +123,10 @@ describe('teams and staff scope', () => {
     });
     expect(bad.status).toBe(422);
     expect(bad.body.detail[0].loc).toEqual(['body', 'parent_team_id']);
-    expect((await app.request('PUT', `/api/admin/teams/${east}/members/${agent.id}`, { token: agent.token, body: { role: 'lead' } })).status).toBe(403);
+    expect(
+      (await app.request('PUT', `/api/admin/teams/${east}/members/${agent.id}`, { token: agent.token, body: { role: 'lead' } }))
+        .status,
+    ).toBe(403);
     const loop = await app.request('PATCH', `/api/admin/teams/${east}`, { token: admin, body: { parent_team_id: eastNorth } });
     expect(loop.status).toBe(422);
   });
@@ -155,7 +162,9 @@ describe('the example: a team-scope agent of East and a West customer', () => {
       const res = await app.request('POST', path, { token: agent.token, body });
       expect({ path, status: res.status }).toEqual({ path, status: 404 });
     }
-    expect((await app.request('PATCH', `/api/crm/customers/${westC.id}`, { token: agent.token, body: { affiliate_id: 'x' } })).status).toBe(404);
+    expect(
+      (await app.request('PATCH', `/api/crm/customers/${westC.id}`, { token: agent.token, body: { affiliate_id: 'x' } })).status,
+    ).toBe(404);
     // Nothing changed: the withdrawal still waits, the West wallet holds what it held.
     const [row] = await sql<{ status: string }>(app, 'select status from withdrawals where id = ?', [w.transaction_id]);
     expect(row!.status).toBe('pending');
@@ -213,7 +222,9 @@ describe('the example: a team-scope agent of East and a West customer', () => {
     expect(mine.report.scope).toEqual({ data_scope: 'team', user_id: agent.id, team_ids: [east] });
     expect(everything.report.scope).toEqual({ data_scope: 'all', user_id: null, team_ids: [] });
     // Another user's report may hold rows outside the agent's scope: 404 to the agent.
-    expect((await app.request('GET', `/api/backoffice/reports/${everything.report.id}`, { token: agent.token })).status).toBe(404);
+    expect((await app.request('GET', `/api/backoffice/reports/${everything.report.id}`, { token: agent.token })).status).toBe(
+      404,
+    );
   });
 
   test("when the agent's API token reads a West customer, then 404 too: a token carries its issuer's scope", async () => {
@@ -282,17 +293,29 @@ describe('own scope, assignment and personal data', () => {
       body: { account_manager_id: '00000000-0000-4000-8000-000000000000', team_id: '00000000-0000-4000-8000-000000000001' },
     });
     expect(bad.status).toBe(422);
-    expect(bad.body.detail.map((d: { loc: string[] }) => d.loc.join('.')).sort()).toEqual(['body.account_manager_id', 'body.team_id']);
-    expect((await app.request('POST', `/api/crm/customers/${eastC.id}/assign`, { token: agent.token, body: { team_id: east } })).status).toBe(403);
+    expect(bad.body.detail.map((d: { loc: string[] }) => d.loc.join('.')).sort()).toEqual([
+      'body.account_manager_id',
+      'body.team_id',
+    ]);
+    expect(
+      (await app.request('POST', `/api/crm/customers/${eastC.id}/assign`, { token: agent.token, body: { team_id: east } }))
+        .status,
+    ).toBe(403);
     const many = Array.from({ length: 1001 }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`);
-    expect((await app.request('POST', '/api/crm/customers/bulk-assign', { token: admin, body: { customer_ids: many, team_id: east } })).status).toBe(422);
+    expect(
+      (await app.request('POST', '/api/crm/customers/bulk-assign', { token: admin, body: { customer_ids: many, team_id: east } }))
+        .status,
+    ).toBe(422);
   });
 
   test('when customers are bulk-assigned, then all move at once; one outside the caller scope makes it 404 and nothing moves', async () => {
     const a = await createCustomer(app, admin);
     const b = await createCustomer(app, admin);
     const res = ok(
-      await app.request('POST', '/api/crm/customers/bulk-assign', { token: admin, body: { customer_ids: [a.id, b.id], team_id: east } }),
+      await app.request('POST', '/api/crm/customers/bulk-assign', {
+        token: admin,
+        body: { customer_ids: [a.id, b.id], team_id: east },
+      }),
       200,
     );
     expect(res.assigned).toBe(2);
@@ -304,7 +327,9 @@ describe('own scope, assignment and personal data', () => {
       body: { customer_ids: [a.id, westC.id], account_manager_id: assigner.id },
     });
     expect(refused.status).toBe(404);
-    const rows = await sql<{ account_manager_id: string | null }>(app, 'select account_manager_id from customers where id = ?', [a.id]);
+    const rows = await sql<{ account_manager_id: string | null }>(app, 'select account_manager_id from customers where id = ?', [
+      a.id,
+    ]);
     expect(rows[0]!.account_manager_id).toBeNull();
     const done = await app.request('POST', '/api/crm/customers/bulk-assign', {
       token: assigner.token,
@@ -382,7 +407,9 @@ describe('auto-assignment', () => {
 
     const unknown = await app.request('PATCH', '/api/admin/settings', {
       token: admin,
-      body: { assignment: { strategy: 'none', country_rules: [{ countries: ['DE'], team_id: '00000000-0000-4000-8000-000000000000' }] } },
+      body: {
+        assignment: { strategy: 'none', country_rules: [{ countries: ['DE'], team_id: '00000000-0000-4000-8000-000000000000' }] },
+      },
     });
     expect(unknown.status).toBe(422);
     expect(unknown.body.detail[0].loc).toEqual(['body', 'assignment', 'country_rules', 0, 'team_id']);
