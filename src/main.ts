@@ -2,6 +2,7 @@
 // how to get the right one (instead of a bare "Segmentation fault" from argon2).
 import '../scripts/check-node';
 import { ConfigError, loadConfig } from './config/config';
+import { applyDotEnv } from './config/dotenv';
 import { createLogger } from './platform/logger';
 import { installCrashPolicy } from './process-policy';
 import { startRuntime, type RuntimeOptions } from './runtime';
@@ -53,4 +54,8 @@ export function failedStart(err: unknown): never {
   process.exit(1);
 }
 
-if (require.main === module) main().catch(failedStart);
+if (require.main === module) {
+  // Only as the entry point: the process tests start main() with exactly the environment they set.
+  applyDotEnv();
+  main().catch(failedStart);
+}

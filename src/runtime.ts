@@ -24,7 +24,7 @@ import { QuoteStore } from './domain/prices/quote-store';
 import { bootstrapStaff } from './domain/identity/staff';
 import { DataKeyRing } from './platform/secret-box';
 import { recordUnsealFailure } from './platform/unseal-failures';
-import { resolveDataKeys } from './domain/secrets/data-keys';
+import { developmentJwtSecret, resolveDataKeys } from './domain/secrets/data-keys';
 import { SECRET_PURPOSES, UNSEAL_FAILURE_LOG } from './domain/secrets/sealed-columns';
 import { VerificationLevels } from './domain/compliance/verification-levels';
 import { WebhookSender } from './domain/webhooks/sender';
@@ -77,9 +77,6 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
   const processors = [...(options.processors ?? PROCESSORS), ...(options.extraJobs ?? []).map((j) => j.processor)];
   const eventConsumers = checkConsumers([...EVENT_CONSUMERS, ...(options.consumers ?? [])], definitions);
   installPostingHooks(POSTING_HOOKS);
-  if (config.jwt.ephemeral)
-    logger.warn('JWT_SECRET is not set: using a random key, tokens will not survive a restart or reach another process');
-
   if (config.webhooksAllowPrivateUrls)
     logger.warn(
       'WEBHOOKS_ALLOW_PRIVATE_URLS is on: webhooks may reach loopback and private networks over plain http (development and tests only)',
@@ -100,6 +97,12 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     logger.warn(
       'DATA_ENCRYPTION_KEYS is not set: secrets at rest are sealed under a development key stored in the database (never in production)',
     );
+  // config.jwt.ephemeral: JWT_SECRET is unset, which configuration allows outside production only.
+  const jwt = config.jwt.ephemeral
+    ? { ...config.jwt, secret: await developmentJwtSecret(orm.em.fork() as EntityManager) }
+    : config.jwt;
+  if (config.jwt.ephemeral)
+    logger.warn('JWT_SECRET is not set: tokens are signed with a development key stored in the database (never in production)');
   const generated = await bootstrapStaff(orm.em.fork() as EntityManager, config.bootstrapAdmin, {
     generateWhenMissing: config.env !== 'production',
   });
@@ -125,7 +128,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
   const authRedis = createRedis(config.redis, 'auth', logger);
   await redisReady(authRedis, Math.max(config.bootTimeoutMs, 3000));
   const identity = createIdentity(
-    { jwt: config.jwt, keyPrefix: config.queuePrefix, accessTokenTtlSeconds: config.accessTokenTtlSeconds },
+    { jwt, keyPrefix: config.queuePrefix, accessTokenTtlSeconds: config.accessTokenTtlSeconds },
     authRedis,
     keyRing.box(SECRET_PURPOSES.totp),
   );
@@ -151,6 +154,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     eventConsumers,
     webhookSecrets: keyRing.box(SECRET_PURPOSES.webhook),
     documentSecrets: keyRing.box(SECRET_PURPOSES.document),
+    integrationSecrets: keyRing.box(SECRET_PURPOSES.integration),
     verificationLevels: new VerificationLevels(),
     webhookSender: new WebhookSender({ timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhooksAllowPrivateUrls }),
     streams: new StreamHub({

@@ -83,6 +83,8 @@ const EnvSchema = z.object({
     .string()
     .regex(/^[\x21-\x7e]{16,256}$/, { message: 'must be 16 to 256 printable characters without spaces' })
     .optional(),
+  // Production keeps /metrics closed without METRICS_TOKEN; this opens it to anyone who reaches the port.
+  METRICS_PUBLIC: booleanText.optional(),
   BOOT_TIMEOUT_MS: integerText(0, 600000).default(30000),
   SMTP_URL: urlText(['smtp:', 'smtps:']).optional(),
   MAIL_FROM: z.string().min(3).default('Trading Back Office <no-reply@broker.invalid>'),
@@ -115,7 +117,7 @@ const EnvSchema = z.object({
   OUTBOX_RELAY_BATCH_SIZE: integerText(1, 10000).default(500),
   MAIL_REQUEUE_AFTER_SECONDS: integerText(1, 86400).default(60),
   // Retention ages in hours (ten years at most); the outbox's lower bound is checked below, naming its reason.
-  OUTBOX_RETENTION_HOURS: integerText(1, 87600).default(168),
+  OUTBOX_RETENTION_HOURS: integerText(1, 87600).default(720),
   INBOX_RETENTION_HOURS: integerText(1, 87600).default(168),
   WEBHOOK_DELIVERY_RETENTION_HOURS: integerText(1, 87600).default(720),
   MAIL_RETENTION_HOURS: integerText(1, 87600).default(720),
@@ -183,6 +185,11 @@ export interface Config {
   workerHttpPort: number;
   /** When set, /metrics answers only a request bearing it (`Authorization: Bearer <token>`). */
   metricsToken: string | undefined;
+  /**
+   * Whether /metrics answers without METRICS_TOKEN when none is set: METRICS_PUBLIC, by default
+   * everywhere but production (queue backlogs and error rates are the broker's business).
+   */
+  metricsPublic: boolean;
   /** How long start-up waits for Postgres and Redis to answer before it gives up, naming them. */
   bootTimeoutMs: number;
   smtpUrl: string | undefined;
@@ -293,10 +300,12 @@ export function loadConfig(env: Env = process.env): Config {
     host: e.HOST,
     workerHttpPort: e.WORKER_HTTP_PORT,
     metricsToken: e.METRICS_TOKEN,
+    metricsPublic: e.METRICS_PUBLIC ?? e.NODE_ENV !== 'production',
     bootTimeoutMs: e.BOOT_TIMEOUT_MS,
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM,
-    // Outside production a missing secret gets a random one: tokens then die with the process.
+    // Outside production a missing secret is replaced at start by the development key kept in
+    // the database (see developmentJwtSecret); this random one is only a placeholder until then.
     jwt: { secret: secret ?? randomBytes(32).toString('base64url'), issuer: e.JWT_ISSUER, audience: e.JWT_AUDIENCE, ephemeral },
     dataKeys,
     accessTokenTtlSeconds: e.ACCESS_TOKEN_TTL_SECONDS,

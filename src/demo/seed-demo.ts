@@ -13,6 +13,7 @@ import '../../scripts/check-node';
 import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { loadConfig, type Config } from '../config/config';
+import { applyDotEnv } from '../config/dotenv';
 import { createStaffUser } from '../domain/identity/staff';
 import { hashPassword } from '../domain/identity/passwords';
 import { ADMIN_ROLE } from '../domain/identity/permissions';
@@ -194,6 +195,7 @@ function seededWhere(config: Config): string {
 }
 
 if (require.main === module) {
+  applyDotEnv();
   const config = loadConfig();
   const docs = `${serviceAddress(config)}/docs`;
   runDemo(config).then(

@@ -50,6 +50,9 @@ import { DailyStatement } from './daily-statement.entity';
 import { EodRun } from './eod-run.entity';
 import { EodRunAccount } from './eod-run-account.entity';
 import { SwapBooking } from './swap-booking.entity';
+import { Integration } from './integration.entity';
+import { DepositIntent } from './deposit-intent.entity';
+import { InboundCall } from './inbound-call.entity';
 
 /** Every entity the ORM knows. Listed explicitly: no folder scanning at start-up. */
 export const ENTITIES = [
@@ -107,4 +110,7 @@ export const ENTITIES = [
   SwapBooking,
   AccountDailySnapshot,
   DailyStatement,
+  Integration,
+  DepositIntent,
+  InboundCall,
 ];

@@ -16,6 +16,8 @@ export const LEDGER_KINDS = [
   'payout',
   'adjustment',
   'challenge_funding',
+  'chargeback',
+  'deposit_refund',
 ] as const;
 export type LedgerKind = (typeof LEDGER_KINDS)[number];
 
@@ -26,6 +28,11 @@ export type LedgerKind = (typeof LEDGER_KINDS)[number];
 @Entity({ tableName: 'ledger_entries' })
 @Index({ properties: ['account', 'seq'] })
 @Index({ properties: ['referenceType', 'referenceId'] })
+// A provider's payment is credited once: one deposit row per intent, whatever retries or races do.
+@Index({
+  name: 'ledger_entries_one_deposit_per_intent',
+  expression: `create unique index "ledger_entries_one_deposit_per_intent" on "ledger_entries" ("reference_id") where "kind" = 'deposit' and "reference_type" = 'deposit_intent'`,
+})
 export class LedgerEntry extends BaseEntity<'seq' | 'comment' | 'referenceType' | 'referenceId'> {
   /**
    * Booking order: drawn from a sequence while the account row is locked, so an account's

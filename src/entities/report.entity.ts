@@ -21,8 +21,13 @@ export type ReportStatus = (typeof REPORT_STATUSES)[number];
 @Index({ properties: ['customerId', 'createdAt'] })
 // The retention job deletes finished reports (their files by cascade) REPORT_RETENTION_DAYS after they finished.
 @Index({ properties: ['finishedAt'] })
+// The stuck-report sweep reads the unfinished reports by age.
+@Index({
+  name: 'reports_unfinished_index',
+  expression: `create index "reports_unfinished_index" on "reports" ("updated_at") where "status" in ('queued', 'running')`,
+})
 export class Report extends BaseEntity<
-  'status' | 'rows' | 'bytes' | 'error' | 'startedAt' | 'finishedAt' | 'requestedBy' | 'customerId' | 'scope'
+  'status' | 'rows' | 'bytes' | 'error' | 'startedAt' | 'finishedAt' | 'requestedBy' | 'customerId' | 'requeuedAt' | 'scope'
 > {
   @Enum({ items: [...REPORT_TYPES], type: 'string' })
   type!: ReportType;
@@ -68,6 +73,10 @@ export class Report extends BaseEntity<
 
   @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
   finishedAt?: Date | null = null;
+
+  /** When the sweep queued the build again after its job was lost (once at most). */
+  @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
+  requeuedAt?: Date | null = null;
 }
 
 export interface ReportScope {

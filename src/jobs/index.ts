@@ -3,10 +3,12 @@ import { BulkCloseFinishJob, BulkCloseTicketJob } from './bulk-close.job';
 import { EngineSweepJob, EngineTickJob } from './engine-tick.job';
 import { EodAccountsJob, EodFinishJob, EodStartJob } from './eod.job';
 import { ExpirePendingOrdersJob } from './expire-pending-orders.job';
+import { ExpireDepositIntentsJob } from './expire-deposit-intents.job';
 import { NotifyCustomersJob } from './notify-customers.job';
 import { OutboxRelayJob } from './outbox-relay.job';
 import { PasswordResetJob } from './password-reset.job';
 import { ReportBuildJob } from './report-build.job';
+import { ReportSweepJob } from './report-sweep.job';
 import { PropAfterCloseJob, PropCloseOutJob, PropSweepJob } from './prop-challenges.job';
 import { ResealSecretsJob } from './reseal-secrets.job';
 import { RetentionJob } from './retention.job';
@@ -36,10 +38,12 @@ export const JOB_DEFINITIONS: JobDefinition[] = [
   ResealSecretsJob,
   RetentionJob,
   ReportBuildJob,
+  ReportSweepJob,
   EodStartJob,
   EodAccountsJob,
   EodFinishJob,
   PropCloseOutJob,
   PropSweepJob,
   PropAfterCloseJob,
+  ExpireDepositIntentsJob,
 ];

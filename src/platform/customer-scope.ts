@@ -87,11 +87,12 @@ export async function inScopeOr404<T>(
  * reads customers, where a bare `id` would name its row), and the statement binds `scopeParams(scope)`: `:customer_id`
  * (or `:<param>`), `:scope_user` and `:scope_teams`. A limited staff scope costs one primary-key
  * probe of customers per row, and nothing when the scope is unlimited (the planner folds the
- * null test away for the bound value).
+ * null test away for the bound value). A row no customer owns (an event about a group) is
+ * outside a customer's scope but within every staff scope, as the live stream delivers it.
  */
 export function scopeSql(column: string, param = 'customer_id'): string {
   return (
-    `((:${param}::uuid is null or ${column} = :${param}::uuid) and (:scope_user::uuid is null or exists (` +
+    `((:${param}::uuid is null or ${column} = :${param}::uuid) and (:scope_user::uuid is null or ${column} is null or exists (` +
     `select 1 from customers scope_c where scope_c.id = ${column} and (scope_c.account_manager_id = :scope_user::uuid` +
     ` or scope_c.team_id = any(:scope_teams::uuid[])))))`
   );
@@ -124,7 +125,7 @@ export function scopeParams(scope: CustomerScope): {
 }
 
 /** The tables of objects a customer owns (by `customer_id`) that routes fetch by id. */
-export type OwnedTable = 'customers' | 'withdrawals' | 'customer_documents';
+export type OwnedTable = 'customers' | 'withdrawals' | 'customer_documents' | 'deposit_intents';
 
 /**
  * 404 `what not found` when the object `id` of `table` belongs to a customer outside the

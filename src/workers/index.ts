@@ -3,10 +3,12 @@ import { bulkCloseFinishProcessor, bulkCloseTicketProcessor } from './bulk-close
 import { eodAccountsProcessor, eodFinishProcessor, eodStartProcessor } from './eod.worker';
 import { engineSweepProcessor, engineTickProcessor } from './engine-tick.worker';
 import { expirePendingOrdersProcessor } from './expire-pending-orders.worker';
+import { expireDepositIntentsProcessor } from './expire-deposit-intents.worker';
 import { taskAlertsProcessor } from './task-alerts.worker';
 import { notifyCustomersProcessor } from './notify-customers.worker';
 import { outboxRelayProcessor } from './outbox-relay.worker';
 import { reportBuildProcessor } from './report-build.worker';
+import { reportSweepProcessor } from './report-sweep.worker';
 import { passwordResetProcessor } from './password-reset.worker';
 import { propAfterCloseProcessor, propCloseOutProcessor, propSweepProcessor } from './prop-challenges.worker';
 import { resealSecretsProcessor } from './reseal-secrets.worker';
@@ -36,10 +38,12 @@ export const PROCESSORS: Processor[] = [
   resealSecretsProcessor,
   retentionProcessor,
   reportBuildProcessor,
+  reportSweepProcessor,
   eodStartProcessor,
   eodAccountsProcessor,
   eodFinishProcessor,
   propCloseOutProcessor,
   propSweepProcessor,
   propAfterCloseProcessor,
+  expireDepositIntentsProcessor,
 ];

@@ -43,7 +43,7 @@ async function answer(services: AppServices, req: IncomingMessage, res: ServerRe
     return sendJson(res, 405, { detail: 'Method not allowed', code: 'METHOD_NOT_ALLOWED' });
   }
   if (path === '/health') return sendJson(res, 200, { status: 'ok' });
-  if (!metricsAllowed(req.headers.authorization, services.config.metricsToken)) {
+  if (!metricsAllowed(req.headers.authorization, services.config.metricsToken, services.config.metricsPublic)) {
     res.setHeader('WWW-Authenticate', 'Bearer');
     return sendJson(res, 401, { detail: METRICS_REFUSED, code: 'UNAUTHENTICATED' });
   }

@@ -154,6 +154,32 @@ describe('validation errors', () => {
     expect(res.body.detail).toEqual([{ loc: ['body'], msg: 'Field required', type: 'missing' }]);
   });
 
+  test.each([
+    ['text/plain', JSON.stringify(valid)],
+    ['application/x-www-form-urlencoded', 'name=abc&count=5'],
+    ['multipart/form-data; boundary=x', '--x\r\nContent-Disposition: form-data; name="name"\r\n\r\nabc\r\n--x--\r\n'],
+    ['application/xml', '<name>abc</name>'],
+  ])('when a JSON route gets a %s body, then 415 UNSUPPORTED_MEDIA_TYPE and nothing runs', async (type, rawBody) => {
+    for (const path of [`/probe/${ID}`, '/api/customer/login']) {
+      const res = await app.request('POST', path, { rawBody, headers: { 'content-type': type } });
+      expect({ path, status: res.status, body: res.body }).toEqual({
+        path,
+        status: 415,
+        body: { detail: expect.stringContaining('application/json'), code: 'UNSUPPORTED_MEDIA_TYPE' },
+      });
+    }
+  });
+
+  test('when a JSON body says application/json with a charset or a +json type, then it is read', async () => {
+    for (const type of ['application/json; charset=utf-8', 'application/merge-patch+json']) {
+      const res = await app.request('POST', `/probe/${ID}`, {
+        rawBody: JSON.stringify(valid),
+        headers: { 'content-type': type },
+      });
+      expect([type, res.status]).toEqual([type, 200]);
+    }
+  });
+
   test('when the JSON is malformed, then 422 json_invalid', async () => {
     const res = await app.request('POST', `/probe/${ID}`, { rawBody: '{"name": "abc",' });
     expect(res.status).toBe(422);

@@ -15,7 +15,7 @@ const LAYERS: ReadonlyArray<readonly string[]> = [
   ['prices'],
   ['accounts', 'reports', 'teams'],
   ['customers', 'eod', 'money', 'orders', 'streams'],
-  ['engine', 'prop', 'risk', 'tasks'],
+  ['engine', 'payments', 'prop', 'risk', 'tasks'],
   ['notifications'],
 ];
 

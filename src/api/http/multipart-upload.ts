@@ -26,6 +26,27 @@ const malformed = () =>
 const tooLarge = (max: number) =>
   new AppError(413, 'PAYLOAD_TOO_LARGE', `The file is larger than ${max / (1024 * 1024)} MiB: nothing was kept`);
 
+/** How long the rest of an oversized body is read and dropped after the 413, before the connection is cut. */
+const LINGER_MS = 1000;
+
+/**
+ * Past the cap the service answers at once and reads no further than a moment: once the 413
+ * is written it half-closes the connection (the client sees the end of the answer), drops what
+ * still arrives for LINGER_MS so the client can read the answer rather than meet a reset, then
+ * cuts it. Closing at once would make the kernel reset a connection with unread bytes, and the
+ * answer with it; reading to the end would read a body of any size.
+ */
+function refuseOversized(req: Request, max: number): AppError {
+  const socket = req.socket;
+  req.unpipe();
+  req.resume();
+  req.res?.once('finish', () => {
+    socket.end();
+    setTimeout(() => socket.destroy(), LINGER_MS).unref();
+  });
+  return tooLarge(max);
+}
+
 /** Control characters and the bidirectional overrides, which a file name shown to staff must not carry. */
 const NOT_IN_A_NAME = /[\p{Cc}\u2028\u2029\u202A-\u202E\u2066-\u2069]/gu;
 
@@ -38,9 +59,10 @@ export function cleanFileName(raw: string | undefined): string {
 
 /**
  * Reads a multipart/form-data body with busboy, streaming: the file's bytes are counted as
- * they arrive and the read stops at `maxFileBytes` + 1 (413), so no more than the cap is ever
- * held. Everything else that is wrong with the form is a 4xx naming the part: a second file, a
- * file under another name, an unknown field, a field too long, a body that ends before its
+ * they arrive and the read stops at `maxFileBytes` + 1 (413, answered at once and the connection
+ * closed, with or without a declared Content-Length), so no more than the cap is ever held.
+ * Everything else that is wrong with the form is a 4xx naming the part: a second file, a file
+ * under another name, an unknown field, a field too long, a body that ends before its
  * closing boundary. Nothing is stored here: the caller stores what this returns, or nothing.
  */
 export function readUpload(req: Request, limits: UploadLimits): Promise<Upload> {
@@ -50,10 +72,8 @@ export function readUpload(req: Request, limits: UploadLimits): Promise<Upload> 
       new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the document as multipart/form-data with the parts `type` and `file`'),
     );
   const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limits.maxFileBytes + FRAMING_BYTES) {
-    req.resume();
-    return Promise.reject(tooLarge(limits.maxFileBytes));
-  }
+  if (Number.isFinite(declared) && declared > limits.maxFileBytes + FRAMING_BYTES)
+    return Promise.reject(refuseOversized(req, limits.maxFileBytes));
   return new Promise<Upload>((resolve, reject) => {
     let parser: busboy.Busboy;
     try {
@@ -109,12 +129,12 @@ export function readUpload(req: Request, limits: UploadLimits): Promise<Upload> 
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
       stream.on('limit', () => {
         stream.resume();
-        fail(tooLarge(limits.maxFileBytes));
+        fail(refuseOversized(req, limits.maxFileBytes));
       });
       stream.on('end', () => {
         if (settled) return;
         const bytes = Buffer.concat(chunks);
-        if (bytes.length > limits.maxFileBytes) fail(tooLarge(limits.maxFileBytes));
+        if (bytes.length > limits.maxFileBytes) fail(refuseOversized(req, limits.maxFileBytes));
         else file = { name: cleanFileName(info.filename), bytes };
       });
     });

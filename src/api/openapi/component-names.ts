@@ -28,7 +28,14 @@ import { PendingOrderSchema } from '../../domain/orders/pending-orders';
 import { QuoteBoardItemSchema } from '../../domain/prices/quote-board';
 import { QuoteSchema } from '../../domain/prices/quote-store';
 import { RandomWalkSchema } from '../../domain/prices/random-walk';
-import { ChallengeFailureSchema, ChallengeSchema } from '../../domain/prop/challenges';
+import {
+  ChallengeDetailSchema,
+  ChallengeFailureSchema,
+  ChallengeLimitsSchema,
+  ChallengeRulesSchema,
+  ChallengeSchema,
+  ChallengeStageSchema,
+} from '../../domain/prop/challenges';
 import { PayoutSchema } from '../../domain/prop/payouts';
 import { PhaseSchema, ProgramSchema } from '../../domain/prop/programs';
 import { QueueJobSchema, QueueSummarySchema } from '../../domain/queues/queue-admin';
@@ -44,6 +51,11 @@ import { RiskApplyRunSchema, RiskRuleSchema } from '../../domain/risk/rules';
 import { StreamTicketSchema } from '../../domain/streams/stream-views';
 import { DeliverySchema, RedeliverResultSchema } from '../../domain/webhooks/deliveries';
 import { WebhookSchema, WebhookTestResultSchema } from '../../domain/webhooks/webhooks';
+import { CallbackAnswerSchema, InboundSchema } from '../../domain/payments/callbacks';
+import { DepositIntentSchema, DepositReviewSchema, PaidSchema, StaffDepositSchema } from '../../domain/payments/deposit-intents';
+import { IntegrationSchema, PaymentMethodSchema, ProviderFeeSchema, ProviderSchema } from '../../domain/payments/integrations';
+import { SimulatedCallbackSchema } from '../../domain/payments/simulator-psp';
+import { EventFeedSchema, FeedEventSchema } from '../../domain/streams/event-feed';
 
 /**
  * The names of the domain's objects in the OpenAPI document (`components.schemas`), so a
@@ -97,6 +109,73 @@ const FAILURE = {
   at: '2026-03-12T14:05:03.118Z',
 };
 
+const PROVIDER_ID = '0b5f8e1e-6f3c-4f5e-9d43-2a8f7b7f2c11';
+const INTENT_ID = '6e1c2b7a-3f4d-4b8e-9a51-0c2d3e4f5a6b';
+const FEE = { type: 'percent', value: '1.5', borne_by: 'broker' };
+const INTENT = {
+  id: INTENT_ID,
+  provider_id: PROVIDER_ID,
+  status: 'completed',
+  amount: '250.00',
+  currency: 'USD',
+  login: 5001200,
+  redirect_url: 'https://pay.acme-psp.example/checkout?intent_id=6e1c2b7a-3f4d-4b8e-9a51-0c2d3e4f5a6b',
+  external_id: 'pay_9f2c1a',
+  credited_amount: '250.00',
+  reason: null,
+  expires_at: '2026-03-12T10:11:27.512Z',
+  created_at: '2026-03-12T09:41:27.512Z',
+  updated_at: '2026-03-12T09:44:02.130Z',
+};
+const REVIEW = { expected: { amount: '250.00', currency: 'USD' }, received: { amount: '240.00', currency: 'USD' } };
+const EVENT = {
+  id: '5c7e2a91-4b3d-4f0e-8a62-1d9c3b7e5f04',
+  type: 'deposit.completed',
+  sequence: 48213,
+  created_at: '2026-03-12T09:44:02.130Z',
+  data: { id: INTENT_ID, login: 5001200, amount: '250.00', currency: 'USD', balance: '10250.00' },
+};
+
+const CHALLENGE = {
+  id: '9d2c4b1a-7e6f-4a3b-8c2d-1e0f9a8b7c6d',
+  program_id: '0f3a8f7e-52c1-4b0e-9a51-6f1b7d1c2e90',
+  customer_id: '3b2a1c0d-9e8f-4a7b-b6c5-d4e3f2a1b0c9',
+  phase: 1,
+  status: 'failed',
+  login: 5001240,
+  day_start_equity: '100000.00',
+  high_water_mark: '101250.40',
+  trading_days: 3,
+  failure: FAILURE,
+  created_at: '2026-03-09T10:12:44.301Z',
+};
+
+// The rules of PHASE_1 on a 100,000 program, and the floors they give the failed stage above.
+const CHALLENGE_RULES = {
+  initial_balance: '100000.00',
+  profit_target_pct: 8,
+  max_daily_loss_pct: 5,
+  max_total_loss_pct: 10,
+  total_loss_mode: 'static',
+  min_trading_days: 4,
+  max_trading_days: 30,
+  ends_at: '2026-04-08T10:12:44.301Z',
+};
+
+const CHALLENGE_LIMITS = {
+  daily_loss_floor: '95000.00',
+  total_loss_floor: '90000.00',
+  profit_target_balance: '108000.00',
+};
+
+const CHALLENGE_STAGE = {
+  id: '9d2c4b1a-7e6f-4a3b-8c2d-1e0f9a8b7c6d',
+  phase: 1,
+  status: 'failed',
+  login: 5001240,
+  created_at: '2026-03-09T10:12:44.301Z',
+};
+
 const NAMES: Array<[z.ZodType, string, unknown?]> = [
   [PhaseSchema, 'PropPhase', PHASE_1],
   [
@@ -114,22 +193,14 @@ const NAMES: Array<[z.ZodType, string, unknown?]> = [
     },
   ],
   [ChallengeFailureSchema, 'PropChallengeFailure', FAILURE],
+  [ChallengeSchema, 'PropChallenge', CHALLENGE],
+  [ChallengeRulesSchema, 'PropChallengeRules', CHALLENGE_RULES],
+  [ChallengeLimitsSchema, 'PropChallengeLimits', CHALLENGE_LIMITS],
+  [ChallengeStageSchema, 'PropChallengeStage', CHALLENGE_STAGE],
   [
-    ChallengeSchema,
-    'PropChallenge',
-    {
-      id: '9d2c4b1a-7e6f-4a3b-8c2d-1e0f9a8b7c6d',
-      program_id: '0f3a8f7e-52c1-4b0e-9a51-6f1b7d1c2e90',
-      customer_id: '3b2a1c0d-9e8f-4a7b-b6c5-d4e3f2a1b0c9',
-      phase: 1,
-      status: 'failed',
-      login: 5001240,
-      day_start_equity: '100000.00',
-      high_water_mark: '101250.40',
-      trading_days: 3,
-      failure: FAILURE,
-      created_at: '2026-03-09T10:12:44.301Z',
-    },
+    ChallengeDetailSchema,
+    'PropChallengeDetail',
+    { ...CHALLENGE, rules: CHALLENGE_RULES, limits: CHALLENGE_LIMITS, stages: [CHALLENGE_STAGE] },
   ],
   [
     OrderSchema,
@@ -343,6 +414,106 @@ const NAMES: Array<[z.ZodType, string, unknown?]> = [
   [QuoteBoardItemSchema, 'QuoteBoardItem'],
   [CustomerGroupTermsSchema, 'CustomerGroupTerms'],
   [CustomerInstrumentSchema, 'CustomerInstrument'],
+  [ProviderFeeSchema, 'ProviderFee', FEE],
+  [
+    ProviderSchema,
+    'PaymentProvider',
+    {
+      id: PROVIDER_ID,
+      name: 'Acme Pay',
+      kind: 'psp',
+      adapter: 'generic_hmac',
+      currencies: ['USD', 'EUR'],
+      min_amount: '10.00',
+      max_amount: '10000.00',
+      fee: FEE,
+      allowed_ips: ['203.0.113.0/24'],
+      payment_page_url: 'https://pay.acme-psp.example/checkout',
+      enabled: true,
+      callback_url: `/api/integrations/payments/${PROVIDER_ID}/callbacks`,
+      previous_secret_expires_at: null,
+      created_at: '2026-03-01T08:00:00.000Z',
+      updated_at: '2026-03-01T08:00:00.000Z',
+    },
+  ],
+  [
+    PaymentMethodSchema,
+    'PaymentMethod',
+    {
+      provider_id: PROVIDER_ID,
+      name: 'Acme Pay',
+      adapter: 'generic_hmac',
+      currencies: ['USD'],
+      min_amount: '10.00',
+      max_amount: '10000.00',
+      fee: FEE,
+    },
+  ],
+  [DepositIntentSchema, 'DepositIntent', INTENT],
+  [PaidSchema, 'PaidAmount', { amount: '240.00', currency: 'USD' }],
+  [DepositReviewSchema, 'DepositReview', REVIEW],
+  [
+    StaffDepositSchema,
+    'StaffDeposit',
+    {
+      ...INTENT,
+      status: 'review',
+      credited_amount: null,
+      customer_id: '1e38d67d-be8f-47d2-a4e0-ba9ff270b34e',
+      review: REVIEW,
+      decided_at: null,
+      decided_by: null,
+    },
+  ],
+  [
+    CallbackAnswerSchema,
+    'PaymentCallbackResult',
+    { outcome: 'processed', inbound_id: '2a9c4e7b-1d3f-4b6e-8c05-7f2d9e1a3b64', deposit_status: 'completed' },
+  ],
+  [
+    SimulatedCallbackSchema,
+    'SimulatedPayment',
+    {
+      intent_id: INTENT_ID,
+      external_id: `sim-${INTENT_ID}`,
+      callback_status: 200,
+      callback_body: { outcome: 'processed', inbound_id: '2a9c4e7b-1d3f-4b6e-8c05-7f2d9e1a3b64', deposit_status: 'completed' },
+    },
+  ],
+  [
+    IntegrationSchema,
+    'Integration',
+    {
+      id: PROVIDER_ID,
+      kind: 'psp',
+      adapter: 'generic_hmac',
+      name: 'Acme Pay',
+      enabled: true,
+      config: { currencies: ['USD'], min_amount: 10, max_amount: 10000, fee: { type: 'none', value: 0, borne_by: 'broker' } },
+      last_inbound_at: '2026-03-12T09:44:02.130Z',
+      last_error: null,
+      previous_secret_expires_at: null,
+      created_at: '2026-03-01T08:00:00.000Z',
+      updated_at: '2026-03-01T08:00:00.000Z',
+    },
+  ],
+  [
+    InboundSchema,
+    'InboundCall',
+    {
+      id: '2a9c4e7b-1d3f-4b6e-8c05-7f2d9e1a3b64',
+      integration_id: PROVIDER_ID,
+      received_at: '2026-03-12T09:44:02.101Z',
+      source_ip: '203.0.113.24',
+      signature_valid: true,
+      external_id: 'pay_9f2c1a',
+      outcome: 'processed',
+      error: null,
+      body: '{"external_id":"pay_9f2c1a","intent_id":"6e1c2b7a-3f4d-4b8e-9a51-0c2d3e4f5a6b","status":"completed","amount":"250.00","currency":"USD"}',
+    },
+  ],
+  [FeedEventSchema, 'FeedEvent', EVENT],
+  [EventFeedSchema, 'EventFeedPage', { items: [EVENT], next_after: '48213' }],
 ];
 
 for (const [schema, id, example] of NAMES) {

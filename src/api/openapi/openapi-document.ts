@@ -87,7 +87,8 @@ const SHARED_RESPONSES = {
   MalformedRequest: {
     description:
       'The request itself could not be read, on any route: a body that is not JSON (422 json_invalid), too large ' +
-      '(413 PAYLOAD_TOO_LARGE), in an encoding the service does not take (415 UNSUPPORTED_MEDIA_TYPE), or a path ' +
+      '(413 PAYLOAD_TOO_LARGE), of a type other than application/json on a route that takes JSON or in an encoding ' +
+      'the service does not take (415 UNSUPPORTED_MEDIA_TYPE), or a path ' +
       'that cannot be decoded (400 BAD_REQUEST)',
     content: {
       'application/json': {

@@ -19,6 +19,10 @@ export const TAGS: Record<string, string> = {
   money:
     'Deposits, transfers between your own accounts and the ledger (`/api/backoffice/accounts/...`, `/customers/me/transfer`, `/customers/me/transactions`)',
   withdrawals: 'Withdrawal requests from the wallet and their approval (`/customers/me/withdraw`, `/api/backoffice/withdrawals`)',
+  payments:
+    "Deposits through payment providers: the providers (`/api/admin/payment-providers`), what a customer may pay with and its deposit intents (`/customers/me/payment-methods`, `/customers/me/deposits`), the review queue (`/api/backoffice/deposits`), the providers' signed callbacks (`/api/integrations/payments/{provider_id}/callbacks`) and the simulator provider (`/simulator/payments`)",
+  integrations:
+    'The registry of outside systems (payment providers, KYC, CRM, marketing) with the log of every call they made to us (`/api/admin/integrations`), and the event feed a CRM pulls (`/api/crm/events`)',
   payouts: "Payouts of prop accounts' profit to the customer's wallet (`/prop/payouts`)",
   compliance:
     'Identity documents and verification levels: what a customer submits, staff review, and what each level may do (`/customers/me/documents`, `/api/crm/documents`, `/api/admin/verification-levels`)',
@@ -84,6 +88,7 @@ export const TAG_GROUPS: Array<{ name: string; tags: string[] }> = [
       'accounts',
       'money',
       'withdrawals',
+      'payments',
       'payouts',
       'prop',
       'notifications',
@@ -91,6 +96,6 @@ export const TAG_GROUPS: Array<{ name: string; tags: string[] }> = [
     ],
   },
   { name: 'Trading', tags: ['groups', 'instruments', 'quotes', 'orders', 'pending orders', 'end of day', 'risk', 'simulator'] },
-  { name: 'Integrations', tags: ['webhooks', 'streams'] },
+  { name: 'Integrations', tags: ['webhooks', 'streams', 'integrations'] },
   { name: 'Operations', tags: ['email templates', 'observability', 'queues', 'documentation'] },
 ];

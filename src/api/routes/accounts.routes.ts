@@ -10,12 +10,27 @@ import { Account } from '../../entities/account.entity';
 import { LedgerEntry } from '../../entities/ledger-entry.entity';
 import { asCustomer, asStaff } from '../http/access';
 import { LoginText, MoneyAmount } from '../http/amounts';
-import { findPage } from '../../db/find-page';
+import { findPage, type Paging } from '../../db/find-page';
+import type { QuoteStore } from '../../domain/prices/quote-store';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { pageQuery, pageSchema } from '../http/paging';
 import { defineRoute, json, type RouteSpec } from '../http/route';
 import { customerScopeOf, ownerInScopeOr404 } from '../../platform/customer-scope';
 
 const LoginParam = z.object({ login: LoginText });
+
+/** A page of a customer's accounts by login, each valued at the latest quotes. */
+async function accountPage(em: EntityManager, quotes: QuoteStore, customerId: string, paging: Paging) {
+  const page = await findPage(
+    em,
+    Account,
+    { customer: customerId },
+    paging,
+    { populate: ['group'], orderBy: { login: 'asc' } },
+    (a) => a,
+  );
+  return { ...page, items: await Promise.all(page.items.map((a) => accountView(em, quotes, a))) };
+}
 
 export const accountRoutes: RouteSpec[] = [
   defineRoute({
@@ -50,15 +65,11 @@ export const accountRoutes: RouteSpec[] = [
     tags: ['accounts'],
     access: { kind: 'staff', permission: 'view_customers' },
     params: z.object({ customer_id: z.uuid() }),
-    responses: { 200: { description: 'Accounts by login', schema: z.object({ items: z.array(AccountSchema) }) } },
-    handler: async ({ params, em, services, caller }) => {
+    query: z.object(pageQuery()),
+    responses: { 200: { description: 'A page of accounts by login', schema: pageSchema(AccountSchema) } },
+    handler: async ({ params, query, em, services, caller }) => {
       await ownerInScopeOr404(em, customerScopeOf(caller), 'customers', params.customer_id, 'Customer');
-      const accounts = await em.find(
-        Account,
-        { customer: params.customer_id },
-        { populate: ['group'], orderBy: { login: 'asc' } },
-      );
-      return json(200, { items: await Promise.all(accounts.map((a) => accountView(em, services.quotes, a))) });
+      return json(200, await accountPage(em, services.quotes, params.customer_id, query));
     },
   }),
   defineRoute({
@@ -103,15 +114,10 @@ export const accountRoutes: RouteSpec[] = [
     summary: "The calling customer's accounts",
     tags: ['accounts'],
     access: { kind: 'customer' },
-    responses: { 200: { description: 'Accounts by login', schema: z.object({ items: z.array(AccountSchema) }) } },
-    handler: async ({ em, services, caller }) => {
-      const accounts = await em.find(
-        Account,
-        { customer: asCustomer(caller).customerId },
-        { populate: ['group'], orderBy: { login: 'asc' } },
-      );
-      return json(200, { items: await Promise.all(accounts.map((a) => accountView(em, services.quotes, a))) });
-    },
+    query: z.object(pageQuery()),
+    responses: { 200: { description: 'A page of accounts by login', schema: pageSchema(AccountSchema) } },
+    handler: async ({ query, em, services, caller }) =>
+      json(200, await accountPage(em, services.quotes, asCustomer(caller).customerId, query)),
   }),
   defineRoute({
     method: 'post',
@@ -142,7 +148,7 @@ export const accountRoutes: RouteSpec[] = [
     tags: ['money'],
     access: { kind: 'staff', permission: 'view_customers' },
     params: LoginParam,
-    query: z.object(pageQuery(200, 50)),
+    query: z.object(pageQuery()),
     responses: { 200: { description: 'A page of ledger rows', schema: pageSchema(LedgerSchema) } },
     handler: async ({ params, query, em, caller }) => {
       const account = await accessibleAccount(em, params.login, customerScopeOf(caller));

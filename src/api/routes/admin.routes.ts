@@ -93,7 +93,7 @@ export const adminRoutes: RouteSpec[] = [
     operationId: 'updateRole',
     summary: "Rename a role or change its permissions, for its holders' very next request",
     description:
-      "Only the fields sent change. Permissions you add must be ones you hold (403). The built-in admin role cannot change (409 ROLE_BUILT_IN); no change may leave no active user with manage_users (409 LAST_USER_MANAGER). Holders' live sessions and API tokens carry the new permissions from their next request.",
+      "Only the fields sent change. You must hold every permission the role holds, and every permission you add (403 naming what you lack). The built-in admin role cannot change (409 ROLE_BUILT_IN); no change may leave no active user with manage_users (409 LAST_USER_MANAGER). Holders' live sessions and API tokens carry the new permissions from their next request.",
     tags: ['staff administration'],
     access: { kind: 'staff', permission: 'manage_users' },
     params: RoleId,
@@ -110,6 +110,7 @@ export const adminRoutes: RouteSpec[] = [
     path: '/api/admin/roles/{role_id}',
     operationId: 'deleteRole',
     summary: 'Delete a role nobody holds',
+    description: 'You must hold every permission the role holds (403 naming what you lack).',
     tags: ['staff administration'],
     access: { kind: 'staff', permission: 'manage_users' },
     params: RoleId,
@@ -252,7 +253,7 @@ export const adminRoutes: RouteSpec[] = [
       entity_id: z.string().max(64).optional(),
       since: isoInstant().optional().describe('Inclusive lower bound of created_at'),
       until: isoInstant().optional().describe('Exclusive upper bound of created_at'),
-      ...pageQuery(200, 50),
+      ...pageQuery(),
     }),
     responses: { 200: { description: 'A page of audit entries', schema: pageSchema(AuditSchema) } },
     handler: async ({ query, em, caller }) => {

@@ -3,12 +3,11 @@ import { z } from 'zod';
 import {
   decideDocument,
   DOCUMENT_MAX_BYTES,
-  DocumentListSchema,
   DocumentSchema,
   documentView,
   listDocuments,
+  downloadName,
   openDocumentFile,
-  StaffDocumentListSchema,
   StaffDocumentSchema,
   staffDocumentView,
   storeDocument,
@@ -27,6 +26,7 @@ import { fieldError } from '../../platform/errors';
 import { asCustomer, asStaff } from '../http/access';
 import { MoneyAmount } from '../http/amounts';
 import { readUpload } from '../http/multipart-upload';
+import { pageQuery, pageSchema } from '../http/paging';
 import { defineRoute, json, type RouteSpec } from '../http/route';
 
 const DocumentIdParam = z.object({ document_id: z.uuid() });
@@ -146,9 +146,10 @@ export const complianceRoutes: RouteSpec[] = [
     summary: 'Your submitted documents and their review, newest first (metadata only)',
     tags: ['compliance'],
     access: { kind: 'customer' },
-    responses: { 200: { description: 'Your documents', schema: DocumentListSchema } },
-    handler: async ({ em, caller }) =>
-      json(200, { items: (await listDocuments(em, asCustomer(caller).customerId)).map(documentView) }),
+    query: z.object(pageQuery()),
+    responses: { 200: { description: 'A page of your documents', schema: pageSchema(DocumentSchema) } },
+    handler: async ({ query, em, caller }) =>
+      json(200, await listDocuments(em, asCustomer(caller).customerId, query, documentView)),
   }),
   defineRoute({
     method: 'get',
@@ -158,10 +159,11 @@ export const complianceRoutes: RouteSpec[] = [
     tags: ['compliance'],
     access: { kind: 'staff', permission: 'manage_compliance' },
     params: z.object({ customer_id: z.uuid() }),
-    responses: { 200: { description: 'The documents', schema: StaffDocumentListSchema } },
-    handler: async ({ params, em, caller }) => {
+    query: z.object(pageQuery()),
+    responses: { 200: { description: 'A page of the documents', schema: pageSchema(StaffDocumentSchema) } },
+    handler: async ({ params, query, em, caller }) => {
       await ownerInScopeOr404(em, customerScopeOf(caller), 'customers', params.customer_id, 'Customer');
-      return json(200, { items: (await listDocuments(em, params.customer_id)).map(staffDocumentView) });
+      return json(200, await listDocuments(em, params.customer_id, query, staffDocumentView));
     },
   }),
   defineRoute({
@@ -170,7 +172,9 @@ export const complianceRoutes: RouteSpec[] = [
     operationId: 'downloadDocumentFile',
     summary: "Download a document's file",
     description:
-      'The file as submitted, with its recognised Content-Type, as an attachment. Every download is audited ' +
+      'The file as submitted, as an attachment whose Content-Type and file extension are those of the kind recognised ' +
+      'from its content at upload (`passport.html` holding a PNG downloads as `passport.png`, `image/png`); the ' +
+      'uploaded name is kept as `file_name` only. Every download is audited ' +
       '(`document.downloaded`, with who read it) before a byte is sent.',
     tags: ['compliance'],
     access: { kind: 'staff', permission: 'manage_compliance' },
@@ -184,9 +188,10 @@ export const complianceRoutes: RouteSpec[] = [
       await ownerInScopeOr404(em, customerScopeOf(caller), 'customer_documents', params.document_id, 'Document');
       const { document, bytes } = await openDocumentFile(em, services.documentSecrets, asStaff(caller), params.document_id);
       res.status(200);
+      // attachment() would take the type from the name's extension: the stored kind decides both.
+      res.attachment(downloadName(document));
       res.setHeader('Content-Type', document.contentType);
       res.setHeader('Content-Length', String(bytes.length));
-      res.attachment(document.fileName);
       res.end(bytes);
       return undefined;
     },

@@ -61,7 +61,7 @@ export const emailTemplateRoutes: RouteSpec[] = [
       '`margin_call`, `document_approved`, `document_rejected`, `customer_verified`), which operators may edit.',
     tags: ['email templates'],
     access: ACCESS,
-    query: z.object(pageQuery(100, 50)),
+    query: z.object(pageQuery()),
     responses: { 200: { description: 'A page of templates', schema: pageSchema(EmailTemplateSchema) } },
     handler: async ({ query, em }) =>
       json(200, await findPage(em, EmailTemplate, {}, query, { orderBy: { key: 'asc' } }, emailTemplateView)),

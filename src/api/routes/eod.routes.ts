@@ -7,12 +7,12 @@ import {
   EodRunSchema,
   eodRunView,
   readEodRun,
+  refuseBeforeRollover,
   requestEodRun,
 } from '../../domain/eod/eod-runs';
-import { isFutureDate, TradingDate } from '../../domain/eod/rollover';
+import { TradingDate } from '../../domain/eod/rollover';
 import { AccountDailySnapshot } from '../../entities/account-daily-snapshot.entity';
 import { EodRun } from '../../entities/eod-run.entity';
-import { fieldError } from '../../platform/errors';
 import { findPage } from '../../db/find-page';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { asStaff } from '../http/access';
@@ -24,7 +24,7 @@ import { customerScopeOf } from '../../platform/customer-scope';
 const DailyQuery = z.object({
   from: TradingDate.optional().describe('First trading date, inclusive'),
   to: TradingDate.optional().describe('Last trading date, inclusive'),
-  ...pageQuery(366, 31),
+  ...pageQuery(),
 });
 
 async function dailyPage(em: EntityManager, accountId: string, query: z.output<typeof DailyQuery>) {
@@ -53,7 +53,8 @@ export const eodRoutes: RouteSpec[] = [
     description:
       'Books the swaps of every open order opened before the rollover of `trading_date` and writes every trading ' +
       "account's daily snapshot, in per-account jobs on the `eod` queue; then mails each customer with activity a daily " +
-      'statement. A date after today (UTC) is 422 at `trading_date`. Answers 202 with the run id. While a run of the same ' +
+      'statement. A date whose rollover (`rollover_time` of `GET /api/admin/settings`, UTC, on that date) has not ' +
+      'passed yet is 422 at `trading_date`: a run before it would snapshot the day before it ends. Answers 202 with the run id. While a run of the same ' +
       'date is queued or running, the answer is that run (202, the same id): no second run starts. A date already run ' +
       'may run again; it books nothing twice (at most one swap per order and date, one snapshot per account and date).',
     tags: ['end of day'],
@@ -61,8 +62,7 @@ export const eodRoutes: RouteSpec[] = [
     body: z.object({ trading_date: TradingDate }),
     responses: { 202: { description: 'Queued, or the run of the date in progress', schema: EodRunAcceptedSchema } },
     handler: async ({ body, em, services, caller }) => {
-      if (isFutureDate(body.trading_date))
-        throw fieldError('body', ['trading_date'], 'The trading date may not be after today (UTC)');
+      await refuseBeforeRollover(em, body.trading_date);
       const { runId } = await requestEodRun(em, services.jobs, body.trading_date, asStaff(caller).userId);
       return json(202, eodRunAccepted(runId));
     },
@@ -85,7 +85,7 @@ export const eodRoutes: RouteSpec[] = [
     summary: 'End-of-day runs, newest first',
     tags: ['end of day'],
     access: { kind: 'staff', permission: 'run_end_of_day' },
-    query: z.object({ trading_date: TradingDate.optional(), ...pageQuery(100, 20) }),
+    query: z.object({ trading_date: TradingDate.optional(), ...pageQuery() }),
     responses: { 200: { description: 'A page of runs', schema: pageSchema(EodRunSchema) } },
     handler: async ({ query, em }) => {
       const page = await findPage(

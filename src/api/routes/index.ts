@@ -9,9 +9,11 @@ import { eodRoutes } from './eod.routes';
 import { emailTemplateRoutes } from './email-templates.routes';
 import { groupRoutes } from './groups.routes';
 import { instrumentRoutes } from './instruments.routes';
+import { integrationRoutes } from './integrations.routes';
 import { moneyRoutes } from './money.routes';
 import { notificationRoutes } from './notifications.routes';
 import { orderRoutes } from './orders.routes';
+import { paymentRoutes } from './payments.routes';
 import { propRoutes } from './prop.routes';
 import { passwordResetRoutes } from './password-reset.routes';
 import { queueRoutes } from './queues.routes';
@@ -54,4 +56,6 @@ export const ROUTES: RouteSpec[] = [
   ...secretsRoutes,
   ...webhookRoutes,
   ...reportRoutes,
+  ...paymentRoutes,
+  ...integrationRoutes,
 ];

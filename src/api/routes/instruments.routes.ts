@@ -45,8 +45,8 @@ export const instrumentRoutes: RouteSpec[] = [
     summary: 'What you may trade, and on what terms',
     description:
       'One entry per group your trading accounts trade under (the wallet trades under none), in the order of your ' +
-      'first login in it: the group’s commission, swap and margin terms, your logins in it, and the instruments it ' +
-      'has enabled, each with its spread (in points, added to the quotes of `GET /quotes`), commission and swaps. ' +
+      'first login in it: the group’s commission, swap and margin terms, your logins in it, and every instrument ' +
+      'you may trade in it (all but those the group disables), each with its spread (in points, added to the quotes of `GET /quotes`), commission and swaps. ' +
       'Groups you have no account in are not shown.',
     tags: ['instruments'],
     access: { kind: 'customer' },

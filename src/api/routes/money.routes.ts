@@ -121,7 +121,7 @@ export const moneyRoutes: RouteSpec[] = [
     summary: 'Your withdrawal requests, newest first',
     tags: ['withdrawals'],
     access: { kind: 'customer' },
-    query: z.object({ status: z.enum(WITHDRAWAL_STATUSES).optional(), ...pageQuery(100, 20) }),
+    query: z.object({ status: z.enum(WITHDRAWAL_STATUSES).optional(), ...pageQuery() }),
     responses: { 200: { description: 'A page of withdrawals', schema: pageSchema(WithdrawalSchema) } },
     handler: async ({ query, em, caller }) => {
       const where: FilterQuery<Withdrawal> = { customer: asCustomer(caller).customerId };
@@ -143,7 +143,7 @@ export const moneyRoutes: RouteSpec[] = [
       'decimal text in the account currency, signed.',
     tags: ['money'],
     access: { kind: 'customer' },
-    query: z.object({ login: LoginText.optional(), ...pageQuery(100, 20) }),
+    query: z.object({ login: LoginText.optional(), ...pageQuery() }),
     responses: {
       200: { description: 'A page of ledger rows', schema: pageSchema(TransactionSchema) },
       404: { description: 'Not one of your accounts' },
@@ -158,7 +158,7 @@ export const moneyRoutes: RouteSpec[] = [
     description: 'Filter by `status` and by the wallet `login`. The list never shows payment data; one withdrawal does.',
     tags: ['withdrawals'],
     access: { kind: 'staff', permission: 'approve_withdrawals' },
-    query: z.object({ status: z.enum(WITHDRAWAL_STATUSES).optional(), login: LoginText.optional(), ...pageQuery(200, 50) }),
+    query: z.object({ status: z.enum(WITHDRAWAL_STATUSES).optional(), login: LoginText.optional(), ...pageQuery() }),
     responses: { 200: { description: 'A page of withdrawals', schema: pageSchema(WithdrawalSchema) } },
     handler: async ({ query, em, caller }) => {
       const where: FilterQuery<Withdrawal> = {};

@@ -24,7 +24,7 @@ export const notificationRoutes: RouteSpec[] = [
       'notifications, `total` all of them.',
     tags: ['notifications'],
     access: { kind: 'customer' },
-    query: z.object(pageQuery(50, 20)),
+    query: z.object(pageQuery(50)),
     responses: { 200: { description: 'A page of notifications', schema: NotificationListSchema } },
     handler: async ({ query, em, caller }) => json(200, await listNotifications(em, asCustomer(caller).customerId, query)),
   }),

@@ -92,7 +92,7 @@ export const orderRoutes: RouteSpec[] = [
     summary: "An account's market orders, newest first",
     tags: ['orders'],
     access: { kind: 'staff_or_customer', permission: 'view_orders' },
-    query: z.object({ login: LoginText, status: z.enum(['open', 'closed']).optional(), ...pageQuery(200, 50) }),
+    query: z.object({ login: LoginText, status: z.enum(['open', 'closed']).optional(), ...pageQuery() }),
     responses: { 200: { description: 'A page of orders', schema: pageSchema(OrderSchema) } },
     handler: async ({ query, em, caller }) => {
       const account = await accessibleAccount(em, query.login, customerScopeOf(caller));
@@ -164,7 +164,7 @@ export const orderRoutes: RouteSpec[] = [
     summary: "An account's pending orders, newest first",
     tags: ['pending orders'],
     access: { kind: 'staff_or_customer', permission: 'view_orders' },
-    query: z.object({ login: LoginText, status: z.enum(PENDING_STATUSES).optional(), ...pageQuery(200, 50) }),
+    query: z.object({ login: LoginText, status: z.enum(PENDING_STATUSES).optional(), ...pageQuery() }),
     responses: { 200: { description: 'A page of pending orders', schema: pageSchema(PendingOrderSchema) } },
     handler: async ({ query, em, caller }) => {
       const account = await accessibleAccount(em, query.login, customerScopeOf(caller));

@@ -1,7 +1,15 @@
 import type { FilterQuery } from '@mikro-orm/core';
 import { z } from 'zod';
 import { fieldError } from '../../platform/errors';
-import { ChallengeSchema, customerChallenges, getChallenge, startChallenge } from '../../domain/prop/challenges';
+import {
+  ChallengeDetailSchema,
+  ChallengeSchema,
+  customerChallenges,
+  getChallenge,
+  listChallenges,
+  startChallenge,
+} from '../../domain/prop/challenges';
+import { CHALLENGE_STATUSES } from '../../entities/prop-challenge.entity';
 import { decidePayout, PayoutSchema, payoutView, requestPayout } from '../../domain/prop/payouts';
 import { assertMayWithdraw } from '../../domain/compliance/limits';
 import { createProgram, ProgramInputSchema, ProgramSchema, programView } from '../../domain/prop/programs';
@@ -58,7 +66,7 @@ export const propRoutes: RouteSpec[] = [
     summary: 'Prop challenge programs, newest first',
     tags: ['prop'],
     access: { kind: 'staff', permission: 'manage_prop' },
-    query: z.object({ ...pageQuery(200, 50) }),
+    query: z.object({ ...pageQuery() }),
     responses: { 200: { description: 'A page of programs', schema: pageSchema(ProgramSchema) } },
     handler: async ({ query, em }) =>
       json(200, await findPage(em, PropProgram, {}, query, { orderBy: { createdAt: 'desc', id: 'desc' } }, programView)),
@@ -85,14 +93,35 @@ export const propRoutes: RouteSpec[] = [
   }),
   defineRoute({
     method: 'get',
+    path: '/prop/challenges',
+    operationId: 'listPropChallenges',
+    summary: 'Challenge stages, newest first',
+    description:
+      'Every stage of every challenge (each phase and the funded stage is its own record on its own account), filtered ' +
+      'by `status`, `program_id`, `customer_id` and the stage account `login`. A filter naming something that does not ' +
+      'exist matches nothing.',
+    tags: ['prop'],
+    access: { kind: 'staff', permission: 'manage_prop' },
+    query: z.object({
+      status: z.enum(CHALLENGE_STATUSES).optional(),
+      program_id: z.uuid().optional(),
+      customer_id: z.uuid().optional(),
+      login: LoginText.optional(),
+      ...pageQuery(),
+    }),
+    responses: { 200: { description: 'A page of challenge stages', schema: pageSchema(ChallengeSchema) } },
+    handler: async ({ query, em, caller }) => json(200, await listChallenges(em, query, query, customerScopeOf(caller))),
+  }),
+  defineRoute({
+    method: 'get',
     path: '/prop/challenges/{challenge_id}',
     operationId: 'getPropChallenge',
-    summary: 'One challenge stage',
+    summary: 'One challenge stage, with its rules, the limits it is judged by and the stages of its run',
     tags: ['prop'],
     access: { kind: 'staff', permission: 'manage_prop' },
     params: ChallengeIdParam,
     responses: {
-      200: { description: 'The stage', schema: ChallengeSchema },
+      200: { description: 'The stage', schema: ChallengeDetailSchema },
       404: { description: 'No such challenge' },
     },
     handler: async ({ params, em, caller }) => {
@@ -156,7 +185,7 @@ export const propRoutes: RouteSpec[] = [
       status: z.enum(PAYOUT_STATUSES).optional(),
       login: LoginText.optional(),
       customer_id: z.uuid().optional(),
-      ...pageQuery(200, 50),
+      ...pageQuery(),
     }),
     responses: { 200: { description: 'A page of payouts', schema: pageSchema(PayoutSchema) } },
     handler: async ({ query, em, caller }) => {

@@ -34,7 +34,7 @@ export const queueRoutes: RouteSpec[] = [
     tags: ['queues'],
     access: { kind: 'staff', permission: 'view_queues' },
     params: z.object({ queue: QueueParam }),
-    query: z.object({ state: z.enum(JOB_STATES).default('failed'), ...pageQuery(100, 20) }),
+    query: z.object({ state: z.enum(JOB_STATES).default('failed'), ...pageQuery() }),
     responses: { 200: { description: 'A page of jobs', schema: pageSchema(QueueJobSchema) } },
     handler: async ({ params, query, services }) =>
       json(200, await queueJobs(services.jobs, params.queue, query.state, query.page, query.page_size)),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { InstrumentSymbol } from '../../domain/instruments/instruments';
+import { customerTradeableSymbols } from '../../domain/instruments/customer-instruments';
 import { latestQuotes, QUOTE_SYMBOLS_MAX, QuoteBoardItemSchema } from '../../domain/prices/quote-board';
 import { pageQuery, pageSchema } from '../http/paging';
 import { defineRoute, json, type RouteSpec } from '../http/route';
@@ -21,11 +22,22 @@ export const quoteRoutes: RouteSpec[] = [
       `The price source's latest quotes (before any group's spread: \`GET /customers/me/instruments\` gives a ` +
       `customer's spreads), with the instrument's digits. With \`symbols\` (1 to ${QUOTE_SYMBOLS_MAX}), those ` +
       'instruments; a symbol that names no instrument is 422 at `symbols` naming it. Without, every instrument ' +
-      'some group trades, by symbol, paged. An instrument with no price at the moment is left out.',
+      'you may trade (a customer: every instrument that a group of your trading accounts does not disable; staff: ' +
+      'every instrument), by symbol, paged. An instrument with no price at the moment is left out.',
     tags: ['quotes'],
     access: { kind: 'authenticated' },
-    query: z.object({ symbols: SymbolList.optional(), ...pageQuery(200, 100) }),
+    query: z.object({ symbols: SymbolList.optional(), ...pageQuery() }),
     responses: { 200: { description: 'Quotes by symbol', schema: pageSchema(QuoteBoardItemSchema) } },
-    handler: async ({ query, em, services }) => json(200, await latestQuotes(em, services.quotes, query.symbols, query)),
+    handler: async ({ query, em, services, caller }) =>
+      json(
+        200,
+        await latestQuotes(
+          em,
+          services.quotes,
+          query.symbols,
+          query,
+          caller?.kind === 'customer' ? () => customerTradeableSymbols(em, caller.customerId) : undefined,
+        ),
+      ),
   }),
 ];

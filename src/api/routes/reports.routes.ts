@@ -28,8 +28,9 @@ const TYPES_DESCRIPTION =
   "clients' floating profit, in `currency` at the latest quotes.\n" +
   '- `deposits_withdrawals` `{"from", "to", "group_id"?}`: per currency and day, completed deposits and withdrawals, their counts and net.\n' +
   '- `daily` `{"trading_date"}`: every account\'s end-of-day snapshot of that date.\n\n' +
-  'Formats: `csv` (RFC 4180, header row of column keys, plain decimals, ISO 8601 UTC times; text cells beginning with `=`, `+`, `-` ' +
-  "or `@` are prefixed with `'`; a statement is one table whose first column `section` says what each row is), `pdf` (A4, the " +
+  'Formats: `csv` (RFC 4180, header row of column keys, plain decimals, ISO 8601 UTC times; a field holding a comma, a quote, ' +
+  'CR or LF is quoted; text cells beginning, after any leading spaces, with `=`, `+`, `-`, `@`, TAB or CR ' +
+  "are prefixed with `'`; a statement is one table whose first column `section` says what each row is), `pdf` (A4, the " +
   "broker's name in the title, page numbers) and `json` (one object, each section an array).";
 
 const ReportRequestSchema = z

@@ -98,7 +98,7 @@ export const riskRoutes: RouteSpec[] = [
     summary: 'Saved risk rules, by name',
     tags: ['risk'],
     access: { kind: 'staff', permission: 'manage_risk_rules' },
-    query: z.object({ is_active: z.enum(['true', 'false']).optional(), ...pageQuery(100, 20) }),
+    query: z.object({ is_active: z.enum(['true', 'false']).optional(), ...pageQuery() }),
     responses: { 200: { description: 'A page of rules', schema: pageSchema(RiskRuleSchema) } },
     handler: async ({ query, em }) =>
       json(
@@ -189,7 +189,7 @@ export const riskRoutes: RouteSpec[] = [
     tags: ['risk'],
     access: { kind: 'staff', permission: 'manage_risk_rules' },
     params: z.object({ rule_id: z.uuid(), run_id: z.uuid() }),
-    query: z.object({ risk_class: z.enum(RISK_CLASSES).optional(), ...pageQuery(1000, 100) }),
+    query: z.object({ risk_class: z.enum(RISK_CLASSES).optional(), ...pageQuery() }),
     responses: { 200: { description: 'The run', schema: RiskApplyRunSchema }, 404: { description: 'Not found' } },
     handler: async ({ params, query, em }) => json(200, await applyRunView(em, params.rule_id, params.run_id, query)),
   }),

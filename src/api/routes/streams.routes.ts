@@ -17,10 +17,13 @@ const STREAM_RULES =
   'Answers `text/event-stream`. Each domain event is `id:` (its sequence number), `event:` (its type) and `data:` (the JSON webhooks deliver: `{"id","type","sequence","created_at","data"}`); ' +
   'a comment line every 15 s keeps proxies from closing the stream. Reconnecting with `Last-Event-ID` replays every matching event after that id from the last 24 hours, in order, then goes live; ' +
   'an id older than that gets a first event `reset` (reload your state). A client more than 10,000 events behind gets `overflow` and the stream ends. ' +
-  'Authenticate with a Bearer token or `?ticket=` (POST /auth/stream-tickets). More than 5 open streams per session: 429. A revoked session ends its streams within a second.';
+  'Authenticate with a Bearer token or `?ticket=` (POST /auth/stream-tickets). More than 5 open streams per session: 429 `RATE_LIMITED`; more than 10 per customer or staff user across all its sessions: 429 `TOO_MANY_STREAMS`. A revoked session ends its streams within a second.';
 
 const OPEN = 'The event stream, open until the client leaves or the server ends it';
-const LIMITED = { description: 'RATE_LIMITED: the session already holds 5 open streams' };
+const LIMITED = {
+  description:
+    'RATE_LIMITED: the session already holds 5 open streams; TOO_MANY_STREAMS: the principal holds 10 across its sessions',
+};
 const UNAVAILABLE = { description: 'STREAMS_UNAVAILABLE: the live feed (Redis) cannot be reached; retry after Retry-After' };
 const NOTICES = { reset: StreamNoticeSchema, overflow: StreamNoticeSchema };
 /** Every domain event type, each `data:` the webhook event JSON. */

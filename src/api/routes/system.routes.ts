@@ -56,16 +56,18 @@ export const systemRoutes: RouteSpec[] = [
     summary: 'Prometheus metrics',
     description:
       'HTTP latency histogram by route, queue depth by state and job outcomes per queue, the outbox relay lag (outbox_oldest_unpublished_seconds), process metrics. ' +
-      'When the deployment sets METRICS_TOKEN, the request must bear it as a Bearer token (401 otherwise).',
+      'When the deployment sets METRICS_TOKEN, the request must bear it as a Bearer token (401 otherwise). In production ' +
+      'without METRICS_TOKEN it is 401 to everyone, unless the deployment sets METRICS_PUBLIC=true.',
     tags: ['observability'],
     access: { kind: 'public' },
     raw: true,
     responses: {
       200: { description: 'Prometheus text exposition format' },
-      401: { description: 'METRICS_TOKEN is set and the request does not bear it' },
+      401: { description: 'METRICS_TOKEN is set and the request does not bear it, or production leaves /metrics closed' },
     },
     handler: async ({ services, req, res }) => {
-      if (!metricsAllowed(req.headers.authorization, services.config.metricsToken)) throw errors.unauthenticated(METRICS_REFUSED);
+      if (!metricsAllowed(req.headers.authorization, services.config.metricsToken, services.config.metricsPublic))
+        throw errors.unauthenticated(METRICS_REFUSED);
       const body = await services.metrics.registry.metrics();
       res.type(services.metrics.registry.contentType).send(body);
       return undefined;

@@ -41,7 +41,7 @@ export const taskRoutes: RouteSpec[] = [
     summary: "Tasks within the caller's scope, soonest due first",
     tags: ['tasks'],
     access: { kind: 'staff', permission: 'manage_tasks' },
-    query: TaskQuerySchema.extend(pageQuery(200, 50)),
+    query: TaskQuerySchema.extend(pageQuery()),
     responses: { 200: { description: 'A page of tasks', schema: pageSchema(TaskSchema) } },
     handler: async ({ query, em, caller }) => {
       const where = await taskFilter(em, asStaff(caller), query);
@@ -100,7 +100,7 @@ export const taskRoutes: RouteSpec[] = [
     summary: 'Task rules, newest first',
     tags: ['tasks'],
     access: { kind: 'staff', permission: 'manage_tasks' },
-    query: z.object(pageQuery(200, 50)),
+    query: z.object(pageQuery()),
     responses: { 200: { description: 'A page of task rules', schema: pageSchema(TaskRuleSchema) } },
     handler: async ({ query, em }) =>
       json(200, await findPage(em, TaskRule, {}, query, { orderBy: { createdAt: 'desc', id: 'desc' } }, taskRuleView)),

@@ -47,7 +47,7 @@ export const teamRoutes: RouteSpec[] = [
     summary: 'List teams with their members, by name',
     tags: ['teams'],
     access: { kind: 'staff', permission: 'manage_users' },
-    query: z.object(pageQuery(200, 50)),
+    query: z.object(pageQuery()),
     responses: { 200: { description: 'A page of teams', schema: pageSchema(TeamSchema) } },
     handler: async ({ query, em }) => {
       const page = await findPage(em, Team, {}, query, { orderBy: { name: 'asc', id: 'asc' } }, (t) => t);

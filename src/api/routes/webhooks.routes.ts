@@ -174,7 +174,7 @@ export const webhookRoutes: RouteSpec[] = [
     tags: ['webhooks'],
     access: { kind: 'staff', permission: 'manage_webhooks' },
     params: WebhookId,
-    query: z.object({ status: z.enum(DELIVERY_STATUSES).optional(), ...pageQuery(100, 20) }),
+    query: z.object({ status: z.enum(DELIVERY_STATUSES).optional(), ...pageQuery() }),
     responses: {
       200: { description: 'A page of deliveries', schema: pageSchema(DeliverySchema) },
       404: { description: 'Not found' },

@@ -3,7 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Request, Response } from 'express';
 import type { AppServices } from '../../app-services';
 import type { Caller } from '../../platform/caller';
-import { MAX_STREAMS_PER_SESSION } from '../../domain/streams/stream-slots';
+import { MAX_STREAMS_PER_PRINCIPAL, MAX_STREAMS_PER_SESSION, type StreamHolder } from '../../domain/streams/stream-slots';
 import { replayAfter, resumePoint } from '../../domain/streams/replay';
 import { sha256Hex } from '../../platform/crypto';
 import { customerScopeOf } from '../../platform/customer-scope';
@@ -25,8 +25,8 @@ export interface StreamRequest {
 }
 
 /**
- * Opens a stream: takes one of the session's slots (429 beyond MAX_STREAMS_PER_SESSION, across
- * processes), answers 200 `text/event-stream`, and registers the stream with the process's hub
+ * Opens a stream: takes one of the session's slots and one of its principal's (429 beyond
+ * MAX_STREAMS_PER_SESSION or MAX_STREAMS_PER_PRINCIPAL, across processes), answers 200 `text/event-stream`, and registers the stream with the process's hub
  * before anything is read, so no live event can slip past it. A reconnect with Last-Event-ID
  * then replays from the outbox what came after that id while the live events wait in the
  * stream, and the two meet without a gap or a repeat (see SseStream.goLive).
@@ -42,11 +42,19 @@ export async function openStream(r: StreamRequest): Promise<void> {
     });
   });
   const id = randomUUID();
-  const holder = caller.kind === 'api_token' ? `token:${caller.tokenId}` : `session:${caller.sessionId}`;
-  if (!(await hub.slots.take(holder, id))) {
+  const holder = holderOf(caller);
+  const taken = await hub.slots.take(holder, id);
+  if (taken === 'session_full') {
     const err = errors.rateLimited(5);
     throw new AppError(429, err.code, `At most ${MAX_STREAMS_PER_SESSION} streams may be open per session`, err.headers);
   }
+  if (taken === 'principal_full')
+    throw new AppError(
+      429,
+      'TOO_MANY_STREAMS',
+      `At most ${MAX_STREAMS_PER_PRINCIPAL} streams may be open at once across all your sessions; close one first`,
+      { 'Retry-After': '5' },
+    );
 
   res.writeHead(200, {
     'content-type': 'text/event-stream; charset=utf-8',
@@ -101,6 +109,13 @@ export async function openStream(r: StreamRequest): Promise<void> {
     services.logger.warn({ err: (err as Error).message }, 'stream replay failed: ending the stream');
     stream.end();
   }
+}
+
+/** An API token is its own session and principal; a login's session counts against its customer or staff user. */
+function holderOf(caller: Caller): StreamHolder {
+  if (caller.kind === 'api_token') return { session: `token:${caller.tokenId}`, principal: `token-principal:${caller.tokenId}` };
+  const principal = caller.kind === 'customer' ? `customer:${caller.customerId}` : `user:${caller.userId}`;
+  return { session: `session:${caller.sessionId}`, principal };
 }
 
 function tokenHashOf(req: Request): string | undefined {

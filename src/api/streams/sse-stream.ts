@@ -1,4 +1,5 @@
 import type { Response } from 'express';
+import type { StreamHolder } from '../../domain/streams/stream-slots';
 import type { Caller } from '../../platform/caller';
 import { wireEvent, type LiveEvent } from '../../domain/streams/live-feed';
 
@@ -51,8 +52,8 @@ export class SseStream {
     private readonly res: Response,
     readonly kind: StreamKind,
     readonly caller: Caller,
-    /** Who the per-session limit counts this stream against (session id or API token id). */
-    readonly holder: string,
+    /** Whom the stream limits count this stream against: its session (or API token) and its principal. */
+    readonly holder: StreamHolder,
     readonly filter: { customerId?: string; types?: ReadonlySet<string>; symbols?: ReadonlySet<string> },
     private readonly onSent: (kind: StreamKind, n: number) => void,
     private readonly onEnd: (stream: SseStream) => void,

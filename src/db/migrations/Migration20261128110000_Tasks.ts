@@ -31,7 +31,7 @@ export class Migration20261128110000_Tasks extends Migration {
       "created_by" uuid null,
       constraint "task_rules_pkey" primary key ("id"));`);
     this.addSql(
-      `insert into "email_templates" ("id", "created_at", "updated_at", "key", "name", "default_locale", "translations", "built_in") values (gen_random_uuid(), now(), now(), 'task_reminder', 'Task reminder', 'en', '{"en": {"subject": "Task {{event}}: {{title}}", "text": "Hello {{full_name}},\\n\\nyour task {{title}} ({{kind}}, {{priority}}) is due at {{due_at}}: {{event}}.\\n", "html": "<p>Hello {{full_name}},</p><p>your task <strong>{{title}}</strong> ({{kind}}, {{priority}}) is due at {{due_at}}: {{event}}.</p>"}}'::jsonb, true) on conflict ("key") do nothing;`,
+      `insert into "email_templates" ("id", "created_at", "updated_at", "key", "name", "default_locale", "translations", "built_in") values (gen_random_uuid(), now(), now(), 'task_reminder', 'Task reminder', 'en', '{"en": {"subject": "Task {{event}}: {{title}}", "text": "Hello {{full_name}},\\n\\nyour task {{title}} ({{kind}}, {{priority}}) is due at {{due_at}}: {{event}}.\\n", "html": "<p>Hello {{full_name}},</p><p>your task <strong>{{title}}</strong> ({{kind}}, {{priority}}) is due at {{due_at}}: {{event}}.</p>"}, "de": {"subject": "Aufgabe {{event}}: {{title}}", "text": "Hallo {{full_name}},\\n\\nIhre Aufgabe {{title}} ({{kind}}, {{priority}}) ist fällig am {{due_at}}: {{event}}.\\n", "html": "<p>Hallo {{full_name}},</p><p>Ihre Aufgabe <strong>{{title}}</strong> ({{kind}}, {{priority}}) ist fällig am {{due_at}}: {{event}}.</p>"}}'::jsonb, true) on conflict ("key") do nothing;`,
     );
   }
 

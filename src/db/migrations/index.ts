@@ -40,6 +40,9 @@ import { Migration20261128010000_NegativeWallets } from './Migration202611280100
 import { Migration20261128100000_TeamsAndScope } from './Migration20261128100000_TeamsAndScope';
 import { Migration20261128110000_Tasks } from './Migration20261128110000_Tasks';
 import { Migration20261128020000_DropDeadFunctions } from './Migration20261128020000_DropDeadFunctions';
+import { Migration20261128090000_ReportRequeue } from './Migration20261128090000_ReportRequeue';
+import { Migration20261128093000_Payments } from './Migration20261128093000_Payments';
+import { Migration20261128093001_OneDepositPerIntent } from './Migration20261128093001_OneDepositPerIntent';
 
 export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122185420', class: Migration20261122185420 },
@@ -80,6 +83,9 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261127140000_WebhookClaimAhead', class: Migration20261127140000_WebhookClaimAhead },
   { name: 'Migration20261128010000_NegativeWallets', class: Migration20261128010000_NegativeWallets },
   { name: 'Migration20261128020000_DropDeadFunctions', class: Migration20261128020000_DropDeadFunctions },
+  { name: 'Migration20261128090000_ReportRequeue', class: Migration20261128090000_ReportRequeue },
+  { name: 'Migration20261128093000_Payments', class: Migration20261128093000_Payments },
+  { name: 'Migration20261128093001_OneDepositPerIntent', class: Migration20261128093001_OneDepositPerIntent },
   { name: 'Migration20261128100000_TeamsAndScope', class: Migration20261128100000_TeamsAndScope },
   { name: 'Migration20261128110000_Tasks', class: Migration20261128110000_Tasks },
 ];

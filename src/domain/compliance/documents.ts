@@ -10,6 +10,7 @@ import {
   type DocumentType,
 } from '../../entities/customer-document.entity';
 import { executeBoundInTransaction, executeNamed } from '../../db/bound-statement';
+import { findPage, type Paging } from '../../db/find-page';
 import { errors } from '../../platform/errors';
 import type { SecretBox } from '../../platform/secret-box';
 import { recordAudit } from '../audit/audit';
@@ -46,9 +47,6 @@ export const StaffDocumentSchema = DocumentSchema.extend({
   decided_by: z.uuid().nullable().describe('The staff user who decided (for an API token, the user who issued it)'),
 });
 export type StaffDocumentView = z.output<typeof StaffDocumentSchema>;
-
-export const DocumentListSchema = z.object({ items: z.array(DocumentSchema) });
-export const StaffDocumentListSchema = z.object({ items: z.array(StaffDocumentSchema) });
 
 /** The data of a customer.verified event: what webhooks receive and the notification shows. */
 export const CustomerVerifiedSchema = z.object({
@@ -122,8 +120,14 @@ export async function storeDocument(
   });
 }
 
-export async function listDocuments(em: EntityManager, customerId: string): Promise<CustomerDocument[]> {
-  return em.find(CustomerDocument, { customer: customerId }, { orderBy: { createdAt: 'desc', id: 'desc' } });
+/** A customer's documents, newest first, a page at a time through the view given. */
+export async function listDocuments<V>(
+  em: EntityManager,
+  customerId: string,
+  paging: Paging,
+  view: (doc: CustomerDocument) => V,
+) {
+  return findPage(em, CustomerDocument, { customer: customerId }, paging, { orderBy: { createdAt: 'desc', id: 'desc' } }, view);
 }
 
 /**
@@ -149,6 +153,22 @@ export async function openDocumentFile(
   });
   await em.flush();
   return { document, bytes };
+}
+
+const EXTENSION: Record<DocumentContentType, string> = {
+  'application/pdf': 'pdf',
+  'image/jpeg': 'jpg',
+  'image/png': 'png',
+};
+
+/**
+ * The name a document's file is downloaded under: the uploaded name's stem with the extension
+ * of the kind read from its content. The uploaded name is the customer's word only: a PNG sent
+ * as `x.html` must not reach a browser or a desktop as HTML.
+ */
+export function downloadName(document: Pick<CustomerDocument, 'fileName' | 'contentType'>): string {
+  const stem = document.fileName.replace(/\.[^.]*$/, '').trim() || 'document';
+  return `${stem}.${EXTENSION[document.contentType]}`;
 }
 
 type Decision = { kind: 'approve' } | { kind: 'reject'; reason: string };

@@ -2,17 +2,17 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { Account } from '../../entities/account.entity';
 import { Order } from '../../entities/order.entity';
 import { dec, type Dec } from '../../platform/decimal';
-import { TtlCache } from '../../platform/ttl-cache';
+
 import { lockAccounts } from '../accounts/accounts';
 import { accountView } from '../accounts/account-view';
 import { recordEvent } from '../events/outbox';
 import { postToLedger } from '../ledger/posting';
 import { metricsOf, type OpenPosition } from '../accounts/account-metrics';
 import { closeAtPricing } from '../orders/close-order';
-import { PricingContext, PricingError, type PricingTerms } from '../prices/pricing-context';
+import { PricingContext, PricingError } from '../prices/pricing-context';
 import { closingPrice, profitInQuoteCurrency } from '../prices/trading-math';
 import type { QuoteStore } from '../prices/quote-store';
-import { readPricingTerms } from '../prices/pricing-terms';
+import { PricingTermsCache } from '../prices/pricing-terms';
 import { executeNamed } from '../../db/bound-statement';
 import { LOCK_OPEN_ORDERS, SET_MARGIN_CALL_ACTIVE } from '../accounts/accounts.queries';
 
@@ -156,7 +156,7 @@ async function protectNegativeBalance(
 
 /** How long the margin pre-check reuses pricing terms (instruments, group rows, conversions). */
 const PRECHECK_TERMS_TTL_MS = 5_000;
-const precheckTerms = new TtlCache<PricingTerms>(PRECHECK_TERMS_TTL_MS);
+const precheckTerms = new PricingTermsCache(PRECHECK_TERMS_TTL_MS);
 
 /**
  * An account holding a ticked symbol, as the pass's lookup reads it (candidates.ts): what the
@@ -192,9 +192,7 @@ export async function marginNeedsCheck(em: EntityManager, quotes: QuoteStore, ho
   if (!groupId || callLevel === null || holder.open.length === 0) return false;
   const symbols = [...new Set(holder.open.map((o) => o.symbol))].sort();
   // Terms depend on the group, the account currency and the symbols only: accounts alike share them.
-  const terms = await precheckTerms.get(`${groupId}:${currency}:${symbols.join(',')}`, () =>
-    readPricingTerms(em, { currency, groupId }, symbols),
-  );
+  const terms = await precheckTerms.get(em, { currency, groupId }, symbols);
   // Pricing reads only the currency of the account it is loaded for (and metricsOf its balance).
   const account = { currency, balance: holder.balance } as Account;
   const pricing = await PricingContext.load(em, quotes, account, symbols, terms);

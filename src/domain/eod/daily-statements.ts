@@ -5,6 +5,7 @@ import type { JobProducer } from '../../jobs/job-producer';
 import type { SecretBox } from '../../platform/secret-box';
 import { executeNamed } from '../../db/bound-statement';
 import { dispatchMail, queueMail } from '../mail/mail-outbox';
+import { notificationLanguage, TERMS } from '../mail/customer-language';
 import { INSERT_DAILY_STATEMENT, STATEMENTS_DUE } from './eod.queries';
 
 const PAGE = 200;
@@ -14,7 +15,22 @@ interface DueStatement {
   email: string;
   first_name: string;
   locale: string;
-  accounts: string;
+  accounts: StatementAccount[];
+}
+
+export interface StatementAccount {
+  login: string;
+  balance: string;
+  equity: string;
+  currency: string;
+}
+
+/** A customer's accounts at the end of a day, as its statement mail lists them, in its language. */
+export function accountsLine(accounts: StatementAccount[], locale: string): string {
+  const terms = TERMS[notificationLanguage(locale)];
+  return accounts
+    .map((a) => `${a.login}: ${terms.balance} ${a.balance} ${a.currency}, ${terms.equity} ${a.equity} ${a.currency}`)
+    .join('; ');
 }
 
 /**
@@ -47,7 +63,7 @@ export async function queueDailyStatements(
           template: 'daily_statement',
           locale: c.locale,
           to: c.email,
-          data: { first_name: c.first_name, trading_date: tradingDate, accounts: c.accounts },
+          data: { first_name: c.first_name, trading_date: tradingDate, accounts: accountsLine(c.accounts, c.locale) },
         });
         mail.id = mailId;
         made.push(mail);

@@ -5,7 +5,7 @@ import { EOD_RUN_STATUSES, EodRun } from '../../entities/eod-run.entity';
 import type { JobProducer } from '../../jobs/job-producer';
 import { EodAccountsJob, EodFinishJob, EodStartJob, MAX_ACCOUNTS_PER_JOB } from '../../jobs/eod.job';
 import { executeNamed } from '../../db/bound-statement';
-import { errors } from '../../platform/errors';
+import { errors, fieldError } from '../../platform/errors';
 import { BrokerSettings } from '../../entities/broker-settings.entity';
 import type { RolloverOfDate } from './account-swaps';
 import {
@@ -88,6 +88,21 @@ async function rolloverSettings(em: EntityManager): Promise<Pick<BrokerSettings,
 }
 
 /**
+ * Refuses a run of a date whose rollover (rollover_time, UTC, on that date) has not passed:
+ * it would snapshot the day before it ends and miss the swaps of orders opened later that day,
+ * and a snapshot, once written, is never rewritten. A date after today is refused by the same rule.
+ */
+export async function refuseBeforeRollover(em: EntityManager, tradingDate: string, now = new Date()): Promise<void> {
+  const { rolloverTime } = await rolloverSettings(em);
+  if (rolloverInstant(tradingDate, rolloverTime).getTime() > now.getTime())
+    throw fieldError(
+      'body',
+      ['trading_date'],
+      `The rollover of ${tradingDate} (${rolloverTime} UTC) has not passed yet; the end of day runs after it`,
+    );
+}
+
+/**
  * Records the run of a trading date and queues its start, or answers the run of that date
  * already queued or running (no second run meanwhile: the partial unique index decides, so
  * two requests at once get the same run). `created` tells which.
@@ -101,7 +116,8 @@ export async function requestEodRun(
   const settings = await rolloverSettings(em);
   const due = rolloverInstant(tradingDate, settings.rolloverTime);
   const now = new Date();
-  // Orders opened after the date's rollover time are not in it; a run asked for early cuts at now.
+  // Orders opened after the date's rollover time are not in it. Staff cannot ask before the
+  // rollover; the scheduler fires at it, and a clock a moment early still cuts at now.
   const cutoff = due.getTime() < now.getTime() ? due : now;
   const id = randomUUID();
   const inserted = await executeNamed<{ id: string }>(

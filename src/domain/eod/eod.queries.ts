@@ -76,8 +76,8 @@ export const FINISH_RUN = namedStatement<{
  */
 export const STATEMENTS_DUE = namedStatement<{ trading_date: string; after: string; limit: number }>(
   `select c.id as customer_id, c.email, c.first_name, c.locale,
-          string_agg(s.login::text || ': balance ' || s.balance::text || ' ' || a.currency || ', equity ' || s.equity::text
-                     || ' ' || a.currency, '; ' order by s.login) as accounts
+          json_agg(json_build_object('login', s.login::text, 'balance', s.balance::text, 'equity', s.equity::text,
+                                     'currency', a.currency) order by s.login) as accounts
      from account_daily_snapshots s
      join accounts a on a.id = s.account_id
      join customers c on c.id = a.customer_id

@@ -92,8 +92,3 @@ export function rolloverPattern(rolloverTime: string): string {
   const [h, m] = rolloverTime.split(':').map(Number);
   return `0 ${m} ${h} * * *`;
 }
-
-/** Whether `date` is after today's UTC date. */
-export function isFutureDate(date: string, now: Date = new Date()): boolean {
-  return date > utcDate(now);
-}

@@ -6,7 +6,12 @@
  */
 export const EVENT_TYPES = [
   'customer.created',
+  'deposit.created',
   'deposit.completed',
+  'deposit.failed',
+  'deposit.review',
+  'deposit.charged_back',
+  'deposit.refunded',
   'order.opened',
   'order.closed',
   'pending_order.modified',

@@ -11,7 +11,7 @@ import type { Identity } from './identity';
 import { ADMIN_ROLE } from './permissions';
 import { permissionsOf } from './principals';
 import { revokeSessions } from './sessions';
-import { assertGrantable, assertMayActOn, isAdmin, roleView, staffUserView, teamIdsOf } from './staff';
+import { assertGrantable, assertMayActOn, assertMayChangeRole, isAdmin, roleView, staffUserView, teamIdsOf } from './staff';
 import { flushUnique } from '../../db/flush-unique';
 import { executeNamed } from '../../db/bound-statement';
 import { ACTIVE_USER_MANAGERS, ADVISORY_XACT_LOCK } from './identity.queries';
@@ -175,6 +175,7 @@ export async function updateRole(
     const found = await tx.findOne(Role, roleId, { refresh: true });
     if (!found) throw errors.notFound('Role');
     assertNotBuiltIn(found);
+    assertMayChangeRole(actor, found);
     const before = roleView(found);
     if (patch.permissions !== undefined) {
       const next = [...new Set(patch.permissions)].sort();
@@ -204,6 +205,7 @@ export async function deleteRole(em: EntityManager, actor: StaffCaller, roleId: 
     const role = await tx.findOne(Role, roleId, { refresh: true });
     if (!role) throw errors.notFound('Role');
     assertNotBuiltIn(role);
+    assertMayChangeRole(actor, role);
     const holders = await tx.count(StaffUser, { roles: role.id });
     if (holders > 0)
       throw errors.conflict(

@@ -94,6 +94,19 @@ export async function assertMayActOn(em: EntityManager, actor: StaffCaller, user
     );
 }
 
+/**
+ * The same rule for roles: renaming, re-permissioning or deleting a role needs every permission
+ * it holds now, else a holder of manage_users alone could rework or remove a role it could
+ * never have granted (and so what its holders may do).
+ */
+export function assertMayChangeRole(actor: StaffCaller, role: Pick<Role, 'permissions'>): void {
+  const missing = role.permissions.filter((p) => !actor.permissions.has(p)).sort();
+  if (missing.length)
+    throw errors.forbidden(
+      `You can only change or delete a role whose permissions you all hold; you do not hold ${missing.join(', ')}`,
+    );
+}
+
 /** Whether the caller holds the built-in admin role. An API token never counts as an admin. */
 export async function isAdmin(em: EntityManager, actor: StaffCaller): Promise<boolean> {
   if (actor.kind !== 'user') return false;

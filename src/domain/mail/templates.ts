@@ -285,6 +285,56 @@ export const MAIL_TEMPLATES: readonly DefaultMailTemplate[] = [
     },
   },
   {
+    key: 'deposit_completed',
+    name: 'Deposit received',
+    placeholders: ['first_name', 'amount', 'currency', 'login'],
+    defaultLocale: 'en',
+    translations: {
+      en: {
+        subject: 'Your deposit of {{amount}} {{currency}} has arrived',
+        text: 'Hello {{first_name}},\n\nyour deposit of {{amount}} {{currency}} has arrived in your account {{login}}.\n',
+        html: wrap([
+          'Hello {{first_name}},',
+          'your deposit of <strong>{{amount}} {{currency}}</strong> has arrived in your account {{login}}.',
+        ]),
+      },
+      de: {
+        subject: 'Ihre Einzahlung über {{amount}} {{currency}} ist eingegangen',
+        text: 'Hallo {{first_name}},\n\nIhre Einzahlung über {{amount}} {{currency}} ist auf Ihrem Konto {{login}} eingegangen.\n',
+        html: wrap([
+          'Hallo {{first_name}},',
+          'Ihre Einzahlung über <strong>{{amount}} {{currency}}</strong> ist auf Ihrem Konto {{login}} eingegangen.',
+        ]),
+      },
+    },
+  },
+  {
+    key: 'deposit_failed',
+    name: 'Deposit failed',
+    placeholders: ['first_name', 'amount', 'currency', 'login', 'reason'],
+    defaultLocale: 'en',
+    translations: {
+      en: {
+        subject: 'Your deposit of {{amount}} {{currency}} did not go through',
+        text: 'Hello {{first_name}},\n\nyour deposit of {{amount}} {{currency}} into your account {{login}} did not go through: {{reason}}. Nothing was credited.\n',
+        html: wrap([
+          'Hello {{first_name}},',
+          'your deposit of <strong>{{amount}} {{currency}}</strong> into your account {{login}} did not go through: {{reason}}.',
+          'Nothing was credited.',
+        ]),
+      },
+      de: {
+        subject: 'Ihre Einzahlung über {{amount}} {{currency}} ist fehlgeschlagen',
+        text: 'Hallo {{first_name}},\n\nIhre Einzahlung über {{amount}} {{currency}} auf Ihr Konto {{login}} ist fehlgeschlagen: {{reason}}. Es wurde nichts gutgeschrieben.\n',
+        html: wrap([
+          'Hallo {{first_name}},',
+          'Ihre Einzahlung über <strong>{{amount}} {{currency}}</strong> auf Ihr Konto {{login}} ist fehlgeschlagen: {{reason}}.',
+          'Es wurde nichts gutgeschrieben.',
+        ]),
+      },
+    },
+  },
+  {
     key: 'prop_challenge_failed',
     name: 'Prop challenge failed',
     placeholders: ['first_name', 'login', 'phase', 'rule', 'threshold', 'equity'],
@@ -346,6 +396,11 @@ export const MAIL_TEMPLATES: readonly DefaultMailTemplate[] = [
         subject: 'Task {{event}}: {{title}}',
         text: 'Hello {{full_name}},\n\nyour task {{title}} ({{kind}}, {{priority}}) is due at {{due_at}}: {{event}}.\n',
         html: '<p>Hello {{full_name}},</p><p>your task <strong>{{title}}</strong> ({{kind}}, {{priority}}) is due at {{due_at}}: {{event}}.</p>',
+      },
+      de: {
+        subject: 'Aufgabe {{event}}: {{title}}',
+        text: 'Hallo {{full_name}},\n\nIhre Aufgabe {{title}} ({{kind}}, {{priority}}) ist fällig am {{due_at}}: {{event}}.\n',
+        html: '<p>Hallo {{full_name}},</p><p>Ihre Aufgabe <strong>{{title}}</strong> ({{kind}}, {{priority}}) ist fällig am {{due_at}}: {{event}}.</p>',
       },
     },
   },

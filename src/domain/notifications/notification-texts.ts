@@ -6,6 +6,7 @@ import { WithdrawalSchema } from '../money/withdrawals';
 import { OrderSchema } from '../orders/order-view';
 import { ChallengeSchema } from '../prop/challenges';
 import { PayoutSchema } from '../prop/payouts';
+import { notificationLanguage, TERMS, type Language } from '../mail/customer-language';
 
 /**
  * What a customer is told of each event: the title and body in each language, the fields of
@@ -20,9 +21,11 @@ export type Data = Record<string, unknown>;
 export const text = (v: unknown) => (v === null || v === undefined ? '' : String(v));
 const money = (d: Data) => `${text(d.amount)} ${text(d.currency)}`.trim();
 
-/** The languages notification texts are written in; any other locale reads English. */
-export const NOTIFICATION_LANGUAGES = ['en', 'de'] as const;
-type Language = (typeof NOTIFICATION_LANGUAGES)[number];
+export { NOTIFICATION_LANGUAGES, notificationLanguage, TERMS, type Language } from '../mail/customer-language';
+
+/** The words of a code in a language; a code without words (none, as the types require) reads as given. */
+const term = <G extends 'document' | 'rule'>(language: Language, group: G, code: unknown): string =>
+  (TERMS[language][group] as Record<string, string>)[text(code)] ?? text(code);
 
 interface Words {
   title: string;
@@ -39,8 +42,8 @@ export interface Telling {
    * here reaches the customer.
    */
   shows: (d: Data) => Data;
-  /** The built-in mail template sent beside the notification, and its values. */
-  mail?: { template: string; data: (d: Data) => Data };
+  /** The built-in mail template sent beside the notification, and its values in the customer's language. */
+  mail?: { template: string; data: (d: Data, language: Language) => Data };
 }
 
 /** The listed fields of the event's data, those it has. */
@@ -60,7 +63,10 @@ const accountShown = ['login', 'currency', 'balance', 'equity', 'margin', 'free_
 
 // The customer's own view of a document: not who decided it.
 const documentShown = fields(...viewFields(DocumentSchema));
-const documentMail = (d: Data): Data => ({ document_type: text(d.type), file_name: text(d.file_name) });
+const documentMail = (d: Data, language: Language): Data => ({
+  document_type: term(language, 'document', d.type),
+  file_name: text(d.file_name),
+});
 
 const moneyMail = (d: Data): Data => ({
   amount: text(d.amount),
@@ -74,6 +80,36 @@ const moneyMail = (d: Data): Data => ({
  * the API writes them, in every language.
  */
 export const TELLINGS: Partial<Record<EventType, Telling>> = {
+  'deposit.completed': {
+    words: {
+      en: {
+        title: 'Deposit received',
+        body: (d) => `${money(d)} arrived in your account ${text(d.login)}.`,
+      },
+      de: {
+        title: 'Einzahlung eingegangen',
+        body: (d) => `${money(d)} sind auf Ihrem Konto ${text(d.login)} eingegangen.`,
+      },
+    },
+    shows: fields('id', 'login', 'amount', 'currency', 'balance', 'created_at'),
+    mail: { template: 'deposit_completed', data: moneyMail },
+  },
+  'deposit.failed': {
+    words: {
+      en: {
+        title: 'Deposit failed',
+        body: (d) =>
+          `Your deposit of ${money(d)} did not go through${d.reason ? `: ${text(d.reason)}` : ''}. Nothing was charged to your account.`,
+      },
+      de: {
+        title: 'Einzahlung fehlgeschlagen',
+        body: (d) =>
+          `Ihre Einzahlung von ${money(d)} ist nicht durchgegangen${d.reason ? `: ${text(d.reason)}` : ''}. Ihrem Konto wurde nichts belastet.`,
+      },
+    },
+    shows: fields('id', 'login', 'amount', 'currency', 'status', 'reason', 'created_at'),
+    mail: { template: 'deposit_failed', data: (d) => ({ ...moneyMail(d), reason: text(d.reason) }) },
+  },
   'withdrawal.requested': {
     words: {
       en: {
@@ -185,10 +221,13 @@ export const TELLINGS: Partial<Record<EventType, Telling>> = {
   },
   'document.approved': {
     words: {
-      en: { title: 'Document approved', body: (d) => `Your document ${text(d.file_name)} (${text(d.type)}) is approved.` },
+      en: {
+        title: 'Document approved',
+        body: (d) => `Your document ${text(d.file_name)} (${term('en', 'document', d.type)}) is approved.`,
+      },
       de: {
         title: 'Dokument akzeptiert',
-        body: (d) => `Ihr Dokument ${text(d.file_name)} (${text(d.type)}) wurde akzeptiert.`,
+        body: (d) => `Ihr Dokument ${text(d.file_name)} (${term('de', 'document', d.type)}) wurde akzeptiert.`,
       },
     },
     shows: documentShown,
@@ -199,16 +238,18 @@ export const TELLINGS: Partial<Record<EventType, Telling>> = {
       en: {
         title: 'Document rejected',
         body: (d) =>
-          `Your document ${text(d.file_name)} (${text(d.type)}) was rejected: ${text(d.reason)}. Please submit a new one.`,
+          `Your document ${text(d.file_name)} (${term('en', 'document', d.type)}) was rejected: ${text(d.reason)}. ` +
+          'Please submit a new one.',
       },
       de: {
         title: 'Dokument abgelehnt',
         body: (d) =>
-          `Ihr Dokument ${text(d.file_name)} (${text(d.type)}) wurde abgelehnt: ${text(d.reason)}. Bitte reichen Sie ein neues ein.`,
+          `Ihr Dokument ${text(d.file_name)} (${term('de', 'document', d.type)}) wurde abgelehnt: ${text(d.reason)}. ` +
+          'Bitte reichen Sie ein neues ein.',
       },
     },
     shows: documentShown,
-    mail: { template: 'document_rejected', data: (d) => ({ ...documentMail(d), reason: text(d.reason) }) },
+    mail: { template: 'document_rejected', data: (d, language) => ({ ...documentMail(d, language), reason: text(d.reason) }) },
   },
   'customer.verified': {
     words: {
@@ -241,7 +282,7 @@ export const TELLINGS: Partial<Record<EventType, Telling>> = {
         body: (d) => {
           const f = (d.failure ?? {}) as Data;
           return (
-            `Phase ${text(d.phase)} of your challenge on account ${text(d.login)} failed (${text(f.rule)}: equity ` +
+            `Phase ${text(d.phase)} of your challenge on account ${text(d.login)} failed (${term('en', 'rule', f.rule)}: equity ` +
             `${text(f.equity)}, threshold ${text(f.threshold)}). Its positions are closed and it no longer trades.`
           );
         },
@@ -251,7 +292,7 @@ export const TELLINGS: Partial<Record<EventType, Telling>> = {
         body: (d) => {
           const f = (d.failure ?? {}) as Data;
           return (
-            `Phase ${text(d.phase)} Ihrer Challenge auf Konto ${text(d.login)} ist nicht bestanden (${text(f.rule)}: Equity ` +
+            `Phase ${text(d.phase)} Ihrer Challenge auf Konto ${text(d.login)} ist nicht bestanden (${term('de', 'rule', f.rule)}: Equity ` +
             `${text(f.equity)}, Schwelle ${text(f.threshold)}). Die Positionen sind geschlossen, das Konto handelt nicht mehr.`
           );
         },
@@ -260,12 +301,12 @@ export const TELLINGS: Partial<Record<EventType, Telling>> = {
     shows: fields(...viewFields(ChallengeSchema, ['customer_id', 'program_id'])),
     mail: {
       template: 'prop_challenge_failed',
-      data: (d) => {
+      data: (d, language) => {
         const f = (d.failure ?? {}) as Data;
         return {
           login: text(d.login),
           phase: text(d.phase),
-          rule: text(f.rule),
+          rule: term(language, 'rule', f.rule),
           threshold: text(f.threshold),
           equity: text(f.equity),
         };
@@ -322,12 +363,6 @@ export const TELLINGS: Partial<Record<EventType, Telling>> = {
     shows: fields('login', 'currency', 'balance', 'amount', 'balance_before', 'closed_orders'),
   },
 };
-
-/** The language of a locale, as mail templates pick theirs (`de-AT`, then `de`), else English. */
-export function notificationLanguage(locale: string | null | undefined): Language {
-  const language = (locale ?? '').toLowerCase().split('-')[0];
-  return (NOTIFICATION_LANGUAGES as readonly string[]).includes(language ?? '') ? (language as Language) : 'en';
-}
 
 export function wordsFor(telling: Telling, locale: string, data: Data): { title: string; body: string } {
   const words = telling.words[notificationLanguage(locale)];

@@ -12,12 +12,14 @@ import { queueMail } from '../mail/mail-outbox';
 import { NotifyCustomersJob } from '../../jobs/notify-customers.job';
 import { executeNamed } from '../../db/bound-statement';
 import { INSERT_NOTIFICATIONS } from './notifications.queries';
-import { NOTIFIED_CLOSE_REASONS, TELLINGS, text, wordsFor } from './notification-texts';
+import { notificationLanguage, NOTIFIED_CLOSE_REASONS, TELLINGS, text, wordsFor } from './notification-texts';
 
 /** Whether a customer hears about this event. */
 export function notifies(event: Pick<OutboxEvent, 'type' | 'customerId' | 'data'>): boolean {
   if (!event.customerId || !(event.type in TELLINGS)) return false;
   if (event.type === 'order.closed') return NOTIFIED_CLOSE_REASONS.has(text(event.data.close_reason));
+  // A deposit staff typed in is the desk's doing; one a provider paid is news to the customer.
+  if (event.type === 'deposit.completed') return typeof event.data.provider_id === 'string';
   return true;
 }
 
@@ -73,7 +75,7 @@ export async function notifyCustomers(tx: EntityManager, secrets: SecretBox, eve
         template: telling.mail.template,
         locale: customer.locale,
         to: customer.email,
-        data: { first_name: customer.firstName, ...telling.mail.data(event.data) },
+        data: { first_name: customer.firstName, ...telling.mail.data(event.data, notificationLanguage(customer.locale)) },
       }),
     );
   }

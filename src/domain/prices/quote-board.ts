@@ -1,6 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { GroupInstrument } from '../../entities/group-instrument.entity';
 import { Instrument } from '../../entities/instrument.entity';
 import { fieldError } from '../../platform/errors';
 import { type QuoteStore, QuoteSchema, quoteView } from './quote-store';
@@ -22,8 +21,9 @@ export interface QuotePage {
 }
 
 /**
- * The latest quotes of the symbols asked for, or, without a list, of every instrument that
- * some group trades (enabled), by symbol and paged. An instrument with no price at the
+ * The latest quotes of the symbols asked for, or, without a list, of every instrument the
+ * caller may trade (`tradeable`, a customer's: those of its groups) or, for staff, of every
+ * instrument, by symbol and paged. An instrument with no price at the
  * moment (its quote removed from the simulator) is left out: there is nothing to show, and
  * it is not the caller's mistake. A symbol that names no instrument is: 422 at `symbols`
  * naming each, so a typo is not mistaken for a missing price.
@@ -33,8 +33,10 @@ export async function latestQuotes(
   quotes: QuoteStore,
   symbols: string[] | undefined,
   paging: { page: number; page_size: number },
+  /** Without `symbols`, the instruments to list (symbol to digits); every instrument when absent. */
+  tradeable?: () => Promise<Map<string, number>>,
 ): Promise<QuotePage> {
-  const digits = symbols ? await knownDigits(em, symbols) : await tradedDigits(em);
+  const digits = symbols ? await knownDigits(em, symbols) : tradeable ? await tradeable() : await allDigits(em);
   if (symbols) {
     const unknown = symbols.filter((s) => !digits.has(s));
     if (unknown.length) throw fieldError('query', ['symbols'], `Unknown instrument(s): ${unknown.join(', ')}`);
@@ -50,11 +52,7 @@ async function knownDigits(em: EntityManager, symbols: string[]): Promise<Map<st
   return new Map(rows.map((i) => [i.symbol, i.digits]));
 }
 
-async function tradedDigits(em: EntityManager): Promise<Map<string, number>> {
-  const rows = await em.find(
-    GroupInstrument,
-    { enabled: true },
-    { populate: ['instrument'], fields: ['instrument.symbol', 'instrument.digits'] },
-  );
-  return new Map(rows.map((r) => [r.instrument.getEntity().symbol, r.instrument.getEntity().digits]));
+async function allDigits(em: EntityManager): Promise<Map<string, number>> {
+  const rows = await em.find(Instrument, {}, { fields: ['symbol', 'digits'] });
+  return new Map(rows.map((i) => [i.symbol, i.digits]));
 }

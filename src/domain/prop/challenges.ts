@@ -1,10 +1,14 @@
+import { EVERY_CUSTOMER, type CustomerScope } from '../../platform/customer-scope';
+import { customersInScope } from '../customers/customers';
+import type { FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { Customer } from '../../entities/customer.entity';
 import { CHALLENGE_STATUSES, FAILURE_RULES, PropChallenge, type ChallengeStatus } from '../../entities/prop-challenge.entity';
 import { PropProgram } from '../../entities/prop-program.entity';
 import { executeNamed } from '../../db/bound-statement';
-import { money } from '../../platform/decimal';
+import { findPage, type Paging } from '../../db/find-page';
+import { dec, money } from '../../platform/decimal';
 import { errors, fieldError } from '../../platform/errors';
 import { lockAccounts, openTradingAccount } from '../accounts/accounts';
 import { recordAudit } from '../audit/audit';
@@ -12,7 +16,8 @@ import type { StaffCaller } from '../../platform/caller';
 import { postToLedger } from '../ledger/posting';
 import { MoneyText } from '../../platform/money-text';
 import type { QuoteStore } from '../prices/quote-store';
-import { TRADING_DAYS } from './prop.queries';
+import { dailyLossFloor, passTarget, totalLossFloor } from './challenge-rules';
+import { STAGES_OF_RUN, TRADING_DAYS } from './prop.queries';
 
 export const ChallengeFailureSchema = z.object({
   rule: z.enum(FAILURE_RULES),
@@ -167,11 +172,134 @@ export async function startChallenge(
   });
 }
 
-/** One challenge for staff; 404 when none. */
-export async function getChallenge(em: EntityManager, id: string): Promise<ChallengeView> {
+/** The rules a stage is judged by, as copied from its program's phase when it started. */
+export const ChallengeRulesSchema = z.object({
+  initial_balance: MoneyText,
+  profit_target_pct: z.number(),
+  max_daily_loss_pct: z.number(),
+  max_total_loss_pct: z.number(),
+  total_loss_mode: z.enum(['static', 'trailing']),
+  min_trading_days: z.int(),
+  max_trading_days: z.int().nullable().describe('Null: no time limit (and on the funded stage)'),
+  ends_at: z.iso.datetime().nullable().describe('When the phase fails on time (`time_limit`); null without a time limit'),
+});
+
+/** The figures the rules compare equity and balance with, from the stage's stored marks. */
+export const ChallengeLimitsSchema = z.object({
+  daily_loss_floor: MoneyText.describe('day_start_equity - initial_balance x max_daily_loss_pct / 100: equity below it breaches'),
+  total_loss_floor: MoneyText.describe(
+    '`static`: initial_balance x (1 - max_total_loss_pct / 100); `trailing`: high_water_mark - initial_balance x ' +
+      'max_total_loss_pct / 100. Equity below it breaches',
+  ),
+  profit_target_balance: MoneyText.describe(
+    'initial_balance x (1 + profit_target_pct / 100): the balance at which the phase passes, with nothing open and ' +
+      'min_trading_days reached',
+  ),
+});
+
+/** One stage of the same run of a challenge, phase 1 to the funded stage. */
+export const ChallengeStageSchema = z.object({
+  id: z.uuid(),
+  phase: z.int(),
+  status: z.enum(CHALLENGE_STATUSES),
+  login: z.int(),
+  created_at: z.iso.datetime(),
+});
+
+/** A stage as staff read it alone: its view, its rules and limits, and every stage of its run. */
+export const ChallengeDetailSchema = ChallengeSchema.extend({
+  rules: ChallengeRulesSchema,
+  limits: ChallengeLimitsSchema.describe(
+    'As the rules judge the stage from its stored marks; a failed stage keeps the marks of its breach, and ' +
+      '`failure.threshold` is the floor it crossed',
+  ),
+  stages: z
+    .array(ChallengeStageSchema)
+    .describe('Every stage of this run of the challenge, phase 1 first: the stages before this one and after it'),
+});
+export type ChallengeDetail = z.output<typeof ChallengeDetailSchema>;
+
+function rulesOf(c: PropChallenge): z.output<typeof ChallengeRulesSchema> {
+  return {
+    initial_balance: c.initialBalance,
+    profit_target_pct: Number(c.profitTargetPct),
+    max_daily_loss_pct: Number(c.maxDailyLossPct),
+    max_total_loss_pct: Number(c.maxTotalLossPct),
+    total_loss_mode: c.totalLossMode,
+    min_trading_days: c.minTradingDays,
+    max_trading_days: c.maxTradingDays ?? null,
+    ends_at: c.endsAt?.toISOString() ?? null,
+  };
+}
+
+function limitsOf(c: PropChallenge): z.output<typeof ChallengeLimitsSchema> {
+  const input = {
+    initial_balance: c.initialBalance,
+    day_start_equity: c.dayStartEquity,
+    high_water_mark: c.highWaterMark,
+    max_daily_loss_pct: c.maxDailyLossPct,
+    max_total_loss_pct: c.maxTotalLossPct,
+    total_loss_mode: c.totalLossMode,
+  };
+  return {
+    daily_loss_floor: dailyLossFloor(input).toFixed(2),
+    // The mark is what the floor trails: judged at the mark itself, it does not move it.
+    total_loss_floor: totalLossFloor(input, dec(c.highWaterMark)).toFixed(2),
+    profit_target_balance: passTarget({
+      initial_balance: c.initialBalance,
+      profit_target_pct: c.profitTargetPct,
+      min_trading_days: c.minTradingDays,
+    }).toFixed(2),
+  };
+}
+
+/** One challenge for staff, with its rules, limits and the stages of its run; 404 when none. */
+export async function getChallenge(em: EntityManager, id: string): Promise<ChallengeDetail> {
   const challenge = await em.findOne(PropChallenge, id);
   if (!challenge) throw errors.notFound('Challenge');
-  return (await challengeViews(em, [challenge]))[0]!;
+  const [view] = await challengeViews(em, [challenge]);
+  const stages = await executeNamed<{ id: string; phase: number; status: ChallengeStatus; login: string; created_at: string }>(
+    em,
+    STAGES_OF_RUN.bind({ id }),
+  );
+  return {
+    ...view!,
+    rules: rulesOf(challenge),
+    limits: limitsOf(challenge),
+    stages: stages.map((s) => ({
+      id: s.id,
+      phase: Number(s.phase),
+      status: s.status,
+      login: Number(s.login),
+      created_at: s.created_at,
+    })),
+  };
+}
+
+export interface ChallengeFilter {
+  status?: ChallengeStatus | undefined;
+  program_id?: string | undefined;
+  customer_id?: string | undefined;
+  login?: number | undefined;
+}
+
+/** Staff's list of challenge stages, newest first, filtered; one page, counted in one snapshot. */
+export async function listChallenges(
+  em: EntityManager,
+  filter: ChallengeFilter,
+  paging: Paging,
+  scope: CustomerScope = EVERY_CUSTOMER,
+) {
+  const where: FilterQuery<PropChallenge> = {};
+  // Staff limited to their customers see those customers' challenges only.
+  if (scope.staff) where.customer = customersInScope(scope);
+  if (filter.status) where.status = filter.status;
+  if (filter.program_id) where.program = filter.program_id;
+  if (filter.customer_id)
+    where.customer = scope.staff ? { $and: [{ id: filter.customer_id }, customersInScope(scope)] } : filter.customer_id;
+  if (filter.login !== undefined) where.login = String(filter.login);
+  const page = await findPage(em, PropChallenge, where, paging, { orderBy: { createdAt: 'desc', id: 'desc' } }, (c) => c);
+  return { ...page, items: await challengeViews(em, page.items) };
 }
 
 /** A customer's challenge stages, newest first. */

@@ -121,3 +121,23 @@ export const TRADING_DAYS = namedStatement<{ account_ids: string }>(
 export const OPEN_TICKETS = namedStatement<{ account_id: string }>(
   `select ticket::text as ticket from orders where account_id = :account_id and status = 'open' order by ticket`,
 );
+
+/**
+ * Every stage of the run a challenge belongs to, phase 1 first: back along `previous` to the
+ * first stage, then forward (each stage has at most one successor: `previous_id` is unique).
+ */
+export const STAGES_OF_RUN = namedStatement<{ id: string }>(
+  `with recursive back as (
+     select id, previous_id from prop_challenges where id = :id::uuid
+     union all
+     select p.id, p.previous_id from prop_challenges p join back b on p.id = b.previous_id
+   ), run as (
+     select c.id, c.phase, c.status, c.login, c.created_at
+       from prop_challenges c join back b on b.id = c.id and b.previous_id is null
+     union all
+     select c.id, c.phase, c.status, c.login, c.created_at from prop_challenges c join run r on c.previous_id = r.id
+   )
+   select id, phase, status, login::text as login,
+          to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as created_at
+     from run order by phase`,
+);

@@ -4,7 +4,7 @@ import type { DailyParams } from './report-params';
 import type { SourceContext } from './source-context';
 import { DAILY_SNAPSHOTS } from './reports.queries';
 
-const COLUMNS: Column[] = [
+export const DAILY_COLUMNS: Column[] = [
   { key: 'login', label: 'Login', type: 'integer' },
   { key: 'trading_date', label: 'Trading date', type: 'date' },
   { key: 'currency', label: 'Currency', type: 'text' },
@@ -30,6 +30,6 @@ export async function dailyDocument(params: DailyParams, ctx: SourceContext): Pr
     head: { type: 'daily', trading_date: params.trading_date },
     headTypes: { type: 'text', trading_date: 'date' },
     summary: [],
-    sections: [{ key: 'snapshots', title: 'Snapshots', columns: COLUMNS, rows: () => ctx.reader.stream(bound) }],
+    sections: [{ key: 'snapshots', title: 'Snapshots', columns: DAILY_COLUMNS, rows: () => ctx.reader.stream(bound) }],
   };
 }

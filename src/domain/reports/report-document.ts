@@ -8,8 +8,8 @@
  *   plain digits, never prefixed (a negative number is a number, not a formula);
  * - `money`: decimal text with two decimals (as the API's money), plain digits in CSV;
  * - `time`: ISO 8601 in UTC; `date`: `YYYY-MM-DD`;
- * - `text`: strings; in CSV a text cell beginning with `=`, `+`, `-` or `@` gets a `'` in
- *   front, so a spreadsheet never reads it as a formula (decisions, section 14);
+ * - `text`: strings; in CSV a text cell beginning, after any leading spaces, with `=`, `+`,
+ *   `-`, `@`, TAB or CR gets a `'` in front, so a spreadsheet never reads it as a formula;
  * - `json`: an object (JSON), its JSON text in CSV and PDF (text rules apply).
  */
 export type ColumnType = 'integer' | 'number' | 'money' | 'time' | 'date' | 'text' | 'json';
@@ -18,6 +18,11 @@ export interface Column {
   key: string;
   label: string;
   type: ColumnType;
+  /**
+   * Words a reader sees in the PDF in place of a coded value (an order's cmd 0 and 1 read "Buy"
+   * and "Sell"); CSV and JSON keep the value, which programs read.
+   */
+  words?: Record<string, string>;
 }
 
 /** A row as SQL answers it: numbers as text (exact), times as Date, json as objects. */
@@ -94,8 +99,11 @@ export function textValue(type: ColumnType, value: unknown): string {
   }
 }
 
-/** Cells a spreadsheet would read as a formula: `=`, `+`, `-` or `@` first. */
-const FORMULA_START = /^[=+\-@]/;
+/**
+ * Cells a spreadsheet would read as a formula: `=`, `+`, `-` or `@` first, also behind leading
+ * spaces (spreadsheets trim them), and TAB or CR first (some spreadsheets skip them too).
+ */
+const FORMULA_START = /^ *[=+\-@\t\r]/;
 
 /** A CSV cell: text (and json) cells that could start a formula are prefixed with `'`; numbers never are. */
 export function csvCell(type: ColumnType, value: unknown): string {

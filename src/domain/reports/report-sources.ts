@@ -6,8 +6,9 @@ import { PermanentJobFailure } from '../../platform/errors';
 import { CurrencyConverter } from '../prices/conversion';
 import { PricingContext, PricingError } from '../prices/pricing-context';
 import { closingPrice, profitInQuoteCurrency } from '../prices/trading-math';
-import { dailyDocument } from './daily-report';
+import { DAILY_COLUMNS, dailyDocument } from './daily-report';
 import type { Column, ReportDocument, Row } from './report-document';
+import { statementTexts, type StatementTexts } from './report-texts';
 import type { SourceContext } from './source-context';
 import {
   dayAfter,
@@ -40,26 +41,33 @@ const LEDGER_COLUMNS: Column[] = [
   col('reference_id', 'Reference id', 'text'),
 ];
 
-const ORDER_OPENING: Column[] = [
+/** An order's side: `cmd` (0 buy, 1 sell) in CSV and JSON, the word in the reader's language in the PDF. */
+const side = (texts: StatementTexts): Column => ({
+  ...col('cmd', texts.side, 'integer'),
+  words: { '0': texts.buy, '1': texts.sell },
+});
+
+const orderOpening = (texts: StatementTexts): Column[] => [
   col('ticket', 'Ticket', 'integer'),
   col('symbol', 'Symbol', 'text'),
-  col('cmd', 'Cmd', 'integer'),
+  side(texts),
   col('volume', 'Volume', 'number'),
   col('open_time', 'Open time', 'time'),
   col('open_price', 'Open price', 'number'),
 ];
 const CHARGES: Column[] = [col('commission', 'Commission', 'money'), col('swap', 'Swap', 'money')];
 
-export const CLOSED_ORDER_COLUMNS: Column[] = [
-  ...ORDER_OPENING,
+const closedOrderColumns = (texts: StatementTexts): Column[] => [
+  ...orderOpening(texts),
   col('close_time', 'Close time', 'time'),
   col('close_price', 'Close price', 'number'),
   col('profit', 'Profit', 'money'),
   ...CHARGES,
 ];
+export const CLOSED_ORDER_COLUMNS = closedOrderColumns(statementTexts('en'));
 
-const OPEN_ORDER_COLUMNS: Column[] = [
-  ...ORDER_OPENING,
+const openOrderColumns = (texts: StatementTexts): Column[] => [
+  ...orderOpening(texts),
   col('current_price', 'Current price', 'number'),
   col('floating_profit', 'Floating profit', 'money'),
   ...CHARGES,
@@ -70,6 +78,43 @@ export const TRADE_COLUMNS: Column[] = [
   ...CLOSED_ORDER_COLUMNS,
   col('comment', 'Comment', 'text'),
 ];
+
+const EXPOSURE_COLUMNS: Column[] = [
+  col('symbol', 'Symbol', 'text'),
+  col('long_volume', 'Long volume', 'number'),
+  col('short_volume', 'Short volume', 'number'),
+  col('net_volume', 'Net volume', 'number'),
+  col('net_notional', 'Net notional', 'money'),
+  col('currency', 'Currency', 'text'),
+  col('open_orders', 'Open orders', 'integer'),
+  col('floating_profit', 'Clients floating profit', 'money'),
+];
+
+const DEPOSITS_WITHDRAWALS_COLUMNS: Column[] = [
+  col('currency', 'Currency', 'text'),
+  col('day', 'Day', 'date'),
+  col('deposits', 'Deposits', 'money'),
+  col('deposit_count', 'Deposits (count)', 'integer'),
+  col('withdrawals', 'Withdrawals', 'money'),
+  col('withdrawal_count', 'Withdrawals (count)', 'integer'),
+  col('net', 'Net', 'money'),
+];
+
+/**
+ * The sections and columns of each report type, as its document lays them out: what the CSV
+ * writer's tests walk, so a text column added to any report is fed hostile values too.
+ */
+export const REPORT_SECTIONS: Record<ReportType, Array<{ key: string; columns: Column[] }>> = {
+  account_statement: [
+    { key: 'ledger', columns: LEDGER_COLUMNS },
+    { key: 'closed_orders', columns: CLOSED_ORDER_COLUMNS },
+    { key: 'open_orders', columns: openOrderColumns(statementTexts('en')) },
+  ],
+  trades: [{ key: 'orders', columns: TRADE_COLUMNS }],
+  exposure: [{ key: 'symbols', columns: EXPOSURE_COLUMNS }],
+  deposits_withdrawals: [{ key: 'days', columns: DEPOSITS_WITHDRAWALS_COLUMNS }],
+  daily: [{ key: 'snapshots', columns: DAILY_COLUMNS }],
+};
 
 const fromArray = (rows: Row[]) => () =>
   (async function* () {
@@ -104,7 +149,7 @@ export async function documentFor(type: ReportType, rawParams: unknown, ctx: Sou
  * quotes of the past are not kept; the daily report holds each day's equity.
  */
 async function statementDocument(params: StatementParams, ctx: SourceContext): Promise<ReportDocument> {
-  const account = await ctx.em.findOne(Account, { login: String(params.login) }, { populate: ['group'] });
+  const account = await ctx.em.findOne(Account, { login: String(params.login) }, { populate: ['group', 'customer'] });
   if (!account) throw new PermanentJobFailure(`Account ${params.login} not found`);
   const range = { account_id: account.id, start: dayStart(params.from), until: dayAfter(params.to) };
   const balances = (await ctx.reader.one<{ opening: string; closing: string }>(STATEMENT_BALANCES.bind(range)))!;
@@ -146,10 +191,16 @@ async function statementDocument(params: StatementParams, ctx: SourceContext): P
     return { ...o, current_price: current, floating_profit: floating };
   });
   const equity = money(dec(balances.closing).plus(floatingTotal)).toFixed(2);
+  const holder = account.customer.getEntity();
+  const texts = statementTexts(holder.locale);
   return {
     fileName: `statement-${account.login}-${params.from}-${params.to}`,
     title: 'Account statement',
-    subtitle: [`Account ${account.login} (${account.currency}), ${params.from} to ${params.to} inclusive.`, built(ctx.now)],
+    subtitle: [
+      `${texts.holder}: ${holder.firstName} ${holder.lastName}`,
+      `Account ${account.login} (${account.currency}), ${params.from} to ${params.to} inclusive.`,
+      built(ctx.now),
+    ],
     head: { login: account.login, currency: account.currency, from: params.from, to: params.to },
     headTypes: { login: 'integer', currency: 'text', from: 'date', to: 'date' },
     summary: [
@@ -162,10 +213,10 @@ async function statementDocument(params: StatementParams, ctx: SourceContext): P
       {
         key: 'closed_orders',
         title: 'Orders closed in the period',
-        columns: CLOSED_ORDER_COLUMNS,
+        columns: closedOrderColumns(texts),
         rows: () => ctx.reader.stream(STATEMENT_CLOSED_ORDERS.bind(range)),
       },
-      { key: 'open_orders', title: 'Orders open at the end', columns: OPEN_ORDER_COLUMNS, rows: fromArray(openRows) },
+      { key: 'open_orders', title: 'Orders open at the end', columns: openOrderColumns(texts), rows: fromArray(openRows) },
     ],
   };
 }
@@ -257,16 +308,7 @@ async function exposureDocument(params: ExposureParams, ctx: SourceContext): Pro
       {
         key: 'symbols',
         title: 'Symbols',
-        columns: [
-          col('symbol', 'Symbol', 'text'),
-          col('long_volume', 'Long volume', 'number'),
-          col('short_volume', 'Short volume', 'number'),
-          col('net_volume', 'Net volume', 'number'),
-          col('net_notional', 'Net notional', 'money'),
-          col('currency', 'Currency', 'text'),
-          col('open_orders', 'Open orders', 'integer'),
-          col('floating_profit', 'Clients floating profit', 'money'),
-        ],
+        columns: EXPOSURE_COLUMNS,
         rows: fromArray(out),
       },
     ],
@@ -294,15 +336,7 @@ function depositsWithdrawalsDocument(params: DepositsWithdrawalsParams, ctx: Sou
       {
         key: 'days',
         title: 'Per currency and day',
-        columns: [
-          col('currency', 'Currency', 'text'),
-          col('day', 'Day', 'date'),
-          col('deposits', 'Deposits', 'money'),
-          col('deposit_count', 'Deposits (count)', 'integer'),
-          col('withdrawals', 'Withdrawals', 'money'),
-          col('withdrawal_count', 'Withdrawals (count)', 'integer'),
-          col('net', 'Net', 'money'),
-        ],
+        columns: DEPOSITS_WITHDRAWALS_COLUMNS,
         rows: () => ctx.reader.stream(bound),
       },
     ],

@@ -54,6 +54,33 @@ export const FAIL_BUILD = namedStatement<{ id: string; error: string }>(
     where id = :id and status in ('queued', 'running')`,
 );
 
+/** Reports not finished and untouched since `:before`: candidates for the stuck-report sweep, oldest first. */
+export const UNFINISHED_REPORTS = namedStatement<{ before: Date; started_before: Date; limit: number }>(
+  `select id, status, status = 'running' and started_at < :started_before as overdue, requeued_at is not null as requeued
+     from reports
+    where status in ('queued', 'running') and updated_at < :before
+    order by updated_at limit :limit`,
+);
+
+/** Queues a report's build again after its job was lost: once per report, and only while it is still unfinished and untouched. */
+export const MARK_REQUEUED = namedStatement<{ id: string; before: Date }>(
+  `update reports set status = 'queued', requeued_at = now(), updated_at = now()
+    where id = :id and status in ('queued', 'running') and requeued_at is null and updated_at < :before
+   returning id`,
+);
+
+/** Undoes MARK_REQUEUED when the job could not be added after all (Redis went away meanwhile). */
+export const UNMARK_REQUEUED = namedStatement<{ id: string }>(
+  `update reports set requeued_at = null where id = :id and status = 'queued'`,
+);
+
+/** Fails a stuck report, unless its build moved on since the sweep read it. */
+export const FAIL_STUCK = namedStatement<{ id: string; before: Date; error: string }>(
+  `update reports set status = 'failed', error = :error, finished_at = now(), updated_at = now()
+    where id = :id and status in ('queued', 'running') and updated_at < :before
+   returning id`,
+);
+
 export const READ_CHUNK = namedStatement<{ report_id: string; seq: number }>(
   `select data from report_chunks where report_id = :report_id and seq = :seq`,
 );

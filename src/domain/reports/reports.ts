@@ -45,7 +45,12 @@ export const ReportSchema = z.object({
   id: z.uuid(),
   type: z.enum(REPORT_TYPES),
   format: z.enum(REPORT_FORMATS),
-  status: z.enum(REPORT_STATUSES),
+  status: z
+    .enum(REPORT_STATUSES)
+    .describe(
+      '`queued` until a worker starts the build, `running` while it writes the file, then `completed` or `failed`. ' +
+        'A report whose build job is lost is queued again once, then `failed` with the reason; a build past an hour is `failed`',
+    ),
   rows: z.int().nullable().describe('Data rows in the file (every section), once completed'),
   bytes: z.int().nullable().describe("The file's size in bytes, once completed"),
   created_at: z.iso.datetime(),

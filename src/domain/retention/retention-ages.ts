@@ -4,6 +4,9 @@
  */
 export const STREAM_RESUME_WINDOW_HOURS = 24;
 
+/** How long the calls integrations made to us are kept, with their bodies. */
+export const INBOUND_CALL_RETENTION_HOURS = 30 * 24;
+
 /** How long each kind of row is kept once nothing needs it any more, in hours. */
 export interface RetentionAges {
   outboxHours: number;

@@ -69,3 +69,11 @@ export const deleteFinishedReports = namedStatement<RetentionBatch>(
       where status in ('completed', 'failed') and finished_at < :cutoff
       limit :limit for update skip locked)`),
 );
+
+/** Inbound integration calls (and their bodies) past their 30 days. */
+export const deleteOldInboundCalls = namedStatement<RetentionBatch>(
+  counted(`delete from integration_inbound where id in (
+     select id from integration_inbound
+      where created_at < :cutoff
+      limit :limit for update skip locked)`),
+);

@@ -6,6 +6,8 @@ import { CREATE_DEVELOPMENT_KEY, READ_DEVELOPMENT_KEY } from './secrets.queries'
 
 /** The id values sealed under the database's development key record. */
 export const DEVELOPMENT_KEY_ID = 'development';
+/** The row of the development token-signing key, beside the data key. */
+export const DEVELOPMENT_JWT_KEY_ID = 'jwt-signing';
 
 /** The configuration the data keys are resolved from, handed in by the composition root. */
 export interface DataKeyOptions {
@@ -41,4 +43,17 @@ export async function resolveDataKeys(
     keys: extra ? [...configured, { id: DEVELOPMENT_KEY_ID, key: Buffer.from(row.key, 'base64') }] : [...configured],
     development: false,
   };
+}
+
+/**
+ * The token-signing key outside production when JWT_SECRET is unset: created in the database by
+ * whichever process starts first and read by every other, as the development data key is, so a
+ * restart does not sign everyone out and an API and its workers agree on tokens. Configuration
+ * refuses production without JWT_SECRET, so this never signs a production token.
+ */
+export async function developmentJwtSecret(em: EntityManager): Promise<string> {
+  await executeNamed(em, CREATE_DEVELOPMENT_KEY.bind({ id: DEVELOPMENT_JWT_KEY_ID, key: randomBytes(32).toString('base64url') }));
+  const [row] = await executeNamed<{ key: string }>(em, READ_DEVELOPMENT_KEY.bind({ id: DEVELOPMENT_JWT_KEY_ID }));
+  if (!row) throw new Error('the development token-signing key was neither created nor found');
+  return row.key;
 }

@@ -1,18 +1,22 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Account } from '../../entities/account.entity';
 import { Order } from '../../entities/order.entity';
-import { num } from '../../platform/decimal';
+import { dec } from '../../platform/decimal';
 import { metricsOf } from '../accounts/account-metrics';
 import { PricingContext, type PricingTerms } from '../prices/pricing-context';
 import type { QuoteStore } from '../prices/quote-store';
 
-/** What `account.updated` carries. */
+/**
+ * What `account.updated` carries: the money figures of the account view (GET
+ * /customers/me/accounts), with the same JSON types: decimal text with two decimals, so a
+ * client reads a balance one way whichever way it arrives.
+ */
 export interface AccountFigures {
   login: number;
-  balance: number;
-  equity: number;
-  margin: number;
-  free_margin: number;
+  balance: string;
+  equity: string;
+  margin: string;
+  free_margin: string;
 }
 
 /**
@@ -43,16 +47,16 @@ export async function loadWatchedAccounts(em: EntityManager, customerId: string)
 export async function figuresOf(em: EntityManager, quotes: QuoteStore, w: WatchedAccount): Promise<AccountFigures> {
   const login = Number(w.account.login);
   if (w.open.length === 0) {
-    const balance = num(w.account.balance)!;
-    return { login, balance, equity: balance, margin: 0, free_margin: balance };
+    const balance = dec(w.account.balance).toFixed(2);
+    return { login, balance, equity: balance, margin: '0.00', free_margin: balance };
   }
   const pricing = await PricingContext.load(em, quotes, w.account, w.symbols, w.terms);
   const m = metricsOf(w.account, w.open, pricing);
   return {
     login,
-    balance: num(m.balance.toString())!,
-    equity: num(m.equity.toString())!,
-    margin: num(m.margin.toString())!,
-    free_margin: num(m.free_margin.toString())!,
+    balance: m.balance.toFixed(2),
+    equity: m.equity.toFixed(2),
+    margin: m.margin.toFixed(2),
+    free_margin: m.free_margin.toFixed(2),
   };
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { EVENT_TYPES } from '../events/event-types';
+import { MoneyText } from '../../platform/money-text';
 
 export const StreamTicketSchema = z
   .object({
@@ -59,13 +60,17 @@ export const BackofficeStreamQuerySchema = z.object({
 export const AccountUpdatedSchema = z
   .object({
     login: z.number().int(),
-    balance: z.number(),
-    equity: z.number(),
-    margin: z.number(),
-    free_margin: z.number(),
+    balance: MoneyText,
+    equity: MoneyText,
+    margin: MoneyText,
+    free_margin: MoneyText,
   })
-  .describe('`account.updated` (no id): the account figures after a change, in the account currency')
-  .meta({ examples: [{ login: 5001234, balance: 10250, equity: 10312.4, margin: 216.85, free_margin: 10095.55 }] });
+  .describe(
+    '`account.updated` (no id): the account figures after a change, in the account currency, typed as in the account view (money as decimal text)',
+  )
+  .meta({
+    examples: [{ login: 5001234, balance: '10250.00', equity: '10312.40', margin: '216.85', free_margin: '10095.55' }],
+  });
 
 /** `quote`: the newest bid and ask of a symbol. */
 export const QuoteEventSchema = z

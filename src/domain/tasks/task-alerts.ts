@@ -48,7 +48,8 @@ export async function emitTaskAlerts(
             data: {
               full_name: to.fullName,
               title: task.title,
-              kind: task.kind,
+              // Words, not API keys: a mail names no code.
+              kind: task.kind.replace('_', ' '),
               priority: task.priority,
               due_at: view.due_at,
               event: type === 'task.overdue' ? 'overdue' : 'reminder',

@@ -86,6 +86,12 @@ describe('a customer submitting a document', () => {
 
     const list = expectOk(await app.request('GET', '/customers/me/documents', { token: customer.token }), 200);
     expect(list.items.map((d: { id: string }) => d.id)).toEqual([shot.id, jpeg.id, pdf.id]);
+    expect(list).toMatchObject({ page: 1, page_size: 20, total: 3 });
+    const paged = expectOk(
+      await app.request('GET', '/customers/me/documents?page=2&page_size=2', { token: customer.token }),
+      200,
+    );
+    expect(paged).toMatchObject({ items: [expect.objectContaining({ id: pdf.id })], page: 2, page_size: 2, total: 3 });
     // There is no customer route to a file, and the staff route refuses a customer token.
     expect((await download(app, customer.token, pdf.id)).status).toBe(403);
     expect((await app.request('GET', `/customers/me/documents/${pdf.id}/file`, { token: customer.token })).status).toBe(404);
@@ -126,6 +132,28 @@ describe('a customer submitting a document', () => {
     );
     // Gone again, so the re-seal below does not fail on it (as it must on a value it cannot open).
     await sql(app, 'delete from customer_documents where id = ?', [other.id]);
+  });
+
+  test('when a PNG with HTML appended is uploaded as x.html, then it downloads as image/png named x.png; the name is kept as metadata', async () => {
+    const customer = await createCustomer(app, admin);
+    const bytes = Buffer.concat([FILES.png(), Buffer.from('<html><script>alert(document.cookie)</script></html>')]);
+    const doc = expectOk(await upload(app, customer.token, 'identity', bytes, 'x.html', 'text/html'), 201);
+    expect(doc).toMatchObject({ file_name: 'x.html', content_type: 'image/png' });
+    const got = await download(app, officer.token, doc.id);
+    expect(got.status).toBe(200);
+    expect(got.headers.get('content-type')).toBe('image/png');
+    expect(got.headers.get('content-disposition')).toMatch(/^attachment; filename="?x\.png"?$/);
+    expect(got.bytes.equals(bytes)).toBe(true);
+    for (const [name, kind, file, expected] of [
+      ['statement.pdf.exe', 'application/pdf', FILES.pdf(), 'statement.pdf.pdf'],
+      ['.htaccess', 'image/jpeg', FILES.jpeg(), 'document.jpg'],
+      ['selfie', 'image/jpeg', FILES.jpeg(), 'selfie.jpg'],
+    ] as const) {
+      const other = expectOk(await upload(app, customer.token, 'selfie', file, name, 'application/octet-stream'), 201);
+      const res = await download(app, officer.token, other.id);
+      const disposition = res.headers.get('content-disposition')!.replace(/"/g, '');
+      expect([name, res.headers.get('content-type'), disposition]).toEqual([name, kind, `attachment; filename=${expected}`]);
+    }
   });
 
   test('when the keys rotate and the re-seal runs, then document files move to the new key and still open', async () => {
@@ -333,6 +361,10 @@ describe('staff review', () => {
     expect(note.data.decided_by).toBeUndefined();
     const mail = await waitFor('the German mail', async () => smtp.received.find((m) => m.to.includes(customer.email)));
     expect(decodedMessage(mail.raw)).toContain('wurde abgelehnt: Die Rechnung ist zu alt');
+    // The type is named in German, in the mail and the notification, never by its key.
+    expect(decodedMessage(mail.raw)).toContain('rechnung.jpg (Wohnsitznachweis)');
+    expect(decodedMessage(mail.raw)).not.toMatch(/\(address\)/);
+    expect(note.body).toContain('(Wohnsitznachweis)');
   });
 
   test('when the documents a level requires are approved, then the customer rises to the highest such level, with customer.verified, a notification and a mail', async () => {

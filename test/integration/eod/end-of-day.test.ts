@@ -104,6 +104,21 @@ describe('requesting a run', () => {
     expect(await sql(app, 'select 1 from eod_runs')).toHaveLength(0);
   });
 
+  test("when today's rollover has not passed yet, then 422 at trading_date and no run is recorded", async () => {
+    // At 23:59 UTC today's rollover is still ahead at any moment of the day but its last minute.
+    expect((await app.request('PATCH', '/api/admin/settings', { token, body: { rollover_time: '23:59' } })).status).toBe(200);
+    try {
+      const today = new Date().toISOString().slice(0, 10);
+      const res = await app.request('POST', '/api/backoffice/eod/runs', { token, body: { trading_date: today } });
+      expect(res.status).toBe(422);
+      expect(res.body.detail[0].loc).toEqual(['body', 'trading_date']);
+      expect(res.body.detail[0].msg).toContain('23:59');
+      expect(await sql(app, 'select 1 from eod_runs')).toHaveLength(0);
+    } finally {
+      await app.request('PATCH', '/api/admin/settings', { token, body: { rollover_time: '21:00' } });
+    }
+  });
+
   test('when a staff user without run_end_of_day asks, then 403', async () => {
     const res = await app.request('POST', '/api/backoffice/eod/runs', {
       token: customer.token,

@@ -9,6 +9,20 @@ export async function runEod(app: TestApp, token: string, tradingDate: string, t
   return waitForRun(app, token, started.body.id, timeoutMs);
 }
 
+/**
+ * Makes today's end of day runnable at once: the end of day refuses a date before its rollover,
+ * so the rollover moves to 00:00 UTC (passed) and the accounts opened today are dated just
+ * before it, so the run counts them. Answers today's date.
+ */
+export async function rolloverPassedToday(app: TestApp, token: string): Promise<string> {
+  const res = await app.request('PATCH', '/api/admin/settings', { token, body: { rollover_time: '00:00' } });
+  if (res.status !== 200) throw new Error(`settings: ${res.status} ${res.text}`);
+  const today = new Date().toISOString().slice(0, 10);
+  const before = new Date(Date.parse(`${today}T00:00:00.000Z`) - 1000);
+  await sql(app, 'update accounts set created_at = ? where created_at >= ?', [before, before]);
+  return today;
+}
+
 export async function waitForRun(app: TestApp, token: string, runId: string, timeoutMs = 60_000): Promise<any> {
   return waitFor(
     `the end-of-day run ${runId} to finish`,

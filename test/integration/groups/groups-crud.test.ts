@@ -99,7 +99,7 @@ describe('GET /groups', () => {
     ['page=0', 'page', 'greater_than_equal'],
     ['page=x', 'page', null],
     ['page_size=0', 'page_size', 'greater_than_equal'],
-    ['page_size=101', 'page_size', 'less_than_equal'],
+    ['page_size=201', 'page_size', 'less_than_equal'],
   ])('when the query is %s, then 422 at [query, %s]', async (query, field, type) => {
     const res = await app.request('GET', `/groups?${query}`, { token });
     expectStatus(res, 422);

@@ -399,7 +399,7 @@ describe('GET /api/admin/audit', () => {
       ids.push(...res.body.items.map((r: AuditRow) => r.id));
     }
     expect(ids).toEqual(all.body.items.map((r: AuditRow) => r.id));
-    expect((await audit()).body).toEqual(expect.objectContaining({ page: 1, page_size: 50 }));
+    expect((await audit()).body).toEqual(expect.objectContaining({ page: 1, page_size: 20 }));
     expect((await audit({ page_size: 201 })).status).toBe(422);
   });
 

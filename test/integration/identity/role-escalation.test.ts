@@ -5,7 +5,8 @@ import { sql, startTestApp, type TestApp } from '../../helpers/test-app';
 /**
  * No privilege escalation through roles: a staff user grants only what it holds, in a role
  * it creates or to a user it creates, and only an admin hands out the admin role; and it acts
- * (deactivates, re-roles, revokes credentials) only on users whose permissions it all holds.
+ * (deactivates, re-roles, revokes credentials) only on users whose permissions it all holds,
+ * and changes or deletes only roles whose permissions it all holds.
  * Walked with a manage_users-only user, as the probe did.
  */
 let app: TestApp;
@@ -97,6 +98,36 @@ describe('granting permissions', () => {
   test('when the escalation is attempted, then the manager still cannot reach what it was refused', async () => {
     const pair = await loginStaff(app, manager.email, manager.password);
     expect((await app.request('GET', '/api/admin/settings', { token: pair.access_token })).status).toBe(403);
+  });
+});
+
+describe('changing and deleting roles', () => {
+  const roleRow = async (id: string) => (await sql(app, 'select name, permissions from roles where id = ?', [id]))[0];
+
+  test('when a manage_users-only user renames, re-permissions or deletes a role holding more than it holds, then 403 naming it and the role is unchanged', async () => {
+    const wide = (await createRole(admin, ['manage_users', 'manage_settings'])).body;
+    const before = await roleRow(wide.id);
+    for (const body of [{ name: `taken-over-${suffix()}` }, { permissions: ['manage_users'] }, { permissions: [] }]) {
+      const res = await app.request('PATCH', `/api/admin/roles/${wide.id}`, { token: manager.token, body });
+      expect([body, res.status, res.body.code]).toEqual([body, 403, 'FORBIDDEN']);
+      expect(res.body.detail).toContain('manage_settings');
+    }
+    const removed = await app.request('DELETE', `/api/admin/roles/${wide.id}`, { token: manager.token });
+    expect(removed.status).toBe(403);
+    expect(removed.body.detail).toContain('manage_settings');
+    expect(await roleRow(wide.id)).toEqual(before);
+  });
+
+  test('when the role holds only what the user holds, then renaming, narrowing and deleting it work', async () => {
+    const mine = (await createRole(admin, ['manage_users'])).body;
+    const renamed = await app.request('PATCH', `/api/admin/roles/${mine.id}`, {
+      token: manager.token,
+      body: { name: `mine-${suffix()}`, permissions: [] },
+    });
+    expect(renamed.status).toBe(200);
+    expect(renamed.body.permissions).toEqual([]);
+    expect((await app.request('DELETE', `/api/admin/roles/${mine.id}`, { token: manager.token })).status).toBe(204);
+    expect(await roleRow(mine.id)).toBeUndefined();
   });
 });
 

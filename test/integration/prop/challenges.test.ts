@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { runEod } from '../eod/eod-kit';
+import { rolloverPassedToday, runEod } from '../eod/eod-kit';
 import { failChallenge, passChallengeIfDue, takeDayStartEquity } from '../../../src/domain/prop/challenge-decisions';
 import type { ChallengeRow } from '../../../src/domain/prop/challenge-equity';
 import { ACTIVE_CHALLENGES_OF_ACCOUNTS } from '../../../src/domain/prop/prop.queries';
@@ -196,7 +196,7 @@ describe('starting a challenge', () => {
     expect(account).toMatchObject({ kind: 'prop', balance: '10000.00', currency: 'USD', group_id: market.groupId });
     const ledger = await ledgerOf(app, login);
     expect(ledger.map((r) => [r.kind, r.amount])).toEqual([['challenge_funding', '10000.00']]);
-    expect(await challenge(view.id)).toEqual(view);
+    expect(await challenge(view.id)).toMatchObject(view);
     const mine = expectOk(await app.request('GET', '/customers/me/challenges', { token: customer.token }), 200);
     expect(mine.items).toEqual([view]);
   });
@@ -268,7 +268,8 @@ describe('the loss rules on ticks', () => {
       const page = expectOk(await app.request('GET', '/customers/me/notifications', { token: customer.token }), 200);
       return page.items.find((n: { type: string }) => n.type === 'prop.challenge_failed');
     });
-    expect(notes.body).toContain('daily_loss');
+    expect(notes.body).toContain('daily loss limit');
+    expect(notes.body).not.toContain('daily_loss');
     await waitFor('the failure mail', async () => {
       const rows = await sql(app, `select 1 from mail_messages where template = 'prop_challenge_failed' and to_address = ?`, [
         customer.email,
@@ -459,7 +460,7 @@ describe('the schedule', () => {
     const { customer, challenge: view, login } = await start(id);
     await buy(customer.token, login);
     await setQuote(app, admin, 'EURUSD', 1.1052, 1.1054); // equity 10500
-    const today = new Date().toISOString().slice(0, 10);
+    const today = await rolloverPassedToday(app, admin);
     await runEod(app, admin, today);
     expect((await challenge(view.id)).day_start_equity).toBe('10500.00');
     // The date is done: running it again takes nothing, whatever equity is now.

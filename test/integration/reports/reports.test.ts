@@ -1,3 +1,4 @@
+import { parse } from 'csv-parse/sync';
 import Decimal from 'decimal.js';
 import { ReportBuildJob } from '../../../src/jobs/report-build.job';
 import { adminToken, createCustomer, createStaff, type LoggedIn } from '../../helpers/identity';
@@ -5,7 +6,7 @@ import { sql, startTestApp, type TestApp } from '../../helpers/test-app';
 import { fundedAccount, openOrder, setQuote, setUpMarket } from '../../helpers/trading';
 import { decide, walletOf, withdraw } from '../money/money-kit';
 import { expect422, expectError, expectOk } from '../trading/trading-kit';
-import { runEod } from '../eod/eod-kit';
+import { rolloverPassedToday, runEod } from '../eod/eod-kit';
 import { buildReport, csvObjects, finish, firstPageInk, pageText, parseCsv } from './report-kit';
 
 /**
@@ -323,8 +324,35 @@ describe('the other types', () => {
     expect(file.text).toContain(`"'=HYPERLINK(""http://x.invalid"",""go"")"`);
   });
 
+  test('when a customer comment holds line breaks and formulas, then the trades CSV still has one row per trade, the comment in one cell', async () => {
+    const l = await fundedAccount(app, admin, customer.id, groupId, 1000);
+    await setQuote(app, admin, 'EURUSD', 1.1, 1.1002);
+    const comments = ['=1\n=2', '=1\r=2,=3', '\t=cmd', '  @x'];
+    for (const comment of comments) {
+      const ticket = expectOk(
+        await app.request('POST', '/orders', {
+          token: admin,
+          body: { login: l, symbol: 'EURUSD', cmd: 0, volume: 0.01, comment },
+        }),
+        201,
+      ).order;
+      expectOk(await app.request('POST', `/orders/${ticket}/close`, { token: admin }), 200);
+    }
+    const { file } = await buildReport(app, admin, {
+      type: 'trades',
+      format: 'csv',
+      params: { from: today(), to: today(), login: l },
+    });
+    // A spreadsheet ends a row at a lone CR or LF too: the parser is told so.
+    const [header, ...rows] = parse(file.text, { record_delimiter: ['\r\n', '\n', '\r'] }) as string[][];
+    expect(rows).toHaveLength(comments.length);
+    const at = header!.indexOf('comment');
+    expect(rows.map((r) => r[at]).sort()).toEqual(comments.map((c) => `'${c}`).sort());
+    for (const row of rows) expect(row[0]).toBe(String(l));
+  });
+
   test('when the daily report is asked for, then it lists the snapshot the end of day wrote for each account', async () => {
-    const date = today();
+    const date = await rolloverPassedToday(app, admin);
     await runEod(app, admin, date);
     const [acct] = await sql<{ balance: string }>(app, 'select balance::text as balance from accounts where login = ?', [login]);
     const { file } = await buildReport(app, admin, { type: 'daily', format: 'json', params: { trading_date: date } });

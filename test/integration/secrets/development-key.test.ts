@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { DEVELOPMENT_KEY_ID, resolveDataKeys } from '../../../src/domain/secrets/data-keys';
+import { DEVELOPMENT_JWT_KEY_ID, DEVELOPMENT_KEY_ID, resolveDataKeys } from '../../../src/domain/secrets/data-keys';
+import { ADMIN, loginStaff } from '../../helpers/identity';
 import { sql, startTestApp, type TestApp } from '../../helpers/test-app';
 import { dataKey, sealUnder } from './secrets-kit';
 
@@ -38,4 +39,29 @@ test('when DATA_ENCRYPTION_KEYS is set later outside production, then the develo
   } finally {
     await configured.stop();
   }
+});
+
+test('when JWT_SECRET is unset outside production, then tokens are signed with a key kept in the database: a restarted process accepts them', async () => {
+  const first = await startTestApp({ shareWith: app, env: { JWT_SECRET: '' } });
+  let token: string;
+  try {
+    token = (await loginStaff(first, ADMIN.email, ADMIN.password)).access_token;
+    expect((await first.request('GET', '/api/admin/roles', { token })).status).toBe(200);
+    expect(
+      first.logs.some((l) => String(l.msg).startsWith('JWT_SECRET is not set: tokens are signed with a development key')),
+    ).toBe(true);
+  } finally {
+    await first.stop();
+  }
+  // Another process, with a placeholder secret of its own in its configuration, as after a restart.
+  const second = await startTestApp({ shareWith: app, env: { JWT_SECRET: '' } });
+  try {
+    expect(second.config.jwt.secret).not.toBe(first.config.jwt.secret);
+    expect((await second.request('GET', '/api/admin/roles', { token })).status).toBe(200);
+    expect(await sql(app, 'select id from development_data_keys where id = ?', [DEVELOPMENT_JWT_KEY_ID])).toHaveLength(1);
+  } finally {
+    await second.stop();
+  }
+  // A process with its own JWT_SECRET does not take the development key.
+  expect((await app.request('GET', '/api/admin/roles', { token })).status).toBe(401);
 });

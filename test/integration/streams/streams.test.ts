@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import { startTestApp, sql, type TestApp } from '../../helpers/test-app';
-import { adminToken, createCustomer, createStaff, type LoggedIn } from '../../helpers/identity';
+import { adminToken, createCustomer, createStaff, loginCustomer, type LoggedIn } from '../../helpers/identity';
 import { fundedAccount, openOrder, setQuote, setUpMarket } from '../../helpers/trading';
 import { openSse, type SseClient } from '../../helpers/sse-client';
 
@@ -101,6 +101,28 @@ test('when a session opens a sixth stream, then it is refused with 429 until one
   five[0]!.close();
   await new Promise((r) => setTimeout(r, 300));
   expect((await stream('/streams/quotes', bob.token)).status).toBe(200);
+});
+
+test('when one customer logs in three times, then its sessions hold 10 streams together and the eleventh is 429 TOO_MANY_STREAMS', async () => {
+  const carol = await createCustomer(app, admin);
+  const again = await loginCustomer(app, carol.email, carol.password);
+  const third = await loginCustomer(app, carol.email, carol.password);
+  const held = [];
+  for (const token of [carol.token, carol.token, carol.token, carol.token, carol.token])
+    held.push(await stream('/streams/quotes?symbols=EURUSD', token));
+  for (let i = 0; i < 5; i++) held.push(await stream('/customers/me/stream', again.access_token));
+  expect(held.map((c) => c.status)).toEqual(Array(10).fill(200));
+  // The third session holds nothing, yet the customer holds ten.
+  const eleventh = await stream('/streams/quotes', third.access_token);
+  expect(eleventh.status).toBe(429);
+  await eleventh.ended;
+  expect(JSON.parse(eleventh.text())).toMatchObject({ code: 'TOO_MANY_STREAMS' });
+  expect(eleventh.headers['retry-after']).toBeDefined();
+  // Another principal is not held back by it.
+  expect((await stream('/streams/quotes', alice.token)).status).toBe(200);
+  held[0]!.close();
+  await new Promise((r) => setTimeout(r, 300));
+  expect((await stream('/streams/quotes', third.access_token)).status).toBe(200);
 });
 
 test('when a quote changes, then a quote stream gets the current quote, then the newest one', async () => {
@@ -211,16 +233,23 @@ test('when a customer’s position moves with quotes, then account.updated comes
   const s = await stream('/customers/me/stream', dave.token);
   await new Promise((r) => setTimeout(r, 400));
   await openOrder(app, admin, login, 0, 1);
-  const opened = await s.waitFor((e) => e.event === 'account.updated' && JSON.parse(e.data).margin > 0);
+  const opened = await s.waitFor((e) => e.event === 'account.updated' && Number(JSON.parse(e.data).margin) > 0);
   const figures = JSON.parse(opened.data);
   expect(Object.keys(figures).sort()).toEqual(['balance', 'equity', 'free_margin', 'login', 'margin']);
   expect(figures.login).toBe(login);
+  // The same view, with the same JSON types, as the REST account: money as decimal text.
+  for (const key of ['balance', 'equity', 'margin', 'free_margin'])
+    expect([key, figures[key]]).toEqual([key, expect.stringMatching(/^-?\d+\.\d\d$/)]);
+  const rest = (await app.request('GET', '/customers/me/accounts', { token: dave.token })).body.items.find(
+    (a: { login: number }) => a.login === login,
+  );
+  expect([figures.balance, figures.margin]).toEqual([rest.balance, rest.margin]);
   const before = s.events.filter((e) => e.event === 'account.updated').length;
   const started = Date.now();
   for (let i = 1; i <= 20; i++)
     await setQuote(app, admin, 'EURUSD', Number((1.1 + i / 10_000).toFixed(5)), Number((1.1002 + i / 10_000).toFixed(5)));
   const elapsed = Date.now() - started;
-  await s.waitFor((e) => e.event === 'account.updated' && JSON.parse(e.data).equity > figures.equity);
+  await s.waitFor((e) => e.event === 'account.updated' && Number(JSON.parse(e.data).equity) > Number(figures.equity));
   await new Promise((r) => setTimeout(r, 300));
   const updates = s.events.filter((e) => e.event === 'account.updated').length - before;
   expect(updates).toBeGreaterThanOrEqual(1);

@@ -65,7 +65,7 @@ describe('wallets', () => {
     const customer = await createCustomer(app, token);
     const res = await openAccount(app, token, customer.id, { kind: 'wallet', group_id: market.groupId });
     expect422(res, ['body', 'kind'], 'literal_error');
-    const list = expectOk(await app.request('GET', `/api/crm/customers/${customer.id}/accounts`, { token }), 200);
+    const list = expectOk(await app.request('GET', `/api/crm/customers/${customer.id}/accounts?page_size=200`, { token }), 200);
     expect(list.items).toHaveLength(1);
   });
 });
@@ -119,8 +119,29 @@ describe('opening trading accounts', () => {
     const logins = answers.map((r) => expectOk(r, 201).login as number);
     expect(logins.every((l) => Number.isSafeInteger(l))).toBe(true);
     expect(new Set(logins).size).toBe(20);
-    const list = expectOk(await app.request('GET', `/api/crm/customers/${customer.id}/accounts`, { token }), 200);
+    const list = expectOk(await app.request('GET', `/api/crm/customers/${customer.id}/accounts?page_size=200`, { token }), 200);
     expect(list.items).toHaveLength(21);
+  });
+
+  test('when a customer with 21 accounts lists them, then a page of 20 by login with the total, and the 21st on page 2', async () => {
+    const customer = await createCustomer(app, token);
+    for (let i = 0; i < 20; i++)
+      expectOk(await openAccount(app, token, customer.id, { kind: 'demo', group_id: market.groupId }), 201);
+    const first = expectOk(await app.request('GET', '/customers/me/accounts', { token: customer.token }), 200);
+    expect(first).toMatchObject({ page: 1, page_size: 20, total: 21 });
+    expect(first.items).toHaveLength(20);
+    const logins = first.items.map((a: { login: number }) => a.login);
+    expect(logins).toEqual([...logins].sort((x, y) => x - y));
+    const second = expectOk(await app.request('GET', '/customers/me/accounts?page=2', { token: customer.token }), 200);
+    expect(second).toMatchObject({ page: 2, page_size: 20, total: 21 });
+    expect(second.items).toHaveLength(1);
+    expect(second.items[0].login).toBeGreaterThan(logins.at(-1));
+    const staff = expectOk(await app.request('GET', `/api/crm/customers/${customer.id}/accounts`, { token }), 200);
+    expect(staff).toMatchObject({ page: 1, page_size: 20, total: 21 });
+    expect422(await app.request('GET', '/customers/me/accounts?page_size=201', { token: customer.token }), [
+      'query',
+      'page_size',
+    ]);
   });
 
   test('when a currency and a leverage are given, then the account uses them instead of the group defaults', async () => {
@@ -154,7 +175,7 @@ describe('opening trading accounts', () => {
     );
     expectOk(await app.request('PATCH', `/groups/${inactive.id}`, { token, body: { is_active: false } }), 200);
     expect422(await openAccount(app, token, customer.id, { kind: 'live', group_id: inactive.id }), ['body', 'group_id']);
-    const list = expectOk(await app.request('GET', `/api/crm/customers/${customer.id}/accounts`, { token }), 200);
+    const list = expectOk(await app.request('GET', `/api/crm/customers/${customer.id}/accounts?page_size=200`, { token }), 200);
     expect(list.items.map((a: { kind: string }) => a.kind)).toEqual(['wallet']);
   });
 

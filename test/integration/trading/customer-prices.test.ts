@@ -5,9 +5,9 @@ import { setQuote, setUpMarket } from '../../helpers/trading';
 import { expect422, expectError, expectOk } from './trading-kit';
 
 /**
- * Decisions, section 18: every caller may read the latest quotes (GET /quotes), and a
- * customer may read what it can trade and on what terms (GET /customers/me/instruments),
- * only for the groups its accounts trade under. Every 200 below has also passed its route's
+ * Every caller may read the latest quotes (GET /quotes), and a customer may read what it can
+ * trade and on what terms (GET /customers/me/instruments), only for the groups its accounts
+ * trade under. A group trades every instrument its row does not disable, as orders do. Every 200 below has also passed its route's
  * declared schema: under NODE_ENV=test a reply that breaks it is a 500.
  */
 let app: TestApp;
@@ -59,8 +59,10 @@ beforeAll(async () => {
     201,
   ).id;
   await instrument('GBPUSD', 5);
-  await instrument('XAUUSD', 2); // never quoted, traded by no group
+  await instrument('XAUUSD', 2); // never quoted, no group row
+  await instrument('AUDUSD', 5); // quoted, no group row: every group trades it at the raw quote
   await setQuote(app, admin, 'GBPUSD', 1.27, 1.2703);
+  await setQuote(app, admin, 'AUDUSD', 0.65, 0.6502);
   await trade(groupA, 'EURUSD', { enabled: true, spread: 2, commission_value: 3.5, swap_long: -1.2, swap_short: 0.4 });
   await trade(groupA, 'USDJPY', { enabled: true, spread: 1.5, swap_long: 0.3, swap_short: -0.9 });
   await trade(groupA, 'GBPUSD', { enabled: false, spread: 4, swap_long: 0, swap_short: 0 });
@@ -130,29 +132,69 @@ describe('GET /quotes', () => {
     expect(symbolsOf(body.items)).toEqual(['EURUSD']);
   });
 
-  test('when no symbols are given, then every instrument some group trades comes back by symbol, paged', async () => {
+  test('when no symbols are given, then every priced instrument the customer may trade comes back by symbol, paged', async () => {
     const all = expectOk(await app.request('GET', '/quotes', { token: inB.token }), 200);
-    // XAUUSD is traded by no group (and has no price): not listed.
-    expect(symbolsOf(all.items)).toEqual(['EURUSD', 'GBPUSD', 'USDJPY']);
-    expect(all).toMatchObject({ page: 1, page_size: 100, total: 3 });
+    // Group B has a row for GBPUSD only; the others trade without one. XAUUSD has no price: not listed.
+    expect(symbolsOf(all.items)).toEqual(['AUDUSD', 'EURUSD', 'GBPUSD', 'USDJPY']);
+    expect(all).toMatchObject({ page: 1, page_size: 20, total: 4 });
     const second = expectOk(await app.request('GET', '/quotes?page=2&page_size=1', { token: inB.token }), 200);
-    expect(second).toMatchObject({ page: 2, page_size: 1, total: 3 });
-    expect(symbolsOf(second.items)).toEqual(['GBPUSD']);
+    expect(second).toMatchObject({ page: 2, page_size: 1, total: 4 });
+    expect(symbolsOf(second.items)).toEqual(['EURUSD']);
     expect422(await app.request('GET', '/quotes?page_size=201', { token: inB.token }), ['query', 'page_size']);
+  });
+
+  test('when the only group of a customer disables an instrument, then its list leaves it out; with another group trading it, it is in', async () => {
+    expect(symbolsOf(expectOk(await app.request('GET', '/quotes', { token: inA.token }), 200).items)).toEqual([
+      'AUDUSD',
+      'EURUSD',
+      'USDJPY',
+    ]);
+    expect(symbolsOf(expectOk(await app.request('GET', '/quotes', { token: inBoth.token }), 200).items)).toEqual([
+      'AUDUSD',
+      'EURUSD',
+      'GBPUSD',
+      'USDJPY',
+    ]);
+  });
+
+  test('when a customer has only its wallet, then its list is empty, while staff see every priced instrument', async () => {
+    expect(expectOk(await app.request('GET', '/quotes', { token: walletOnly.token }), 200)).toMatchObject({
+      items: [],
+      total: 0,
+    });
+    expect(symbolsOf(expectOk(await app.request('GET', '/quotes', { token: admin }), 200).items)).toEqual([
+      'AUDUSD',
+      'EURUSD',
+      'GBPUSD',
+      'USDJPY',
+    ]);
   });
 });
 
 describe('GET /customers/me/instruments', () => {
-  test("when a customer with an account in group A asks, then A's enabled instruments come with A's terms and nothing of B", async () => {
+  test("when a customer with an account in group A asks, then every instrument A does not disable comes with A's terms and nothing of B", async () => {
     const body = expectOk(await app.request('GET', '/customers/me/instruments', { token: inA.token }), 200);
     expect(body.items).toHaveLength(1);
     const [terms] = body.items;
     expect(terms).toMatchObject({ group_id: groupA, logins: [loginA], commission_type: 'none', swap_enabled: true });
     expect(terms).not.toHaveProperty('name');
     expect(terms).not.toHaveProperty('max_exposure');
-    // GBPUSD is disabled in A (and enabled only in B, which this customer has no account in).
-    expect(symbolsOf(terms.instruments)).toEqual(['EURUSD', 'USDJPY']);
+    // GBPUSD is disabled in A (and enabled in B, which this customer has no account in);
+    // AUDUSD and XAUUSD have no row in A, so A trades them at the raw quote without swap.
+    expect(symbolsOf(terms.instruments)).toEqual(['AUDUSD', 'EURUSD', 'USDJPY', 'XAUUSD']);
     expect(terms.instruments[0]).toEqual({
+      symbol: 'AUDUSD',
+      description: null,
+      digits: 5,
+      contract_size: 100000,
+      base_currency: 'AUD',
+      quote_currency: 'USD',
+      spread: 0,
+      commission_value: null,
+      swap_long: 0,
+      swap_short: 0,
+    });
+    expect(terms.instruments[1]).toEqual({
       symbol: 'EURUSD',
       description: null,
       digits: 5,
@@ -164,14 +206,15 @@ describe('GET /customers/me/instruments', () => {
       swap_long: -1.2,
       swap_short: 0.4,
     });
-    expect(terms.instruments[1]).toMatchObject({ symbol: 'USDJPY', spread: 1.5, commission_value: null });
+    expect(terms.instruments[2]).toMatchObject({ symbol: 'USDJPY', spread: 1.5, commission_value: null });
   });
 
   test("when a customer with an account in group B asks, then only B's terms come back", async () => {
     const body = expectOk(await app.request('GET', '/customers/me/instruments', { token: inB.token }), 200);
     expect(body.items.map((g: { group_id: string }) => g.group_id)).toEqual([groupB]);
     expect(body.items[0].logins).toEqual([loginB]);
-    expect(body.items[0].instruments).toEqual([expect.objectContaining({ symbol: 'GBPUSD', spread: 9, commission_value: 7 })]);
+    expect(symbolsOf(body.items[0].instruments)).toEqual(['AUDUSD', 'EURUSD', 'GBPUSD', 'USDJPY', 'XAUUSD']);
+    expect(body.items[0].instruments[2]).toEqual(expect.objectContaining({ symbol: 'GBPUSD', spread: 9, commission_value: 7 }));
   });
 
   test('when a customer has accounts in both groups, then each group comes once with its own logins', async () => {
@@ -196,6 +239,12 @@ describe('GET /customers/me/instruments', () => {
   test('when staff change a group instrument, then the customer sees the new terms at once', async () => {
     await trade(groupB, 'GBPUSD', { enabled: true, spread: 11, swap_long: -4, swap_short: -6 });
     const body = expectOk(await app.request('GET', '/customers/me/instruments', { token: inB.token }), 200);
-    expect(body.items[0].instruments[0]).toMatchObject({ spread: 11, commission_value: null, swap_long: -4, swap_short: -6 });
+    expect(body.items[0].instruments[2]).toMatchObject({
+      symbol: 'GBPUSD',
+      spread: 11,
+      commission_value: null,
+      swap_long: -4,
+      swap_short: -6,
+    });
   });
 });

@@ -411,7 +411,7 @@ describe('GET /orders', () => {
     expect([...first.items, ...second.items].map((o: { order: number }) => o.order)).toEqual(opened.reverse());
     expect(expectOk(await app.request('GET', `/orders?login=${login}`, { token }), 200)).toMatchObject({
       page: 1,
-      page_size: 50,
+      page_size: 20,
     });
     expect422(
       await app.request('GET', `/orders?login=${login}&page_size=201`, { token }),

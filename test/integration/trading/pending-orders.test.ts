@@ -316,7 +316,7 @@ describe('listing and cancelling', () => {
     expect([...first.items, ...second.items].map((o: { order: number }) => o.order)).toEqual(placed.reverse());
     expect(expectOk(await app.request('GET', `/orders/pending?login=${l}`, { token }), 200)).toMatchObject({
       page: 1,
-      page_size: 50,
+      page_size: 20,
     });
     expect422(
       await app.request('GET', `/orders/pending?login=${l}&page_size=201`, { token }),

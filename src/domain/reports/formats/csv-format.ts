@@ -5,13 +5,16 @@ import { csvCell, type Column, type ReportDocument, type WriteOutcome } from '..
 
 /**
  * RFC 4180 CSV (csv-stringify): a header row of column keys, CRLF line ends, fields quoted
- * only when they hold a comma, a quote or a line break. A report of one table is that table.
+ * only when they hold a comma, a quote, a CR or an LF. A report of one table is that table.
  * A report of several (a statement) is one table too, so every parser reads it: a first
  * column `section` names what each row is (`opening_balance`, `ledger`, `closed_orders`, ...),
  * and the other columns are the union of the sections' columns, each row filling its own.
  */
 const BATCH_RECORDS = 1000;
-const OPTIONS = { record_delimiter: 'windows' } as const;
+// With an explicit record delimiter csv-stringify quotes only fields holding that delimiter
+// (CRLF); a lone CR or LF would then end the row in every parser, so a customer's comment
+// could forge rows. Every CR and LF is quoted.
+const OPTIONS = { record_delimiter: 'windows', quote_record_delimiter: true } as const;
 
 export async function writeCsv(doc: ReportDocument, out: Writable): Promise<WriteOutcome> {
   const sectioned = doc.sections.length > 1 || doc.summary.length > 0;

@@ -3,6 +3,7 @@ import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import PDFDocument from 'pdfkit';
 import { textValue, type Column, type ColumnType, type ReportDocument, type WriteOutcome } from '../report-document';
+import { drawLine, registerFonts, widthOf, type TextStyle } from './pdf-text';
 
 const MARGIN = 36;
 const FONT_SIZE = 7;
@@ -39,6 +40,7 @@ export async function writePdf(doc: ReportDocument, out: Writable, brokerName: s
     autoFirstPage: false,
     info: { Title: `${brokerName}: ${doc.title}`, Author: brokerName, Producer: brokerName, Creator: brokerName },
   });
+  registerFonts(pdf);
   const outcome: WriteOutcome = { rows: 0 };
   let pageNumber = 0;
   // The footer sits below the bottom margin: with the margin lowered for it, pdfkit does not start a new page.
@@ -46,15 +48,9 @@ export async function writePdf(doc: ReportDocument, out: Writable, brokerName: s
     pageNumber++;
     const bottom = pdf.page.margins.bottom;
     pdf.page.margins.bottom = 0;
-    pdf
-      .font('Helvetica')
-      .fontSize(FONT_SIZE)
-      .fillColor('#555555')
-      .text(`Page ${pageNumber}`, MARGIN, pdf.page.height - MARGIN, {
-        width: pdf.page.width - 2 * MARGIN,
-        align: 'center',
-        lineBreak: false,
-      });
+    pdf.fontSize(FONT_SIZE).fillColor('#555555');
+    const footer = `Page ${pageNumber}`;
+    drawLine(pdf, footer, (pdf.page.width - widthOf(pdf, footer, 'regular')) / 2, pdf.page.height - MARGIN, 'regular');
     pdf.page.margins.bottom = bottom;
     pdf.fillColor('#000000');
   });
@@ -66,13 +62,13 @@ export async function writePdf(doc: ReportDocument, out: Writable, brokerName: s
   };
 
   pdf.addPage();
-  pdf.font('Helvetica-Bold').fontSize(16).text(brokerName, MARGIN, MARGIN);
-  pdf.font('Helvetica-Bold').fontSize(12).text(doc.title);
-  pdf.font('Helvetica').fontSize(9);
-  for (const line of doc.subtitle) pdf.text(line);
+  pdf.y = MARGIN;
+  line(pdf, brokerName, 'bold', 16);
+  line(pdf, doc.title, 'bold', 12);
+  for (const text of doc.subtitle) line(pdf, text, 'regular', 9);
   if (doc.summary.length) {
     pdf.moveDown(0.5);
-    for (const item of doc.summary) pdf.font('Helvetica').text(`${item.label}: ${textValue(item.type, item.value) || '-'}`);
+    for (const item of doc.summary) line(pdf, `${item.label}: ${textValue(item.type, item.value) || '-'}`, 'regular', 9);
   }
 
   const usable = pdf.page.width - 2 * MARGIN;
@@ -86,12 +82,11 @@ export async function writePdf(doc: ReportDocument, out: Writable, brokerName: s
         .rect(MARGIN, y - 2, usable, ROW_HEIGHT)
         .fill('#e8e8e8')
         .fillColor('#000000');
-      pdf.font('Helvetica-Bold').fontSize(FONT_SIZE);
+      pdf.fontSize(FONT_SIZE);
       section.columns.forEach((c, i) => {
-        cell(pdf, c.label, x, y, widths[i]!, RIGHT_ALIGNED.has(c.type));
+        cell(pdf, c.label, x, y, widths[i]!, RIGHT_ALIGNED.has(c.type), 'bold');
         x += widths[i]!;
       });
-      pdf.font('Helvetica');
       pdf.y = y + ROW_HEIGHT;
     };
     const newPage = async () => {
@@ -102,7 +97,7 @@ export async function writePdf(doc: ReportDocument, out: Writable, brokerName: s
     };
     pdf.moveDown(1);
     if (pdf.y + 3 * ROW_HEIGHT > bottomLimit()) await newPage();
-    pdf.font('Helvetica-Bold').fontSize(10).text(section.title, MARGIN, pdf.y);
+    line(pdf, section.title, 'bold', 10);
     pdf.moveDown(0.3);
     header();
     let empty = true;
@@ -111,7 +106,9 @@ export async function writePdf(doc: ReportDocument, out: Writable, brokerName: s
       let x = MARGIN;
       const y = pdf.y;
       section.columns.forEach((c, i) => {
-        cell(pdf, pdfText(c.type, row[c.key]), x, y, widths[i]!, RIGHT_ALIGNED.has(c.type));
+        const value = row[c.key];
+        const shown = c.words ? (c.words[String(value)] ?? pdfText(c.type, value)) : pdfText(c.type, value);
+        cell(pdf, shown, x, y, widths[i]!, RIGHT_ALIGNED.has(c.type) && !c.words, 'regular');
         x += widths[i]!;
       });
       pdf.y = y + ROW_HEIGHT;
@@ -119,8 +116,9 @@ export async function writePdf(doc: ReportDocument, out: Writable, brokerName: s
       empty = false;
     }
     if (empty) {
-      pdf.font('Helvetica-Oblique').fontSize(FONT_SIZE).text('None', MARGIN, pdf.y);
-      pdf.font('Helvetica');
+      pdf.fontSize(FONT_SIZE);
+      drawLine(pdf, 'None', MARGIN, pdf.y, 'oblique');
+      pdf.y += ROW_HEIGHT;
     }
   }
   pdf.end();
@@ -134,15 +132,33 @@ function pdfText(type: ColumnType, value: unknown): string {
   return type === 'time' && text ? text.slice(0, 19).replace('T', ' ') : text;
 }
 
-function cell(pdf: PDFKit.PDFDocument, text: string, x: number, y: number, width: number, right: boolean): void {
+/** A line at the left margin, the cursor moved below it. */
+function line(pdf: PDFKit.PDFDocument, text: string, style: TextStyle, size: number): void {
+  pdf.fontSize(size);
+  const y = pdf.y;
+  drawLine(pdf, text, MARGIN, y, style);
+  pdf.y = y + pdf.currentLineHeight(true);
+}
+
+function cell(
+  pdf: PDFKit.PDFDocument,
+  text: string,
+  x: number,
+  y: number,
+  width: number,
+  right: boolean,
+  style: TextStyle,
+): void {
   const room = width - 4;
   let shown = text;
-  if (pdf.widthOfString(shown) > room) {
-    while (shown.length > 1 && pdf.widthOfString(`${shown}…`) > room) shown = shown.slice(0, -1);
-    shown = `${shown}…`;
+  if (widthOf(pdf, shown, style) > room) {
+    // By code point, so a character outside the BMP (a rare CJK ideograph) is never cut in half.
+    const chars = Array.from(shown);
+    while (chars.length > 1 && widthOf(pdf, `${chars.join('')}…`, style) > room) chars.pop();
+    shown = `${chars.join('')}…`;
   }
-  const left = right ? x + width - 2 - pdf.widthOfString(shown) : x + 2;
-  pdf.text(shown, left, y, { lineBreak: false });
+  const left = right ? x + width - 2 - widthOf(pdf, shown, style) : x + 2;
+  drawLine(pdf, shown, left, y, style);
 }
 
 /** Fixed widths by type, text columns sharing the rest; scaled down together when they do not fit. */
