@@ -4,6 +4,7 @@ import { openSse, type SseClient } from '../../helpers/sse-client';
 import { sql, startTestApp, type TestApp } from '../../helpers/test-app';
 import { FILES, upload } from '../compliance/compliance-kit';
 import { walletOf, withdraw } from '../money/money-kit';
+import { createIntent, createProvider } from '../payments/payments-kit';
 import { buildReport, csvObjects } from '../reports/report-kit';
 
 /**
@@ -34,6 +35,7 @@ const AGENT_PERMISSIONS = [
   'view_reports',
   'view_audit',
   'manage_api_tokens',
+  'approve_deposits',
 ] as const;
 
 function ok<T = any>(res: { status: number; body: T; text: string }, status: number): T {
@@ -60,6 +62,15 @@ async function assign(customerId: string, body: Record<string, unknown>): Promis
 
 async function deposit(login: number, amount: number): Promise<void> {
   ok(await app.request('POST', `/api/backoffice/accounts/${login}/deposits`, { token: admin, body: { amount } }), 201);
+}
+
+async function waitForEvents<T>(read: () => Promise<T[]>, match: (e: T) => boolean): Promise<T[]> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const items = await read();
+    if (items.some(match) || Date.now() > deadline) return items;
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 async function stream(token: string): Promise<SseClient> {
@@ -225,6 +236,30 @@ describe('the example: a team-scope agent of East and a West customer', () => {
     expect((await app.request('GET', `/api/backoffice/reports/${everything.report.id}`, { token: agent.token })).status).toBe(
       404,
     );
+  });
+
+  test('when the agent pulls the event feed or the deposit queue, then no West customer appears in them, and a West deposit is 404', async () => {
+    const westWallet = await walletOf(app, westC);
+    await deposit(westWallet, 3);
+    const eventsOf = async (token: string) => {
+      const res = ok(await app.request('GET', '/api/crm/events?limit=1000', { token }), 200);
+      return res.items as Array<{ type: string; data: { login?: number; customer_id?: string; id?: string } }>;
+    };
+    const aboutWest = (e: { data: { login?: number; customer_id?: string; id?: string } }) =>
+      e.data.login === westWallet || e.data.customer_id === westC.id || e.data.id === westC.id;
+    const everything = await waitForEvents(() => eventsOf(admin), aboutWest);
+    expect(everything.some(aboutWest)).toBe(true);
+    const mine = await eventsOf(agent.token);
+    expect(mine.length).toBeGreaterThan(0);
+    expect(mine.filter(aboutWest)).toEqual([]);
+    const psp = await createProvider(app, admin);
+    const westIntent = ok(await createIntent(app, westC, { provider_id: psp.id, amount: 100, currency: 'USD' }), 201);
+    const eastIntent = ok(await createIntent(app, eastC, { provider_id: psp.id, amount: 100, currency: 'USD' }), 201);
+    const queue = ok(await app.request('GET', `/api/backoffice/deposits?provider_id=${psp.id}`, { token: agent.token }), 200);
+    expect(queue.items.map((d: { id: string }) => d.id)).toEqual([eastIntent.id]);
+    expect(queue.total).toBe(1);
+    expect((await app.request('GET', `/api/backoffice/deposits/${westIntent.id}`, { token: agent.token })).status).toBe(404);
+    expect((await app.request('GET', `/api/backoffice/deposits/${eastIntent.id}`, { token: agent.token })).status).toBe(200);
   });
 
   test("when the agent's API token reads a West customer, then 404 too: a token carries its issuer's scope", async () => {
