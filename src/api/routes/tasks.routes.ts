@@ -16,8 +16,14 @@ import { asStaff } from '../http/access';
 import { findPage } from '../../db/find-page';
 import { pageQuery, pageSchema } from '../http/paging';
 import { defineRoute, json, type RouteSpec } from '../http/route';
+import { isoInstant } from '../http/timestamps';
 
 const TaskId = z.object({ task_id: z.uuid() });
+
+// Instants in years 1 to 9999 only: the database holds no other (422 at the field, never a 500).
+const NewTask = NewTaskSchema.extend({ due_at: isoInstant(), remind_at: isoInstant().optional() });
+const TaskPatch = TaskPatchSchema.extend({ due_at: isoInstant().optional(), remind_at: isoInstant().nullable().optional() });
+const TaskQuery = TaskQuerySchema.extend({ due_before: isoInstant().optional(), ...pageQuery() });
 
 export const taskRoutes: RouteSpec[] = [
   defineRoute({
@@ -30,7 +36,7 @@ export const taskRoutes: RouteSpec[] = [
       'Audited; emits `task.created`. When `due_at` passes while the task is open or in progress, `task.overdue` is emitted once; at `remind_at`, `task.reminder`; both reach the assignee on the back-office stream and by mail (`task_reminder`).',
     tags: ['tasks'],
     access: { kind: 'staff', permission: 'manage_tasks' },
-    body: NewTaskSchema,
+    body: NewTask,
     responses: { 201: { description: 'Created', schema: TaskSchema }, 404: { description: 'No such customer' } },
     handler: async ({ body, em, caller }) => json(201, await createTask(em, asStaff(caller), body)),
   }),
@@ -41,7 +47,7 @@ export const taskRoutes: RouteSpec[] = [
     summary: "Tasks within the caller's scope, soonest due first",
     tags: ['tasks'],
     access: { kind: 'staff', permission: 'manage_tasks' },
-    query: TaskQuerySchema.extend(pageQuery()),
+    query: TaskQuery,
     responses: { 200: { description: 'A page of tasks', schema: pageSchema(TaskSchema) } },
     handler: async ({ query, em, caller }) => {
       const where = await taskFilter(em, asStaff(caller), query);
@@ -71,7 +77,7 @@ export const taskRoutes: RouteSpec[] = [
     tags: ['tasks'],
     access: { kind: 'staff', permission: 'manage_tasks' },
     params: TaskId,
-    body: TaskPatchSchema,
+    body: TaskPatch,
     responses: {
       200: { description: 'The task after the change', schema: TaskSchema },
       404: { description: 'Not found' },
