@@ -3,6 +3,8 @@ import { adminToken, createCustomer, createStaff, type LoggedIn } from '../../he
 import { openSse, type SseClient } from '../../helpers/sse-client';
 import { sql, startTestApp, type TestApp } from '../../helpers/test-app';
 import { FILES, upload } from '../compliance/compliance-kit';
+import { ROUTES } from '../../../src/api/routes';
+import { PERMISSIONS } from '../../../src/domain/identity/permissions';
 import { walletOf, withdraw } from '../money/money-kit';
 import { createIntent, createProvider } from '../payments/payments-kit';
 import { buildReport, csvObjects } from '../reports/report-kit';
@@ -183,6 +185,62 @@ describe('the example: a team-scope agent of East and a West customer', () => {
     expect((await app.request('GET', `/api/crm/customers/${eastC.id}`, { token: agent.token })).status).toBe(200);
     expect((await app.request('GET', `/api/crm/customers/${eastC.id}/accounts`, { token: agent.token })).status).toBe(200);
     expect((await app.request('GET', `/api/crm/accounts/${eastWallet}`, { token: agent.token })).status).toBe(200);
+  });
+
+  test('when an agent holding every permission walks every staff read route about a West object, then each answers 404', async () => {
+    const walker = await createStaff(
+      app,
+      PERMISSIONS.filter((p) => p !== 'view_customer_pii'),
+      admin,
+    );
+    await join(east, walker.id);
+    await setScope(walker.id, 'team');
+    const westWallet = await walletOf(app, westC);
+    const [w] = await sql<{ id: string }>(app, 'select id from withdrawals where customer_id = ? limit 1', [westC.id]);
+    const [d] = await sql<{ id: string }>(app, 'select id from customer_documents where customer_id = ? limit 1', [westC.id]);
+    const westTask = ok(
+      await app.request('POST', '/api/crm/tasks', {
+        token: admin,
+        body: {
+          title: 'West',
+          kind: 'call',
+          priority: 'low',
+          due_at: new Date(Date.now() + 3600_000).toISOString(),
+          customer_id: westC.id,
+        },
+      }),
+      201,
+    );
+    const values: Record<string, string> = {
+      customer_id: westC.id,
+      login: String(westWallet),
+      transaction_id: w!.id,
+      document_id: d!.id,
+      task_id: westTask.id,
+    };
+    const walked: string[] = [];
+    for (const route of ROUTES) {
+      if (route.method !== 'get' || route.access.kind === 'customer' || route.access.kind === 'public') continue;
+      const names = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+      if (names.length === 0 || !names.every((n) => n in values)) continue;
+      const path = route.path.replace(/\{(\w+)\}/g, (_m, n: string) => values[n]!);
+      const res = await app.request('GET', path, { token: walker.token });
+      expect({ path, status: res.status }).toEqual({ path, status: 404 });
+      walked.push(route.path);
+    }
+    // The walk really reached the customer-data routes (a broken match would walk none and pass).
+    expect(walked).toEqual(
+      expect.arrayContaining([
+        '/api/crm/customers/{customer_id}',
+        '/api/crm/customers/{customer_id}/accounts',
+        '/api/crm/customers/{customer_id}/documents',
+        '/api/backoffice/withdrawals/{transaction_id}',
+        '/api/crm/accounts/{login}',
+        '/api/backoffice/accounts/{login}/ledger',
+        '/api/crm/documents/{document_id}/file',
+        '/api/crm/tasks/{task_id}',
+      ]),
+    );
   });
 
   test('when the agent lists customers and withdrawals, then only East rows are listed and counted', async () => {
