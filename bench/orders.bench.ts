@@ -170,7 +170,7 @@ async function plainOpen(
     await client.query('begin');
     const [account] = (
       await query<{ id: string; login: string; currency: string; group_id: string | null }>(
-        openStatements.lockOwnAccount(holder.account.login, { customerId: holder.customerId }),
+        openStatements.lockOwnAccount(holder.account.login, { customerId: holder.customerId, staff: null }),
       )
     ).rows;
     if (!account) throw new Error(`account ${holder.account.id} is gone`);

@@ -1,3 +1,4 @@
+import { EVERY_CUSTOMER, scopeParams } from '../src/platform/customer-scope';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Pool } from 'pg';
@@ -124,7 +125,13 @@ export async function run(h: Harness): Promise<Figure[]> {
     ];
     const trades = { type: 'trades', params: { from: FROM, to: TO, login: seeded.tradesLogin } };
     const tradesCopy = copyStatement(
-      TRADES.bind({ start: dayStart(FROM), until: dayAfter(TO), login: String(seeded.tradesLogin), symbol: null }),
+      TRADES.bind({
+        start: dayStart(FROM),
+        until: dayAfter(TO),
+        login: String(seeded.tradesLogin),
+        symbol: null,
+        ...scopeParams(EVERY_CUSTOMER),
+      }),
     );
     const candidate: BatchRound[] = [];
     const baseline: BatchRound[] = [];

@@ -5,6 +5,7 @@ import { NegativeWalletHook } from './domain/money/negative-wallet';
 import { NotificationsConsumer } from './domain/notifications/notifications';
 import { PropChallengesConsumer } from './domain/prop/challenge-consumer';
 import { takeDayStartEquity } from './domain/prop/challenge-decisions';
+import { TaskRulesConsumer } from './domain/tasks/task-rules';
 import { WebhookConsumer } from './domain/webhooks/consumer';
 import { LifecycleConsumer, markDormantAtRollover } from './domain/crm/lifecycle';
 
@@ -33,7 +34,7 @@ export const ACCOUNT_ROLLOVER_STEPS: readonly AccountRolloverStep[] = [
 
 /**
  * Handed the domain events after they commit, by the outbox relay: customer notifications,
- * webhook dispatch, the prop challenge rules after closes and the customer lifecycle. A consumer added later is handed
+ * webhook dispatch, the prop challenge rules after closes, the customer lifecycle and the task rules. A consumer added later is handed
  * the events published after it starts, never the ones published before.
  */
 export const EVENT_CONSUMERS: readonly EventConsumer[] = [
@@ -41,4 +42,5 @@ export const EVENT_CONSUMERS: readonly EventConsumer[] = [
   WebhookConsumer,
   PropChallengesConsumer,
   LifecycleConsumer,
+  TaskRulesConsumer,
 ];

@@ -46,6 +46,20 @@ export class BrokerSettings {
   /** How soon a support conversation is due its first staff answer. */
   @Property({ type: 'integer', default: 240 })
   supportFirstResponseMinutes: number = 240;
+
+  /** How new customers are assigned to a team and a manager (see docs/crm.md). */
+  @Property({ type: 'json', columnType: 'jsonb', default: `'{"strategy":"none","country_rules":[]}'` })
+  assignment: AssignmentSettings = { strategy: 'none', country_rules: [] };
+
+  /** Where round-robin assignment goes next; advanced under the settings row's lock. */
+  @Property({ type: 'integer', default: 0 })
+  assignmentCursor: number = 0;
+}
+
+export interface AssignmentSettings {
+  strategy: 'none' | 'round_robin' | 'least_open_tasks';
+  default_manager_id?: string | null | undefined;
+  country_rules: Array<{ countries: string[]; team_id: string }>;
 }
 
 export interface RegistrationSettings {

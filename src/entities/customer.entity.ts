@@ -1,6 +1,9 @@
-import { Entity, Property, Unique } from '@mikro-orm/decorators/legacy';
+import { type Ref } from '@mikro-orm/core';
+import { Entity, Index, ManyToOne, Property, Unique } from '@mikro-orm/decorators/legacy';
 import { PrincipalEntity } from './principal.entity';
 import { decimalText, MONEY_COLUMN } from './column-types';
+import { StaffUser } from './staff-user.entity';
+import { Team } from './team.entity';
 
 /** The system-managed stages of a customer, in their order (see docs/crm.md). */
 export const LIFECYCLE_STAGES = ['lead', 'registered', 'verified', 'funded', 'active', 'dormant', 'closed'] as const;
@@ -19,7 +22,9 @@ type CustomerDefaults =
   | 'promoCode'
   | 'signupDeviceId'
   | 'closedAt'
-  | 'closeReason';
+  | 'closeReason'
+  | 'accountManager'
+  | 'team';
 
 @Entity({ tableName: 'customers' })
 export class Customer extends PrincipalEntity<'locale' | 'country' | 'affiliateId' | 'verificationLevel' | CustomerDefaults> {
@@ -95,4 +100,13 @@ export class Customer extends PrincipalEntity<'locale' | 'country' | 'affiliateI
 
   @Property({ type: 'string', length: 1000, nullable: true })
   closeReason?: string | null = null;
+  /** The staff user who manages the customer: `own`-scope staff see exactly the customers they manage. */
+  @ManyToOne({ entity: () => StaffUser, ref: true, nullable: true, deleteRule: 'set null' })
+  @Index()
+  accountManager?: Ref<StaffUser> | null = null;
+
+  /** The customer's team: `team`-scope staff see the customers of their teams (a lead, of the teams below too). */
+  @ManyToOne({ entity: () => Team, ref: true, nullable: true, deleteRule: 'set null' })
+  @Index()
+  team?: Ref<Team> | null = null;
 }

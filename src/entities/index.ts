@@ -35,6 +35,9 @@ import { RefreshToken } from './refresh-token.entity';
 import { Role } from './role.entity';
 import { Session } from './session.entity';
 import { StaffUser } from './staff-user.entity';
+import { Task, TaskRule } from './task.entity';
+import { Team } from './team.entity';
+import { TeamMember } from './team-member.entity';
 import { Transfer } from './transfer.entity';
 import { VerificationLevel } from './verification-level.entity';
 import { Webhook } from './webhook.entity';
@@ -62,6 +65,10 @@ export const ENTITIES = [
   EmailTemplate,
   Role,
   StaffUser,
+  Team,
+  TeamMember,
+  Task,
+  TaskRule,
   Customer,
   Session,
   RefreshToken,

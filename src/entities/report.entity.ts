@@ -27,7 +27,7 @@ export type ReportStatus = (typeof REPORT_STATUSES)[number];
   expression: `create index "reports_unfinished_index" on "reports" ("updated_at") where "status" in ('queued', 'running')`,
 })
 export class Report extends BaseEntity<
-  'status' | 'rows' | 'bytes' | 'error' | 'startedAt' | 'finishedAt' | 'requestedBy' | 'customerId' | 'requeuedAt'
+  'status' | 'rows' | 'bytes' | 'error' | 'startedAt' | 'finishedAt' | 'requestedBy' | 'customerId' | 'requeuedAt' | 'scope'
 > {
   @Enum({ items: [...REPORT_TYPES], type: 'string' })
   type!: ReportType;
@@ -61,6 +61,13 @@ export class Report extends BaseEntity<
   @Property({ type: 'uuid', nullable: true })
   customerId?: string | null = null;
 
+  /**
+   * The data scope of the staff user who asked, as it was then: the build reads only the rows
+   * of customers in it. Null for a customer's own statement.
+   */
+  @Property({ type: 'json', nullable: true })
+  scope?: ReportScope | null = null;
+
   @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
   startedAt?: Date | null = null;
 
@@ -70,4 +77,10 @@ export class Report extends BaseEntity<
   /** When the sweep queued the build again after its job was lost (once at most). */
   @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
   requeuedAt?: Date | null = null;
+}
+
+export interface ReportScope {
+  data_scope: 'own' | 'team' | 'all';
+  user_id: string | null;
+  team_ids: string[];
 }

@@ -15,11 +15,13 @@ import { RetentionJob } from './retention.job';
 import { RiskApplyJob, RiskPreviewJob } from './risk.job';
 import { SendMailJob } from './send-mail.job';
 import { SimulatorTickJob } from './simulator-tick.job';
+import { TaskAlertsJob } from './task-alerts.job';
 import { WebhookDeliverJob, WebhooksDispatchJob } from './webhooks.job';
 
 /** Every job the system runs. The worker tier refuses to start unless each has exactly one processor. */
 export const JOB_DEFINITIONS: JobDefinition[] = [
   SendMailJob,
+  TaskAlertsJob,
   SimulatorTickJob,
   BulkCloseTicketJob,
   BulkCloseFinishJob,

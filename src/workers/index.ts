@@ -4,6 +4,7 @@ import { eodAccountsProcessor, eodFinishProcessor, eodStartProcessor } from './e
 import { engineSweepProcessor, engineTickProcessor } from './engine-tick.worker';
 import { expirePendingOrdersProcessor } from './expire-pending-orders.worker';
 import { expireDepositIntentsProcessor } from './expire-deposit-intents.worker';
+import { taskAlertsProcessor } from './task-alerts.worker';
 import { notifyCustomersProcessor } from './notify-customers.worker';
 import { outboxRelayProcessor } from './outbox-relay.worker';
 import { reportBuildProcessor } from './report-build.worker';
@@ -24,6 +25,7 @@ export const PROCESSORS: Processor[] = [
   bulkCloseTicketProcessor,
   bulkCloseFinishProcessor,
   expirePendingOrdersProcessor,
+  taskAlertsProcessor,
   outboxRelayProcessor,
   riskPreviewProcessor,
   riskApplyProcessor,

@@ -13,9 +13,9 @@ const LAYERS: ReadonlyArray<readonly string[]> = [
   ['compliance', 'groups', 'mail', 'queues', 'secrets', 'webhooks'],
   ['identity', 'instruments'],
   ['prices'],
-  ['accounts', 'reports'],
+  ['accounts', 'reports', 'teams'],
   ['customers', 'eod', 'money', 'orders', 'streams'],
-  ['crm', 'engine', 'payments', 'prop', 'risk'],
+  ['crm', 'engine', 'payments', 'prop', 'risk', 'tasks'],
   ['notifications'],
 ];
 

@@ -84,6 +84,15 @@ function mailData(key: string, locale: string): Data[] {
     ];
   if (key === 'registration_confirm') return [{ first_name: 'Anna', valid_hours: 24 }];
   if (key === 'lead_invite') return [{ first_name: 'Anna', valid_minutes: 60 }];
+  if (key === 'task_reminder')
+    return ['overdue', 'reminder'].map((event) => ({
+      full_name: 'Anna Agent',
+      title: 'Welcome call',
+      kind: 'follow up',
+      priority: 'urgent',
+      due_at: '2026-03-12T14:05:03.118Z',
+      event,
+    }));
   return [{ first_name: 'Anna' }];
 }
 

@@ -1,6 +1,7 @@
 import type { Request } from 'express';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { authenticate, sessionCaller } from '../../domain/identity/authenticate';
+import { staffDataScope } from '../../domain/identity/staff-scope';
 import type { Caller, CustomerCaller, SessionCaller, StaffCaller } from '../../platform/caller';
 import { errors } from '../../platform/errors';
 import type { Identity } from '../../domain/identity/identity';
@@ -95,7 +96,13 @@ async function ticketCaller(em: EntityManager, identity: Identity, ticket: strin
     // A dashboard session is never cached as active (it has no tokens), but its revocation writes a tombstone.
     const cached = await identity.sessions.get(holder.sid).catch(() => undefined);
     if (cached?.state === 'revoked') throw errors.unauthenticated('The session has been revoked');
-    return { kind: 'user', userId: holder.sub, sessionId: holder.sid, permissions: new Set(holder.dashboard.permissions) };
+    return {
+      kind: 'user',
+      userId: holder.sub,
+      sessionId: holder.sid,
+      permissions: new Set(holder.dashboard.permissions),
+      dataScope: await staffDataScope(em, holder.sub),
+    };
   }
   return sessionCaller(em, identity, holder);
 }

@@ -9,7 +9,7 @@ import { VerificationLevelSchema } from '../../domain/compliance/verification-le
 import { ResetRequestedSchema } from '../../domain/identity/password-reset';
 import { GroupSchema } from '../../domain/groups/group-terms';
 import { ApiTokenSchema, IssuedApiTokenSchema } from '../../domain/identity/api-tokens';
-import { SettingsSchema } from '../../domain/identity/broker-settings';
+import { AssignmentSettingsSchema, SettingsSchema } from '../../domain/identity/broker-settings';
 import { TotpRequiredSchema } from '../../domain/identity/login';
 import { PermissionSchema } from '../../domain/identity/permissions';
 import { SessionSchema, TokenPairSchema } from '../../domain/identity/sessions';
@@ -42,6 +42,10 @@ import { PayoutSchema } from '../../domain/prop/payouts';
 import { PhaseSchema, ProgramSchema } from '../../domain/prop/programs';
 import { QueueJobSchema, QueueSummarySchema } from '../../domain/queues/queue-admin';
 import { ReportAcceptedSchema, ReportSchema } from '../../domain/reports/reports';
+import { TeamSchema } from '../../domain/teams/teams';
+import { TaskSchema } from '../../domain/tasks/tasks';
+import { TaskRuleSchema } from '../../domain/tasks/task-rules';
+import { AssignmentSchema } from '../../domain/teams/assignment';
 import { RiskPreviewResultSchema, RiskRunAcceptedSchema } from '../../domain/risk/preview';
 import { DailySnapshotSchema } from '../../domain/eod/daily-snapshot';
 import { EodRunAcceptedSchema, EodRunSchema } from '../../domain/eod/eod-runs';
@@ -319,6 +323,11 @@ const NAMES: ComponentNames = [
   [NotificationSchema, 'Notification'],
   [NotificationListSchema, 'NotificationPage'],
   [StaffUserSchema, 'StaffUser'],
+  [TeamSchema, 'Team'],
+  [TaskSchema, 'Task'],
+  [TaskRuleSchema, 'TaskRule'],
+  [AssignmentSchema, 'CustomerAssignment'],
+  [AssignmentSettingsSchema, 'AssignmentSettings'],
   [RoleSchema, 'Role'],
   [PermissionSchema, 'Permission'],
   [SettingsSchema, 'BrokerSettings'],
@@ -348,6 +357,11 @@ const NAMES: ComponentNames = [
       finished_at: '2026-03-31T16:02:14.208Z',
       error: null,
       download_url: '/api/backoffice/reports/6f1d2c3b-8a4e-4b7f-9c05-2e3d4f5a6b71/download',
+      scope: {
+        data_scope: 'team',
+        user_id: 'a29641a2-e7cc-44e9-a1fd-8f6550c08608',
+        team_ids: ['5b0f3c1e-2a4d-4e8f-9b6a-7c1d2e3f4a5b'],
+      },
     },
   ],
   [

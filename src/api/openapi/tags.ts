@@ -8,6 +8,10 @@ export const TAGS: Record<string, string> = {
   'broker settings':
     'Settings of this broker deployment (`/api/admin/settings`) and the keys of its secrets at rest (`/api/admin/secrets`)',
   audit: 'Who changed what, when (`/api/admin/audit`)',
+  teams:
+    "Teams of staff, nested, with members and leads: with a user's data scope they decide whose customers it sees (`/api/admin/teams`)",
+  tasks:
+    'Tasks for staff about customers, their states, reminders and the rules that make them (`/api/crm/tasks`, `/api/admin/task-rules`)',
   'api tokens': 'Scoped long-lived tokens for integrations (`/api/crm/settings/api-tokens`)',
   'password reset': 'A customer who forgot the password gets a mail with a single-use link (`/customers/password-reset/*`)',
   customers: 'Customers and their own profile (`/api/crm/customers`, `/api/customer/me`)',
@@ -76,13 +80,14 @@ export const TAGS: Record<string, string> = {
 };
 
 export const TAG_GROUPS: Array<{ name: string; tags: string[] }> = [
-  { name: 'Identity and access', tags: ['auth', 'staff administration', 'api tokens', 'broker settings', 'audit'] },
+  { name: 'Identity and access', tags: ['auth', 'staff administration', 'teams', 'api tokens', 'broker settings', 'audit'] },
   {
     name: 'Customers and money',
     tags: [
       'customers',
       'registration',
       'customer notes',
+      'tasks',
       'compliance',
       'password reset',
       'accounts',

@@ -7,9 +7,7 @@ import { LedgerSchema, ledgerView } from '../../domain/ledger/ledger';
 import { DepositSchema, depositFunds } from '../../domain/money/deposits';
 import { CurrencyCode } from '../../platform/money-text';
 import { Account } from '../../entities/account.entity';
-import { Customer } from '../../entities/customer.entity';
 import { LedgerEntry } from '../../entities/ledger-entry.entity';
-import { errors } from '../../platform/errors';
 import { asCustomer, asStaff } from '../http/access';
 import { LoginText, MoneyAmount } from '../http/amounts';
 import { findPage, type Paging } from '../../db/find-page';
@@ -17,7 +15,7 @@ import type { QuoteStore } from '../../domain/prices/quote-store';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { pageQuery, pageSchema } from '../http/paging';
 import { defineRoute, json, type RouteSpec } from '../http/route';
-import { customerScopeOf } from '../../platform/customer-scope';
+import { customerScopeOf, ownerInScopeOr404 } from '../../platform/customer-scope';
 
 const LoginParam = z.object({ login: LoginText });
 
@@ -55,6 +53,7 @@ export const accountRoutes: RouteSpec[] = [
     }),
     responses: { 201: { description: 'Opened', schema: AccountSchema }, 404: { description: 'No such customer' } },
     handler: async ({ params, body, em, services, caller }) => {
+      await ownerInScopeOr404(em, customerScopeOf(caller), 'customers', params.customer_id, 'Customer');
       return json(201, await openCustomerAccount(em, services.quotes, asStaff(caller), params.customer_id, body));
     },
   }),
@@ -68,8 +67,8 @@ export const accountRoutes: RouteSpec[] = [
     params: z.object({ customer_id: z.uuid() }),
     query: z.object(pageQuery()),
     responses: { 200: { description: 'A page of accounts by login', schema: pageSchema(AccountSchema) } },
-    handler: async ({ params, query, em, services }) => {
-      if (!(await em.findOne(Customer, params.customer_id, { fields: ['id'] }))) throw errors.notFound('Customer');
+    handler: async ({ params, query, em, services, caller }) => {
+      await ownerInScopeOr404(em, customerScopeOf(caller), 'customers', params.customer_id, 'Customer');
       return json(200, await accountPage(em, services.quotes, params.customer_id, query));
     },
   }),
@@ -100,8 +99,13 @@ export const accountRoutes: RouteSpec[] = [
     params: LoginParam,
     body: AccountPatchSchema,
     responses: { 200: { description: 'The account after the change', schema: AccountSchema }, 404: { description: 'Not found' } },
-    handler: async ({ params, body, em, services, caller }) =>
-      json(200, await accountView(em, services.quotes, await updateAccount(em, asStaff(caller), Number(params.login), body))),
+    handler: async ({ params, body, em, services, caller }) => {
+      await accessibleAccount(em, params.login, customerScopeOf(caller));
+      return json(
+        200,
+        await accountView(em, services.quotes, await updateAccount(em, asStaff(caller), Number(params.login), body)),
+      );
+    },
   }),
   defineRoute({
     method: 'get',

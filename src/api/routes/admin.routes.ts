@@ -1,6 +1,11 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { customersInScope } from '../../domain/customers/customers';
+import { Customer } from '../../entities/customer.entity';
+import { customerScopeOf, ownerInScopeOr404, type CustomerScope } from '../../platform/customer-scope';
 import { z } from 'zod';
 import { AuditSchema, auditView } from '../../domain/audit/audit';
 import {
+  AssignmentSettingsSchema,
   loadBrokerSettings,
   MaintenanceSettingsSchema,
   RegistrationSettingsSchema,
@@ -8,8 +13,19 @@ import {
   settingsView,
   updateBrokerSettings,
 } from '../../domain/identity/broker-settings';
+import { checkAssignmentSettings } from '../../domain/teams/assignment';
 import { PERMISSIONS, PermissionSchema } from '../../domain/identity/permissions';
-import { createRole, createStaffUser, RoleSchema, roleView, StaffUserSchema, staffUserView } from '../../domain/identity/staff';
+import {
+  createRole,
+  createStaffUser,
+  RoleSchema,
+  roleView,
+  StaffUserSchema,
+  staffUserView,
+  staffUserViewOf,
+  teamIdsOf,
+} from '../../domain/identity/staff';
+import { DATA_SCOPES } from '../../entities/staff-user.entity';
 import { AuditEntry } from '../../entities/audit-entry.entity';
 import { Role } from '../../entities/role.entity';
 import { StaffUser } from '../../entities/staff-user.entity';
@@ -27,6 +43,12 @@ const RoleName = z.string().trim().min(1).max(64);
 const RolePermissions = z.array(PermissionSchema).max(PERMISSIONS.length * 2);
 const RoleId = z.object({ role_id: z.uuid() });
 const UserId = z.object({ user_id: z.uuid() });
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+async function visibleCustomerIds(em: EntityManager, scope: CustomerScope): Promise<string[]> {
+  const rows = await em.find(Customer, customersInScope(scope), { fields: ['id'] });
+  return rows.map((c) => c.id);
+}
 
 export const adminRoutes: RouteSpec[] = [
   defineRoute({
@@ -126,10 +148,12 @@ export const adminRoutes: RouteSpec[] = [
     query: z.object(pageQuery()),
     responses: { 200: { description: 'A page of staff users by email', schema: pageSchema(StaffUserSchema) } },
     handler: async ({ query, em }) => {
-      return json(
-        200,
-        await findPage(em, StaffUser, {}, query, { orderBy: { email: 'asc' }, populate: ['roles'] }, staffUserView),
+      const page = await findPage(em, StaffUser, {}, query, { orderBy: { email: 'asc' }, populate: ['roles'] }, (u) => u);
+      const teams = await teamIdsOf(
+        em,
+        page.items.map((u) => u.id),
       );
+      return json(200, { ...page, items: page.items.map((u) => staffUserView(u, teams.get(u.id) ?? [])) });
     },
   }),
   defineRoute({
@@ -144,7 +168,7 @@ export const adminRoutes: RouteSpec[] = [
     handler: async ({ params, em }) => {
       const user = await em.findOne(StaffUser, params.user_id, { populate: ['roles'] });
       if (!user) throw errors.notFound('Staff user');
-      return json(200, staffUserView(user));
+      return json(200, await staffUserViewOf(em, user));
     },
   }),
   defineRoute({
@@ -161,13 +185,17 @@ export const adminRoutes: RouteSpec[] = [
       full_name: z.string().trim().min(1).max(200).optional(),
       role_ids: z.array(z.uuid()).max(50).optional(),
       is_active: z.boolean().optional(),
+      data_scope: z
+        .enum(DATA_SCOPES)
+        .optional()
+        .describe("own: the customers the user manages; team: also its teams' (a lead's: and the teams below); all"),
     }),
     responses: {
       200: { description: 'The staff user after the change', schema: StaffUserSchema },
       409: { description: 'LAST_USER_MANAGER' },
     },
     handler: async ({ params, body, em, services, caller }) =>
-      json(200, staffUserView(await updateStaffUser(em, services.identity, asStaff(caller), params.user_id, body))),
+      json(200, await staffUserViewOf(em, await updateStaffUser(em, services.identity, asStaff(caller), params.user_id, body))),
   }),
   defineRoute({
     method: 'get',
@@ -197,7 +225,9 @@ export const adminRoutes: RouteSpec[] = [
       'than reading their own data, logging in and streams answer 503 MAINTENANCE with Retry-After (until `until`, ' +
       'else 300 s); staff are unaffected. `dormant_after_days` (default 90): the end of day makes an active customer ' +
       'dormant after that long without a closed trade. `support_first_response_minutes` (default 240). Every change ' +
-      'is audited with before and after and emits `settings.updated`.',
+      'is audited with before and after and emits `settings.updated`. ' +
+      '`assignment` (replaced whole) assigns new customers: the first country rule naming the country gives the team, the strategy a ' +
+      'member of it, else `default_manager_id`; unknown ids are 422.',
     tags: ['broker settings'],
     access: { kind: 'staff', permission: 'manage_settings' },
     body: z.object({
@@ -209,9 +239,11 @@ export const adminRoutes: RouteSpec[] = [
       maintenance: MaintenanceSettingsSchema.partial().optional(),
       dormant_after_days: z.int().min(1).max(3650).optional(),
       support_first_response_minutes: z.int().min(1).max(100_000).optional(),
+      assignment: AssignmentSettingsSchema.optional(),
     }),
     responses: { 200: { description: 'Settings after the change', schema: SettingsSchema } },
     handler: async ({ body, em, services, caller }) => {
+      if (body.assignment) await checkAssignmentSettings(em, body.assignment);
       const after = await updateBrokerSettings(em, services.identity.defaultAccessTokenTtl, asStaff(caller), body);
       if (body.rollover_time !== undefined)
         // The setting is stored; should Redis not answer now, every worker re-schedules from it when it starts.
@@ -238,7 +270,12 @@ export const adminRoutes: RouteSpec[] = [
       ...pageQuery(),
     }),
     responses: { 200: { description: 'A page of audit entries', schema: pageSchema(AuditSchema) } },
-    handler: async ({ query, em }) => {
+    handler: async ({ query, em, caller }) => {
+      const scope = customerScopeOf(caller);
+      if (scope.staff && query.entity_type === 'customer' && query.entity_id) {
+        if (!UUID.test(query.entity_id)) throw errors.notFound('Customer');
+        await ownerInScopeOr404(em, scope, 'customers', query.entity_id, 'Customer');
+      }
       if (query.since && query.until && new Date(query.since) >= new Date(query.until)) {
         throw fieldError('query', ['until'], 'until must be later than since');
       }
@@ -251,6 +288,8 @@ export const adminRoutes: RouteSpec[] = [
         ...(query.entity_type ? { entityType: query.entity_type } : {}),
         ...(query.entity_id ? { entityId: query.entity_id } : {}),
         ...(Object.keys(created).length ? { createdAt: created } : {}),
+        // Staff limited to their customers read only the entries about those customers.
+        ...(scope.staff ? { entityType: 'customer', entityId: { $in: await visibleCustomerIds(em, scope) } } : {}),
       };
       return json(200, await findPage(em, AuditEntry, where, query, { orderBy: { createdAt: 'desc', id: 'desc' } }, auditView));
     },

@@ -1,3 +1,4 @@
+import { customerScopeOf, ownerInScopeOr404 } from '../../platform/customer-scope';
 import { z } from 'zod';
 import {
   decideDocument,
@@ -21,8 +22,7 @@ import {
   VerificationLevelSchema,
 } from '../../domain/compliance/verification-levels';
 import { DOCUMENT_TYPES } from '../../entities/customer-document.entity';
-import { Customer } from '../../entities/customer.entity';
-import { errors, fieldError } from '../../platform/errors';
+import { fieldError } from '../../platform/errors';
 import { asCustomer, asStaff } from '../http/access';
 import { MoneyAmount } from '../http/amounts';
 import { readUpload } from '../http/multipart-upload';
@@ -161,8 +161,8 @@ export const complianceRoutes: RouteSpec[] = [
     params: z.object({ customer_id: z.uuid() }),
     query: z.object(pageQuery()),
     responses: { 200: { description: 'A page of the documents', schema: pageSchema(StaffDocumentSchema) } },
-    handler: async ({ params, query, em }) => {
-      if (!(await em.findOne(Customer, params.customer_id, { fields: ['id'] }))) throw errors.notFound('Customer');
+    handler: async ({ params, query, em, caller }) => {
+      await ownerInScopeOr404(em, customerScopeOf(caller), 'customers', params.customer_id, 'Customer');
       return json(200, await listDocuments(em, params.customer_id, query, staffDocumentView));
     },
   }),
@@ -180,8 +180,12 @@ export const complianceRoutes: RouteSpec[] = [
     access: { kind: 'staff', permission: 'manage_compliance' },
     params: DocumentIdParam,
     raw: true,
-    responses: { 200: { description: 'The file (application/pdf, image/jpeg or image/png)' } },
+    responses: {
+      200: { description: 'The file (application/pdf, image/jpeg or image/png)' },
+      404: { description: "No such document (or outside the caller's scope)" },
+    },
     handler: async ({ params, em, services, caller, res }) => {
+      await ownerInScopeOr404(em, customerScopeOf(caller), 'customer_documents', params.document_id, 'Document');
       const { document, bytes } = await openDocumentFile(em, services.documentSecrets, asStaff(caller), params.document_id);
       res.status(200);
       // attachment() would take the type from the name's extension: the stored kind decides both.
@@ -206,10 +210,13 @@ export const complianceRoutes: RouteSpec[] = [
     params: DocumentIdParam,
     responses: {
       200: { description: 'Approved', schema: StaffDocumentSchema },
+      404: { description: "No such document (or outside the caller's scope)" },
       409: { description: 'DOCUMENT_NOT_PENDING: already approved or rejected' },
     },
-    handler: async ({ params, em, caller }) =>
-      json(200, await decideDocument(em, asStaff(caller), params.document_id, { kind: 'approve' })),
+    handler: async ({ params, em, caller }) => {
+      await ownerInScopeOr404(em, customerScopeOf(caller), 'customer_documents', params.document_id, 'Document');
+      return json(200, await decideDocument(em, asStaff(caller), params.document_id, { kind: 'approve' }));
+    },
   }),
   defineRoute({
     method: 'post',
@@ -225,9 +232,12 @@ export const complianceRoutes: RouteSpec[] = [
     body: z.object({ reason: z.string().trim().min(1).max(500) }),
     responses: {
       200: { description: 'Rejected', schema: StaffDocumentSchema },
+      404: { description: "No such document (or outside the caller's scope)" },
       409: { description: 'DOCUMENT_NOT_PENDING: already approved or rejected' },
     },
-    handler: async ({ params, body, em, caller }) =>
-      json(200, await decideDocument(em, asStaff(caller), params.document_id, { kind: 'reject', reason: body.reason })),
+    handler: async ({ params, body, em, caller }) => {
+      await ownerInScopeOr404(em, customerScopeOf(caller), 'customer_documents', params.document_id, 'Document');
+      return json(200, await decideDocument(em, asStaff(caller), params.document_id, { kind: 'reject', reason: body.reason }));
+    },
   }),
 ];

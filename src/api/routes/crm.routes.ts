@@ -4,6 +4,7 @@ import {
   createCustomer,
   CustomerPatchSchema,
   CustomerSchema,
+  customersInScope,
   customerView,
   PersonName,
   updateCustomer,
@@ -22,6 +23,8 @@ import { MAX_LEVEL } from '../../domain/compliance/verification-levels';
 import { ApiToken } from '../../entities/api-token.entity';
 import { Customer } from '../../entities/customer.entity';
 import { errors } from '../../platform/errors';
+import { customerScopeOf } from '../../platform/customer-scope';
+import { seesPii } from '../../platform/pii';
 import { asCustomer, asStaff } from '../http/access';
 import { findPage } from '../../db/find-page';
 import { pageQuery, pageSchema } from '../http/paging';
@@ -53,7 +56,8 @@ export const crmRoutes: RouteSpec[] = [
       affiliate_id: AffiliateId.optional(),
     }),
     responses: { 201: { description: 'Created', schema: CustomerSchema }, 409: { description: 'EMAIL_TAKEN' } },
-    handler: async ({ body, em, caller }) => json(201, customerView(await createCustomer(em, asStaff(caller), body))),
+    handler: async ({ body, em, caller }) =>
+      json(201, customerView(await createCustomer(em, asStaff(caller), body), { pii: seesPii(asStaff(caller).permissions) })),
   }),
   defineRoute({
     method: 'get',
@@ -64,9 +68,18 @@ export const crmRoutes: RouteSpec[] = [
     access: { kind: 'staff', permission: 'view_customers' },
     query: z.object({ email: z.string().max(320).optional().describe('Exact email, case-insensitive'), ...pageQuery() }),
     responses: { 200: { description: 'A page of customers', schema: pageSchema(CustomerSchema) } },
-    handler: async ({ query, em }) => {
-      const where = query.email ? { email: query.email.trim().toLowerCase() } : {};
-      return json(200, await findPage(em, Customer, where, query, { orderBy: { createdAt: 'desc', id: 'desc' } }, customerView));
+    handler: async ({ query, em, caller }) => {
+      const staff = asStaff(caller);
+      const where = {
+        $and: [query.email ? { email: query.email.trim().toLowerCase() } : {}, customersInScope(customerScopeOf(staff))],
+      };
+      const pii = seesPii(staff.permissions);
+      return json(
+        200,
+        await findPage(em, Customer, where, query, { orderBy: { createdAt: 'desc', id: 'desc' } }, (c) =>
+          customerView(c, { pii }),
+        ),
+      );
     },
   }),
   defineRoute({
@@ -78,10 +91,13 @@ export const crmRoutes: RouteSpec[] = [
     access: { kind: 'staff', permission: 'view_customers' },
     params: z.object({ customer_id: z.uuid() }),
     responses: { 200: { description: 'The customer', schema: CustomerSchema }, 404: { description: 'Not found' } },
-    handler: async ({ params, em }) => {
-      const customer = await em.findOne(Customer, params.customer_id);
+    handler: async ({ params, em, caller }) => {
+      const staff = asStaff(caller);
+      const customer = await em.findOne(Customer, {
+        $and: [{ id: params.customer_id }, customersInScope(customerScopeOf(staff))],
+      });
       if (!customer) throw errors.notFound('Customer');
-      return json(200, customerView(customer));
+      return json(200, customerView(customer, { pii: seesPii(staff.permissions) }));
     },
   }),
   defineRoute({
@@ -108,6 +124,9 @@ export const crmRoutes: RouteSpec[] = [
     },
     handler: async ({ params, body, em, caller }) => {
       const staff = asStaff(caller);
+      const pii = seesPii(staff.permissions);
+      if (!(await em.count(Customer, { $and: [{ id: params.customer_id }, customersInScope(customerScopeOf(staff))] })))
+        throw errors.notFound('Customer');
       const { verification_level: level, ...rest } = body;
       if (level !== undefined) {
         if (!staff.permissions.has('manage_compliance'))
@@ -115,10 +134,10 @@ export const crmRoutes: RouteSpec[] = [
         await setCustomerLevel(em, staff, params.customer_id, level);
       }
       if (level === undefined || rest.affiliate_id !== undefined || rest.sales_status !== undefined)
-        return json(200, customerView(await updateCustomer(em, staff, params.customer_id, rest)));
+        return json(200, customerView(await updateCustomer(em, staff, params.customer_id, rest), { pii }));
       const customer = await em.findOne(Customer, params.customer_id);
       if (!customer) throw errors.notFound('Customer');
-      return json(200, customerView(customer));
+      return json(200, customerView(customer, { pii }));
     },
   }),
   defineRoute({

@@ -25,6 +25,8 @@ import { secretsRoutes } from './secrets.routes';
 import { simulatorRoutes } from './simulator.routes';
 import { streamRoutes } from './streams.routes';
 import { systemRoutes } from './system.routes';
+import { taskRoutes } from './tasks.routes';
+import { teamRoutes } from './teams.routes';
 import { webhookRoutes } from './webhooks.routes';
 
 /** The application's route table: what is mounted, documented and access-checked. */
@@ -35,6 +37,8 @@ export const ROUTES: RouteSpec[] = [
   ...adminRoutes,
   ...crmRoutes,
   ...crmLifecycleRoutes,
+  ...teamRoutes,
+  ...taskRoutes,
   ...complianceRoutes,
   ...passwordResetRoutes,
   ...emailTemplateRoutes,

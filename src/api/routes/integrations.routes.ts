@@ -1,3 +1,4 @@
+import { customerScopeOf } from '../../platform/customer-scope';
 import { z } from 'zod';
 import { Integration } from '../../entities/integration.entity';
 import { InboundQuery, InboundSchema, listInbound, reprocessInbound } from '../../domain/payments/callbacks';
@@ -158,6 +159,6 @@ export const integrationRoutes: RouteSpec[] = [
     access: { kind: 'staff', permission: 'view_events' },
     query: EventFeedQuery,
     responses: { 200: { description: 'A page of events', schema: EventFeedSchema }, 410: { description: 'CURSOR_EXPIRED' } },
-    handler: async ({ query, em }) => json(200, await readEventFeed(em, query)),
+    handler: async ({ query, em, caller }) => json(200, await readEventFeed(em, query, customerScopeOf(caller).staff)),
   }),
 ];

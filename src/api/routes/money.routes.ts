@@ -1,3 +1,5 @@
+import { customerScopeOf, ownerInScopeOr404 } from '../../platform/customer-scope';
+import { customersInScope } from '../../domain/customers/customers';
 import type { FilterQuery } from '@mikro-orm/core';
 import { z } from 'zod';
 import { listCustomerTransactions, TransactionSchema } from '../../domain/money/transactions';
@@ -158,10 +160,12 @@ export const moneyRoutes: RouteSpec[] = [
     access: { kind: 'staff', permission: 'approve_withdrawals' },
     query: z.object({ status: z.enum(WITHDRAWAL_STATUSES).optional(), login: LoginText.optional(), ...pageQuery() }),
     responses: { 200: { description: 'A page of withdrawals', schema: pageSchema(WithdrawalSchema) } },
-    handler: async ({ query, em }) => {
+    handler: async ({ query, em, caller }) => {
       const where: FilterQuery<Withdrawal> = {};
       if (query.status) where.status = query.status;
       if (query.login !== undefined) where.login = String(query.login);
+      const scope = customerScopeOf(caller);
+      if (scope.staff) where.customer = customersInScope(scope);
       return json(
         200,
         await findPage(em, Withdrawal, where, query, { orderBy: { createdAt: 'desc', id: 'desc' } }, withdrawalView),
@@ -180,7 +184,8 @@ export const moneyRoutes: RouteSpec[] = [
       200: { description: 'The withdrawal with its payment data', schema: WithdrawalDetailSchema },
       404: { description: 'No such withdrawal' },
     },
-    handler: async ({ params, em }) => {
+    handler: async ({ params, em, caller }) => {
+      await ownerInScopeOr404(em, customerScopeOf(caller), 'withdrawals', params.transaction_id, 'Withdrawal');
       const withdrawal = await em.findOne(Withdrawal, params.transaction_id);
       if (!withdrawal) throw errors.notFound('Withdrawal');
       return json(200, withdrawalDetailView(withdrawal));
@@ -205,8 +210,10 @@ export const moneyRoutes: RouteSpec[] = [
       404: { description: 'No such withdrawal' },
       409: { description: 'Not pending (WITHDRAWAL_NOT_PENDING)' },
     },
-    handler: async ({ params, em, caller }) =>
-      json(200, await decideWithdrawal(em, asStaff(caller), params.transaction_id, { kind: 'approve' })),
+    handler: async ({ params, em, caller }) => {
+      await ownerInScopeOr404(em, customerScopeOf(caller), 'withdrawals', params.transaction_id, 'Withdrawal');
+      return json(200, await decideWithdrawal(em, asStaff(caller), params.transaction_id, { kind: 'approve' }));
+    },
   }),
   defineRoute({
     method: 'post',
@@ -226,7 +233,12 @@ export const moneyRoutes: RouteSpec[] = [
       404: { description: 'No such withdrawal' },
       409: { description: 'Not pending (WITHDRAWAL_NOT_PENDING)' },
     },
-    handler: async ({ params, body, em, caller }) =>
-      json(200, await decideWithdrawal(em, asStaff(caller), params.transaction_id, { kind: 'reject', reason: body.reason })),
+    handler: async ({ params, body, em, caller }) => {
+      await ownerInScopeOr404(em, customerScopeOf(caller), 'withdrawals', params.transaction_id, 'Withdrawal');
+      return json(
+        200,
+        await decideWithdrawal(em, asStaff(caller), params.transaction_id, { kind: 'reject', reason: body.reason }),
+      );
+    },
   }),
 ];

@@ -35,7 +35,7 @@ import { customerScopeOf, inScopeOr404 } from '../../platform/customer-scope';
 
 async function orderForCaller(em: EntityManager, caller: Caller | undefined, ticket: number): Promise<Order> {
   const order = await em.findOne(Order, { ticket: String(ticket) }, { populate: ['account'] });
-  return inScopeOr404(customerScopeOf(caller), order, (o) => o.account.getEntity().customer.id, 'Order');
+  return inScopeOr404(em, customerScopeOf(caller), order, (o) => o.account.getEntity().customer.id, 'Order');
 }
 
 const LoginOnly = z.object({ login: LoginText });

@@ -1,3 +1,4 @@
+import { customerScopeOf, ownerInScopeOr404 } from '../../platform/customer-scope';
 import { z } from 'zod';
 import { Account } from '../../entities/account.entity';
 import { Integration } from '../../entities/integration.entity';
@@ -288,7 +289,7 @@ export const paymentRoutes: RouteSpec[] = [
       ...pageQuery(),
     }),
     responses: { 200: { description: 'A page of deposits', schema: pageSchema(StaffDepositSchema) } },
-    handler: async ({ query, em }) => json(200, await listDeposits(em, query, query)),
+    handler: async ({ query, em, caller }) => json(200, await listDeposits(em, query, query, customerScopeOf(caller))),
   }),
   defineRoute({
     method: 'get',
@@ -299,7 +300,10 @@ export const paymentRoutes: RouteSpec[] = [
     access: { kind: 'staff', permission: 'approve_deposits' },
     params: DepositId,
     responses: { 200: { description: 'The deposit', schema: StaffDepositSchema }, 404: { description: 'Not found' } },
-    handler: async ({ params, em }) => json(200, await staffDeposit(em, params.deposit_id)),
+    handler: async ({ params, em, caller }) => {
+      await ownerInScopeOr404(em, customerScopeOf(caller), 'deposit_intents', params.deposit_id, 'Deposit');
+      return json(200, await staffDeposit(em, params.deposit_id));
+    },
   }),
   defineRoute({
     method: 'post',
@@ -320,8 +324,10 @@ export const paymentRoutes: RouteSpec[] = [
       404: { description: 'Not found' },
       409: { description: 'DEPOSIT_NOT_IN_REVIEW' },
     },
-    handler: async ({ params, body, em, caller, services }) =>
-      json(200, await approveDeposit(em, services.quotes, asStaff(caller), params.deposit_id, body?.amount)),
+    handler: async ({ params, body, em, caller, services }) => {
+      await ownerInScopeOr404(em, customerScopeOf(caller), 'deposit_intents', params.deposit_id, 'Deposit');
+      return json(200, await approveDeposit(em, services.quotes, asStaff(caller), params.deposit_id, body?.amount));
+    },
   }),
   defineRoute({
     method: 'post',
@@ -341,8 +347,10 @@ export const paymentRoutes: RouteSpec[] = [
       404: { description: 'Not found' },
       409: { description: 'DEPOSIT_NOT_IN_REVIEW' },
     },
-    handler: async ({ params, body, em, caller }) =>
-      json(200, await rejectDeposit(em, asStaff(caller), params.deposit_id, body.reason)),
+    handler: async ({ params, body, em, caller }) => {
+      await ownerInScopeOr404(em, customerScopeOf(caller), 'deposit_intents', params.deposit_id, 'Deposit');
+      return json(200, await rejectDeposit(em, asStaff(caller), params.deposit_id, body.reason));
+    },
   }),
   defineRoute({
     method: 'post',

@@ -1,5 +1,6 @@
 import type { FilterQuery } from '@mikro-orm/core';
 import { z } from 'zod';
+import { fieldError } from '../../platform/errors';
 import {
   ChallengeDetailSchema,
   ChallengeSchema,
@@ -83,8 +84,12 @@ export const propRoutes: RouteSpec[] = [
     access: { kind: 'staff', permission: 'manage_prop' },
     body: z.object({ program_id: z.uuid(), customer_id: z.uuid() }),
     responses: { 201: { description: 'Phase 1, active', schema: ChallengeSchema } },
-    handler: async ({ body, em, services, caller }) =>
-      json(201, await startChallenge(em, services.quotes, asStaff(caller), body)),
+    handler: async ({ body, em, services, caller }) => {
+      // A customer outside the caller's scope is as unknown as one that does not exist.
+      if (!(await inScope(em, customerScopeOf(caller), body.customer_id)))
+        throw fieldError('body', ['customer_id'], 'No such customer');
+      return json(201, await startChallenge(em, services.quotes, asStaff(caller), body));
+    },
   }),
   defineRoute({
     method: 'get',
@@ -105,7 +110,7 @@ export const propRoutes: RouteSpec[] = [
       ...pageQuery(),
     }),
     responses: { 200: { description: 'A page of challenge stages', schema: pageSchema(ChallengeSchema) } },
-    handler: async ({ query, em }) => json(200, await listChallenges(em, query, query)),
+    handler: async ({ query, em, caller }) => json(200, await listChallenges(em, query, query, customerScopeOf(caller))),
   }),
   defineRoute({
     method: 'get',
@@ -119,7 +124,11 @@ export const propRoutes: RouteSpec[] = [
       200: { description: 'The stage', schema: ChallengeDetailSchema },
       404: { description: 'No such challenge' },
     },
-    handler: async ({ params, em }) => json(200, await getChallenge(em, params.challenge_id)),
+    handler: async ({ params, em, caller }) => {
+      const challenge = await getChallenge(em, params.challenge_id);
+      await inScopeOr404(em, customerScopeOf(caller), challenge, (c) => c.customer_id, 'Challenge');
+      return json(200, challenge);
+    },
   }),
   defineRoute({
     method: 'get',
@@ -186,9 +195,15 @@ export const propRoutes: RouteSpec[] = [
       if (query.customer_id) where.customer = query.customer_id;
       const scope = customerScopeOf(caller);
       if (scope.customerId !== null) {
-        if (!inScope(scope, query.customer_id ?? scope.customerId))
+        if (!(await inScope(em, scope, query.customer_id ?? scope.customerId)))
           return json(200, { items: [], page: query.page, page_size: query.page_size, total: 0 });
         where.customer = scope.customerId;
+      } else if (scope.staff !== null) {
+        // Staff limited to their customers see the payouts of customers they manage or their teams manage.
+        where.customer = {
+          ...(query.customer_id ? { id: query.customer_id } : {}),
+          $or: [{ accountManager: scope.staff.userId }, { team: { $in: [...scope.staff.teamIds] } }],
+        };
       }
       return json(200, await findPage(em, Payout, where, query, { orderBy: { createdAt: 'desc', id: 'desc' } }, payoutView));
     },
@@ -207,7 +222,7 @@ export const propRoutes: RouteSpec[] = [
     },
     handler: async ({ params, em, caller }) => {
       const payout = await em.findOne(Payout, params.payout_id);
-      return json(200, payoutView(inScopeOr404(customerScopeOf(caller), payout, (p) => p.customer.id, 'Payout')));
+      return json(200, payoutView(await inScopeOr404(em, customerScopeOf(caller), payout, (p) => p.customer.id, 'Payout')));
     },
   }),
   defineRoute({

@@ -6,6 +6,7 @@ import type { Caller } from '../../platform/caller';
 import { MAX_STREAMS_PER_PRINCIPAL, MAX_STREAMS_PER_SESSION, type StreamHolder } from '../../domain/streams/stream-slots';
 import { replayAfter, resumePoint } from '../../domain/streams/replay';
 import { sha256Hex } from '../../platform/crypto';
+import { customerScopeOf } from '../../platform/customer-scope';
 import { AppError, errors } from '../../platform/errors';
 import { plainFrame, SseStream, type StreamKind } from './sse-stream';
 
@@ -93,7 +94,11 @@ export async function openStream(r: StreamRequest): Promise<void> {
       return;
     }
     let last = point;
-    const filter = { customerId: r.filter.customerId, types: r.filter.types ? [...r.filter.types] : undefined };
+    const filter = {
+      customerId: r.filter.customerId,
+      staff: customerScopeOf(caller).staff,
+      types: r.filter.types ? [...r.filter.types] : undefined,
+    };
     for await (const page of replayAfter(r.em, point, filter)) {
       if (!stream.isOpen) return;
       for (const e of page) stream.replay(e);

@@ -10,6 +10,13 @@ import type { Metrics } from '../../platform/metrics';
 import { withTimeout } from '../../platform/with-timeout';
 import { closeRedis, createRedis, type RedisClient, type RedisTarget } from '../../platform/redis';
 import { plainFrame, type SseStream, type StreamKind } from './sse-stream';
+import {
+  assignmentInScope,
+  customerScopeOf,
+  uuidArrayLiteral,
+  type CustomerAssignment,
+  type CustomerScope,
+} from '../../platform/customer-scope';
 
 /** A comment line this often keeps proxies from closing an idle stream. */
 export const KEEP_ALIVE_MS = 15_000;
@@ -47,6 +54,10 @@ export class StreamHub {
   private readonly all = new Set<SseStream>();
   private readonly byCustomer = new Map<string, Set<SseStream>>();
   private readonly backoffice = new Set<SseStream>();
+  /** Back-office streams of staff limited to their customers, with the scope each applies. */
+  private readonly scopedBackoffice = new Map<SseStream, CustomerScope>();
+  /** Scoped deliveries run one batch after another, so a scoped stream keeps the feed's order. */
+  private scopedChain: Promise<void> = Promise.resolve();
   private readonly bySymbol = new Map<string, Set<SseStream>>();
   private readonly allSymbols = new Set<SseStream>();
   private timers: NodeJS.Timeout[] = [];
@@ -105,8 +116,11 @@ export class StreamHub {
   add(stream: SseStream): void {
     this.all.add(stream);
     if (stream.kind === 'customer') indexAdd(this.byCustomer, stream.filter.customerId!, stream);
-    else if (stream.kind === 'backoffice') this.backoffice.add(stream);
-    else if (stream.filter.symbols) for (const s of stream.filter.symbols) indexAdd(this.bySymbol, s, stream);
+    else if (stream.kind === 'backoffice') {
+      const scope = customerScopeOf(stream.caller);
+      if (scope.staff) this.scopedBackoffice.set(stream, scope);
+      else this.backoffice.add(stream);
+    } else if (stream.filter.symbols) for (const s of stream.filter.symbols) indexAdd(this.bySymbol, s, stream);
     else this.allSymbols.add(stream);
     this.options.metrics.streamsOpen.inc({ kind: stream.kind });
   }
@@ -114,8 +128,10 @@ export class StreamHub {
   remove(stream: SseStream): void {
     if (!this.all.delete(stream)) return;
     if (stream.kind === 'customer') indexRemove(this.byCustomer, stream.filter.customerId!, stream);
-    else if (stream.kind === 'backoffice') this.backoffice.delete(stream);
-    else if (stream.filter.symbols) for (const s of stream.filter.symbols) indexRemove(this.bySymbol, s, stream);
+    else if (stream.kind === 'backoffice') {
+      this.backoffice.delete(stream);
+      this.scopedBackoffice.delete(stream);
+    } else if (stream.filter.symbols) for (const s of stream.filter.symbols) indexRemove(this.bySymbol, s, stream);
     else this.allSymbols.delete(stream);
     this.options.metrics.streamsOpen.dec({ kind: stream.kind });
     void this.slots.release(stream.holder, stream.id).catch(() => undefined);
@@ -147,6 +163,38 @@ export class StreamHub {
       for (const s of this.backoffice) if (!s.filter.types || s.filter.types.has(e.type)) s.push(e);
     }
     if (customers.size) for (const l of this.customerListeners) l(customers);
+    if (this.scopedBackoffice.size) this.scopedChain = this.scopedChain.then(() => this.deliverScoped(events));
+  }
+
+  /**
+   * A batch to the back-office streams of staff limited to their customers: the manager and
+   * team of the batch's customers are read in one statement, and an event about a customer
+   * outside a stream's scope is dropped for it. Without a database (or when it fails) only the
+   * events that concern no customer go out: a scoped stream never errs towards showing more.
+   */
+  private async deliverScoped(events: LiveEvent[]): Promise<void> {
+    const ids = [...new Set(events.map((e) => e.customer_id).filter((id): id is string => id !== null))];
+    const assignments = new Map<string, CustomerAssignment>();
+    if (ids.length && this.options.orm) {
+      try {
+        const rows = await this.options.orm.em
+          .fork()
+          .execute<Array<{ id: string; account_manager_id: string | null; team_id: string | null }>>(
+            'select id, account_manager_id, team_id from customers where id = any(?::uuid[])',
+            [uuidArrayLiteral(ids)],
+          );
+        for (const r of rows) assignments.set(r.id, { id: r.id, accountManagerId: r.account_manager_id, teamId: r.team_id });
+      } catch (err) {
+        this.options.logger.warn({ err: (err as Error).message }, 'scoped stream delivery could not read assignments');
+      }
+    }
+    for (const e of events) {
+      const customer = e.customer_id === null ? undefined : assignments.get(e.customer_id);
+      for (const [s, scope] of this.scopedBackoffice) {
+        if (s.filter.types && !s.filter.types.has(e.type)) continue;
+        if (e.customer_id === null || (customer && assignmentInScope(scope, customer))) s.push(e);
+      }
+    }
   }
 
   /** The current quote, sent when a quote stream opens. */

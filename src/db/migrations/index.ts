@@ -37,6 +37,8 @@ import { Migration20261127100000_PublicationOrder } from './Migration20261127100
 import { Migration20261127130000_WebhookFanOutInRelay } from './Migration20261127130000_WebhookFanOutInRelay';
 import { Migration20261127140000_WebhookClaimAhead } from './Migration20261127140000_WebhookClaimAhead';
 import { Migration20261128010000_NegativeWallets } from './Migration20261128010000_NegativeWallets';
+import { Migration20261128100000_TeamsAndScope } from './Migration20261128100000_TeamsAndScope';
+import { Migration20261128105000_Tasks } from './Migration20261128105000_Tasks';
 import { Migration20261128110000_CustomerLifecycle } from './Migration20261128110000_CustomerLifecycle';
 import { Migration20261128110100_CustomerEventsIndex } from './Migration20261128110100_CustomerEventsIndex';
 import { Migration20261128020000_DropDeadFunctions } from './Migration20261128020000_DropDeadFunctions';
@@ -86,6 +88,8 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261128090000_ReportRequeue', class: Migration20261128090000_ReportRequeue },
   { name: 'Migration20261128093000_Payments', class: Migration20261128093000_Payments },
   { name: 'Migration20261128093001_OneDepositPerIntent', class: Migration20261128093001_OneDepositPerIntent },
+  { name: 'Migration20261128100000_TeamsAndScope', class: Migration20261128100000_TeamsAndScope },
+  { name: 'Migration20261128105000_Tasks', class: Migration20261128105000_Tasks },
   { name: 'Migration20261128110000_CustomerLifecycle', class: Migration20261128110000_CustomerLifecycle },
   { name: 'Migration20261128110100_CustomerEventsIndex', class: Migration20261128110100_CustomerEventsIndex },
 ];

@@ -94,7 +94,7 @@ export async function findAccountByLogin(em: EntityManager, login: number | stri
 
 /** The account if it is within the caller's scope (see CustomerScope); otherwise 404, as if absent. */
 export async function accessibleAccount(em: EntityManager, login: number | string, scope: CustomerScope): Promise<Account> {
-  return inScopeOr404(scope, await findAccountByLogin(em, login), (a) => a.customer.id, 'Account');
+  return inScopeOr404(em, scope, await findAccountByLogin(em, login), (a) => a.customer.id, 'Account');
 }
 
 /**

@@ -25,7 +25,7 @@ export async function closeCustomer(
 ): Promise<Customer> {
   const { customer, sessionIds } = await em.transactional(async (tx) => {
     const found = await tx.findOne(Customer, id, { lockMode: LockMode.PESSIMISTIC_WRITE });
-    const locked = inScopeOr404(scope, found, (c) => c.id, 'Customer');
+    const locked = await inScopeOr404(tx, scope, found, (c) => c.id, 'Customer');
     if (locked.lifecycle === 'closed') return { customer: locked, sessionIds: [] as string[] };
     const before = customerView(locked);
     moveLifecycle(tx as EntityManager, locked, 'closed');

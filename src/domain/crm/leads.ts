@@ -18,6 +18,7 @@ import { hashPassword } from '../identity/passwords';
 import { normalizeEmail } from '../identity/principals';
 import { dispatchMail, queueMail } from '../mail/mail-outbox';
 import { assertCountryAllowed, registrationSettings } from './registration-rules';
+import { assignNewCustomer } from '../teams/assignment';
 
 export const Country = z
   .string()
@@ -70,6 +71,7 @@ export async function createLead(
     customerId: lead.id,
     data: customerView(lead),
   });
+  await assignNewCustomer(em, lead);
   await flushUnique(em, () => errors.conflict('EMAIL_TAKEN', 'A customer with this email exists'));
   return lead;
 }
@@ -88,7 +90,7 @@ export async function inviteLead(
   scope: CustomerScope,
   id: string,
 ): Promise<z.output<typeof InviteSentSchema>> {
-  const lead = inScopeOr404(scope, await em.findOne(Customer, id), (c) => c.id, 'Lead');
+  const lead = await inScopeOr404(em, scope, await em.findOne(Customer, id), (c) => c.id, 'Lead');
   if (lead.lifecycle !== 'lead') throw errors.conflict('NOT_A_LEAD', 'The customer is past the lead stage and has a password');
   const token = randomToken(32);
   const expiresAt = new Date(Date.now() + RESET_TOKEN_TTL_SECONDS * 1000);

@@ -38,7 +38,7 @@ export function noteView(n: CustomerNote): NoteView {
 }
 
 async function customerInScope(em: EntityManager, scope: CustomerScope, customerId: string): Promise<Customer> {
-  return inScopeOr404(scope, await em.findOne(Customer, customerId), (c) => c.id, 'Customer');
+  return inScopeOr404(em, scope, await em.findOne(Customer, customerId), (c) => c.id, 'Customer');
 }
 
 export async function addNote(

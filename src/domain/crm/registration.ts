@@ -19,6 +19,7 @@ import { normalizeEmail } from '../identity/principals';
 import { openSession, type ClientInfo, type TokenPair } from '../identity/sessions';
 import { dispatchMail, queueMail } from '../mail/mail-outbox';
 import { assertCountryAllowed, registrationSettings } from './registration-rules';
+import { assignNewCustomer } from '../teams/assignment';
 
 /** A confirmation link works for 24 hours, once. */
 export const REGISTRATION_TOKEN_TTL_HOURS = 24;
@@ -157,6 +158,7 @@ export async function confirmRegistration(
       customerId: created.id,
       data: customerView(created),
     });
+    await assignNewCustomer(tx as EntityManager, created);
     await flushUnique(tx as EntityManager, () => errors.conflict('EMAIL_TAKEN', 'A customer with this email exists'));
     return created;
   });

@@ -83,7 +83,7 @@ export async function customerTimeline(
   customerId: string,
   options: { types?: TimelineKind[] | undefined; before?: string | undefined; limit: number },
 ): Promise<z.output<typeof TimelineSchema>> {
-  inScopeOr404(scope, await em.findOne(Customer, customerId), (c) => c.id, 'Customer');
+  await inScopeOr404(em, scope, await em.findOne(Customer, customerId), (c) => c.id, 'Customer');
   const has = new Set((await executeNamed<{ name: string }>(em, OPTIONAL_COLUMNS.bind({}))).map((r) => r.name));
   const kinds = options.types?.length ? options.types : TIMELINE_KINDS;
   const parts = kinds

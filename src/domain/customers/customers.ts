@@ -11,6 +11,10 @@ import { normalizeEmail } from '../identity/principals';
 import { openWallet } from '../accounts/accounts';
 import { recordEvent } from '../events/outbox';
 import { flushUnique } from '../../db/flush-unique';
+import { maskEmail } from '../../platform/pii';
+import type { CustomerScope } from '../../platform/customer-scope';
+import type { FilterQuery } from '@mikro-orm/core';
+import { assignNewCustomer } from '../teams/assignment';
 
 /**
  * Control characters (line breaks and tabs, NUL, DEL, C1), the Unicode line and paragraph
@@ -90,15 +94,21 @@ export const CustomerSchema = z.object({
   partner_code: z.string().nullable().describe('The partner code the customer came with (sign-up `ref` or lead)'),
   promo_code: z.string().nullable().describe('The promo code given at sign-up'),
   closed_at: z.iso.datetime().nullable(),
+  account_manager_id: z.uuid().nullable().describe('The staff user who manages the customer; null when none'),
+  team_id: z.uuid().nullable().describe("The customer's team; null when none"),
   created_at: z.iso.datetime(),
   updated_at: z.iso.datetime(),
 });
 export type CustomerView = z.output<typeof CustomerSchema>;
 
-export function customerView(c: Customer): CustomerView {
+/**
+ * The customer as the API answers it. `pii: false` (staff without view_customer_pii) masks the
+ * email; events and audit rows keep the record whole.
+ */
+export function customerView(c: Customer, options: { pii?: boolean } = {}): CustomerView {
   return {
     id: c.id,
-    email: c.email,
+    email: options.pii === false ? maskEmail(c.email) : c.email,
     first_name: c.firstName,
     last_name: c.lastName,
     locale: c.locale,
@@ -117,6 +127,8 @@ export function customerView(c: Customer): CustomerView {
     partner_code: c.partnerCode ?? null,
     promo_code: c.promoCode ?? null,
     closed_at: c.closedAt ? c.closedAt.toISOString() : null,
+    account_manager_id: c.accountManager?.id ?? null,
+    team_id: c.team?.id ?? null,
     created_at: c.createdAt.toISOString(),
     updated_at: c.updatedAt.toISOString(),
   };
@@ -148,6 +160,8 @@ export async function createCustomer(em: EntityManager, actor: StaffCaller, inpu
     customerId: customer.id,
     data: customerView(customer),
   });
+  // After customer.created, so the feed tells of the customer before of its assignment.
+  await assignNewCustomer(em, customer);
   await flushUnique(em, () => errors.conflict('EMAIL_TAKEN', 'A customer with this email exists'));
   return customer;
 }
@@ -178,4 +192,11 @@ export async function updateCustomer(
   });
   await em.flush();
   return customer;
+}
+
+/** The customers a scope sees, as an ORM filter: a limited staff scope reads the customer's own manager and team columns. */
+export function customersInScope(scope: CustomerScope): FilterQuery<Customer> {
+  if (scope.customerId !== null) return { id: scope.customerId };
+  if (scope.staff === null) return {};
+  return { $or: [{ accountManager: scope.staff.userId }, { team: { $in: [...scope.staff.teamIds] } }] };
 }

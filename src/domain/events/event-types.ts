@@ -41,6 +41,11 @@ export const EVENT_TYPES = [
   'group.updated',
   'customer.lifecycle_changed',
   'settings.updated',
+  'customer.assigned',
+  'task.created',
+  'task.completed',
+  'task.overdue',
+  'task.reminder',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -5,6 +5,7 @@ import { looksLikeApiToken, resolveApiToken } from './api-tokens';
 import type { Caller } from '../../platform/caller';
 import type { Identity, SessionFacts } from './identity';
 import { findPrincipal, permissionsOf } from './principals';
+import { staffDataScope } from './staff-scope';
 
 const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]+)$/i;
 
@@ -39,7 +40,14 @@ export async function authenticate(
   if (looksLikeApiToken(token)) {
     const facts = await resolveApiToken(em, identity, token);
     if (!facts) throw errors.unauthenticated('The API token is invalid, expired or revoked');
-    return { kind: 'api_token', userId: facts.userId, tokenId: facts.tokenId, permissions: permissionSet(facts) };
+    return {
+      kind: 'api_token',
+      userId: facts.userId,
+      tokenId: facts.tokenId,
+      permissions: permissionSet(facts),
+      // A token sees what its issuer sees, as it holds at most what its issuer holds.
+      dataScope: await staffDataScope(em, facts.userId),
+    };
   }
 
   const claims = await identity.accessTokens.verify(token);
@@ -63,7 +71,13 @@ export async function sessionCaller(
   if (!facts || facts.principalId !== claims.sub || facts.principalType !== claims.type)
     throw errors.unauthenticated('The session has been revoked');
   return claims.type === 'user'
-    ? { kind: 'user', userId: claims.sub, sessionId: claims.sid, permissions: permissionSet(facts) }
+    ? {
+        kind: 'user',
+        userId: claims.sub,
+        sessionId: claims.sid,
+        permissions: permissionSet(facts),
+        dataScope: await staffDataScope(em, claims.sub),
+      }
     : { kind: 'customer', customerId: claims.sub, sessionId: claims.sid };
 }
 

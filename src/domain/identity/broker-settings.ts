@@ -1,6 +1,11 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { BrokerSettings, type MaintenanceSettings, type RegistrationSettings } from '../../entities/broker-settings.entity';
+import {
+  BrokerSettings,
+  type AssignmentSettings,
+  type MaintenanceSettings,
+  type RegistrationSettings,
+} from '../../entities/broker-settings.entity';
 import { Customer } from '../../entities/customer.entity';
 import { recordEvent } from '../events/outbox';
 import { forgetMaintenance } from './maintenance';
@@ -45,6 +50,31 @@ export const MaintenanceSettingsSchema = z.object({
   until: z.iso.datetime().nullable().optional().describe('When it is expected to end: the Retry-After of the 503 answers'),
 });
 
+export const AssignmentSettingsSchema = z.object({
+  strategy: z
+    .enum(['none', 'round_robin', 'least_open_tasks'])
+    .describe('How a member of the matched team is picked: none, in turn, or the one with the fewest open tasks'),
+  default_manager_id: z.uuid().nullable().optional().describe('The manager when no team member is picked'),
+  country_rules: z
+    .array(
+      z.object({
+        countries: z
+          .array(
+            z
+              .string()
+              .regex(/^[A-Z]{2}$/)
+              .meta({ examples: ['DE'] }),
+          )
+          .min(1)
+          .max(300)
+          .describe('ISO 3166-1 alpha-2'),
+        team_id: z.uuid(),
+      }),
+    )
+    .max(300)
+    .describe("The first rule naming the new customer's country gives its team"),
+});
+
 export const SettingsSchema = z.object({
   access_token_ttl_seconds: z.int(),
   broker_name: z.string().describe("The broker's name as reports and statements show it in their titles"),
@@ -62,6 +92,7 @@ export const SettingsSchema = z.object({
     .int()
     .meta({ examples: [240] })
     .describe('How soon a support conversation is due its first staff answer'),
+  assignment: AssignmentSettingsSchema.describe('How new customers are assigned to a team and an account manager'),
   updated_at: z.iso.datetime(),
   affected_customers: z
     .int()
@@ -88,6 +119,11 @@ export function settingsView(settings: BrokerSettings): SettingsView {
     },
     dormant_after_days: settings.dormantAfterDays,
     support_first_response_minutes: settings.supportFirstResponseMinutes,
+    assignment: {
+      strategy: settings.assignment.strategy,
+      default_manager_id: settings.assignment.default_manager_id ?? null,
+      country_rules: settings.assignment.country_rules,
+    },
     updated_at: settings.updatedAt.toISOString(),
   };
 }
@@ -106,6 +142,7 @@ export async function updateBrokerSettings(
     maintenance?: Partial<z.output<typeof MaintenanceSettingsSchema>> | undefined;
     dormant_after_days?: number | undefined;
     support_first_response_minutes?: number | undefined;
+    assignment?: AssignmentSettings | undefined;
   },
 ): Promise<SettingsView> {
   const settings = await loadBrokerSettings(em, defaultAccessTokenTtl);
@@ -132,6 +169,7 @@ export async function updateBrokerSettings(
   if (input.dormant_after_days !== undefined) settings.dormantAfterDays = input.dormant_after_days;
   if (input.support_first_response_minutes !== undefined)
     settings.supportFirstResponseMinutes = input.support_first_response_minutes;
+  if (input.assignment !== undefined) settings.assignment = { ...input.assignment };
   settings.updatedAt = new Date();
   const after = settingsView(settings);
   recordAudit(em, actor, { action: 'settings.updated', entityType: 'broker_settings', entityId: '1', before, after });

@@ -1,3 +1,4 @@
+import { staffDataScope } from './staff-scope';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomUUID } from 'node:crypto';
 import { Session } from '../../entities/session.entity';
@@ -69,5 +70,11 @@ export async function resolveDashboardSession(
     }),
   );
   if (!row) return undefined;
-  return { kind: 'user', userId: row.principal_id, sessionId: row.id, permissions: new Set(row.permissions) };
+  return {
+    kind: 'user',
+    userId: row.principal_id,
+    sessionId: row.id,
+    permissions: new Set(row.permissions),
+    dataScope: await staffDataScope(em, row.principal_id),
+  };
 }

@@ -98,3 +98,24 @@ export const CONSUME_RESET_TOKEN = namedStatement<{ token_hash: string }>(
 export const CLOSE_RESET_TOKENS = namedStatement<{ customer_id: string }>(
   'update password_reset_tokens set used_at = now(), updated_at = now() where customer_id = :customer_id and used_at is null',
 );
+
+/**
+ * A staff user's data scope and, for `team`, the teams it sees: those it belongs to, and
+ * every team below one it leads (teams nest without limit; `union` ends a cycle).
+ */
+export const STAFF_DATA_SCOPE = namedStatement<{ user_id: string }>(
+  `with recursive led(id) as (
+     select team_id from team_members where user_id = :user_id::uuid and role = 'lead'
+     union select t.id from teams t join led on t.parent_team_id = led.id)
+   select s.data_scope as "dataScope",
+     case when s.data_scope = 'team' then array(
+       select team_id::text from team_members where user_id = :user_id::uuid union select id::text from led)
+     else '{}'::text[] end as "teamIds"
+   from staff_users s where s.id = :user_id::uuid`,
+);
+
+/** The teams of some staff users, one row per user with any. */
+export const TEAM_IDS_OF = namedStatement<{ user_ids: string }>(
+  `select user_id::text as user_id, array_agg(team_id::text order by team_id) as team_ids
+     from team_members where user_id = any(:user_ids::uuid[]) group by user_id`,
+);

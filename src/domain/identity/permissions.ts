@@ -35,6 +35,9 @@ export const PERMISSIONS = [
   'manage_payments',
   'approve_deposits',
   'manage_integrations',
+  'assign_customers',
+  'view_customer_pii',
+  'manage_tasks',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];

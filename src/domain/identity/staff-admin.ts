@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApiToken } from '../../entities/api-token.entity';
 import { Role } from '../../entities/role.entity';
 import { Session } from '../../entities/session.entity';
-import { StaffUser } from '../../entities/staff-user.entity';
+import { StaffUser, type DataScopeName } from '../../entities/staff-user.entity';
 import { errors, ValidationFailure } from '../../platform/errors';
 import { recordAudit } from '../audit/audit';
 import { apiTokenFacts } from './api-tokens';
@@ -11,7 +11,7 @@ import type { Identity } from './identity';
 import { ADMIN_ROLE } from './permissions';
 import { permissionsOf } from './principals';
 import { revokeSessions } from './sessions';
-import { assertGrantable, assertMayActOn, assertMayChangeRole, isAdmin, roleView, staffUserView } from './staff';
+import { assertGrantable, assertMayActOn, assertMayChangeRole, isAdmin, roleView, staffUserView, teamIdsOf } from './staff';
 import { flushUnique } from '../../db/flush-unique';
 import { executeNamed } from '../../db/bound-statement';
 import { ACTIVE_USER_MANAGERS, ADVISORY_XACT_LOCK } from './identity.queries';
@@ -91,6 +91,7 @@ export interface StaffUserPatch {
   full_name?: string | undefined;
   role_ids?: string[] | undefined;
   is_active?: boolean | undefined;
+  data_scope?: DataScopeName | undefined;
 }
 
 export async function updateStaffUser(
@@ -106,7 +107,8 @@ export async function updateStaffUser(
     if (!found) throw errors.notFound('Staff user');
     // Read under the lock, before this change: what the user holds now is what the actor must hold.
     await assertMayActOn(tx, actor, found.id);
-    const before = staffUserView(found);
+    const teamIds = (await teamIdsOf(tx, [found.id])).get(found.id) ?? [];
+    const before = staffUserView(found, teamIds);
     if (patch.role_ids !== undefined) {
       const roles = await rolesById(tx, [...new Set(patch.role_ids)]);
       const current = found.roles.getItems();
@@ -121,6 +123,8 @@ export async function updateStaffUser(
       found.roles.set(roles);
     }
     if (patch.full_name !== undefined) found.fullName = patch.full_name;
+    // Read on every request (staffDataScope): the new scope holds from the user's next request.
+    if (patch.data_scope !== undefined) found.dataScope = patch.data_scope;
     const deactivating = patch.is_active === false && found.isActive;
     if (patch.is_active !== undefined) found.isActive = patch.is_active;
     await tx.flush();
@@ -132,7 +136,7 @@ export async function updateStaffUser(
       entityType: 'staff_user',
       entityId: found.id,
       before,
-      after: staffUserView(found),
+      after: staffUserView(found, teamIds),
     });
     return found;
   });

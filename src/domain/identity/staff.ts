@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { Role } from '../../entities/role.entity';
-import { StaffUser } from '../../entities/staff-user.entity';
+import { DATA_SCOPES, StaffUser } from '../../entities/staff-user.entity';
 import { errors, ValidationFailure } from '../../platform/errors';
 import { recordAudit } from '../audit/audit';
 import type { StaffCaller } from '../../platform/caller';
@@ -12,7 +12,8 @@ import { ADMIN_ROLE, PERMISSIONS, PermissionSchema, type Permission } from './pe
 import { normalizeEmail, permissionsOf } from './principals';
 import { flushUnique } from '../../db/flush-unique';
 import { executeNamed } from '../../db/bound-statement';
-import { ADVISORY_XACT_LOCK } from './identity.queries';
+import { ADVISORY_XACT_LOCK, TEAM_IDS_OF } from './identity.queries';
+import { uuidArrayLiteral } from '../../platform/customer-scope';
 
 export const RoleSchema = z.object({
   id: z.uuid(),
@@ -43,12 +44,17 @@ export const StaffUserSchema = z.object({
   is_active: z.boolean(),
   totp_enabled: z.boolean(),
   role_ids: z.array(z.uuid()),
+  data_scope: z
+    .enum(DATA_SCOPES)
+    .describe("Whose customers the user sees: those it manages (own), also its teams' (team), or all"),
+  team_ids: z.array(z.uuid()).describe('The teams the user belongs to (set through team membership)'),
   created_at: z.iso.datetime(),
   updated_at: z.iso.datetime(),
 });
 export type StaffUserView = z.output<typeof StaffUserSchema>;
 
-export function staffUserView(u: StaffUser): StaffUserView {
+/** `teamIds`: the user's teams, read by the caller (teamIdsOf), one statement for a whole page. */
+export function staffUserView(u: StaffUser, teamIds: readonly string[] = []): StaffUserView {
   return {
     id: u.id,
     email: u.email,
@@ -56,6 +62,8 @@ export function staffUserView(u: StaffUser): StaffUserView {
     is_active: u.isActive,
     totp_enabled: u.totpEnabled,
     role_ids: u.roles.isInitialized() ? u.roles.getItems().map((r) => r.id) : [],
+    data_scope: u.dataScope,
+    team_ids: [...teamIds],
     created_at: u.createdAt.toISOString(),
     updated_at: u.updatedAt.toISOString(),
   };
@@ -197,4 +205,21 @@ export async function bootstrapStaff(
     }
     return generated;
   });
+}
+
+/** The teams of each user, in one statement: user id to team ids (a user of no team is absent). */
+export async function teamIdsOf(em: EntityManager, userIds: readonly string[]): Promise<Map<string, string[]>> {
+  const found = new Map<string, string[]>();
+  if (userIds.length === 0) return found;
+  const rows = await executeNamed<{ user_id: string; team_ids: string[] }>(
+    em,
+    TEAM_IDS_OF.bind({ user_ids: uuidArrayLiteral(userIds) }),
+  );
+  for (const r of rows) found.set(r.user_id, r.team_ids);
+  return found;
+}
+
+/** staffUserView for one user, its teams read. */
+export async function staffUserViewOf(em: EntityManager, u: StaffUser): Promise<StaffUserView> {
+  return staffUserView(u, (await teamIdsOf(em, [u.id])).get(u.id) ?? []);
 }

@@ -31,6 +31,6 @@ export async function listCustomerTransactions(em: EntityManager, customerId: st
   const where =
     query.login === undefined
       ? { account: { customer: customerId } }
-      : { account: (await accessibleAccount(em, query.login, { customerId })).id };
+      : { account: (await accessibleAccount(em, query.login, { customerId, staff: null })).id };
   return findPage(em, LedgerEntry, where, query, { populate: ['account'], orderBy: { seq: 'desc' } }, transactionView);
 }

@@ -2,7 +2,7 @@ import type { AccountKind } from '../../entities/account.entity';
 import { namedStatement, type NamedStatement, type Statement } from '../../platform/named-sql';
 import { eventInsertSql } from '../events/outbox';
 import { ledgerInsertSql } from '../ledger/ledger';
-import { scopeSql, type CustomerScope } from '../../platform/customer-scope';
+import { scopeParams, scopeSql, type CustomerScope } from '../../platform/customer-scope';
 import { ORDER_INSERT_SQL } from './orders.queries';
 import { balanceUpdateSql } from '../ledger/posting';
 import { termsCtes, type TermsRow } from '../prices/pricing-terms';
@@ -28,9 +28,12 @@ const LOCK_ACCOUNT_COLUMNS = `select a.id, a.login, a.customer_id, a.group_id, a
          g.max_exposure::text as group_max_exposure, g.net_max_exposure as group_net_max_exposure, g.currency as group_currency
   from accounts a left join trading_groups g on g.id = a.group_id`;
 const LOCK_ACCOUNT = namedStatement<{ account_id: string }>(`${LOCK_ACCOUNT_COLUMNS} where a.id = :account_id for update of a`);
-const LOCK_OWN_ACCOUNT = namedStatement<{ login: string; customer_id: string | null }>(
-  `${LOCK_ACCOUNT_COLUMNS} where a.login = :login and ${scopeSql('a.customer_id')} for update of a`,
-);
+const LOCK_OWN_ACCOUNT = namedStatement<{
+  login: string;
+  customer_id: string | null;
+  scope_user: string | null;
+  scope_teams: string;
+}>(`${LOCK_ACCOUNT_COLUMNS} where a.login = :login and ${scopeSql('a.customer_id')} for update of a`);
 
 /**
  * Everything the free-margin check reads besides the quotes, in one statement sent after the
@@ -148,7 +151,7 @@ select * from o`);
 export const openStatements = {
   lockAccount: (accountId: string): Statement => LOCK_ACCOUNT.bind({ account_id: accountId }),
   lockOwnAccount: (login: number | string, scope: CustomerScope): Statement =>
-    LOCK_OWN_ACCOUNT.bind({ login: String(login), customer_id: scope.customerId }),
+    LOCK_OWN_ACCOUNT.bind({ login: String(login), ...scopeParams(scope) }),
   holdingsAndTerms: (account: { id: string; currency: string; groupId: string | null }, symbol: string): Statement =>
     HOLDINGS_AND_TERMS().bind({ account_id: account.id, currency: account.currency, group_id: account.groupId, symbol }),
   open: (params: OpenParams): Statement => OPEN.bind(params),

@@ -9,6 +9,8 @@ import type { StaffCaller } from '../../platform/caller';
 import type { QuoteStore } from '../prices/quote-store';
 import { findPage, type Paging } from '../../db/find-page';
 import { credit, emit, staffDepositView, type StaffDepositView } from './deposit-intents';
+import { EVERY_CUSTOMER, type CustomerScope } from '../../platform/customer-scope';
+import { customersInScope } from '../customers/customers';
 
 /**
  * The staff side of provider deposits: the review queue, and approving (crediting what was
@@ -21,8 +23,15 @@ export const DepositQueueQuery = z.object({
   to: z.iso.datetime({ offset: true }).optional().describe('Created before (ISO 8601)'),
 });
 
-export async function listDeposits(em: EntityManager, filter: z.output<typeof DepositQueueQuery>, paging: Paging) {
+export async function listDeposits(
+  em: EntityManager,
+  filter: z.output<typeof DepositQueueQuery>,
+  paging: Paging,
+  scope: CustomerScope = EVERY_CUSTOMER,
+) {
   const where: Record<string, unknown> = {};
+  // Staff limited to their customers see the deposits of those customers only.
+  if (scope.staff) where.customer = customersInScope(scope);
   if (filter.status) where.status = filter.status;
   if (filter.provider_id) where.provider = filter.provider_id;
   if (filter.from || filter.to)

@@ -1,3 +1,5 @@
+import { EVERY_CUSTOMER, type CustomerScope } from '../../platform/customer-scope';
+import { customersInScope } from '../customers/customers';
 import type { FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
@@ -282,11 +284,19 @@ export interface ChallengeFilter {
 }
 
 /** Staff's list of challenge stages, newest first, filtered; one page, counted in one snapshot. */
-export async function listChallenges(em: EntityManager, filter: ChallengeFilter, paging: Paging) {
+export async function listChallenges(
+  em: EntityManager,
+  filter: ChallengeFilter,
+  paging: Paging,
+  scope: CustomerScope = EVERY_CUSTOMER,
+) {
   const where: FilterQuery<PropChallenge> = {};
+  // Staff limited to their customers see those customers' challenges only.
+  if (scope.staff) where.customer = customersInScope(scope);
   if (filter.status) where.status = filter.status;
   if (filter.program_id) where.program = filter.program_id;
-  if (filter.customer_id) where.customer = filter.customer_id;
+  if (filter.customer_id)
+    where.customer = scope.staff ? { $and: [{ id: filter.customer_id }, customersInScope(scope)] } : filter.customer_id;
   if (filter.login !== undefined) where.login = String(filter.login);
   const page = await findPage(em, PropChallenge, where, paging, { orderBy: { createdAt: 'desc', id: 'desc' } }, (c) => c);
   return { ...page, items: await challengeViews(em, page.items) };

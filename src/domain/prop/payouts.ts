@@ -88,7 +88,8 @@ export async function requestPayout(
   caller: Caller,
   input: { login: number; amount: number },
 ): Promise<PayoutView> {
-  const found = inScopeOr404(
+  const found = await inScopeOr404(
+    em,
     customerScopeOf(caller),
     await em.findOne(Account, { login: String(input.login) }, { fields: ['id', 'kind', 'customer'] }),
     (a) => a.customer.id,
@@ -164,8 +165,13 @@ export async function decidePayout(
   id: string,
   decision: PayoutDecision,
 ): Promise<PayoutView> {
-  const found = await em.findOne(Payout, id, { fields: ['account', 'customer'] });
-  if (!found) throw errors.notFound('Payout');
+  const found = await inScopeOr404(
+    em,
+    customerScopeOf(actor),
+    await em.findOne(Payout, id, { fields: ['account', 'customer'] }),
+    (p) => p.customer.id,
+    'Payout',
+  );
   const propId = found.account.id;
   const wallet =
     decision.kind === 'approve'

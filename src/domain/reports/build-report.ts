@@ -1,3 +1,5 @@
+import { reportScopeOf } from './reports';
+import type { ReportScope } from '../../entities/report.entity';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { executeBound } from '../../db/bound-statement';
@@ -27,7 +29,7 @@ export async function buildReport(
   reportId: string,
   logger?: Logger,
 ): Promise<BuildOutcome> {
-  const [claimed] = await executeBound<{ type: ReportType; format: ReportFormat; params: unknown }>(
+  const [claimed] = await executeBound<{ type: ReportType; format: ReportFormat; params: unknown; scope: ReportScope | null }>(
     em,
     START_BUILD.bind({ id: reportId }),
   );
@@ -38,7 +40,13 @@ export async function buildReport(
   const out = new ChunkWriter(em, reportId);
   let outcome: WriteOutcome;
   try {
-    const doc = await documentFor(claimed.type, claimed.params, { em, reader, quotes, now: new Date() });
+    const doc = await documentFor(claimed.type, claimed.params, {
+      em,
+      reader,
+      quotes,
+      now: new Date(),
+      scope: reportScopeOf(claimed.scope),
+    });
     outcome = await write(claimed.format, doc, out, settings?.broker_name ?? DEFAULT_BROKER_NAME);
   } finally {
     await reader.close();

@@ -1,3 +1,4 @@
+import { scopeParams } from '../../platform/customer-scope';
 import type { Column, ReportDocument } from './report-document';
 import type { DailyParams } from './report-params';
 import type { SourceContext } from './source-context';
@@ -21,7 +22,7 @@ export const DAILY_COLUMNS: Column[] = [
  * run for yields an empty report, not an error: the run may simply not have happened yet.
  */
 export async function dailyDocument(params: DailyParams, ctx: SourceContext): Promise<ReportDocument> {
-  const bound = DAILY_SNAPSHOTS.bind({ trading_date: params.trading_date });
+  const bound = DAILY_SNAPSHOTS.bind({ trading_date: params.trading_date, ...scopeParams(ctx.scope) });
   return {
     fileName: `daily-${params.trading_date}`,
     title: 'Daily snapshots',

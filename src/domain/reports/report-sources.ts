@@ -1,3 +1,4 @@
+import { scopeParams } from '../../platform/customer-scope';
 import { Account } from '../../entities/account.entity';
 import type { ReportType } from '../../entities/report.entity';
 import { D, dec, money, type Dec } from '../../platform/decimal';
@@ -226,6 +227,7 @@ function tradesDocument(params: TradesParams, ctx: SourceContext): ReportDocumen
     until: dayAfter(params.to),
     login: params.login === undefined ? null : String(params.login),
     symbol: params.symbol ?? null,
+    ...scopeParams(ctx.scope),
   });
   const filters = [params.login && `account ${params.login}`, params.symbol && `symbol ${params.symbol}`].filter(Boolean);
   return {
@@ -249,7 +251,9 @@ function tradesDocument(params: TradesParams, ctx: SourceContext): ReportDocumen
  * conversion path they are empty.
  */
 async function exposureDocument(params: ExposureParams, ctx: SourceContext): Promise<ReportDocument> {
-  const rows = await ctx.reader.all<Record<string, string | number | null>>(EXPOSURE.bind({ group_id: params.group_id ?? null }));
+  const rows = await ctx.reader.all<Record<string, string | number | null>>(
+    EXPOSURE.bind({ group_id: params.group_id ?? null, ...scopeParams(ctx.scope) }),
+  );
   const symbols = rows.map((r) => String(r.symbol));
   const quoteCurrencies = rows.map((r) => r.quote_currency).filter((c): c is string => typeof c === 'string');
   const [quotes, converter] = await Promise.all([
@@ -316,6 +320,7 @@ function depositsWithdrawalsDocument(params: DepositsWithdrawalsParams, ctx: Sou
     start: dayStart(params.from),
     until: dayAfter(params.to),
     group_id: params.group_id ?? null,
+    ...scopeParams(ctx.scope),
   });
   return {
     fileName: `deposits-withdrawals-${params.from}-${params.to}`,

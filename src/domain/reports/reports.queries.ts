@@ -1,3 +1,4 @@
+import { scopeSql, type scopeParams } from '../../platform/customer-scope';
 import { namedStatement } from '../../platform/named-sql';
 
 /** A time as ISO 8601 UTC text, formatted by Postgres: the report writers hand it on as it is. */
@@ -33,7 +34,7 @@ export const GROUP_EXISTS = namedStatement<{ group_id: string }>(
 export const START_BUILD = namedStatement<{ id: string }>(
   `update reports set status = 'running', started_at = now(), updated_at = now(), error = null
     where id = :id and status in ('queued', 'running')
-   returning type, format, params`,
+   returning type, format, params, scope`,
 );
 
 export const DELETE_CHUNKS = namedStatement<{ report_id: string }>(`delete from report_chunks where report_id = :report_id`);
@@ -86,6 +87,9 @@ export const READ_CHUNK = namedStatement<{ report_id: string; seq: number }>(
 
 export const BROKER_NAME = namedStatement<Record<string, never>>(`select broker_name from broker_settings where id = 1`);
 
+/** The report's recorded scope, bound for the scopeSql of the statements that read many customers' rows. */
+type ScopeParams = ReturnType<typeof scopeParams>;
+
 // --- account_statement -------------------------------------------------------------------
 
 /** The balance before the period and at its end, as sums of the ledger: what the balance column is kept equal to. */
@@ -128,7 +132,7 @@ export interface TradesParams {
   symbol: string | null;
 }
 
-export const TRADES = namedStatement<TradesParams>(
+export const TRADES = namedStatement<TradesParams & ScopeParams>(
   `select o.login::text as login, ${ORDER_COLUMNS}, ${iso('o.closed_at')} as close_time,
           trim_scale(o.close_price)::text as close_price, o.profit::text as profit,
           charges.commission, charges.swap, o.comment
@@ -136,13 +140,14 @@ export const TRADES = namedStatement<TradesParams>(
     where o.status = 'closed' and o.closed_at >= :start and o.closed_at < :until
       and (:login::bigint is null or o.login = :login::bigint)
       and (:symbol::text is null or o.symbol = :symbol::text)
+      and ${scopeSql('(select a.customer_id from accounts a where a.id = o.account_id)')}
     order by o.closed_at, o.ticket`,
 );
 
 // --- exposure ------------------------------------------------------------------------------
 
 /** Per symbol and side: volume, units (volume x contract size) and their cost at the opening prices. */
-export const EXPOSURE = namedStatement<{ group_id: string | null }>(
+export const EXPOSURE = namedStatement<{ group_id: string | null } & ScopeParams>(
   `select o.symbol, i.base_currency, i.quote_currency,
           coalesce(sum(o.volume) filter (where o.cmd = 0), 0)::text as long_volume,
           coalesce(sum(o.volume) filter (where o.cmd = 1), 0)::text as short_volume,
@@ -154,7 +159,7 @@ export const EXPOSURE = namedStatement<{ group_id: string | null }>(
      from orders o
      join accounts a on a.id = o.account_id
      left join instruments i on i.symbol = o.symbol
-    where o.status = 'open' and (:group_id::uuid is null or a.group_id = :group_id::uuid)
+    where o.status = 'open' and (:group_id::uuid is null or a.group_id = :group_id::uuid) and ${scopeSql('a.customer_id')}
     group by o.symbol, i.base_currency, i.quote_currency
     order by o.symbol`,
 );
@@ -165,7 +170,7 @@ export const EXPOSURE = namedStatement<{ group_id: string | null }>(
  * Deposits and withdrawals per currency and UTC day, from the ledger: a withdrawal has a
  * ledger row only once it is completed (approved), so pending and rejected ones never count.
  */
-export const DEPOSITS_WITHDRAWALS = namedStatement<{ start: Date; until: Date; group_id: string | null }>(
+export const DEPOSITS_WITHDRAWALS = namedStatement<{ start: Date; until: Date; group_id: string | null } & ScopeParams>(
   `select a.currency, to_char(l.created_at at time zone 'UTC', 'YYYY-MM-DD') as day,
           coalesce(sum(l.amount) filter (where l.kind = 'deposit'), 0.00)::text as deposits,
           count(*) filter (where l.kind = 'deposit')::int as deposit_count,
@@ -176,18 +181,19 @@ export const DEPOSITS_WITHDRAWALS = namedStatement<{ start: Date; until: Date; g
      join accounts a on a.id = l.account_id
     where l.kind in ('deposit', 'withdrawal') and l.created_at >= :start and l.created_at < :until
       and (:group_id::uuid is null or a.group_id = :group_id::uuid)
+      and ${scopeSql('a.customer_id')}
     group by a.currency, day
     order by a.currency, day`,
 );
 
 // --- daily -----------------------------------------------------------------------------------
 
-export const DAILY_SNAPSHOTS = namedStatement<{ trading_date: string }>(
+export const DAILY_SNAPSHOTS = namedStatement<{ trading_date: string } & ScopeParams>(
   `select s.login::text as login, s.trading_date::text as trading_date, a.currency,
           s.balance::text as balance, s.equity::text as equity, s.margin::text as margin,
           s.free_margin::text as free_margin, s.floating_profit::text as floating_profit, s.movements
      from account_daily_snapshots s
      join accounts a on a.id = s.account_id
-    where s.trading_date = :trading_date::date
+    where s.trading_date = :trading_date::date and ${scopeSql('a.customer_id')}
     order by s.login`,
 );

@@ -7,6 +7,7 @@ import {
   REPORT_STATUSES,
   REPORT_TYPES,
   type ReportFormat,
+  type ReportScope,
   type ReportType,
 } from '../../entities/report.entity';
 import type { JobProducer } from '../../jobs/job-producer';
@@ -16,7 +17,7 @@ import { recordAudit } from '../audit/audit';
 import type { StaffCaller } from '../../platform/caller';
 import { ACCOUNT_BY_LOGIN, GROUP_EXISTS } from './reports.queries';
 import { readChunks } from './report-store';
-import { customerScopeOf, inScopeOr404, type CustomerScope } from '../../platform/customer-scope';
+import { customerScopeOf, EVERY_CUSTOMER, inScopeOr404, type CustomerScope } from '../../platform/customer-scope';
 
 export const CONTENT_TYPES: Record<ReportFormat, string> = {
   csv: 'text/csv; charset=utf-8',
@@ -29,7 +30,7 @@ export type ReportAudience = { kind: 'staff'; actor: StaffCaller } | { kind: 'cu
 
 /** Whose accounts an audience may report on (see CustomerScope). */
 function audienceScope(audience: ReportAudience): CustomerScope {
-  return audience.kind === 'customer' ? { customerId: audience.customerId } : customerScopeOf(audience.actor);
+  return audience.kind === 'customer' ? { customerId: audience.customerId, staff: null } : customerScopeOf(audience.actor);
 }
 
 const basePath = (audience: ReportAudience['kind']) =>
@@ -56,6 +57,14 @@ export const ReportSchema = z.object({
   finished_at: z.iso.datetime().nullable(),
   error: z.string().nullable().describe('Why the build failed; null otherwise'),
   download_url: z.string().nullable().describe('Where the file is downloaded, once completed; null before'),
+  scope: z
+    .object({
+      data_scope: z.enum(['own', 'team', 'all']),
+      user_id: z.uuid().nullable(),
+      team_ids: z.array(z.uuid()),
+    })
+    .nullable()
+    .describe('Staff reports: the data scope of who asked, as it was then; the report holds only rows of customers in it'),
 });
 export type ReportView = z.output<typeof ReportSchema>;
 
@@ -72,6 +81,7 @@ export function reportView(report: Report, audience: ReportAudience['kind']): Re
     finished_at: report.finishedAt?.toISOString() ?? null,
     error: report.error ?? null,
     download_url: report.status === 'completed' ? `${base}/download` : null,
+    scope: report.scope ?? null,
   };
 }
 
@@ -96,7 +106,7 @@ export async function requestReport(
   const { params } = request;
   if (params.login !== undefined) {
     const [account] = await executeBound<{ customer_id: string }>(em, ACCOUNT_BY_LOGIN.bind({ login: String(params.login) }));
-    inScopeOr404(audienceScope(audience), account, (a) => a.customer_id, 'Account');
+    await inScopeOr404(em, audienceScope(audience), account, (a) => a.customer_id, 'Account');
   }
   if (typeof params.group_id === 'string') {
     const [group] = await executeBound(em, GROUP_EXISTS.bind({ group_id: params.group_id }));
@@ -108,6 +118,7 @@ export async function requestReport(
     params,
     requestedBy: audience.kind === 'staff' ? audience.actor.userId : null,
     customerId: audience.kind === 'customer' ? audience.customerId : null,
+    scope: audience.kind === 'staff' ? recordedScope(audience.actor) : null,
   });
   await em.flush();
   try {
@@ -125,7 +136,15 @@ export async function requestReport(
 
 /** A report the audience may see: staff see every report, a customer only its own statements. */
 export async function findReport(em: EntityManager, id: string, audience: ReportAudience): Promise<Report> {
-  const report = await em.findOne(Report, audience.kind === 'staff' ? { id } : { id, customerId: audience.customerId }, {
+  // Staff limited to their customers see only the reports they asked for: another's may hold rows outside their scope.
+  const staffLimited = audience.kind === 'staff' && audience.actor.dataScope.kind !== 'all';
+  const where =
+    audience.kind === 'customer'
+      ? { id, customerId: audience.customerId }
+      : staffLimited
+        ? { id, requestedBy: audience.actor.userId }
+        : { id };
+  const report = await em.findOne(Report, where, {
     refresh: true,
   });
   if (!report) throw errors.notFound('Report');
@@ -174,4 +193,21 @@ function fileStem(report: Report): string {
   const p = report.params;
   const parts = [report.type.replace(/_/g, '-'), p.login, p.from ?? p.trading_date, p.to].filter((v) => v !== undefined);
   return parts.map((v) => String(v).replace(/[^A-Za-z0-9-]/g, '')).join('-') || report.id;
+}
+
+/** What a staff report records of its asker's scope. */
+function recordedScope(actor: StaffCaller): ReportScope {
+  const s = actor.dataScope;
+  return s.kind === 'all'
+    ? { data_scope: 'all', user_id: null, team_ids: [] }
+    : { data_scope: s.kind, user_id: s.userId, team_ids: [...s.teamIds] };
+}
+
+/** The recorded scope as the build applies it; a report with none (a customer's statement) reads what its params name. */
+export function reportScopeOf(recorded: ReportScope | null): CustomerScope {
+  if (!recorded || recorded.data_scope === 'all' || !recorded.user_id) return EVERY_CUSTOMER;
+  return {
+    customerId: null,
+    staff: { userId: recorded.user_id, teamIds: recorded.data_scope === 'team' ? recorded.team_ids : [] },
+  };
 }

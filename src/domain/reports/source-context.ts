@@ -1,3 +1,4 @@
+import type { CustomerScope } from '../../platform/customer-scope';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { SnapshotReader } from '../../db/snapshot-reader';
 import type { QuoteStore } from '../prices/quote-store';
@@ -10,4 +11,6 @@ export interface SourceContext {
   quotes: QuoteStore;
   /** When the build started: the moment "now" means in the report. */
   now: Date;
+  /** Whose rows the report may hold: the recorded scope of the staff user who asked. */
+  scope: CustomerScope;
 }

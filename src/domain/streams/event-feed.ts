@@ -1,3 +1,4 @@
+import type { CustomerScope } from '../../platform/customer-scope';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { AppError, fieldError } from '../../platform/errors';
@@ -48,7 +49,12 @@ const cursorExpired = () =>
  * that committed after a later-numbered one comes after it here too, so a reader that resumes
  * from its last event never skips one), paged by the event id a reader last saw.
  */
-export async function readEventFeed(em: EntityManager, query: z.output<typeof EventFeedQuery>): Promise<EventFeed> {
+export async function readEventFeed(
+  em: EntityManager,
+  query: z.output<typeof EventFeedQuery>,
+  /** Staff limited to their customers: events about other customers are left out (before the page is cut). */
+  staff: CustomerScope['staff'] = null,
+): Promise<EventFeed> {
   const types = query.types
     ?.split(',')
     .map((t) => t.trim())
@@ -69,7 +75,7 @@ export async function readEventFeed(em: EntityManager, query: z.output<typeof Ev
     if (resumed === undefined) throw cursorExpired();
     point = resumed;
   }
-  const pages = replayAfter(em, point, { types, windowSeconds: FEED_RETENTION_SECONDS, pageSize: query.limit });
+  const pages = replayAfter(em, point, { types, windowSeconds: FEED_RETENTION_SECONDS, pageSize: query.limit, staff });
   const first = await pages.next();
   await pages.return(undefined);
   const events = first.done ? [] : first.value;

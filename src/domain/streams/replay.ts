@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { executeNamed } from '../../db/bound-statement';
 import type { LiveEvent } from './live-feed';
+import { scopeParams, type CustomerScope } from '../../platform/customer-scope';
 import { REPLAY_AFTER, RESUME_POINT } from './streams.queries';
 
 /** How far back a reconnect replays: the outbox keeps at least this long (retention floor). */
@@ -9,6 +10,8 @@ const PAGE = 500;
 
 export interface ReplayFilter {
   customerId?: string;
+  /** A staff caller limited to its customers: events of other customers are left out. */
+  staff?: CustomerScope['staff'] | undefined;
   types?: readonly string[];
   /** How far back (default the streams' 24 hours; the CRM feed reads 30 days). */
   windowSeconds?: number;
@@ -55,7 +58,7 @@ export async function* replayAfter(em: EntityManager, after: bigint, filter: Rep
       REPLAY_AFTER.bind({
         after: cursor.toString(),
         window_seconds: filter.windowSeconds ?? REPLAY_WINDOW_SECONDS,
-        customer_id: filter.customerId ?? null,
+        ...scopeParams({ customerId: filter.customerId ?? null, staff: filter.staff ?? null }),
         types: filter.types?.length ? JSON.stringify(filter.types) : null,
         limit,
       }),

@@ -16,6 +16,8 @@ export const REPLAY_AFTER = namedStatement<{
   after: string;
   window_seconds: number;
   customer_id: string | null;
+  scope_user: string | null;
+  scope_teams: string;
   types: string | null;
   limit: number;
 }>(

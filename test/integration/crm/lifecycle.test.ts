@@ -399,30 +399,34 @@ test('when the timeline is read, then events, notes and staff actions come newes
   ).toBe(404);
 });
 
-test('when tasks and conversations exist, then their rows about the customer join the timeline, and a source of another shape is left out', async () => {
+test("when a customer has tasks and conversation messages, then they join its timeline, and another customer's do not", async () => {
   const customer = await createCustomer(app, admin);
   const other = await createCustomer(app, admin);
-  // The shapes the tasks and conversations features store, reduced to what the timeline reads.
-  await sql(
-    app,
-    `create table if not exists tasks (id uuid primary key, created_at timestamptz not null, title text not null, customer_id uuid)`,
-  );
+  const task = (title: string, customerId: string) =>
+    app.request('POST', '/api/crm/tasks', {
+      token: admin,
+      body: {
+        title,
+        due_at: new Date(Date.now() + 86_400_000).toISOString(),
+        kind: 'call',
+        priority: 'normal',
+        customer_id: customerId,
+      },
+    });
+  expect((await task('Welcome call', customer.id)).status).toBe(201);
+  expect((await task('Not theirs', other.id)).status).toBe(201);
+  // The conversations feature's shape, reduced to what the timeline reads, until it is on this branch.
   await sql(app, `create table if not exists conversations (id uuid primary key, customer_id uuid not null)`);
   await sql(
     app,
     `create table if not exists conversation_messages (id uuid primary key, created_at timestamptz not null, conversation_id uuid not null, body text not null)`,
-  );
-  await sql(
-    app,
-    `insert into tasks values (gen_random_uuid(), now() - interval '2 minutes', 'Welcome call', ?), (gen_random_uuid(), now(), 'Not theirs', ?)`,
-    [customer.id, other.id],
   );
   const [conversation] = await sql<{ id: string }>(app, `insert into conversations values (gen_random_uuid(), ?) returning id`, [
     customer.id,
   ]);
   await sql(
     app,
-    `insert into conversation_messages values (gen_random_uuid(), now() - interval '1 minute', ?, 'Where is my deposit')`,
+    `insert into conversation_messages values (gen_random_uuid(), now() + interval '1 minute', ?, 'Where is my deposit')`,
     [conversation!.id],
   );
   const timeline = `/api/crm/customers/${customer.id}/timeline`;
@@ -432,14 +436,6 @@ test('when tasks and conversations exist, then their rows about the customer joi
     ['message', 'Where is my deposit'],
     ['task', 'Welcome call'],
   ]);
-
-  // A tasks table without the columns the timeline reads is not read at all.
-  await sql(app, `alter table tasks rename column customer_id to target_id`);
-  const without = await app.request('GET', timeline, { token: admin });
-  expect(without.status).toBe(200);
-  expect(without.body.items.map((i: any) => i.kind)).not.toContain('task');
-  expect(without.body.items.map((i: any) => i.kind)).toContain('message');
-  await sql(app, 'drop table tasks');
   await sql(app, 'drop table conversation_messages');
   await sql(app, 'drop table conversations');
 });

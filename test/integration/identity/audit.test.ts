@@ -181,10 +181,15 @@ describe('what is recorded', () => {
   });
 
   test('when a change is made with an API token, then the row names the token and its issuer as the actor', async () => {
-    const issuer: LoggedIn = await createStaff(app, ['manage_api_tokens', 'manage_customers', 'manage_users'], admin);
+    // view_customer_pii: the answer then shows the email whole, as the audit row keeps it.
+    const issuer: LoggedIn = await createStaff(
+      app,
+      ['manage_api_tokens', 'manage_customers', 'manage_users', 'view_customer_pii'],
+      admin,
+    );
     const issued = await app.request('POST', '/api/crm/settings/api-tokens', {
       token: issuer.token,
-      body: { name: 'robot', scopes: ['manage_customers', 'manage_users', 'manage_api_tokens'] },
+      body: { name: 'robot', scopes: ['manage_customers', 'manage_users', 'manage_api_tokens', 'view_customer_pii'] },
     });
     expect(issued.status).toBe(201);
     secrets.push(issued.body.token);

@@ -43,6 +43,8 @@ test('when staff creates a customer, then 201 with its fields and defaults and n
     partner_code: null,
     promo_code: null,
     closed_at: null,
+    account_manager_id: null,
+    team_id: null,
     created_at: expect.any(String),
     updated_at: expect.any(String),
   });

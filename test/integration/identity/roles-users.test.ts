@@ -95,6 +95,8 @@ describe('staff users', () => {
       is_active: true,
       totp_enabled: false,
       role_ids: [role.id],
+      data_scope: 'all',
+      team_ids: [],
       created_at: expect.any(String),
       updated_at: expect.any(String),
     });

@@ -1,0 +1,115 @@
+import { Entity, Index, Property, Unique } from '@mikro-orm/decorators/legacy';
+import { BaseEntity } from './base.entity';
+
+export const TASK_KINDS = ['call', 'email', 'meeting', 'follow_up', 'other'] as const;
+export const TASK_PRIORITIES = ['low', 'normal', 'high', 'urgent'] as const;
+export const TASK_STATUSES = ['open', 'in_progress', 'done', 'cancelled'] as const;
+export type TaskKind = (typeof TASK_KINDS)[number];
+export type TaskPriority = (typeof TASK_PRIORITIES)[number];
+export type TaskStatus = (typeof TASK_STATUSES)[number];
+
+/**
+ * A piece of work for a staff user, about a customer or none. `overdueAt` and `remindedAt`
+ * record that task.overdue and task.reminder were emitted, so each is emitted once. A task a
+ * rule made names the rule and the event, once per pair.
+ */
+@Entity({ tableName: 'tasks' })
+@Index({ properties: ['assigneeId', 'status'] })
+@Index({ properties: ['customerId', 'createdAt'] })
+@Index({
+  name: 'tasks_overdue_due',
+  expression: `create index "tasks_overdue_due" on "tasks" ("due_at") where "overdue_at" is null and "status" in ('open', 'in_progress')`,
+})
+@Index({
+  name: 'tasks_reminder_due',
+  expression: `create index "tasks_reminder_due" on "tasks" ("remind_at") where "reminded_at" is null and "remind_at" is not null and "status" in ('open', 'in_progress')`,
+})
+@Unique({ properties: ['ruleId', 'sourceEventId'] })
+export class Task extends BaseEntity<
+  | 'body'
+  | 'status'
+  | 'remindAt'
+  | 'assigneeId'
+  | 'customerId'
+  | 'createdBy'
+  | 'completedAt'
+  | 'completedBy'
+  | 'overdueAt'
+  | 'remindedAt'
+  | 'ruleId'
+  | 'sourceEventId'
+> {
+  @Property({ type: 'string', length: 200 })
+  title!: string;
+
+  @Property({ type: 'text', nullable: true })
+  body?: string | null = null;
+
+  @Property({ type: 'string', length: 16 })
+  kind!: TaskKind;
+
+  @Property({ type: 'string', length: 8 })
+  priority!: TaskPriority;
+
+  @Property({ type: 'string', length: 12, default: 'open' })
+  status: TaskStatus = 'open';
+
+  @Property({ type: 'datetime', columnType: 'timestamptz' })
+  dueAt!: Date;
+
+  @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
+  remindAt?: Date | null = null;
+
+  @Property({ type: 'uuid', nullable: true })
+  assigneeId?: string | null = null;
+
+  @Property({ type: 'uuid', nullable: true })
+  customerId?: string | null = null;
+
+  @Property({ type: 'uuid', nullable: true })
+  createdBy?: string | null = null;
+
+  @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
+  completedAt?: Date | null = null;
+
+  @Property({ type: 'uuid', nullable: true })
+  completedBy?: string | null = null;
+
+  @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
+  overdueAt?: Date | null = null;
+
+  @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
+  remindedAt?: Date | null = null;
+
+  @Property({ type: 'uuid', nullable: true })
+  ruleId?: string | null = null;
+
+  @Property({ type: 'uuid', nullable: true })
+  sourceEventId?: string | null = null;
+}
+
+/** Makes a task for each matching domain event about a customer. */
+@Entity({ tableName: 'task_rules' })
+export class TaskRule extends BaseEntity<'isActive' | 'createdBy'> {
+  @Property({ type: 'string', length: 64 })
+  onEvent!: string;
+
+  @Property({ type: 'string', length: 200 })
+  title!: string;
+
+  @Property({ type: 'string', length: 16 })
+  kind!: TaskKind;
+
+  @Property({ type: 'integer' })
+  dueInMinutes!: number;
+
+  /** `account_manager`, `team_lead` or a staff user's id. */
+  @Property({ type: 'string', length: 36 })
+  assignTo!: string;
+
+  @Property({ type: 'boolean', default: true })
+  isActive: boolean = true;
+
+  @Property({ type: 'uuid', nullable: true })
+  createdBy?: string | null = null;
+}
