@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AccountSchema } from '../../domain/accounts/account-view';
+import { CreditChangeSchema } from '../../domain/credit/credit';
 import { AuditSchema } from '../../domain/audit/audit';
 import { CustomerSchema } from '../../domain/customers/customers';
 import { DocumentSchema, StaffDocumentSchema } from '../../domain/compliance/documents';
@@ -281,6 +282,7 @@ const NAMES: Array<[z.ZodType, string, unknown?]> = [
   ],
   [AccountSchema, 'Account'],
   [DepositSchema, 'Deposit'],
+  [CreditChangeSchema, 'CreditChange'],
   [LedgerSchema, 'LedgerEntry'],
   [TransactionSchema, 'Transaction'],
   [WithdrawalSchema, 'Withdrawal', { ...WITHDRAWAL }],

@@ -14,6 +14,8 @@ export const TAGS: Record<string, string> = {
   accounts: 'Wallets and trading accounts (`/api/crm/.../accounts`, `/customers/me/accounts`)',
   money:
     'Deposits, transfers between your own accounts and the ledger (`/api/backoffice/accounts/...`, `/customers/me/transfer`, `/customers/me/transactions`)',
+  bonuses:
+    'Credit (the non-withdrawable bucket), bonus programmes and bonuses, promo codes and campaigns (`/api/backoffice/accounts/{login}/credit`)',
   withdrawals: 'Withdrawal requests from the wallet and their approval (`/customers/me/withdraw`, `/api/backoffice/withdrawals`)',
   payouts: "Payouts of prop accounts' profit to the customer's wallet (`/prop/payouts`)",
   compliance:
@@ -78,6 +80,7 @@ export const TAG_GROUPS: Array<{ name: string; tags: string[] }> = [
       'password reset',
       'accounts',
       'money',
+      'bonuses',
       'withdrawals',
       'payouts',
       'prop',

@@ -39,6 +39,7 @@ import { Migration20261127140000_WebhookClaimAhead } from './Migration2026112714
 import { Migration20261128010000_NegativeWallets } from './Migration20261128010000_NegativeWallets';
 import { Migration20261128020000_DropDeadFunctions } from './Migration20261128020000_DropDeadFunctions';
 import { Migration20261128090000_ReportRequeue } from './Migration20261128090000_ReportRequeue';
+import { Migration20261128110000_Credit } from './Migration20261128110000_Credit';
 
 export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122185420', class: Migration20261122185420 },
@@ -80,4 +81,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261128010000_NegativeWallets', class: Migration20261128010000_NegativeWallets },
   { name: 'Migration20261128020000_DropDeadFunctions', class: Migration20261128020000_DropDeadFunctions },
   { name: 'Migration20261128090000_ReportRequeue', class: Migration20261128090000_ReportRequeue },
+  { name: 'Migration20261128110000_Credit', class: Migration20261128110000_Credit },
 ];

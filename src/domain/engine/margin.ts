@@ -6,6 +6,7 @@ import { TtlCache } from '../../platform/ttl-cache';
 import { lockAccounts } from '../accounts/accounts';
 import { accountView } from '../accounts/account-view';
 import { recordEvent } from '../events/outbox';
+import { removeCreditAfterStopOut } from '../credit/credit';
 import { postToLedger } from '../ledger/posting';
 import { metricsOf, type OpenPosition } from '../accounts/account-metrics';
 import { closeAtPricing } from '../orders/close-order';
@@ -109,7 +110,12 @@ export async function checkMargin(em: EntityManager, quotes: QuoteStore, account
             closed_orders: outcome.stoppedOut.map(Number),
           },
         });
-      if (outcome.stoppedOut.length) outcome.compensated = await protectNegativeBalance(tx, quotes, account, outcome.stoppedOut);
+      if (outcome.stoppedOut.length) {
+        // Credit goes first, so the compensation covers only what the customer's own money could not.
+        if ((await tx.count(Order, { account: account.id, status: 'open' })) === 0)
+          removeCreditAfterStopOut(tx, account, outcome.stoppedOut);
+        outcome.compensated = await protectNegativeBalance(tx, quotes, account, outcome.stoppedOut);
+      }
     }
     return outcome;
   });
@@ -168,6 +174,8 @@ export interface MarginHolder {
   /** Whether a prop challenge of the account is active. */
   challenge: boolean;
   balance: string;
+  /** Counts in equity, as the locked check counts it. */
+  credit: string;
   currency: string;
   group_id: string | null;
   /** The account's own leverage, else its group's default. */
@@ -195,8 +203,8 @@ export async function marginNeedsCheck(em: EntityManager, quotes: QuoteStore, ho
   const terms = await precheckTerms.get(`${groupId}:${currency}:${symbols.join(',')}`, () =>
     readPricingTerms(em, { currency, groupId }, symbols),
   );
-  // Pricing reads only the currency of the account it is loaded for (and metricsOf its balance).
-  const account = { currency, balance: holder.balance } as Account;
+  // Pricing reads only the currency of the account it is loaded for (and metricsOf its balance and credit).
+  const account = { currency, balance: holder.balance, credit: holder.credit } as Account;
   const pricing = await PricingContext.load(em, quotes, account, symbols, terms);
   const open: OpenPosition[] = holder.open.map((o) => ({ ...o, cmd: Number(o.cmd) as 0 | 1 }));
   const m = metricsOf(account, open, pricing, Number(holder.leverage));

@@ -26,6 +26,7 @@ export const EVENT_TYPES = [
   'account.margin_call',
   'account.stop_out',
   'account.negative_balance_compensated',
+  'account.credit_changed',
   'account.risk_classified',
   'document.submitted',
   'document.approved',

@@ -32,6 +32,7 @@ export const PERMISSIONS = [
   'view_reports',
   'run_end_of_day',
   'manage_prop',
+  'manage_bonuses',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];

@@ -88,18 +88,21 @@ export const BROKER_NAME = namedStatement<Record<string, never>>(`select broker_
 
 // --- account_statement -------------------------------------------------------------------
 
-/** The balance before the period and at its end, as sums of the ledger: what the balance column is kept equal to. */
+/**
+ * The balance before the period and at its end, as sums of the ledger's balance rows: what the
+ * balance column is kept equal to (credit rows are the other bucket, not the statement's balance).
+ */
 export const STATEMENT_BALANCES = namedStatement<{ account_id: string; start: Date; until: Date }>(
   `select coalesce(sum(amount) filter (where created_at < :start), 0.00)::text as opening,
           coalesce(sum(amount), 0.00)::text as closing
-     from ledger_entries where account_id = :account_id and created_at < :until`,
+     from ledger_entries where account_id = :account_id and bucket = 'balance' and created_at < :until`,
 );
 
 export const STATEMENT_LEDGER = namedStatement<{ account_id: string; start: Date; until: Date }>(
   `select seq::text as seq, ${iso('created_at')} as time, kind, amount::text as amount,
           balance_after::text as balance_after, reference_type, reference_id
      from ledger_entries
-    where account_id = :account_id and created_at >= :start and created_at < :until
+    where account_id = :account_id and bucket = 'balance' and created_at >= :start and created_at < :until
     order by seq`,
 );
 
