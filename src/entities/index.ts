@@ -1,4 +1,7 @@
 import { Account } from './account.entity';
+import { Bonus } from './bonus.entity';
+import { BonusProgram } from './bonus-program.entity';
+import { BonusTurnover } from './bonus-turnover.entity';
 import { ApiToken } from './api-token.entity';
 import { AuditEntry } from './audit-entry.entity';
 import { BackupCode } from './backup-code.entity';
@@ -68,6 +71,9 @@ export const ENTITIES = [
   Instrument,
   GroupInstrument,
   Account,
+  BonusProgram,
+  Bonus,
+  BonusTurnover,
   LedgerEntry,
   Order,
   PendingOrder,

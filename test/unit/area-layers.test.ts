@@ -14,7 +14,7 @@ const LAYERS: ReadonlyArray<readonly string[]> = [
   ['identity', 'instruments'],
   ['prices'],
   ['accounts', 'reports'],
-  ['credit', 'customers', 'eod', 'money', 'orders', 'streams'],
+  ['bonuses', 'customers', 'eod', 'money', 'orders', 'streams'],
   ['engine', 'prop', 'risk'],
   ['notifications'],
 ];

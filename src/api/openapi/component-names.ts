@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { AccountSchema } from '../../domain/accounts/account-view';
-import { CreditChangeSchema } from '../../domain/credit/credit';
+import { CreditChangeSchema } from '../../domain/bonuses/credit';
+import { BonusProgramSchema, BonusSchema } from '../../domain/bonuses/bonuses';
 import { AuditSchema } from '../../domain/audit/audit';
 import { CustomerSchema } from '../../domain/customers/customers';
 import { DocumentSchema, StaffDocumentSchema } from '../../domain/compliance/documents';
@@ -283,6 +284,8 @@ const NAMES: Array<[z.ZodType, string, unknown?]> = [
   [AccountSchema, 'Account'],
   [DepositSchema, 'Deposit'],
   [CreditChangeSchema, 'CreditChange'],
+  [BonusSchema, 'Bonus'],
+  [BonusProgramSchema, 'BonusProgram'],
   [LedgerSchema, 'LedgerEntry'],
   [TransactionSchema, 'Transaction'],
   [WithdrawalSchema, 'Withdrawal', { ...WITHDRAWAL }],

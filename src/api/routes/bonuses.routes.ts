@@ -1,12 +1,33 @@
 import { z } from 'zod';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { accessibleAccount } from '../../domain/accounts/accounts';
-import { changeCreditByHand, CreditChangeSchema } from '../../domain/credit/credit';
-import { customerScopeOf } from '../../platform/customer-scope';
-import { asStaff } from '../http/access';
+import { changeCreditByHand, CreditChangeSchema } from '../../domain/bonuses/credit';
+import {
+  BonusProgramInputSchema,
+  BonusProgramSchema,
+  BonusSchema,
+  bonusesOfCustomer,
+  cancelBonus,
+  createProgram,
+  grantByHand,
+  programView,
+} from '../../domain/bonuses/bonuses';
+import { BonusProgram } from '../../entities/bonus-program.entity';
+import { Customer } from '../../entities/customer.entity';
+import { executeBound } from '../../db/bound-statement';
+import type { Caller } from '../../platform/caller';
+import { customerScopeOf, inScopeOr404 } from '../../platform/customer-scope';
+import { asCustomer, asStaff } from '../http/access';
 import { LoginText, MoneyAmount } from '../http/amounts';
 import { defineRoute, json, type RouteSpec } from '../http/route';
 
 const LoginParam = z.object({ login: LoginText });
+const CustomerParam = z.object({ customer_id: z.uuid() });
+
+/** The customer, when the caller may see it (else 404). */
+async function visibleCustomer(em: EntityManager, caller: Caller | undefined, id: string): Promise<Customer> {
+  return inScopeOr404(customerScopeOf(caller), await em.findOne(Customer, id), (c) => c.id, 'Customer');
+}
 
 export const bonusRoutes: RouteSpec[] = [
   defineRoute({
@@ -37,5 +58,105 @@ export const bonusRoutes: RouteSpec[] = [
       const account = await accessibleAccount(em, params.login, customerScopeOf(caller));
       return json(201, await changeCreditByHand(em, asStaff(caller), account, body));
     },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/api/crm/bonus-programs',
+    operationId: 'createBonusProgram',
+    summary: 'Create a bonus programme',
+    description:
+      'A programme grants a `fixed` amount or a `deposit_percent` of the qualifying deposit (capped at `max_amount`), on ' +
+      'accounts of `group_ids` (all trading accounts when empty), by `trigger` (`manual`, `deposit`, `promo_code`). ' +
+      'Lots required = amount x `release.lots_per_unit`; `on_target` releases the whole bonus when they are traded, ' +
+      '`per_lot` releases amount / lots required per counted lot. Closes held less than `min_hold_seconds` (default 60) ' +
+      'count 0, hedged volume counts net, each order once. `lifetime_days` sets the expiry; `on_transfer_out` decides ' +
+      'what money leaving the account costs (`forfeit`: the whole unreleased credit; `proportional`: the same fraction ' +
+      'of it as the amount is of the balance).',
+    tags: ['bonuses'],
+    access: { kind: 'staff', permission: 'manage_bonuses' },
+    body: BonusProgramInputSchema,
+    responses: { 201: { description: 'Created', schema: BonusProgramSchema } },
+    handler: async ({ body, em, caller }) => json(201, await createProgram(em, asStaff(caller), body)),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/crm/bonus-programs',
+    operationId: 'listBonusPrograms',
+    summary: 'Bonus programmes, newest first',
+    tags: ['bonuses'],
+    access: { kind: 'staff', permission: 'manage_bonuses' },
+    responses: { 200: { description: 'The programmes', schema: z.object({ items: z.array(BonusProgramSchema) }) } },
+    handler: async ({ em }) =>
+      json(200, { items: (await em.find(BonusProgram, {}, { orderBy: { createdAt: 'desc' }, limit: 500 })).map(programView) }),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/api/crm/customers/{customer_id}/bonuses',
+    operationId: 'grantBonus',
+    summary: 'Grant a bonus by hand',
+    description:
+      "Grants a bonus of the programme on one of the customer's trading accounts (`login`): `amount` or the programme's " +
+      'fixed amount, booked as credit (`credit_in`) at once, status `active`. An account outside the programme (group, ' +
+      'currency, kind) or a disabled or finished programme is 422 at `login`. Accepts an Idempotency-Key header.',
+    tags: ['bonuses'],
+    idempotent: true,
+    access: { kind: 'staff', permission: 'manage_bonuses' },
+    params: CustomerParam,
+    body: z.strictObject({ program_id: z.uuid(), login: z.int().positive(), amount: MoneyAmount.optional() }),
+    responses: {
+      201: { description: 'Granted', schema: BonusSchema },
+      404: { description: 'No such customer, or the login is not theirs' },
+    },
+    handler: async ({ params, body, em, caller }) => {
+      const customer = await visibleCustomer(em, caller, params.customer_id);
+      return json(201, await grantByHand(em, asStaff(caller), customer.id, body));
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/crm/customers/{customer_id}/bonuses',
+    operationId: 'listCustomerBonuses',
+    summary: "A customer's bonuses, newest first",
+    tags: ['bonuses'],
+    access: { kind: 'staff', permission: 'view_customers' },
+    params: CustomerParam,
+    responses: { 200: { description: 'The bonuses', schema: z.object({ items: z.array(BonusSchema) }) } },
+    handler: async ({ params, em, caller }) => {
+      const customer = await visibleCustomer(em, caller, params.customer_id);
+      return json(200, { items: await bonusesOfCustomer((s) => executeBound(em, s), customer.id) });
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/customers/me/bonuses',
+    operationId: 'listMyBonuses',
+    summary: 'Your bonuses and their progress',
+    description:
+      '`lots_done` of `lots_required` is the progress; `released` what has become balance. Progress also arrives on the ' +
+      'customer stream as `bonus.progress` events.',
+    tags: ['bonuses'],
+    access: { kind: 'customer' },
+    responses: { 200: { description: 'The bonuses', schema: z.object({ items: z.array(BonusSchema) }) } },
+    handler: async ({ em, caller }) =>
+      json(200, { items: await bonusesOfCustomer((s) => executeBound(em, s), asCustomer(caller).customerId) }),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/api/crm/bonuses/{bonus_id}/cancel',
+    operationId: 'cancelBonus',
+    summary: 'Cancel a bonus',
+    description:
+      "The bonus's unreleased credit leaves the account (`credit_out`); one not active or pending is 409 BONUS_NOT_ACTIVE.",
+    tags: ['bonuses'],
+    access: { kind: 'staff', permission: 'manage_bonuses' },
+    params: z.object({ bonus_id: z.uuid() }),
+    body: z.strictObject({ reason: z.string().min(1).max(500) }),
+    responses: {
+      200: { description: 'Cancelled', schema: BonusSchema },
+      404: { description: 'No such bonus' },
+      409: { description: 'BONUS_NOT_ACTIVE' },
+    },
+    handler: async ({ params, body, em, caller }) =>
+      json(200, await cancelBonus(em, asStaff(caller), params.bonus_id, body.reason)),
   }),
 ];

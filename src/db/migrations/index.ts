@@ -40,6 +40,7 @@ import { Migration20261128010000_NegativeWallets } from './Migration202611280100
 import { Migration20261128020000_DropDeadFunctions } from './Migration20261128020000_DropDeadFunctions';
 import { Migration20261128090000_ReportRequeue } from './Migration20261128090000_ReportRequeue';
 import { Migration20261128110000_Credit } from './Migration20261128110000_Credit';
+import { Migration20261128110100_Bonuses } from './Migration20261128110100_Bonuses';
 
 export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122185420', class: Migration20261122185420 },
@@ -82,4 +83,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261128020000_DropDeadFunctions', class: Migration20261128020000_DropDeadFunctions },
   { name: 'Migration20261128090000_ReportRequeue', class: Migration20261128090000_ReportRequeue },
   { name: 'Migration20261128110000_Credit', class: Migration20261128110000_Credit },
+  { name: 'Migration20261128110100_Bonuses', class: Migration20261128110100_Bonuses },
 ];

@@ -6,7 +6,8 @@ import { TtlCache } from '../../platform/ttl-cache';
 import { lockAccounts } from '../accounts/accounts';
 import { accountView } from '../accounts/account-view';
 import { recordEvent } from '../events/outbox';
-import { removeCreditAfterStopOut } from '../credit/credit';
+import { removeCreditAfterStopOut } from '../bonuses/credit';
+import { forfeitAfterStopOut } from '../bonuses/bonuses';
 import { postToLedger } from '../ledger/posting';
 import { metricsOf, type OpenPosition } from '../accounts/account-metrics';
 import { closeAtPricing } from '../orders/close-order';
@@ -14,7 +15,7 @@ import { PricingContext, PricingError, type PricingTerms } from '../prices/prici
 import { closingPrice, profitInQuoteCurrency } from '../prices/trading-math';
 import type { QuoteStore } from '../prices/quote-store';
 import { readPricingTerms } from '../prices/pricing-terms';
-import { executeNamed } from '../../db/bound-statement';
+import { executeBoundInTransaction, executeNamed } from '../../db/bound-statement';
 import { LOCK_OPEN_ORDERS, SET_MARGIN_CALL_ACTIVE } from '../accounts/accounts.queries';
 
 export interface MarginOutcome {
@@ -112,8 +113,16 @@ export async function checkMargin(em: EntityManager, quotes: QuoteStore, account
         });
       if (outcome.stoppedOut.length) {
         // Credit goes first, so the compensation covers only what the customer's own money could not.
-        if ((await tx.count(Order, { account: account.id, status: 'open' })) === 0)
+        if (
+          (await tx.count(Order, { account: account.id, status: 'open' })) === 0 &&
+          dec(account.balance).lte(0) &&
+          dec(account.credit).gt(0)
+        ) {
+          // Bonuses first (statements), then the entity re-read, then what credit is left.
+          await forfeitAfterStopOut((s) => executeBoundInTransaction(tx, s), account.id);
+          await tx.refresh(account);
           removeCreditAfterStopOut(tx, account, outcome.stoppedOut);
+        }
         outcome.compensated = await protectNegativeBalance(tx, quotes, account, outcome.stoppedOut);
       }
     }

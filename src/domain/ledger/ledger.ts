@@ -1,7 +1,13 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import type { Account } from '../../entities/account.entity';
-import { LEDGER_BUCKETS, LEDGER_KINDS, LedgerEntry, type LedgerBucket, type LedgerKind } from '../../entities/ledger-entry.entity';
+import {
+  LEDGER_BUCKETS,
+  LEDGER_KINDS,
+  LedgerEntry,
+  type LedgerBucket,
+  type LedgerKind,
+} from '../../entities/ledger-entry.entity';
 import { MoneyText } from '../../platform/money-text';
 import { executeNamed } from '../../db/bound-statement';
 import { DEPOSITED_SINCE, LEDGER_MISMATCHES, ORDER_CHARGES } from './ledger.queries';
@@ -41,7 +47,9 @@ export function ledgerView(r: LedgerEntry): LedgerView {
  */
 export function appendLedgerRow(
   em: EntityManager,
-  row: Pick<LedgerEntry, 'kind' | 'bucket' | 'amount' | 'balanceAfter' | 'referenceType' | 'referenceId' | 'comment'> & { account: Account },
+  row: Pick<LedgerEntry, 'kind' | 'bucket' | 'amount' | 'balanceAfter' | 'referenceType' | 'referenceId' | 'comment'> & {
+    account: Account;
+  },
 ): LedgerEntry {
   return em.create(LedgerEntry, row);
 }

@@ -41,6 +41,8 @@ export interface TransferRequest {
   to_login: number;
   /** At most two decimals (the route's schema). */
   amount: number;
+  /** Confirms a bonus forfeiture quoted before (read by the bonus hook from the posting's request). */
+  accept_bonus_forfeit?: boolean;
 }
 
 /**

@@ -87,7 +87,7 @@ export async function requestPayout(
   em: EntityManager,
   quotes: QuoteStore,
   caller: Caller,
-  input: { login: number; amount: number },
+  input: { login: number; amount: number; accept_bonus_forfeit?: boolean },
 ): Promise<PayoutView> {
   const found = inScopeOr404(
     customerScopeOf(caller),

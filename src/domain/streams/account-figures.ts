@@ -50,7 +50,14 @@ export async function figuresOf(em: EntityManager, quotes: QuoteStore, w: Watche
   if (w.open.length === 0) {
     const balance = dec(w.account.balance);
     const equity = balance.plus(dec(w.account.credit)).toFixed(2);
-    return { login, balance: balance.toFixed(2), credit: dec(w.account.credit).toFixed(2), equity, margin: '0.00', free_margin: equity };
+    return {
+      login,
+      balance: balance.toFixed(2),
+      credit: dec(w.account.credit).toFixed(2),
+      equity,
+      margin: '0.00',
+      free_margin: equity,
+    };
   }
   const pricing = await PricingContext.load(em, quotes, w.account, w.symbols, w.terms);
   const m = metricsOf(w.account, w.open, pricing);

@@ -113,14 +113,23 @@ test('when a stop-out leaves nothing open and a negative balance, then the credi
   const { live } = await customerWithLive(100);
   expectOk(await credit(live, { direction: 'in', amount: 200, comment: 'bonus' }), 201);
   // 0.2 lots: 220.04 of margin against 300 of equity (balance and credit); credit carries the position.
-  expectOk(await app.request('POST', '/orders', { token: admin, body: { login: live, symbol: 'NZDUSD', cmd: 0, volume: 0.2 } }), 201);
+  expectOk(
+    await app.request('POST', '/orders', { token: admin, body: { login: live, symbol: 'NZDUSD', cmd: 0, volume: 0.2 } }),
+    201,
+  );
   // bid 1.085: the position loses 304, equity -4: stopped out, the balance left at -204.
   await quote(app, admin, 'NZDUSD', 1.085, 1.0852);
   const rows = await creditRows(live);
   expect(rows.slice(-3)).toEqual([
     { kind: 'trade_profit', bucket: 'balance', amount: '-304.00', balance_after: '-204.00', reference_type: 'order' },
     { kind: 'credit_out', bucket: 'credit', amount: '-200.00', balance_after: '0.00', reference_type: 'account' },
-    { kind: 'negative_balance_compensation', bucket: 'balance', amount: '204.00', balance_after: '0.00', reference_type: 'account' },
+    {
+      kind: 'negative_balance_compensation',
+      bucket: 'balance',
+      amount: '204.00',
+      balance_after: '0.00',
+      reference_type: 'account',
+    },
   ]);
   const changed = await eventsOf(app, 'account.credit_changed', live);
   expect(changed.at(-1)!.data).toMatchObject({ direction: 'out', amount: '200.00', credit: '0.00', reason: 'stop_out' });

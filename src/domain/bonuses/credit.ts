@@ -98,7 +98,11 @@ export async function changeCreditByHand(
     const before = { balance: locked.balance, credit: locked.credit };
     if (body.direction === 'in') assertCreditFits(locked.credit, amount);
     else if (amount.gt(dec(locked.credit)))
-      throw fieldError('body', ['amount'], `The account's credit is ${dec(locked.credit).toFixed(2)} ${locked.currency}: no more can leave it`);
+      throw fieldError(
+        'body',
+        ['amount'],
+        `The account's credit is ${dec(locked.credit).toFixed(2)} ${locked.currency}: no more can leave it`,
+      );
     const view = bookCredit(tx, locked, {
       direction: body.direction,
       amount,

@@ -1,0 +1,554 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
+import { BonusProgram } from '../../entities/bonus-program.entity';
+import { BONUS_SOURCES, BONUS_STATUSES } from '../../entities/bonus.entity';
+import type { RunBound } from '../../db/bound-transaction';
+import { executeBoundInTransaction } from '../../db/bound-statement';
+import { D, dec, money, type Dec } from '../../platform/decimal';
+import { AppError, errors, fieldError } from '../../platform/errors';
+import { MoneyText } from '../../platform/money-text';
+import type { StaffCaller } from '../../platform/caller';
+import { recordAudit } from '../audit/audit';
+import {
+  ACTIVE_BONUSES,
+  BONUS_BY_ID,
+  CUSTOMER_BONUSES,
+  bonusEvent,
+  CLOSED_ORDER,
+  COUNT_TURNOVER,
+  CREDIT_IN,
+  CREDIT_OUT,
+  DEPOSIT_COUNT,
+  DEPOSIT_PROGRAMS,
+  EXPIRED_BONUSES,
+  INSERT_BONUS,
+  LOCK_ACCOUNT,
+  LOCK_BONUS,
+  LOCK_CUSTOMER_ACCOUNT,
+  RELEASE_FROM_CREDIT,
+  RELEASE_TO_BALANCE,
+  UPDATE_BONUS,
+  type BonusAccountRow,
+  type BonusRow,
+  type ProgramTerms,
+} from './bonus-statements';
+
+/**
+ * Bonuses: credit granted under a programme, turned into withdrawable balance by trading.
+ * Every path here runs in the transaction of what triggers it (a close, a deposit, a transfer
+ * out, the end of day, a staff request) with the account row locked first and the account's
+ * bonuses after it, and moves credit only through the posting module's statements.
+ */
+
+export const BonusSchema = z.object({
+  id: z.uuid(),
+  program_id: z.uuid(),
+  customer_id: z.uuid(),
+  login: z.int(),
+  amount: MoneyText.describe('What the bonus granted (less anything forfeited proportionally by a transfer out)'),
+  released: MoneyText.describe('What has moved from credit to balance so far'),
+  lots_required: z.string().describe('Lots of counted turnover to release the whole bonus (decimal text)'),
+  lots_done: z.string().describe('Lots counted so far (decimal text)'),
+  status: z.enum(BONUS_STATUSES),
+  expires_at: z.iso.datetime().nullable(),
+  source: z.object({ type: z.enum(BONUS_SOURCES), id: z.string().nullable() }),
+  end_reason: z.string().nullable(),
+  created_at: z.iso.datetime(),
+});
+export type BonusView = z.output<typeof BonusSchema>;
+
+const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
+
+export function bonusView(b: BonusRow): BonusView {
+  return {
+    id: b.id,
+    program_id: b.program_id,
+    customer_id: b.customer_id,
+    login: Number(b.login),
+    amount: dec(b.amount).toFixed(2),
+    released: dec(b.released).toFixed(2),
+    lots_required: dec(b.lots_required).toFixed(2),
+    lots_done: dec(b.lots_done).toFixed(2),
+    status: b.status as BonusView['status'],
+    expires_at: iso(b.expires_at),
+    source: { type: b.source_type as BonusView['source']['type'], id: b.source_id },
+    end_reason: b.end_reason,
+    created_at: iso(b.created_at)!,
+  };
+}
+
+async function one<T>(run: RunBound, statement: Parameters<RunBound>[0]): Promise<T | undefined> {
+  return (await run<T>(statement))[0];
+}
+
+async function reload(run: RunBound, id: string): Promise<BonusRow> {
+  return (await one<BonusRow>(run, BONUS_BY_ID.bind({ id })))!;
+}
+
+async function emit(run: RunBound, type: Parameters<typeof bonusEvent>[0], b: BonusRow, extra: Record<string, unknown> = {}) {
+  await run(
+    bonusEvent(type).bind({ bonus_id: b.id, customer_id: b.customer_id, data: JSON.stringify({ ...bonusView(b), ...extra }) }),
+  );
+}
+
+/** Books `amount` (> 0) into or out of the account's credit, with its row and account.credit_changed. */
+async function moveCredit(
+  run: RunBound,
+  accountId: string,
+  direction: 'in' | 'out',
+  amount: Dec,
+  reason: string,
+  bonusId: string,
+  comment: string | null,
+): Promise<void> {
+  if (amount.lte(0)) return;
+  const statement = direction === 'in' ? CREDIT_IN : CREDIT_OUT;
+  await run(
+    statement.bind({
+      account_id: accountId,
+      delta: (direction === 'in' ? amount : amount.neg()).toFixed(2),
+      direction,
+      reason,
+      reference_type: 'bonus',
+      reference_id: bonusId,
+      comment,
+    }),
+  );
+}
+
+/** The account's credit as it stands now (locked by the caller). */
+async function creditOf(run: RunBound, accountId: string): Promise<Dec> {
+  return dec((await one<BonusAccountRow>(run, LOCK_ACCOUNT.bind({ account_id: accountId })))!.credit);
+}
+
+/** What of a bonus is still credit: its unreleased part, never more than the account holds. */
+function unreleased(b: BonusRow, credit: Dec): Dec {
+  return D.max(D.min(dec(b.amount).minus(b.released), credit), 0);
+}
+
+// --- programmes ------------------------------------------------------------------------
+
+export const BonusProgramInputSchema = z
+  .strictObject({
+    name: z.string().min(1).max(200),
+    currency: z.string().regex(/^[A-Z]{3}$/),
+    kind: z.enum(['fixed', 'deposit_percent']),
+    amount: z.number().positive().max(1e12).optional(),
+    percent: z.number().positive().max(1000).optional(),
+    max_amount: z.number().positive().max(1e12).optional(),
+    min_deposit: z.number().positive().max(1e12).optional(),
+    group_ids: z.array(z.uuid()).max(1000).default([]),
+    trigger: z.enum(['manual', 'deposit', 'promo_code']),
+    first_deposit_only: z.boolean().default(false),
+    release: z.strictObject({
+      mode: z.enum(['on_target', 'per_lot']),
+      lots_per_unit: z.number().positive().max(1e6),
+    }),
+    lifetime_days: z.int().positive().max(3650).optional(),
+    on_transfer_out: z.enum(['forfeit', 'proportional']).default('forfeit'),
+    min_hold_seconds: z
+      .int()
+      .min(0)
+      .max(86_400 * 365)
+      .default(60),
+    starts_at: z.iso.datetime().optional(),
+    ends_at: z.iso.datetime().optional(),
+    enabled: z.boolean().default(true),
+  })
+  .superRefine((p, ctx) => {
+    if (p.kind === 'fixed' && p.amount === undefined)
+      ctx.addIssue({ code: 'custom', path: ['amount'], message: 'A fixed programme needs its amount' });
+    if (p.kind === 'deposit_percent' && p.percent === undefined)
+      ctx.addIssue({ code: 'custom', path: ['percent'], message: 'A deposit percentage programme needs its percent' });
+  });
+export type BonusProgramInput = z.output<typeof BonusProgramInputSchema>;
+
+export const BonusProgramSchema = z.object({
+  id: z.uuid(),
+  name: z.string(),
+  currency: z.string(),
+  kind: z.enum(['fixed', 'deposit_percent']),
+  amount: MoneyText.nullable(),
+  percent: z.string().nullable(),
+  max_amount: MoneyText.nullable(),
+  min_deposit: MoneyText.nullable(),
+  group_ids: z.array(z.uuid()),
+  trigger: z.enum(['manual', 'deposit', 'promo_code']),
+  first_deposit_only: z.boolean(),
+  release: z.object({ mode: z.enum(['on_target', 'per_lot']), lots_per_unit: z.string() }),
+  lifetime_days: z.int().nullable(),
+  on_transfer_out: z.enum(['forfeit', 'proportional']),
+  min_hold_seconds: z.int(),
+  starts_at: z.iso.datetime().nullable(),
+  ends_at: z.iso.datetime().nullable(),
+  enabled: z.boolean(),
+  created_at: z.iso.datetime(),
+});
+export type BonusProgramView = z.output<typeof BonusProgramSchema>;
+
+export function programView(p: BonusProgram): BonusProgramView {
+  const m = (v: string | null | undefined) => (v === null || v === undefined ? null : dec(v).toFixed(2));
+  return {
+    id: p.id,
+    name: p.name,
+    currency: p.currency,
+    kind: p.kind,
+    amount: m(p.amount),
+    percent: p.percent === null || p.percent === undefined ? null : dec(p.percent).toString(),
+    max_amount: m(p.maxAmount),
+    min_deposit: m(p.minDeposit),
+    group_ids: p.groupIds,
+    trigger: p.trigger,
+    first_deposit_only: p.firstDepositOnly,
+    release: { mode: p.releaseMode, lots_per_unit: dec(p.lotsPerUnit).toString() },
+    lifetime_days: p.lifetimeDays ?? null,
+    on_transfer_out: p.onTransferOut,
+    min_hold_seconds: p.minHoldSeconds,
+    starts_at: iso(p.startsAt ?? null),
+    ends_at: iso(p.endsAt ?? null),
+    enabled: p.enabled,
+    created_at: p.createdAt.toISOString(),
+  };
+}
+
+export async function createProgram(em: EntityManager, actor: StaffCaller, input: BonusProgramInput): Promise<BonusProgramView> {
+  if (input.starts_at && input.ends_at && new Date(input.ends_at) <= new Date(input.starts_at))
+    throw fieldError('body', ['ends_at'], 'ends_at must be after starts_at');
+  const text = (v: number | undefined) => (v === undefined ? null : dec(v).toFixed());
+  const program = em.create(BonusProgram, {
+    name: input.name,
+    currency: input.currency,
+    kind: input.kind,
+    amount: input.amount === undefined ? null : money(input.amount).toFixed(2),
+    percent: text(input.percent),
+    maxAmount: input.max_amount === undefined ? null : money(input.max_amount).toFixed(2),
+    minDeposit: input.min_deposit === undefined ? null : money(input.min_deposit).toFixed(2),
+    groupIds: input.group_ids,
+    trigger: input.trigger,
+    firstDepositOnly: input.first_deposit_only,
+    releaseMode: input.release.mode,
+    lotsPerUnit: dec(input.release.lots_per_unit).toFixed(),
+    lifetimeDays: input.lifetime_days ?? null,
+    onTransferOut: input.on_transfer_out,
+    minHoldSeconds: input.min_hold_seconds,
+    startsAt: input.starts_at ? new Date(input.starts_at) : null,
+    endsAt: input.ends_at ? new Date(input.ends_at) : null,
+    enabled: input.enabled,
+  });
+  const view = programView(program);
+  recordAudit(em, actor, { action: 'bonus_program.created', entityType: 'bonus_program', entityId: program.id, after: view });
+  await em.flush();
+  return view;
+}
+
+// --- grants ----------------------------------------------------------------------------
+
+/** What a programme grants on a deposit of `deposit` (or its fixed amount), capped at max_amount. */
+export function grantAmount(program: ProgramTerms, deposit: Dec | null): Dec {
+  let amount =
+    program.kind === 'fixed' ? dec(program.amount!) : deposit === null ? new D(0) : deposit.times(program.percent!).div(100);
+  if (program.maxAmount !== null && program.maxAmount !== undefined) amount = D.min(amount, program.maxAmount);
+  return amount.toDecimalPlaces(2, D.ROUND_DOWN);
+}
+
+/** Why a programme cannot grant on this account now, or null. */
+function ineligible(program: ProgramTerms, account: BonusAccountRow): string | null {
+  if (!program.enabled) return 'The programme is disabled';
+  const now = Date.now();
+  if (program.startsAt && new Date(program.startsAt).getTime() > now) return 'The programme has not started';
+  if (program.endsAt && new Date(program.endsAt).getTime() <= now) return 'The programme has ended';
+  if (account.kind === 'wallet' || account.kind === 'demo') return 'A bonus is granted on a live or prop trading account';
+  if (account.currency !== program.currency)
+    return `The programme grants ${program.currency}, the account is in ${account.currency}`;
+  if (program.groupIds.length > 0 && (!account.group_id || !program.groupIds.includes(account.group_id)))
+    return "The account's group is not eligible for the programme";
+  return null;
+}
+
+/**
+ * Grants a bonus on a locked account: the bonus row (`active`), its credit_in and
+ * `bonus.granted`. Lots required = amount x lots_per_unit.
+ */
+export async function grantOnAccount(
+  run: RunBound,
+  program: ProgramTerms,
+  account: BonusAccountRow,
+  amount: Dec,
+  source: { type: 'deposit' | 'promo' | 'manual'; id: string | null },
+): Promise<BonusRow> {
+  const lots = amount.times(program.lotsPerUnit).toDecimalPlaces(2, D.ROUND_UP);
+  const expires = program.lifetimeDays ? new Date(Date.now() + program.lifetimeDays * 86_400_000) : null;
+  const [row] = await run<{ id: string }>(
+    INSERT_BONUS.bind({
+      program_id: program.id,
+      customer_id: account.customer_id,
+      account_id: account.id,
+      login: account.login,
+      amount: amount.toFixed(2),
+      lots_required: lots.toFixed(2),
+      expires_at: expires,
+      source_type: source.type,
+      source_id: source.id,
+    }),
+  );
+  await moveCredit(run, account.id, 'in', amount, 'bonus', row!.id, `Bonus ${program.name}`);
+  const bonus = await reload(run, row!.id);
+  await emit(run, 'bonus.granted', bonus);
+  return bonus;
+}
+
+/** POST /api/crm/customers/{id}/bonuses: a bonus by hand on one of the customer's accounts. */
+export async function grantByHand(
+  em: EntityManager,
+  actor: StaffCaller,
+  customerId: string,
+  input: { program_id: string; login: number; amount?: number },
+): Promise<BonusView> {
+  return em.transactional(async (tx) => {
+    const run: RunBound = (s) => executeBoundInTransaction(tx, s);
+    const program = await tx.findOne(BonusProgram, input.program_id);
+    if (!program) throw fieldError('body', ['program_id'], 'No such bonus programme');
+    const account = await one<BonusAccountRow>(
+      run,
+      LOCK_CUSTOMER_ACCOUNT.bind({ customer_id: customerId, login: String(input.login) }),
+    );
+    if (!account) throw errors.notFound('Account');
+    const why = ineligible(program, account);
+    if (why) throw fieldError('body', ['login'], why);
+    const amount = input.amount !== undefined ? money(input.amount) : grantAmount(program, null);
+    if (amount.lte(0)) throw fieldError('body', ['amount'], 'A deposit percentage programme granted by hand needs its amount');
+    const bonus = await grantOnAccount(run, program, account, amount, { type: 'manual', id: null });
+    const view = bonusView(bonus);
+    recordAudit(tx, actor, { action: 'bonus.granted', entityType: 'bonus', entityId: bonus.id, after: view });
+    return view;
+  });
+}
+
+/**
+ * Deposit bonuses: a completed deposit on a trading account grants each enabled `deposit`
+ * programme the account is eligible for (currency, group, dates, min_deposit, and, with
+ * first_deposit_only, the customer's first deposit). Runs after the deposit is booked.
+ */
+export async function grantOnDeposit(run: RunBound, accountId: string, deposit: Dec, depositId: string): Promise<void> {
+  const account = (await one<BonusAccountRow>(run, LOCK_ACCOUNT.bind({ account_id: accountId })))!;
+  if (account.kind === 'wallet' || account.kind === 'demo') return;
+  const programs = await run<ProgramTerms>(DEPOSIT_PROGRAMS.bind({ currency: account.currency }));
+  let depositCount: number | null = null;
+  for (const program of programs) {
+    if (ineligible(program, account)) continue;
+    if (program.minDeposit && deposit.lt(program.minDeposit)) continue;
+    if (program.firstDepositOnly) {
+      depositCount ??= (await one<{ n: number }>(run, DEPOSIT_COUNT.bind({ customer_id: account.customer_id })))!.n;
+      if (depositCount > 1) continue;
+    }
+    const amount = grantAmount(program, deposit);
+    if (amount.gt(0)) await grantOnAccount(run, program, account, amount, { type: 'deposit', id: depositId });
+  }
+}
+
+// --- ends ------------------------------------------------------------------------------
+
+type EndStatus = 'expired' | 'forfeited' | 'cancelled';
+const END_EVENTS = { expired: 'bonus.expired', forfeited: 'bonus.forfeited', cancelled: 'bonus.cancelled' } as const;
+
+/** Ends an active bonus: its unreleased credit leaves (`credit_out`), the status is terminal, its event is written. */
+async function endBonus(run: RunBound, b: BonusRow, status: EndStatus, reason: string): Promise<BonusRow> {
+  const freed = unreleased(b, await creditOf(run, b.account_id));
+  const creditReason = reason === 'stop_out' ? 'stop_out' : status === 'forfeited' ? 'forfeit' : 'bonus_end';
+  await moveCredit(run, b.account_id, 'out', freed, creditReason, b.id, `Bonus ${status}: ${reason}`);
+  await run(
+    UPDATE_BONUS.bind({ id: b.id, amount: b.amount, released: b.released, lots_done: b.lots_done, status, end_reason: reason }),
+  );
+  const ended = await reload(run, b.id);
+  await emit(run, END_EVENTS[status], ended, { credit_removed: freed.toFixed(2) });
+  return ended;
+}
+
+/** POST /api/crm/bonuses/{id}/cancel. */
+export async function cancelBonus(em: EntityManager, actor: StaffCaller, id: string, reason: string): Promise<BonusView> {
+  return em.transactional(async (tx) => {
+    const run: RunBound = (s) => executeBoundInTransaction(tx, s);
+    const found = await one<BonusRow>(run, BONUS_BY_ID.bind({ id }));
+    if (!found) throw errors.notFound('Bonus');
+    // The account first, then the bonus: the order every bonus path locks in.
+    await run(LOCK_ACCOUNT.bind({ account_id: found.account_id }));
+    const b = (await one<BonusRow>(run, LOCK_BONUS.bind({ id })))!;
+    if (b.status !== 'active' && b.status !== 'pending')
+      throw errors.conflict('BONUS_NOT_ACTIVE', `The bonus is ${b.status}: only an active or pending bonus can be cancelled`);
+    const ended = await endBonus(run, b, 'cancelled', reason);
+    const view = bonusView(ended);
+    recordAudit(tx, actor, { action: 'bonus.cancelled', entityType: 'bonus', entityId: id, before: bonusView(b), after: view });
+    return view;
+  });
+}
+
+/** The EOD step: active bonuses of the (locked) account past expires_at expire. */
+export async function expireBonuses(run: RunBound, accountId: string, at: Date): Promise<number> {
+  const due = await run<BonusRow>(EXPIRED_BONUSES.bind({ account_id: accountId, at }));
+  for (const b of due) await endBonus(run, b, 'expired', 'expired');
+  return due.length;
+}
+
+/**
+ * A stop-out that left the (locked) account with nothing open and a balance at or below zero:
+ * its active bonuses are forfeited, their credit leaving with reason `stop_out`; any credit
+ * left after them (a manual credit) is removed by the caller.
+ */
+export async function forfeitAfterStopOut(run: RunBound, accountId: string): Promise<void> {
+  for (const b of await run<BonusRow>(ACTIVE_BONUSES.bind({ account_id: accountId })))
+    await endBonus(run, b, 'forfeited', 'stop_out');
+}
+
+// --- turnover and release --------------------------------------------------------------
+
+/**
+ * The turnover rules, applied to one close (see docs/bonuses.md): an order held less than the
+ * programme's min_hold_seconds counts 0; the part of its volume matched by opposite positions
+ * in the symbol open at the same time counts 0 (only net volume counts); profit or loss does
+ * not matter. An order counts once per bonus (a unique row per bonus and ticket).
+ */
+export async function countClose(run: RunBound, accountId: string, ticket: string): Promise<void> {
+  const bonuses = await run<BonusRow>(ACTIVE_BONUSES.bind({ account_id: accountId }));
+  if (bonuses.length === 0) return;
+  const order = await one<{ volume: string; held_seconds: number; hedged: string }>(run, CLOSED_ORDER.bind({ ticket }));
+  if (!order) return;
+  for (const b of bonuses) {
+    const counts = order.held_seconds >= b.min_hold_seconds ? D.max(dec(order.volume).minus(order.hedged), 0) : new D(0);
+    const inserted = await run(COUNT_TURNOVER.bind({ bonus_id: b.id, ticket, lots: counts.toFixed(2) }));
+    if (inserted.length === 0 || counts.isZero()) continue;
+    await advance(run, b, counts);
+  }
+}
+
+async function advance(run: RunBound, b: BonusRow, counted: Dec): Promise<void> {
+  const lotsDone = dec(b.lots_done).plus(counted);
+  const required = dec(b.lots_required);
+  const remaining = dec(b.amount).minus(b.released);
+  const done = lotsDone.gte(required);
+  let release: Dec;
+  if (done) release = remaining;
+  else if (b.release_mode === 'per_lot')
+    release = D.min(counted.times(b.amount).div(required).toDecimalPlaces(2, D.ROUND_DOWN), remaining);
+  else release = new D(0);
+  const credit = await creditOf(run, b.account_id);
+  release = D.max(D.min(release, credit), 0);
+  if (release.gt(0)) {
+    await run(
+      RELEASE_FROM_CREDIT.bind({
+        account_id: b.account_id,
+        delta: release.neg().toFixed(2),
+        direction: 'out',
+        reason: 'bonus_release',
+        reference_type: 'bonus',
+        reference_id: b.id,
+        comment: 'Bonus released to the balance',
+      }),
+    );
+    await run(
+      RELEASE_TO_BALANCE.bind({
+        account_id: b.account_id,
+        amount: release.toFixed(2),
+        reference_id: b.id,
+        comment: 'Bonus released to the balance',
+      }),
+    );
+  }
+  const released = dec(b.released).plus(release);
+  // Fully released, or the target reached with nothing left in credit to release: it is over.
+  const status = done ? 'completed' : 'active';
+  await run(
+    UPDATE_BONUS.bind({
+      id: b.id,
+      amount: b.amount,
+      released: released.toFixed(2),
+      lots_done: lotsDone.toFixed(2),
+      status,
+      end_reason: null,
+    }),
+  );
+  const after = await reload(run, b.id);
+  await emit(run, 'bonus.progress', after, { lots_counted: counted.toFixed(2) });
+  if (release.gt(0)) await emit(run, 'bonus.released', after, { released_now: release.toFixed(2) });
+  if (done) await emit(run, 'bonus.completed', after);
+}
+
+// --- money leaving ---------------------------------------------------------------------
+
+export interface ForfeitQuote {
+  bonus_id: string;
+  amount: string;
+}
+
+/**
+ * What moving `amount` out of the account costs its active bonuses: `forfeit` programmes lose
+ * their whole unreleased credit; `proportional` ones the fraction of it that the amount is of
+ * the balance.
+ */
+function forfeitQuote(bonuses: BonusRow[], credit: Dec, balance: Dec, amount: Dec): Array<{ bonus: BonusRow; amount: Dec }> {
+  let left = credit;
+  return bonuses.map((b) => {
+    const open = unreleased(b, left);
+    const share = b.on_transfer_out === 'forfeit' || balance.lte(0) ? open : money(open.times(D.min(amount.div(balance), 1)));
+    left = left.minus(share);
+    return { bonus: b, amount: share };
+  });
+}
+
+/**
+ * Before money leaves an account holding an active bonus (a transfer out, a payout, a
+ * withdrawal): without `accept_bonus_forfeit: true` the request is refused with the quote
+ * (409 BONUS_FORFEIT_UNCONFIRMED); with it, the quoted credit leaves in the same transaction.
+ */
+export async function forfeitOnMoneyOut(
+  run: RunBound,
+  account: { id: string; balance: string; credit: string },
+  amount: Dec,
+  accepted: boolean,
+): Promise<void> {
+  if (dec(account.credit).lte(0)) return;
+  const bonuses = await run<BonusRow>(ACTIVE_BONUSES.bind({ account_id: account.id }));
+  if (bonuses.length === 0) return;
+  const quote = forfeitQuote(bonuses, dec(account.credit), dec(account.balance), amount).filter((q) => q.amount.gt(0));
+  if (quote.length === 0) return;
+  if (!accepted) {
+    const total = quote.reduce((s, q) => s.plus(q.amount), new D(0));
+    throw new AppError(
+      409,
+      'BONUS_FORFEIT_UNCONFIRMED',
+      `Moving this money out forfeits ${total.toFixed(2)} of bonus credit; repeat the request with "accept_bonus_forfeit": true to proceed`,
+      {},
+      {
+        forfeit: { bonus_id: quote[0]!.bonus.id, amount: total.toFixed(2) },
+        forfeits: quote.map((q) => ({ bonus_id: q.bonus.id, amount: q.amount.toFixed(2) })),
+      },
+    );
+  }
+  for (const q of quote) {
+    const open = dec(q.bonus.amount).minus(q.bonus.released);
+    if (q.amount.gte(open)) {
+      await endBonus(run, q.bonus, 'forfeited', 'money_out');
+      continue;
+    }
+    // A proportional forfeit shrinks the bonus: what is left of it stays active.
+    await moveCredit(run, q.bonus.account_id, 'out', q.amount, 'forfeit', q.bonus.id, 'Bonus forfeited in part by money out');
+    const amountLeft = dec(q.bonus.amount).minus(q.amount);
+    await run(
+      UPDATE_BONUS.bind({
+        id: q.bonus.id,
+        amount: amountLeft.toFixed(2),
+        released: q.bonus.released,
+        lots_done: q.bonus.lots_done,
+        status: 'active',
+        end_reason: null,
+      }),
+    );
+    await emit(run, 'bonus.forfeited', await reload(run, q.bonus.id), { credit_removed: q.amount.toFixed(2), partial: true });
+  }
+}
+
+// --- reads -----------------------------------------------------------------------------
+
+export async function bonusesOfCustomer(run: RunBound, customerId: string): Promise<BonusView[]> {
+  const rows = await run<BonusRow>(CUSTOMER_BONUSES.bind({ customer_id: customerId }));
+  return rows.map(bonusView);
+}
