@@ -1,5 +1,8 @@
 import { Account } from './account.entity';
 import { Bonus } from './bonus.entity';
+import { Campaign } from './campaign.entity';
+import { PromoCode } from './promo-code.entity';
+import { PromoRedemption } from './promo-redemption.entity';
 import { BonusProgram } from './bonus-program.entity';
 import { BonusTurnover } from './bonus-turnover.entity';
 import { ApiToken } from './api-token.entity';
@@ -74,6 +77,9 @@ export const ENTITIES = [
   BonusProgram,
   Bonus,
   BonusTurnover,
+  Campaign,
+  PromoCode,
+  PromoRedemption,
   LedgerEntry,
   Order,
   PendingOrder,

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { AccountSchema } from '../../domain/accounts/account-view';
 import { CreditChangeSchema } from '../../domain/bonuses/credit';
 import { BonusProgramSchema, BonusSchema } from '../../domain/bonuses/bonuses';
+import { CampaignSchema, PromoCodeSchema, PromoPreviewSchema, RedemptionSchema } from '../../domain/bonuses/promo-codes';
 import { AuditSchema } from '../../domain/audit/audit';
 import { CustomerSchema } from '../../domain/customers/customers';
 import { DocumentSchema, StaffDocumentSchema } from '../../domain/compliance/documents';
@@ -286,6 +287,10 @@ const NAMES: Array<[z.ZodType, string, unknown?]> = [
   [CreditChangeSchema, 'CreditChange'],
   [BonusSchema, 'Bonus'],
   [BonusProgramSchema, 'BonusProgram'],
+  [CampaignSchema, 'Campaign'],
+  [PromoCodeSchema, 'PromoCode'],
+  [RedemptionSchema, 'PromoRedemption'],
+  [PromoPreviewSchema, 'PromoPreview'],
   [LedgerSchema, 'LedgerEntry'],
   [TransactionSchema, 'Transaction'],
   [WithdrawalSchema, 'Withdrawal', { ...WITHDRAWAL }],

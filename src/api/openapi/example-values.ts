@@ -42,6 +42,8 @@ export const FIELD_EXAMPLES: Record<string, Typed> = {
   lots_done: { string: '4.20' },
   lots_per_unit: { number: 0.1, string: '0.1' },
   min_hold_seconds: { number: 60 },
+  max_per_customer: { number: 1 },
+  redemptions: { number: 12 },
   equity: { string: '10312.40' },
   margin: { string: '216.85' },
   free_margin: { string: '10095.55' },

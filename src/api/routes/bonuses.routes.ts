@@ -12,6 +12,20 @@ import {
   grantByHand,
   programView,
 } from '../../domain/bonuses/bonuses';
+import {
+  CampaignInputSchema,
+  CampaignSchema,
+  createCampaign,
+  createPromoCode,
+  PromoCodeInputSchema,
+  PromoCodeSchema,
+  PromoPreviewSchema,
+  redeemPromoCode,
+  RedemptionSchema,
+  setPromoCodeActive,
+  validatePromoCode,
+} from '../../domain/bonuses/promo-codes';
+import { PROMO_ATTEMPTS } from '../../domain/identity/identity';
 import { BonusProgram } from '../../entities/bonus-program.entity';
 import { Customer } from '../../entities/customer.entity';
 import { executeBound } from '../../db/bound-statement';
@@ -158,5 +172,97 @@ export const bonusRoutes: RouteSpec[] = [
     },
     handler: async ({ params, body, em, caller }) =>
       json(200, await cancelBonus(em, asStaff(caller), params.bonus_id, body.reason)),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/api/crm/campaigns',
+    operationId: 'createCampaign',
+    summary: 'Create a promotion campaign',
+    description:
+      'A period and an optional budget: `usage` counts redemptions, `spend` the bonus money granted. Redeems consume it ' +
+      'under a row lock in the transaction of the grant, so it is never overspent.',
+    tags: ['bonuses'],
+    access: { kind: 'staff', permission: 'manage_promotions' },
+    body: CampaignInputSchema,
+    responses: { 201: { description: 'Created', schema: CampaignSchema } },
+    handler: async ({ body, em, caller }) => json(201, await createCampaign(em, asStaff(caller), body)),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/api/crm/promo-codes',
+    operationId: 'createPromoCode',
+    summary: 'Create a promo code',
+    description:
+      '`code` (letters, digits and hyphens, 4 to 32, compared case-insensitively; generated when absent) is unique among ' +
+      'active codes (409 PROMO_CODE_TAKEN). Its reward is a bonus of `reward.bonus_program_id`. A code with ' +
+      '`first_deposit_only` or `min_deposit` (or a percentage programme) is `armed` at redeem and granted on the first ' +
+      'qualifying deposit. `partner_id` attributes redeeming customers without one to that partner.',
+    tags: ['bonuses'],
+    access: { kind: 'staff', permission: 'manage_promotions' },
+    body: PromoCodeInputSchema,
+    responses: { 201: { description: 'Created', schema: PromoCodeSchema }, 409: { description: 'PROMO_CODE_TAKEN' } },
+    handler: async ({ body, em, caller }) => json(201, await createPromoCode(em, asStaff(caller), body)),
+  }),
+  defineRoute({
+    method: 'patch',
+    path: '/api/crm/promo-codes/{promo_code_id}',
+    operationId: 'updatePromoCode',
+    summary: 'Deactivate or reactivate a promo code',
+    description: 'Used codes are never deleted; a deactivated code answers redeems as an unknown one (404).',
+    tags: ['bonuses'],
+    access: { kind: 'staff', permission: 'manage_promotions' },
+    params: z.object({ promo_code_id: z.uuid() }),
+    body: z.object({ active: z.boolean() }),
+    responses: { 200: { description: 'Updated', schema: PromoCodeSchema }, 404: { description: 'No such code' } },
+    handler: async ({ params, body, em, caller }) =>
+      json(200, await setPromoCodeActive(em, asStaff(caller), params.promo_code_id, body.active)),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/customers/me/promo-codes/validate',
+    operationId: 'validatePromoCode',
+    summary: 'Check a promo code without using it',
+    description:
+      'Answers the reward preview, or exactly the error a redeem would give now; reserves nothing. Validate and redeem ' +
+      'attempts together are limited to 10 an hour per customer (429 RATE_LIMITED).',
+    tags: ['bonuses'],
+    access: { kind: 'customer' },
+    body: z.object({ code: z.string().min(1).max(64) }),
+    responses: {
+      200: { description: 'The reward', schema: PromoPreviewSchema },
+      403: { description: 'PROMO_NOT_ELIGIBLE (country, first deposit already made, group)' },
+      404: { description: 'PROMO_CODE_NOT_FOUND: unknown or inactive (not distinguished)' },
+      409: { description: 'PROMO_CODE_EXPIRED, PROMO_CODE_EXHAUSTED or PROMO_CODE_ALREADY_USED' },
+    },
+    handler: async ({ body, em, services, caller }) => {
+      const customerId = asCustomer(caller).customerId;
+      await services.identity.promoThrottle.take([{ key: customerId, limit: PROMO_ATTEMPTS.limit }]);
+      return json(200, await validatePromoCode(em, customerId, body));
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/customers/me/promo-codes/redeem',
+    operationId: 'redeemPromoCode',
+    summary: 'Use a promo code',
+    description:
+      'Grants the bonus at once (`applied`, with `bonus_id`) on `login` or your first eligible trading account, or arms ' +
+      'the code until your first qualifying deposit (`armed`; arming expires with the code). Errors as for validate. ' +
+      'Accepts an Idempotency-Key header.',
+    tags: ['bonuses'],
+    idempotent: true,
+    access: { kind: 'customer' },
+    body: z.object({ code: z.string().min(1).max(64), login: z.int().positive().optional() }),
+    responses: {
+      201: { description: 'Redeemed', schema: RedemptionSchema },
+      403: { description: 'PROMO_NOT_ELIGIBLE' },
+      404: { description: 'PROMO_CODE_NOT_FOUND' },
+      409: { description: 'PROMO_CODE_EXPIRED, PROMO_CODE_EXHAUSTED or PROMO_CODE_ALREADY_USED' },
+    },
+    handler: async ({ body, em, services, caller }) => {
+      const customerId = asCustomer(caller).customerId;
+      await services.identity.promoThrottle.take([{ key: customerId, limit: PROMO_ATTEMPTS.limit }]);
+      return json(201, await redeemPromoCode(em, customerId, body));
+    },
   }),
 ];

@@ -41,6 +41,7 @@ import { Migration20261128020000_DropDeadFunctions } from './Migration2026112802
 import { Migration20261128090000_ReportRequeue } from './Migration20261128090000_ReportRequeue';
 import { Migration20261128110000_Credit } from './Migration20261128110000_Credit';
 import { Migration20261128110100_Bonuses } from './Migration20261128110100_Bonuses';
+import { Migration20261128110200_PromoCodes } from './Migration20261128110200_PromoCodes';
 
 export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122185420', class: Migration20261122185420 },
@@ -84,4 +85,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261128090000_ReportRequeue', class: Migration20261128090000_ReportRequeue },
   { name: 'Migration20261128110000_Credit', class: Migration20261128110000_Credit },
   { name: 'Migration20261128110100_Bonuses', class: Migration20261128110100_Bonuses },
+  { name: 'Migration20261128110200_PromoCodes', class: Migration20261128110200_PromoCodes },
 ];

@@ -1,6 +1,8 @@
 import { dec } from '../../platform/decimal';
 import type { PostingHook } from '../ledger/posting';
 import { countClose, forfeitOnMoneyOut, grantOnDeposit } from './bonuses';
+import { grantArmedOnDeposit } from './promo-codes';
+import { LOCK_ACCOUNT, type BonusAccountRow } from './bonus-statements';
 
 /**
  * The bonus policy on the money paths (installed in src/policy.ts). Each hook reads the locked
@@ -42,5 +44,8 @@ export const DepositBonusHook: PostingHook = {
   async after(run, posting) {
     if (posting.account.kind === 'wallet' || posting.account.kind === 'demo') return;
     await grantOnDeposit(run, posting.account.id, dec(posting.amount), posting.reference.id);
+    // Promo codes armed until a qualifying deposit are granted on it.
+    const [account] = await run<BonusAccountRow>(LOCK_ACCOUNT.bind({ account_id: posting.account.id }));
+    await grantArmedOnDeposit(run, account!, dec(posting.amount));
   },
 };

@@ -252,7 +252,7 @@ export function grantAmount(program: ProgramTerms, deposit: Dec | null): Dec {
 }
 
 /** Why a programme cannot grant on this account now, or null. */
-function ineligible(program: ProgramTerms, account: BonusAccountRow): string | null {
+export function ineligible(program: ProgramTerms, account: BonusAccountRow): string | null {
   if (!program.enabled) return 'The programme is disabled';
   const now = Date.now();
   if (program.startsAt && new Date(program.startsAt).getTime() > now) return 'The programme has not started';

@@ -34,6 +34,7 @@ export const EVENT_TYPES = [
   'bonus.expired',
   'bonus.forfeited',
   'bonus.cancelled',
+  'promo.redeemed',
   'account.risk_classified',
   'document.submitted',
   'document.approved',

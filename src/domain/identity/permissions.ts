@@ -33,6 +33,7 @@ export const PERMISSIONS = [
   'run_end_of_day',
   'manage_prop',
   'manage_bonuses',
+  'manage_promotions',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];
