@@ -42,6 +42,7 @@ import { Migration20261128090000_ReportRequeue } from './Migration20261128090000
 import { Migration20261128110000_Credit } from './Migration20261128110000_Credit';
 import { Migration20261128110100_Bonuses } from './Migration20261128110100_Bonuses';
 import { Migration20261128110200_PromoCodes } from './Migration20261128110200_PromoCodes';
+import { Migration20261128110300_PromotionsReport } from './Migration20261128110300_PromotionsReport';
 
 export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122185420', class: Migration20261122185420 },
@@ -86,4 +87,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261128110000_Credit', class: Migration20261128110000_Credit },
   { name: 'Migration20261128110100_Bonuses', class: Migration20261128110100_Bonuses },
   { name: 'Migration20261128110200_PromoCodes', class: Migration20261128110200_PromoCodes },
+  { name: 'Migration20261128110300_PromotionsReport', class: Migration20261128110300_PromotionsReport },
 ];

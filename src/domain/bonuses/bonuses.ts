@@ -9,6 +9,7 @@ import { AppError, errors, fieldError } from '../../platform/errors';
 import { MoneyText } from '../../platform/money-text';
 import type { StaffCaller } from '../../platform/caller';
 import { recordAudit } from '../audit/audit';
+import { Moment } from './moment';
 import {
   ACTIVE_BONUSES,
   BONUS_BY_ID,
@@ -142,7 +143,7 @@ export const BonusProgramInputSchema = z
     first_deposit_only: z.boolean().default(false),
     release: z.strictObject({
       mode: z.enum(['on_target', 'per_lot']),
-      lots_per_unit: z.number().positive().max(1e6),
+      lots_per_unit: z.number().positive().max(1000),
     }),
     lifetime_days: z.int().positive().max(3650).optional(),
     on_transfer_out: z.enum(['forfeit', 'proportional']).default('forfeit'),
@@ -151,8 +152,8 @@ export const BonusProgramInputSchema = z
       .min(0)
       .max(86_400 * 365)
       .default(60),
-    starts_at: z.iso.datetime().optional(),
-    ends_at: z.iso.datetime().optional(),
+    starts_at: Moment.optional(),
+    ends_at: Moment.optional(),
     enabled: z.boolean().default(true),
   })
   .superRefine((p, ctx) => {

@@ -14,6 +14,7 @@ import { MoneyText } from '../../platform/money-text';
 import { namedStatement } from '../../platform/named-sql';
 import type { StaffCaller } from '../../platform/caller';
 import { recordAudit } from '../audit/audit';
+import { Moment } from './moment';
 import { recordEvent } from '../events/outbox';
 import { grantAmount, grantOnAccount, ineligible } from './bonuses';
 import { DEPOSIT_COUNT, LOCK_ACCOUNT, LOCK_CUSTOMER_ACCOUNT, type BonusAccountRow, type ProgramTerms } from './bonus-statements';
@@ -31,8 +32,8 @@ const CODE = /^[A-Z0-9-]{4,32}$/;
 
 export const CampaignInputSchema = z.strictObject({
   name: z.string().min(1).max(200),
-  starts_at: z.iso.datetime(),
-  ends_at: z.iso.datetime(),
+  starts_at: Moment,
+  ends_at: Moment,
   budget: z.strictObject({ type: z.enum(['usage', 'spend']), limit: z.number().positive().max(1e12) }).optional(),
 });
 
@@ -86,7 +87,7 @@ export const PromoCodeInputSchema = z.strictObject({
   reward: z.strictObject({ type: z.literal('bonus'), bonus_program_id: z.uuid() }),
   max_redemptions: z.int().positive().max(1e9).optional(),
   max_per_customer: z.int().positive().max(1e6).default(1),
-  expires_at: z.iso.datetime().optional(),
+  expires_at: Moment.optional(),
   first_deposit_only: z.boolean().default(false),
   min_deposit: z.number().positive().max(1e12).optional(),
   countries: z

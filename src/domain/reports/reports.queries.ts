@@ -183,6 +183,32 @@ export const DEPOSITS_WITHDRAWALS = namedStatement<{ start: Date; until: Date; g
     order by a.currency, day`,
 );
 
+// --- promotions ------------------------------------------------------------------------------
+
+/**
+ * Per promo code (of one campaign, or all): the redemptions of the period and, from the ledger
+ * rows of its bonuses booked in the period, the credit granted, the part released to balance,
+ * the credit removed (forfeited, expired or cancelled) and the net cost (what became
+ * withdrawable money).
+ */
+export const PROMOTIONS = namedStatement<{ start: Date; until: Date; campaign_id: string | null }>(
+  `select c.code, c.campaign_id::text as campaign_id, p.currency,
+          (select count(*) from promo_redemptions r
+            where r.promo_code_id = c.id and r.created_at >= :start and r.created_at < :until)::int as redemptions,
+          coalesce(sum(l.amount) filter (where l.kind = 'credit_in'), 0.00)::text as granted,
+          coalesce(sum(l.amount) filter (where l.kind = 'bonus_release' and l.bucket = 'balance'), 0.00)::text as released,
+          coalesce(-sum(l.amount) filter (where l.kind = 'credit_out'), 0.00)::text as forfeited,
+          coalesce(sum(l.amount) filter (where l.kind = 'bonus_release' and l.bucket = 'balance'), 0.00)::text as net_cost
+     from promo_codes c
+     join bonus_programs p on p.id = c.bonus_program_id
+     left join bonuses b on b.source_type = 'promo' and b.source_id = c.id::text
+     left join ledger_entries l on l.reference_type = 'bonus' and l.reference_id = b.id::text
+      and l.created_at >= :start and l.created_at < :until
+    where (:campaign_id::uuid is null or c.campaign_id = :campaign_id::uuid)
+    group by c.id, c.code, c.campaign_id, p.currency
+    order by c.code`,
+);
+
 // --- daily -----------------------------------------------------------------------------------
 
 export const DAILY_SNAPSHOTS = namedStatement<{ trading_date: string }>(

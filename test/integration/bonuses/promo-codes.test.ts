@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { adminToken, createCustomer, type LoggedIn } from '../../helpers/identity';
-import { sql, startTestApp, type TestApp } from '../../helpers/test-app';
+import { sql, startTestApp, waitFor, type TestApp } from '../../helpers/test-app';
 import { expectLedgerBalanced, fundedAccount, setUpMarket } from '../../helpers/trading';
 import { eventsOf, expectError, expectOk } from '../trading/trading-kit';
 
@@ -160,4 +160,49 @@ test('when a customer makes more than ten attempts in an hour, then 429', async 
   const res = await validate(customer, { code: 'GUESS-9999' });
   expect(res.status).toBe(429);
   expect(res.headers.get('retry-after')).toBeTruthy();
+});
+
+test('when staff ask for the promotions report, then each code shows its redemptions, bonus granted, released, forfeited and net cost', async () => {
+  const campaign = expectOk(
+    await app.request('POST', '/api/crm/campaigns', {
+      token: admin,
+      body: { name: 'Report', starts_at: '2026-01-01T00:00:00Z', ends_at: '2030-01-01T00:00:00Z' },
+    }),
+    201,
+  );
+  const c = await code({ campaign_id: campaign.id, max_per_customer: 3 });
+  const { customer } = await trader(0);
+  const redeemed = expectOk(await redeem(customer, { code: c.code }), 201);
+  expectOk(
+    await app.request('POST', `/api/crm/bonuses/${redeemed.bonus_id}/cancel`, { token: admin, body: { reason: 'report' } }),
+    200,
+  );
+  const today = new Date().toISOString().slice(0, 10);
+  const requested = await app.request('POST', '/api/backoffice/reports', {
+    token: admin,
+    body: { type: 'promotions', format: 'json', params: { from: today, to: today, campaign_id: campaign.id } },
+  });
+  expect(requested.status).toBe(202);
+  const done = await waitFor(
+    'the promotions report',
+    async () => {
+      const r = await app.request('GET', requested.body.status_url, { token: admin });
+      return r.body.status === 'completed' || r.body.status === 'failed' ? r.body : undefined;
+    },
+    60_000,
+  );
+  expect(done.status).toBe('completed');
+  const file = await app.request('GET', done.download_url, { token: admin });
+  const body =
+    typeof file.body === 'object' && file.body !== null && !Buffer.isBuffer(file.body) ? file.body : JSON.parse(file.text);
+  expect(body.codes).toEqual([
+    expect.objectContaining({
+      code: c.code,
+      redemptions: 1,
+      granted: '50.00',
+      released: '0.00',
+      forfeited: '50.00',
+      net_cost: '0.00',
+    }),
+  ]);
 });
