@@ -1,5 +1,5 @@
 import { adminToken, createCustomer, type LoggedIn } from '../../helpers/identity';
-import { sql, startTestApp, type TestApp } from '../../helpers/test-app';
+import { sql, startTestApp, waitFor, type TestApp } from '../../helpers/test-app';
 import { expectLedgerBalanced, fundedAccount, setUpMarket } from '../../helpers/trading';
 import { eventsOf, expect422, expectError, expectOk } from '../trading/trading-kit';
 import { transfer, walletOf } from '../money/money-kit';
@@ -132,6 +132,17 @@ test('when a 100 bonus needing 10 lots sees 9.9 lots of 2-minute trades and 2 lo
   ]);
   // Once released, the money is the customer's: a transfer out needs no confirmation.
   expectOk(await transfer(app, customer, live, wallet, 10), 200);
+  // The customer is told of the grant and the release.
+  const told = await waitFor(
+    'bonus notifications',
+    async () => {
+      const res = await app.request('GET', '/customers/me/notifications?page_size=50', { token: customer.token });
+      const types = (res.body.items ?? []).map((n: { type: string }) => n.type);
+      return types.includes('bonus.granted') && types.includes('bonus.completed') ? res.body.items : undefined;
+    },
+    30_000,
+  );
+  expect(told.find((n: { type: string }) => n.type === 'bonus.granted')).toMatchObject({ title: 'Bonus granted' });
 });
 
 test('when hedged positions close, then only the net volume counts, and each order counts once', async () => {
