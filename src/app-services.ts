@@ -45,6 +45,8 @@ export interface AppServices {
   webhookSecrets: SecretBox;
   /** Seals customers' documents at rest; staff downloads open them. */
   documentSecrets: SecretBox;
+  /** Seals the secrets of integrations (payment providers' callback secrets, ...). */
+  integrationSecrets: SecretBox;
   /** What each verification level may do, cached in the process (see VerificationLevels). */
   verificationLevels: VerificationLevels;
   /** The HTTP client of webhook deliveries (one keep-alive pool per process). */

@@ -154,6 +154,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     eventConsumers,
     webhookSecrets: keyRing.box(SECRET_PURPOSES.webhook),
     documentSecrets: keyRing.box(SECRET_PURPOSES.document),
+    integrationSecrets: keyRing.box(SECRET_PURPOSES.integration),
     verificationLevels: new VerificationLevels(),
     webhookSender: new WebhookSender({ timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhooksAllowPrivateUrls }),
     streams: new StreamHub({

@@ -53,6 +53,12 @@ import { DailyStatement } from './daily-statement.entity';
 import { EodRun } from './eod-run.entity';
 import { EodRunAccount } from './eod-run-account.entity';
 import { SwapBooking } from './swap-booking.entity';
+import { Integration } from './integration.entity';
+import { DepositIntent } from './deposit-intent.entity';
+import { InboundCall } from './inbound-call.entity';
+import { PendingRegistration } from './pending-registration.entity';
+import { CustomerNote } from './customer-note.entity';
+import { SalesStatus } from './sales-status.entity';
 
 /** Every entity the ORM knows. Listed explicitly: no folder scanning at start-up. */
 export const ENTITIES = [
@@ -112,4 +118,10 @@ export const ENTITIES = [
   SwapBooking,
   AccountDailySnapshot,
   DailyStatement,
+  Integration,
+  DepositIntent,
+  InboundCall,
+  PendingRegistration,
+  CustomerNote,
+  SalesStatus,
 ];

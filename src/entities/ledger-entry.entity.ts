@@ -42,6 +42,11 @@ export type LedgerBucket = (typeof LEDGER_BUCKETS)[number];
 @Check({ name: 'ledger_entries_bucket_known', expression: `bucket in ('balance', 'credit')` })
 @Index({ properties: ['account', 'seq'] })
 @Index({ properties: ['referenceType', 'referenceId'] })
+// A provider's payment is credited once: one deposit row per intent, whatever retries or races do.
+@Index({
+  name: 'ledger_entries_one_deposit_per_intent',
+  expression: `create unique index "ledger_entries_one_deposit_per_intent" on "ledger_entries" ("reference_id") where "kind" = 'deposit' and "reference_type" = 'deposit_intent'`,
+})
 export class LedgerEntry extends BaseEntity<'seq' | 'comment' | 'referenceType' | 'referenceId' | 'bucket'> {
   /**
    * Booking order: drawn from a sequence while the account row is locked, so an account's

@@ -3,6 +3,7 @@ import { BulkCloseFinishJob, BulkCloseTicketJob } from './bulk-close.job';
 import { EngineSweepJob, EngineTickJob } from './engine-tick.job';
 import { EodAccountsJob, EodFinishJob, EodStartJob } from './eod.job';
 import { ExpirePendingOrdersJob } from './expire-pending-orders.job';
+import { ExpireDepositIntentsJob } from './expire-deposit-intents.job';
 import { NotifyCustomersJob } from './notify-customers.job';
 import { OutboxRelayJob } from './outbox-relay.job';
 import { PasswordResetJob } from './password-reset.job';
@@ -42,4 +43,5 @@ export const JOB_DEFINITIONS: JobDefinition[] = [
   PropCloseOutJob,
   PropSweepJob,
   PropAfterCloseJob,
+  ExpireDepositIntentsJob,
 ];

@@ -3,6 +3,7 @@ import { bulkCloseFinishProcessor, bulkCloseTicketProcessor } from './bulk-close
 import { eodAccountsProcessor, eodFinishProcessor, eodStartProcessor } from './eod.worker';
 import { engineSweepProcessor, engineTickProcessor } from './engine-tick.worker';
 import { expirePendingOrdersProcessor } from './expire-pending-orders.worker';
+import { expireDepositIntentsProcessor } from './expire-deposit-intents.worker';
 import { notifyCustomersProcessor } from './notify-customers.worker';
 import { outboxRelayProcessor } from './outbox-relay.worker';
 import { reportBuildProcessor } from './report-build.worker';
@@ -42,4 +43,5 @@ export const PROCESSORS: Processor[] = [
   propCloseOutProcessor,
   propSweepProcessor,
   propAfterCloseProcessor,
+  expireDepositIntentsProcessor,
 ];

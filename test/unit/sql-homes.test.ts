@@ -62,7 +62,6 @@ test('when a queries module is read, then its statements use named parameters on
   expect(modules.map((f) => relative(join(root, 'src', 'domain'), f))).toEqual(
     expect.arrayContaining([
       'accounts/accounts.queries.ts',
-      'engine/engine.queries.ts',
       'events/events.queries.ts',
       'groups/groups.queries.ts',
       'identity/identity.queries.ts',

@@ -12,6 +12,8 @@ declare module 'express-serve-static-core' {
     routeTemplate?: string;
     /** The client's IP address as TRUST_PROXY allows it to be known (see client-address.ts). */
     clientIp: string | null;
+    /** The exact body of an inbound integration call (`/api/integrations/...`), which its signature covers. */
+    rawBody?: string;
   }
 }
 

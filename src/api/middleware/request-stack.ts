@@ -1,4 +1,4 @@
-import express, { type RequestHandler } from 'express';
+import express, { type Request, type RequestHandler } from 'express';
 import helmet from 'helmet';
 import type { Logger } from 'pino';
 import type { Metrics } from '../../platform/metrics';
@@ -17,6 +17,9 @@ export interface RequestStackParts {
   resolveClient: Parameters<typeof clientAddress>[0];
   bodyLimitBytes: number;
 }
+
+/** Where outside systems call us (provider callbacks): their bodies are kept raw for signature checks. */
+const INTEGRATIONS_PREFIX = '/api/integrations/';
 
 export const REQUEST_STACK_LAYERS = ['request-id', 'security-headers', 'client-address', 'access-log', 'json-body'] as const;
 export type RequestStackLayer = (typeof REQUEST_STACK_LAYERS)[number];
@@ -46,6 +49,10 @@ export function requestStackLayer(layer: RequestStackLayer, parts: RequestStackP
         strict: true,
         inflate: false,
         type: ['application/json', 'application/*+json'],
+        // Inbound integration calls are signed over their exact bytes: keep them for the check.
+        verify: (req, _res, buf) => {
+          if ((req as Request).url.startsWith(INTEGRATIONS_PREFIX)) (req as Request).rawBody = buf.toString('utf8');
+        },
       });
   }
 }

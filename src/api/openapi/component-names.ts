@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import type { ComponentNames } from './components/component-list';
+import { PAYMENT_COMPONENTS } from './components/payments';
 import { AccountSchema } from '../../domain/accounts/account-view';
 import { CreditChangeSchema } from '../../domain/bonuses/credit';
 import { BonusProgramSchema, BonusSchema } from '../../domain/bonuses/bonuses';
@@ -143,7 +145,7 @@ const CHALLENGE_STAGE = {
   created_at: '2026-03-09T10:12:44.301Z',
 };
 
-const NAMES: Array<[z.ZodType, string, unknown?]> = [
+const NAMES: ComponentNames = [
   [PhaseSchema, 'PropPhase', PHASE_1],
   [
     ProgramSchema,
@@ -380,7 +382,7 @@ const NAMES: Array<[z.ZodType, string, unknown?]> = [
   [CustomerInstrumentSchema, 'CustomerInstrument'],
 ];
 
-for (const [schema, id, example] of NAMES) {
+for (const [schema, id, example] of [...NAMES, ...PAYMENT_COMPONENTS]) {
   const own = z.globalRegistry.get(schema) ?? {};
   z.globalRegistry.add(schema, { ...own, id, ...(example === undefined ? {} : { examples: [example] }) });
 }

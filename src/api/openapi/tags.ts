@@ -11,12 +11,19 @@ export const TAGS: Record<string, string> = {
   'api tokens': 'Scoped long-lived tokens for integrations (`/api/crm/settings/api-tokens`)',
   'password reset': 'A customer who forgot the password gets a mail with a single-use link (`/customers/password-reset/*`)',
   customers: 'Customers and their own profile (`/api/crm/customers`, `/api/customer/me`)',
+  registration:
+    'Self-registration with a confirmation mail (`/customers/register`), and leads staff enter and invite (`/api/crm/leads`)',
+  'customer notes': 'Staff notes on a customer, edited by their author within a day (`/api/crm/customers/{id}/notes`)',
   accounts: 'Wallets and trading accounts (`/api/crm/.../accounts`, `/customers/me/accounts`)',
   money:
     'Deposits, transfers between your own accounts and the ledger (`/api/backoffice/accounts/...`, `/customers/me/transfer`, `/customers/me/transactions`)',
   bonuses:
     'Credit (the non-withdrawable bucket), bonus programmes and bonuses, promo codes and campaigns (`/api/backoffice/accounts/{login}/credit`)',
   withdrawals: 'Withdrawal requests from the wallet and their approval (`/customers/me/withdraw`, `/api/backoffice/withdrawals`)',
+  payments:
+    "Deposits through payment providers: the providers (`/api/admin/payment-providers`), what a customer may pay with and its deposit intents (`/customers/me/payment-methods`, `/customers/me/deposits`), the review queue (`/api/backoffice/deposits`), the providers' signed callbacks (`/api/integrations/payments/{provider_id}/callbacks`) and the simulator provider (`/simulator/payments`)",
+  integrations:
+    'The registry of outside systems (payment providers, KYC, CRM, marketing) with the log of every call they made to us (`/api/admin/integrations`), and the event feed a CRM pulls (`/api/crm/events`)',
   payouts: "Payouts of prop accounts' profit to the customer's wallet (`/prop/payouts`)",
   compliance:
     'Identity documents and verification levels: what a customer submits, staff review, and what each level may do (`/customers/me/documents`, `/api/crm/documents`, `/api/admin/verification-levels`)',
@@ -76,12 +83,15 @@ export const TAG_GROUPS: Array<{ name: string; tags: string[] }> = [
     name: 'Customers and money',
     tags: [
       'customers',
+      'registration',
+      'customer notes',
       'compliance',
       'password reset',
       'accounts',
       'money',
       'bonuses',
       'withdrawals',
+      'payments',
       'payouts',
       'prop',
       'notifications',
@@ -89,6 +99,6 @@ export const TAG_GROUPS: Array<{ name: string; tags: string[] }> = [
     ],
   },
   { name: 'Trading', tags: ['groups', 'instruments', 'quotes', 'orders', 'pending orders', 'end of day', 'risk', 'simulator'] },
-  { name: 'Integrations', tags: ['webhooks', 'streams'] },
+  { name: 'Integrations', tags: ['webhooks', 'streams', 'integrations'] },
   { name: 'Operations', tags: ['email templates', 'observability', 'queues', 'documentation'] },
 ];

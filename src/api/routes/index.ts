@@ -5,14 +5,17 @@ import { authRoutes } from './auth.routes';
 import { bonusRoutes } from './bonuses.routes';
 import { complianceRoutes } from './compliance.routes';
 import { crmRoutes } from './crm.routes';
+import { crmLifecycleRoutes } from './crm-lifecycle.routes';
 import { docsRoutes } from './docs.routes';
 import { eodRoutes } from './eod.routes';
 import { emailTemplateRoutes } from './email-templates.routes';
 import { groupRoutes } from './groups.routes';
 import { instrumentRoutes } from './instruments.routes';
+import { integrationRoutes } from './integrations.routes';
 import { moneyRoutes } from './money.routes';
 import { notificationRoutes } from './notifications.routes';
 import { orderRoutes } from './orders.routes';
+import { paymentRoutes } from './payments.routes';
 import { propRoutes } from './prop.routes';
 import { passwordResetRoutes } from './password-reset.routes';
 import { queueRoutes } from './queues.routes';
@@ -32,6 +35,7 @@ export const ROUTES: RouteSpec[] = [
   ...authRoutes,
   ...adminRoutes,
   ...crmRoutes,
+  ...crmLifecycleRoutes,
   ...complianceRoutes,
   ...passwordResetRoutes,
   ...emailTemplateRoutes,
@@ -52,4 +56,6 @@ export const ROUTES: RouteSpec[] = [
   ...secretsRoutes,
   ...webhookRoutes,
   ...reportRoutes,
+  ...paymentRoutes,
+  ...integrationRoutes,
 ];

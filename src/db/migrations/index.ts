@@ -37,12 +37,16 @@ import { Migration20261127100000_PublicationOrder } from './Migration20261127100
 import { Migration20261127130000_WebhookFanOutInRelay } from './Migration20261127130000_WebhookFanOutInRelay';
 import { Migration20261127140000_WebhookClaimAhead } from './Migration20261127140000_WebhookClaimAhead';
 import { Migration20261128010000_NegativeWallets } from './Migration20261128010000_NegativeWallets';
+import { Migration20261128110000_CustomerLifecycle } from './Migration20261128110000_CustomerLifecycle';
+import { Migration20261128110100_CustomerEventsIndex } from './Migration20261128110100_CustomerEventsIndex';
 import { Migration20261128020000_DropDeadFunctions } from './Migration20261128020000_DropDeadFunctions';
 import { Migration20261128090000_ReportRequeue } from './Migration20261128090000_ReportRequeue';
-import { Migration20261128110000_Credit } from './Migration20261128110000_Credit';
-import { Migration20261128110100_Bonuses } from './Migration20261128110100_Bonuses';
-import { Migration20261128110200_PromoCodes } from './Migration20261128110200_PromoCodes';
-import { Migration20261128110300_PromotionsReport } from './Migration20261128110300_PromotionsReport';
+import { Migration20261128093000_Payments } from './Migration20261128093000_Payments';
+import { Migration20261128093001_OneDepositPerIntent } from './Migration20261128093001_OneDepositPerIntent';
+import { Migration20261128113000_Credit } from './Migration20261128113000_Credit';
+import { Migration20261128113100_Bonuses } from './Migration20261128113100_Bonuses';
+import { Migration20261128113200_PromoCodes } from './Migration20261128113200_PromoCodes';
+import { Migration20261128113300_PromotionsReport } from './Migration20261128113300_PromotionsReport';
 
 export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122185420', class: Migration20261122185420 },
@@ -84,8 +88,12 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261128010000_NegativeWallets', class: Migration20261128010000_NegativeWallets },
   { name: 'Migration20261128020000_DropDeadFunctions', class: Migration20261128020000_DropDeadFunctions },
   { name: 'Migration20261128090000_ReportRequeue', class: Migration20261128090000_ReportRequeue },
-  { name: 'Migration20261128110000_Credit', class: Migration20261128110000_Credit },
-  { name: 'Migration20261128110100_Bonuses', class: Migration20261128110100_Bonuses },
-  { name: 'Migration20261128110200_PromoCodes', class: Migration20261128110200_PromoCodes },
-  { name: 'Migration20261128110300_PromotionsReport', class: Migration20261128110300_PromotionsReport },
+  { name: 'Migration20261128093000_Payments', class: Migration20261128093000_Payments },
+  { name: 'Migration20261128093001_OneDepositPerIntent', class: Migration20261128093001_OneDepositPerIntent },
+  { name: 'Migration20261128110000_CustomerLifecycle', class: Migration20261128110000_CustomerLifecycle },
+  { name: 'Migration20261128110100_CustomerEventsIndex', class: Migration20261128110100_CustomerEventsIndex },
+  { name: 'Migration20261128113000_Credit', class: Migration20261128113000_Credit },
+  { name: 'Migration20261128113100_Bonuses', class: Migration20261128113100_Bonuses },
+  { name: 'Migration20261128113200_PromoCodes', class: Migration20261128113200_PromoCodes },
+  { name: 'Migration20261128113300_PromotionsReport', class: Migration20261128113300_PromotionsReport },
 ];

@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { Account } from '../../entities/account.entity';
 import { Order } from '../../entities/order.entity';
 import { dec, type Dec } from '../../platform/decimal';
-import { TtlCache } from '../../platform/ttl-cache';
+
 import { lockAccounts } from '../accounts/accounts';
 import { accountView } from '../accounts/account-view';
 import { recordEvent } from '../events/outbox';
@@ -11,10 +11,10 @@ import { forfeitAfterStopOut } from '../bonuses/bonuses';
 import { postToLedger } from '../ledger/posting';
 import { metricsOf, type OpenPosition } from '../accounts/account-metrics';
 import { closeAtPricing } from '../orders/close-order';
-import { PricingContext, PricingError, type PricingTerms } from '../prices/pricing-context';
+import { PricingContext, PricingError } from '../prices/pricing-context';
 import { closingPrice, profitInQuoteCurrency } from '../prices/trading-math';
 import type { QuoteStore } from '../prices/quote-store';
-import { readPricingTerms } from '../prices/pricing-terms';
+import { PricingTermsCache } from '../prices/pricing-terms';
 import { executeBoundInTransaction, executeNamed } from '../../db/bound-statement';
 import { LOCK_OPEN_ORDERS, SET_MARGIN_CALL_ACTIVE } from '../accounts/accounts.queries';
 
@@ -33,7 +33,7 @@ export interface MarginOutcome {
  * concurrent close holds (that would be a deadlock). A pending order's fill locks the pending
  * row, then the account, and only inserts into orders.
  *
- * Margin level = equity / margin x 100 (decisions 12), with the account locked. Below the
+ * Margin level = equity / margin x 100, with the account locked. Below the
  * group's margin_call_level the account gets one `account.margin_call` per crossing (a
  * flag on the account, cleared when the level is back at or above it, or by
  * openMarketOrder when it opens on an account with nothing open); below its
@@ -131,7 +131,7 @@ export async function checkMargin(em: EntityManager, quotes: QuoteStore, account
 }
 
 /**
- * Negative balance protection (decisions 13): a stop-out that leaves the account with nothing
+ * Negative balance protection: a stop-out that leaves the account with nothing
  * open and a balance below zero books, in its transaction (the account row locked), a
  * `negative_balance_compensation` row bringing the balance to exactly 0, and emits
  * `account.negative_balance_compensated`. Answers the amount credited, or null.
@@ -171,7 +171,7 @@ async function protectNegativeBalance(
 
 /** How long the margin pre-check reuses pricing terms (instruments, group rows, conversions). */
 const PRECHECK_TERMS_TTL_MS = 5_000;
-const precheckTerms = new TtlCache<PricingTerms>(PRECHECK_TERMS_TTL_MS);
+const precheckTerms = new PricingTermsCache(PRECHECK_TERMS_TTL_MS);
 
 /**
  * An account holding a ticked symbol, as the pass's lookup reads it (candidates.ts): what the
@@ -209,9 +209,7 @@ export async function marginNeedsCheck(em: EntityManager, quotes: QuoteStore, ho
   if (!groupId || callLevel === null || holder.open.length === 0) return false;
   const symbols = [...new Set(holder.open.map((o) => o.symbol))].sort();
   // Terms depend on the group, the account currency and the symbols only: accounts alike share them.
-  const terms = await precheckTerms.get(`${groupId}:${currency}:${symbols.join(',')}`, () =>
-    readPricingTerms(em, { currency, groupId }, symbols),
-  );
+  const terms = await precheckTerms.get(em, { currency, groupId }, symbols);
   // Pricing reads only the currency of the account it is loaded for (and metricsOf its balance and credit).
   const account = { currency, balance: holder.balance, credit: holder.credit } as Account;
   const pricing = await PricingContext.load(em, quotes, account, symbols, terms);

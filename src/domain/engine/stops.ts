@@ -9,7 +9,7 @@ import { BUY } from '../prices/trading-math';
 import type { QuoteStore } from '../prices/quote-store';
 import { stopHit, trailedStop } from './rules';
 import { executeNamed } from '../../db/bound-statement';
-import { TRAIL_BUY_STOP, TRAIL_SELL_STOP } from './engine.queries';
+import { TRAIL_BUY_STOP, TRAIL_SELL_STOP } from '../orders/orders.queries';
 
 /**
  * Closes an open order whose sl or tp its account's quote has reached (reason `sl` or

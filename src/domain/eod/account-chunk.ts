@@ -4,7 +4,8 @@ import { Account } from '../../entities/account.entity';
 import { executeNamed } from '../../db/bound-statement';
 import type { QuoteStore } from '../prices/quote-store';
 import { swapOf, type RolloverOfDate, type RolloverOrder } from './account-swaps';
-import { ChunkTermsCache, snapshotFigures, type SnapshotFigures } from './daily-snapshot';
+import { chunkTermsCache, snapshotFigures, type SnapshotFigures } from './daily-snapshot';
+import type { PricingTermsCache } from '../prices/pricing-terms';
 import { BOOK_CHUNK_SWAPS, LOCK_CHUNK, MARK_ACCOUNTS_DONE, OPEN_ORDERS_OF_CHUNK, WRITE_CHUNK_SNAPSHOTS } from './eod.queries';
 import { readEodRun, rolloverOfRun } from './eod-runs';
 
@@ -41,7 +42,7 @@ export async function closeAccountsOfRun(
   const run = await readEodRun(em, runId);
   if (run.status !== 'running') return { done: 0, one_by_one: false };
   const rollover = await rolloverOfRun(em, run);
-  const terms = new ChunkTermsCache();
+  const terms = chunkTermsCache();
   try {
     return { done: await closeChunk(em.fork(), quotes, runId, accountIds, rollover, steps, terms), one_by_one: false };
   } catch {
@@ -76,7 +77,7 @@ async function closeChunk(
   accountIds: readonly string[],
   rollover: RolloverOfDate,
   steps: readonly AccountRolloverStep[],
-  terms: ChunkTermsCache,
+  terms: PricingTermsCache,
 ): Promise<number> {
   return em.transactional(async (tx) => {
     const items = await executeNamed<{ account_id: string; has_snapshot: boolean }>(

@@ -5,12 +5,12 @@ import { AccountDailySnapshot } from '../../entities/account-daily-snapshot.enti
 import { MoneyText } from '../../platform/money-text';
 import { leverageOf, metricsOf, type AccountMetrics, type OpenPosition } from '../accounts/account-metrics';
 import { PricingContext } from '../prices/pricing-context';
-import type { PricingTerms } from '../prices/pricing-terms';
+import { PricingTermsCache } from '../prices/pricing-terms';
 import { D, dec } from '../../platform/decimal';
 import type { QuoteStore } from '../prices/quote-store';
 import { CalendarDate } from '../../platform/calendar-date';
 
-/** An account at the end of a trading date (decisions, section 13). */
+/** An account at the end of a trading date. */
 export const DailySnapshotSchema = z.object({
   login: z.int(),
   trading_date: CalendarDate,
@@ -38,21 +38,13 @@ export function dailySnapshotView(s: AccountDailySnapshot): DailySnapshotView {
   };
 }
 
-/** Pricing terms shared by the accounts of one chunk: they differ only by currency, group and symbols held. */
-export class ChunkTermsCache {
-  private readonly terms = new Map<string, Promise<PricingTerms>>();
-
-  forAccount(em: EntityManager, account: Account, symbols: string[]): Promise<PricingTerms> {
-    const key = `${account.currency}|${account.group?.id ?? ''}|${symbols.join(',')}`;
-    let found = this.terms.get(key);
-    if (!found) {
-      found = PricingContext.loadTerms(em, account, symbols);
-      this.terms.set(key, found);
-      // A failed read is not kept: the next account reads again.
-      found.catch(() => this.terms.delete(key));
-    }
-    return found;
-  }
+/**
+ * Pricing terms shared by the accounts of one chunk, which differ only by currency, group and
+ * symbols held: a chunk makes its own cache and drops it when done, so the TTL only bounds a
+ * chunk that runs unusually long.
+ */
+export function chunkTermsCache(): PricingTermsCache {
+  return new PricingTermsCache(10 * 60_000);
 }
 
 /** An account's figures at the end of the day, as money text. */
@@ -72,7 +64,7 @@ export interface SnapshotFigures {
 export async function snapshotFigures(
   em: EntityManager,
   quotes: QuoteStore,
-  terms: ChunkTermsCache,
+  terms: PricingTermsCache,
   account: Account,
   balance: string,
   open: readonly OpenPosition[],
@@ -85,7 +77,13 @@ export async function snapshotFigures(
     metrics = { balance: b, credit, equity: b.plus(credit), margin: new D(0), free_margin: b.plus(credit) };
   } else {
     const symbols = [...new Set(open.map((o) => o.symbol))].sort();
-    const pricing = await PricingContext.load(em, quotes, priced, symbols, await terms.forAccount(em, account, symbols));
+    const pricing = await PricingContext.load(
+      em,
+      quotes,
+      priced,
+      symbols,
+      await terms.get(em, { currency: account.currency, groupId: account.group?.id ?? null }, symbols),
+    );
     metrics = metricsOf(priced, [...open], pricing, leverageOf(account));
   }
   return {

@@ -6,7 +6,12 @@
  */
 export const EVENT_TYPES = [
   'customer.created',
+  'deposit.created',
   'deposit.completed',
+  'deposit.failed',
+  'deposit.review',
+  'deposit.charged_back',
+  'deposit.refunded',
   'order.opened',
   'order.closed',
   'pending_order.modified',
@@ -43,6 +48,8 @@ export const EVENT_TYPES = [
   'webhook.test',
   'webhook.disabled',
   'group.updated',
+  'customer.lifecycle_changed',
+  'settings.updated',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

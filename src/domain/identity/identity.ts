@@ -36,6 +36,8 @@ export interface Identity {
   resetThrottle: RequestThrottle;
   /** Promo code validate and redeem attempts, per customer (PROMO_ATTEMPTS). */
   promoThrottle: RequestThrottle;
+  /** Self-registrations per client address, in one-hour windows (the limit is a broker setting). */
+  registrationThrottle: RequestThrottle;
   /** Seals TOTP seeds at rest. */
   totpBox: SecretBox;
   /** Single-use tickets that open one event stream (`?ticket=`). */
@@ -62,6 +64,7 @@ export function createIdentity(options: IdentityOptions, redis: RedisClient, tot
     throttle: new LoginThrottle(redis, keyPrefix),
     resetThrottle: new RequestThrottle(redis, keyPrefix, 'password-reset', RESET_LIMITS.windowSeconds),
     promoThrottle: new RequestThrottle(redis, keyPrefix, 'promo', PROMO_ATTEMPTS.windowSeconds),
+    registrationThrottle: new RequestThrottle(redis, keyPrefix, 'registration', 3600),
     totpBox,
     streamTickets: new StreamTickets(redis, keyPrefix),
     defaultAccessTokenTtl: options.accessTokenTtlSeconds,

@@ -34,6 +34,9 @@ export const PERMISSIONS = [
   'manage_prop',
   'manage_bonuses',
   'manage_promotions',
+  'manage_payments',
+  'approve_deposits',
+  'manage_integrations',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];

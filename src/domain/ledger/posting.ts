@@ -103,6 +103,9 @@ export const POSTING_FLOWS = [
   'payout',
   'order_open',
   'order_close',
+  // A provider's charge-back or refund taking a deposit back: where a fraud case or the
+  // forfeit of bonuses granted on that deposit attach, inside the reversal's transaction.
+  'deposit_reversal',
 ] as const;
 export type PostingFlow = (typeof POSTING_FLOWS)[number];
 

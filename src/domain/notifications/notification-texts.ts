@@ -82,6 +82,36 @@ const moneyMail = (d: Data): Data => ({
  * the API writes them, in every language.
  */
 export const TELLINGS: Partial<Record<EventType, Telling>> = {
+  'deposit.completed': {
+    words: {
+      en: {
+        title: 'Deposit received',
+        body: (d) => `${money(d)} arrived in your account ${text(d.login)}.`,
+      },
+      de: {
+        title: 'Einzahlung eingegangen',
+        body: (d) => `${money(d)} sind auf Ihrem Konto ${text(d.login)} eingegangen.`,
+      },
+    },
+    shows: fields('id', 'login', 'amount', 'currency', 'balance', 'created_at'),
+    mail: { template: 'deposit_completed', data: moneyMail },
+  },
+  'deposit.failed': {
+    words: {
+      en: {
+        title: 'Deposit failed',
+        body: (d) =>
+          `Your deposit of ${money(d)} did not go through${d.reason ? `: ${text(d.reason)}` : ''}. Nothing was charged to your account.`,
+      },
+      de: {
+        title: 'Einzahlung fehlgeschlagen',
+        body: (d) =>
+          `Ihre Einzahlung von ${money(d)} ist nicht durchgegangen${d.reason ? `: ${text(d.reason)}` : ''}. Ihrem Konto wurde nichts belastet.`,
+      },
+    },
+    shows: fields('id', 'login', 'amount', 'currency', 'status', 'reason', 'created_at'),
+    mail: { template: 'deposit_failed', data: (d) => ({ ...moneyMail(d), reason: text(d.reason) }) },
+  },
   'withdrawal.requested': {
     words: {
       en: {

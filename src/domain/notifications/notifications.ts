@@ -18,6 +18,8 @@ import { notificationLanguage, NOTIFIED_CLOSE_REASONS, TELLINGS, text, wordsFor 
 export function notifies(event: Pick<OutboxEvent, 'type' | 'customerId' | 'data'>): boolean {
   if (!event.customerId || !(event.type in TELLINGS)) return false;
   if (event.type === 'order.closed') return NOTIFIED_CLOSE_REASONS.has(text(event.data.close_reason));
+  // A deposit staff typed in is the desk's doing; one a provider paid is news to the customer.
+  if (event.type === 'deposit.completed') return typeof event.data.provider_id === 'string';
   return true;
 }
 

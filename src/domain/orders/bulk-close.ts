@@ -11,6 +11,8 @@ import { namedStatement, type Statement } from '../../platform/named-sql';
 import type { QuoteStore } from '../prices/quote-store';
 import { findAccountByLogin } from '../accounts/accounts';
 import { closeReadOrder, loadPricingTerms, type CloseOutcome, type PricingSource } from './close-order';
+import { PricingTermsCache } from '../prices/pricing-terms';
+import { Account } from '../../entities/account.entity';
 import { orderOfRow, type OrderRow } from './order-view';
 
 /** The spec's Bulk close result, with the run's id, status and times. */
@@ -274,14 +276,21 @@ export async function finishRun(
  * tickets share one load.
  */
 export class RunTermsCache {
-  private readonly entries: TtlCache<Awaited<ReturnType<PricingSource>>>;
+  private readonly accounts: TtlCache<Account>;
+  private readonly terms: PricingTermsCache;
 
   constructor(ttlMs = 60_000) {
-    this.entries = new TtlCache(ttlMs);
+    this.accounts = new TtlCache(ttlMs);
+    this.terms = new PricingTermsCache(ttlMs);
   }
 
   forRun(runId: string): PricingSource {
-    return (em, accountId, symbol) =>
-      this.entries.get(`${runId}:${accountId}:${symbol}`, () => loadPricingTerms(em, accountId, symbol));
+    return async (em, accountId, symbol) => {
+      const account = await this.accounts.get(`${runId}:${accountId}`, () =>
+        em.findOneOrFail(Account, accountId, { populate: ['group'] }),
+      );
+      const terms = await this.terms.get(em, { currency: account.currency, groupId: account.group?.id ?? null }, [symbol], runId);
+      return { account, terms };
+    };
   }
 }

@@ -10,6 +10,7 @@ import type { QuoteStore } from '../prices/quote-store';
 import { eventInsertSql } from '../events/outbox';
 import { ledgerInsertSql } from '../ledger/ledger';
 import { afterPosting, balanceUpdateSql, hasPostingHooks, type Posting, type PostedAccount } from '../ledger/posting';
+import { ORDER_CLOSE_SQL } from './orders.queries';
 import { orderView, viewsOf, type ClosableOrder, type OrderView } from './order-view';
 import { PricingContext, PricingError, type PricingTerms } from '../prices/pricing-context';
 import { closingPrice, profitInQuoteCurrency } from '../prices/trading-math';
@@ -178,10 +179,7 @@ export interface CloseParams {
 
 const CLOSE_CTES = `
 with o as (
-  update orders set status = 'closed', closed_at = :closed_at, close_price = :close_price, profit = :profit,
-    close_reason = :reason, bulk_close_run_id = :bulk_close_run_id, updated_at = now()
-  where ticket = :ticket and status = 'open'
-  returning account_id
+  ${ORDER_CLOSE_SQL}
 ), a as (
   ${balanceUpdateSql({
     delta: ':profit::numeric + :commission::numeric',

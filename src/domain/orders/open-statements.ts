@@ -3,6 +3,7 @@ import { namedStatement, type NamedStatement, type Statement } from '../../platf
 import { eventInsertSql } from '../events/outbox';
 import { ledgerInsertSql } from '../ledger/ledger';
 import { scopeSql, type CustomerScope } from '../../platform/customer-scope';
+import { ORDER_INSERT_SQL } from './orders.queries';
 import { balanceUpdateSql } from '../ledger/posting';
 import { termsCtes, type TermsRow } from '../prices/pricing-terms';
 
@@ -110,11 +111,7 @@ export interface OpenParams {
  */
 const OPEN = namedStatement<OpenParams>(`
 with o as (
-  insert into orders (id, created_at, updated_at, account_id, login, symbol, cmd, volume, open_price, contract_size,
-                      sl, tp, comment, trailing_stop, status)
-  values (:id, :opened_at, :opened_at, :account_id, :login, :symbol, :cmd, :volume, :open_price, :contract_size,
-          :sl, :tp, :comment, :trailing_stop, 'open')
-  returning *
+  ${ORDER_INSERT_SQL}
 ), c as (
   ${balanceUpdateSql({
     delta: ':commission::numeric',

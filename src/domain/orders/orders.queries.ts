@@ -28,3 +28,43 @@ export const GROUP_EXPOSURE = namedStatement<{ group_id: string }>(
     where a.group_id = :group_id::uuid and o.status = 'open'
     group by o.symbol, i.quote_currency`,
 );
+
+/*
+ * The writes of the `orders` table, and the only ones: an order's insert, its close and its
+ * stops. The opening and closing statements compose the first two as CTEs beside the balance
+ * and ledger rows they book, so a column added to orders is added here once.
+ */
+
+/**
+ * The insert of a new open order, as the body of a data-modifying CTE, from the named
+ * parameters of OpenParams; returns the whole row (the ticket comes from its sequence).
+ */
+export const ORDER_INSERT_SQL = `insert into orders (id, created_at, updated_at, account_id, login, symbol, cmd, volume, open_price, contract_size,
+                      sl, tp, comment, trailing_stop, status)
+  values (:id, :opened_at, :opened_at, :account_id, :login, :symbol, :cmd, :volume, :open_price, :contract_size,
+          :sl, :tp, :comment, :trailing_stop, 'open')
+  returning *`;
+
+/**
+ * The close of an order that is still open, as the body of a data-modifying CTE, from the
+ * named parameters of CloseParams; matches nothing when the order is no longer open, so a
+ * ticket is closed once. Returns the order's account.
+ */
+export const ORDER_CLOSE_SQL = `update orders set status = 'closed', closed_at = :closed_at, close_price = :close_price, profit = :profit,
+    close_reason = :reason, bulk_close_run_id = :bulk_close_run_id, updated_at = now()
+  where ticket = :ticket and status = 'open'
+  returning account_id`;
+
+/**
+ * A trailing stop moves only forward (up for a buy, down for a sell) and only on an open
+ * order: the condition in the statement, so a close or another move in between wins.
+ */
+export const TRAIL_BUY_STOP = namedStatement<{ ticket: string; sl: string }>(
+  `update orders set sl = :sl, updated_at = now()
+    where ticket = :ticket and status = 'open' and (sl is null or sl < :sl) returning 1`,
+);
+
+export const TRAIL_SELL_STOP = namedStatement<{ ticket: string; sl: string }>(
+  `update orders set sl = :sl, updated_at = now()
+    where ticket = :ticket and status = 'open' and (sl is null or sl > :sl) returning 1`,
+);

@@ -3,6 +3,7 @@ import type { GroupInstrument } from '../../entities/group-instrument.entity';
 import type { Instrument } from '../../entities/instrument.entity';
 import { executeNamed } from '../../db/bound-statement';
 import { namedStatement, type Statement } from '../../platform/named-sql';
+import { TtlCache } from '../../platform/ttl-cache';
 import { NO_COMMISSION, type CommissionTerms } from './commission';
 
 /** What pricing reads of an instrument. */
@@ -19,7 +20,7 @@ export interface PricingTerms {
   instruments: PricedInstrument[];
   rows: GroupRowTerms[];
   joining: PricedInstrument[];
-  /** The group's commission (decisions 13); a group row's commission_value overrides its value per symbol. */
+  /** The group's commission; a group row's commission_value overrides its value per symbol. */
   commission: CommissionTerms;
 }
 
@@ -129,4 +130,31 @@ export function termsOfRows(rows: readonly TermsRow[]): PricingTerms {
 /** An account's pricing terms for `symbols`, in one round trip. */
 export async function readPricingTerms(em: EntityManager, account: TermsOf, symbols: string[]): Promise<PricingTerms> {
   return termsOfRows(await executeNamed<TermsRow>(em, pricingTermsStatement(account, symbols)));
+}
+
+/**
+ * Pricing terms read at most once per group, currency and set of symbols within `ttlMs`, for
+ * the passes that price many accounts alike (the engine's margin pre-check, a bulk close run,
+ * an end-of-day chunk): terms change only when staff edit a group or an instrument, and a pass
+ * prices with the terms it found first. Callers asking while a read is in flight share it; a
+ * failed read is not kept. `partition` keeps passes apart that must not share (a bulk close's run).
+ */
+export class PricingTermsCache {
+  private readonly entries: TtlCache<PricingTerms>;
+
+  constructor(ttlMs: number) {
+    this.entries = new TtlCache(ttlMs);
+  }
+
+  get(
+    em: EntityManager,
+    of: { currency: string; groupId: string | null },
+    symbols: string[],
+    partition = '',
+  ): Promise<PricingTerms> {
+    const sorted = [...new Set(symbols)].sort();
+    return this.entries.get(`${partition}|${of.groupId ?? ''}|${of.currency}|${sorted.join(',')}`, () =>
+      readPricingTerms(em, { currency: of.currency, groupId: of.groupId }, sorted),
+    );
+  }
 }

@@ -7,11 +7,21 @@ import {
   deleteHandledInboxRows,
   deleteFinishedReports,
   deletePublishedEvents,
+  deleteOldInboundCalls,
+  deleteOldPendingRegistrations,
   type RetentionBatch,
 } from './retention.queries';
-import { STREAM_RESUME_WINDOW_HOURS, type RetentionAges } from './retention-ages';
+import {
+  INBOUND_CALL_RETENTION_HOURS,
+  PENDING_REGISTRATION_RETENTION_HOURS,
+  STREAM_RESUME_WINDOW_HOURS,
+  type RetentionAges,
+} from './retention-ages';
 
-export type RetentionOutcome = Record<'inbox' | 'webhookDeliveries' | 'mail' | 'outbox' | 'reports', number>;
+export type RetentionOutcome = Record<
+  'inbox' | 'webhookDeliveries' | 'mail' | 'outbox' | 'reports' | 'inbound' | 'registrations',
+  number
+>;
 
 const HOUR_MS = 3_600_000;
 /** Reports per delete: each takes its file's chunks (up to a MiB apiece) with it. */
@@ -45,5 +55,7 @@ export async function removeExpiredRows(
     mail: await sweep(deleteFinishedMail, before(ages.mailHours)),
     outbox: await sweep(deletePublishedEvents, before(Math.max(ages.outboxHours, STREAM_RESUME_WINDOW_HOURS))),
     reports: await sweep(deleteFinishedReports, before(ages.reportDays * 24), Math.min(options.batchSize, REPORT_BATCH)),
+    inbound: await sweep(deleteOldInboundCalls, before(INBOUND_CALL_RETENTION_HOURS)),
+    registrations: await sweep(deleteOldPendingRegistrations, before(PENDING_REGISTRATION_RETENTION_HOURS)),
   };
 }

@@ -12,6 +12,7 @@ export const SECRET_PURPOSES = {
   webhook: 'webhook-secret',
   totp: 'totp-secret',
   document: 'document-file',
+  integration: 'integration-secret',
 } as const;
 export type SecretPurpose = (typeof SECRET_PURPOSES)[keyof typeof SECRET_PURPOSES];
 
@@ -38,6 +39,18 @@ export const SEALED_COLUMNS: readonly SealedColumn[] = [
     column: 'previous_secret_sealed',
     purpose: SECRET_PURPOSES.webhook,
     describe: 'the previous signing secret of webhook',
+  },
+  {
+    table: 'integrations',
+    column: 'secret_sealed',
+    purpose: SECRET_PURPOSES.integration,
+    describe: 'the secrets of integration',
+  },
+  {
+    table: 'integrations',
+    column: 'previous_secret_sealed',
+    purpose: SECRET_PURPOSES.integration,
+    describe: 'the previous secrets of integration',
   },
   { table: 'staff_users', column: 'totp_secret', purpose: SECRET_PURPOSES.totp, describe: 'the TOTP seed of user' },
   {

@@ -10,6 +10,10 @@ const PAGE = 500;
 export interface ReplayFilter {
   customerId?: string;
   types?: readonly string[];
+  /** How far back (default the streams' 24 hours; the CRM feed reads 30 days). */
+  windowSeconds?: number;
+  /** Rows per page (default 500). */
+  pageSize?: number;
 }
 
 interface Row {
@@ -29,10 +33,14 @@ interface Row {
  * order they were handed over, not written, so one that committed after a later-numbered one
  * still comes after the point.
  */
-export async function resumePoint(em: EntityManager, seq: bigint): Promise<bigint | undefined> {
+export async function resumePoint(
+  em: EntityManager,
+  seq: bigint,
+  windowSeconds: number = REPLAY_WINDOW_SECONDS,
+): Promise<bigint | undefined> {
   const [row] = await executeNamed<{ publication_seq: string }>(
     em,
-    RESUME_POINT.bind({ seq: seq.toString(), window_seconds: REPLAY_WINDOW_SECONDS }),
+    RESUME_POINT.bind({ seq: seq.toString(), window_seconds: windowSeconds }),
   );
   return row ? BigInt(row.publication_seq) : undefined;
 }
@@ -40,15 +48,16 @@ export async function resumePoint(em: EntityManager, seq: bigint): Promise<bigin
 /** Every matching published event after publication number `after` within the window, in publication order, page by page. */
 export async function* replayAfter(em: EntityManager, after: bigint, filter: ReplayFilter): AsyncGenerator<LiveEvent[]> {
   let cursor = after;
+  const limit = filter.pageSize ?? PAGE;
   for (;;) {
     const rows = await executeNamed<Row>(
       em,
       REPLAY_AFTER.bind({
         after: cursor.toString(),
-        window_seconds: REPLAY_WINDOW_SECONDS,
+        window_seconds: filter.windowSeconds ?? REPLAY_WINDOW_SECONDS,
         customer_id: filter.customerId ?? null,
         types: filter.types?.length ? JSON.stringify(filter.types) : null,
-        limit: PAGE,
+        limit,
       }),
     );
     if (rows.length === 0) return;
@@ -63,6 +72,6 @@ export async function* replayAfter(em: EntityManager, after: bigint, filter: Rep
     }));
     yield page;
     cursor = BigInt(page[page.length - 1]!.published);
-    if (rows.length < PAGE) return;
+    if (rows.length < limit) return;
   }
 }

@@ -36,3 +36,11 @@ export const RESUME_POINT = namedStatement<{ seq: string; window_seconds: number
     where seq = :seq::bigint and publication_seq is not null
       and created_at >= now() - make_interval(secs => :window_seconds)`,
 );
+
+/** The event handed over last: where a reader asking from `now` stands. */
+export const FEED_END = namedStatement<Record<string, never>>(
+  'select seq::text as seq from domain_events where publication_seq is not null order by publication_seq desc limit 1',
+);
+
+/** An event's write number from its uuid (the id webhooks carry). */
+export const EVENT_SEQ_BY_ID = namedStatement<{ id: string }>('select seq::text as seq from domain_events where id = :id::uuid');

@@ -8,12 +8,11 @@ import { recordAudit } from '../audit/audit';
 import { EVENT_TYPES } from '../events/event-types';
 import { recordEvent } from '../events/outbox';
 import type { StaffCaller } from '../../platform/caller';
+import { previousSecretValidUntil, rotateSealedSecret } from '../../platform/rotating-secret';
 import { secretProblem } from './signature';
 import { checkEndpoint, EndpointRefused, type Lookup } from './url-guard';
 
 const BATCH_SIZE_MAX_LIMIT = 1000;
-/** How long a replaced secret still signs deliveries (decisions, section 18). */
-export const PREVIOUS_SECRET_VALID_MS = 24 * 3600 * 1000;
 export const BATCH_SIZE_MAX_DEFAULT = 100;
 
 const EventTypeList = z
@@ -102,10 +101,7 @@ export function webhookView(w: Webhook): WebhookView {
     affiliate_id: w.affiliateId ?? null,
     events: w.events ?? null,
     disabled_reason: w.disabledReason ?? null,
-    previous_secret_expires_at:
-      w.previousSecretExpiresAt && w.previousSecretExpiresAt.getTime() > Date.now()
-        ? w.previousSecretExpiresAt.toISOString()
-        : null,
+    previous_secret_expires_at: previousSecretValidUntil(w)?.toISOString() ?? null,
     created_at: w.createdAt.toISOString(),
     updated_at: w.updatedAt.toISOString(),
   };
@@ -197,14 +193,11 @@ export async function updateWebhook(
 /**
  * A new secret signs from now on; the one it replaces keeps signing beside it for 24 hours, so a
  * receiver can move to the new one without refusing a delivery (the Standard Webhooks rotation
- * form: both signatures, space-separated, in `webhook-signature`). Rotating again within the
- * window keeps only the secret just replaced.
+ * form: both signatures, space-separated, in `webhook-signature`).
  */
 async function rotateSecret(tx: EntityManager, webhook: Webhook, secrets: SecretBox, secret: string): Promise<void> {
   await tx.populate(webhook, ['secretSealed']);
-  webhook.previousSecretSealed = webhook.secretSealed;
-  webhook.previousSecretExpiresAt = new Date(Date.now() + PREVIOUS_SECRET_VALID_MS);
-  webhook.secretSealed = secrets.seal(secret);
+  rotateSealedSecret(webhook, secrets, secret);
 }
 
 export const WebhookSecretRotateSchema = z.object({ secret: Secret });

@@ -118,7 +118,7 @@ describe('retention of the outbox, the inbox, webhook deliveries and mail', () =
     const em = app.runtime.services.orm.em.fork() as EntityManager;
     // Batches of one: the sweep must go on past a full batch until the table has nothing more to delete.
     const first = await removeExpiredRows(em, AGES, { batchSize: 1, budgetMs: 30_000 });
-    expect(first).toEqual({ inbox: 3, webhookDeliveries: 1, mail: 3, outbox: 2, reports: 2 });
+    expect(first).toEqual({ inbox: 3, webhookDeliveries: 1, mail: 3, outbox: 2, reports: 2, inbound: 0, registrations: 0 });
 
     const events = await sql<{ aggregate_id: string }>(
       app,
@@ -168,6 +168,8 @@ describe('retention of the outbox, the inbox, webhook deliveries and mail', () =
       mail: 0,
       outbox: 0,
       reports: 0,
+      inbound: 0,
+      registrations: 0,
     });
   });
 
@@ -196,7 +198,7 @@ describe('the retention job', () => {
   test('when the worker tier runs, then the job is scheduled, and a run deletes what is past its age by the configured ages', async () => {
     const { jobs, queueEvents } = app.runtime.services;
     expect(await jobs.scheduled(RetentionJob, 'retention')).toMatchObject({ everyMs: 15 * 60_000 });
-    const old = await event(app, 'old', 200);
+    const old = await event(app, 'old', 800);
     const young = await event(app, 'young', 100);
     const oldMail = await mail(app, 'sent', 800);
     const youngMail = await mail(app, 'sent', 700);
@@ -210,6 +212,8 @@ describe('the retention job', () => {
       mail: expect.any(Number),
       outbox: expect.any(Number),
       reports: expect.any(Number),
+      inbound: expect.any(Number),
+      registrations: expect.any(Number),
     });
     // A scheduled run may hold the old rows (SKIP LOCKED) until its own delete commits.
     await waitFor('the old event and mail to be deleted', async () => {

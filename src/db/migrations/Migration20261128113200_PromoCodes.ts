@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /** Campaigns with budgets, promo codes and their redemptions. */
-export class Migration20261128110200_PromoCodes extends Migration {
+export class Migration20261128113200_PromoCodes extends Migration {
   override async up(): Promise<void> {
     this.addSql(`create table "campaigns" ("id" uuid not null, "created_at" timestamptz not null, "updated_at" timestamptz not null, "name" varchar(200) not null, "starts_at" timestamptz not null, "ends_at" timestamptz not null, "budget_type" varchar(8) null, "budget_limit" numeric(38,2) null, "budget_used" numeric(38,2) not null default 0, constraint "campaigns_pkey" primary key ("id"));`);
     this.addSql(`alter table "campaigns" add constraint "campaigns_budget_within_limit" check (budget_limit is null or budget_used <= budget_limit);`);

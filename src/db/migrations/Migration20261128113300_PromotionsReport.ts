@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /** The `promotions` report type. */
-export class Migration20261128110300_PromotionsReport extends Migration {
+export class Migration20261128113300_PromotionsReport extends Migration {
   override async up(): Promise<void> {
     this.addSql(`alter table "reports" drop constraint "reports_type_check";`);
     this.addSql(

@@ -5,7 +5,7 @@ import { Migration } from '@mikro-orm/migrations';
  * rows say which of the two they move. Existing rows all moved the balance, which is the
  * column's default.
  */
-export class Migration20261128110000_Credit extends Migration {
+export class Migration20261128113000_Credit extends Migration {
   override async up(): Promise<void> {
     this.addSql(`alter table "accounts" add column "credit" numeric(38,2) not null default 0;`);
     this.addSql(`alter table "accounts" add constraint accounts_credit_not_negative check(credit >= 0);`);
