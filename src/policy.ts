@@ -1,7 +1,7 @@
 import type { EventConsumer } from './domain/events/consumers';
 import type { AccountRolloverStep } from './domain/eod/account-chunk';
 import type { PostingHook } from './domain/ledger/posting';
-import { BonusForfeitHook, BonusTurnoverHook, DepositBonusHook } from './domain/bonuses/bonus-hooks';
+import { BonusForfeitHook, BonusTurnoverHook, DepositBonusHook, DepositReversalBonusHook } from './domain/bonuses/bonus-hooks';
 import { expireBonuses } from './domain/bonuses/bonuses';
 import { executeBoundInTransaction } from './db/bound-statement';
 import { NegativeWalletHook } from './domain/money/negative-wallet';
@@ -22,7 +22,13 @@ import { LifecycleConsumer, markDormantAtRollover } from './domain/crm/lifecycle
  * Run inside the transaction of every posting of their flows (src/domain/ledger/posting.ts),
  * in this order: `before` may refuse the movement, `after` may book more with it.
  */
-export const POSTING_HOOKS: readonly PostingHook[] = [NegativeWalletHook, BonusForfeitHook, BonusTurnoverHook, DepositBonusHook];
+export const POSTING_HOOKS: readonly PostingHook[] = [
+  NegativeWalletHook,
+  BonusForfeitHook,
+  BonusTurnoverHook,
+  DepositBonusHook,
+  DepositReversalBonusHook,
+];
 
 /**
  * Run for every account at the end of day, after its swaps and snapshot, in the same

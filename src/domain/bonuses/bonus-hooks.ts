@@ -1,6 +1,6 @@
 import { dec } from '../../platform/decimal';
 import type { PostingHook } from '../ledger/posting';
-import { countClose, forfeitOnMoneyOut, grantOnDeposit } from './bonuses';
+import { countClose, forfeitForReversedDeposit, forfeitOnMoneyOut, grantOnDeposit } from './bonuses';
 import { grantArmedOnDeposit } from './promo-codes';
 import { LOCK_ACCOUNT, type BonusAccountRow } from './bonus-statements';
 
@@ -47,5 +47,15 @@ export const DepositBonusHook: PostingHook = {
     // Promo codes armed until a qualifying deposit are granted on it.
     const [account] = await run<BonusAccountRow>(LOCK_ACCOUNT.bind({ account_id: posting.account.id }));
     await grantArmedOnDeposit(run, account!, dec(posting.amount));
+  },
+};
+
+/** A provider's charge-back or refund of a deposit forfeits the bonuses that deposit granted. */
+export const DepositReversalBonusHook: PostingHook = {
+  name: 'deposit_reversal_bonus',
+  flows: ['deposit_reversal'],
+  async after(run, posting) {
+    if (dec(posting.account.credit ?? '0').lte(0)) return;
+    await forfeitForReversedDeposit(run, posting.account.id, posting.reference.id);
   },
 };

@@ -74,6 +74,13 @@ export const CUSTOMER_BONUSES = namedStatement<{ customer_id: string }>(
     where b.customer_id = :customer_id::uuid order by b.created_at desc, b.id limit 500`,
 );
 
+/** The active bonuses an account holds from one deposit, locked. */
+export const BONUSES_OF_DEPOSIT = namedStatement<{ account_id: string; deposit_id: string }>(
+  `select ${BONUS_COLUMNS} from bonuses b join bonus_programs p on p.id = b.program_id
+    where b.account_id = :account_id::uuid and b.status = 'active' and b.source_type = 'deposit' and b.source_id = :deposit_id
+    order by b.created_at, b.id for update of b`,
+);
+
 /** The active bonuses past their expiry on one account, locked. */
 export const EXPIRED_BONUSES = namedStatement<{ account_id: string; at: Date }>(
   `select ${BONUS_COLUMNS} from bonuses b join bonus_programs p on p.id = b.program_id

@@ -13,6 +13,7 @@ import { Moment } from './moment';
 import {
   ACTIVE_BONUSES,
   BONUS_BY_ID,
+  BONUSES_OF_DEPOSIT,
   CUSTOMER_BONUSES,
   bonusEvent,
   CLOSED_ORDER,
@@ -398,6 +399,12 @@ export async function expireBonuses(run: RunBound, accountId: string, at: Date):
 export async function forfeitAfterStopOut(run: RunBound, accountId: string): Promise<void> {
   for (const b of await run<BonusRow>(ACTIVE_BONUSES.bind({ account_id: accountId })))
     await endBonus(run, b, 'forfeited', 'stop_out');
+}
+
+/** A deposit taken back (charge-back or refund): the bonuses it granted on the account are forfeited. */
+export async function forfeitForReversedDeposit(run: RunBound, accountId: string, depositId: string): Promise<void> {
+  for (const b of await run<BonusRow>(BONUSES_OF_DEPOSIT.bind({ account_id: accountId, deposit_id: depositId })))
+    await endBonus(run, b, 'forfeited', 'deposit_reversed');
 }
 
 // --- turnover and release --------------------------------------------------------------

@@ -4,6 +4,7 @@ import { expectLedgerBalanced, fundedAccount, setUpMarket } from '../../helpers/
 import { eventsOf, expect422, expectError, expectOk } from '../trading/trading-kit';
 import { transfer, walletOf } from '../money/money-kit';
 import { rolloverPassedToday, runEod } from '../eod/eod-kit';
+import { createProvider } from '../payments/payments-kit';
 
 jest.setTimeout(120_000);
 
@@ -265,4 +266,32 @@ test('when a grant names an ineligible account or a login not the customer’s, 
   expect(expectOk(await app.request('GET', `/api/crm/customers/${customer.id}/bonuses`, { token: admin }), 200).items).toEqual(
     [],
   );
+});
+
+test('when a provider deposit that granted a bonus is charged back, then the bonus is forfeited with its credit', async () => {
+  const { groupId } = await setUpMarket(app, admin);
+  await program(groupId, { kind: 'fixed', amount: 30, trigger: 'deposit' });
+  const customer = await createCustomer(app, admin);
+  const live = await fundedAccount(app, admin, customer.id, groupId, 0);
+  const sim = await createProvider(app, admin, { adapter: 'simulator' });
+  const intent = expectOk(
+    await app.request('POST', '/customers/me/deposits', {
+      token: customer.token,
+      body: { provider_id: sim.id, amount: 200, currency: 'USD', login: live },
+      headers: { 'idempotency-key': `dep-${live}` },
+    }),
+    201,
+    'intent',
+  );
+  expectOk(await app.request('POST', `/simulator/payments/${intent.id}`, { token: admin, body: { outcome: 'completed' } }), 200);
+  expect(await account(live)).toMatchObject({ balance: '200.00', credit: '30.00' });
+  const [bonus] = expectOk(await app.request('GET', '/customers/me/bonuses', { token: customer.token }), 200).items;
+  expect(bonus).toMatchObject({ status: 'active', source: { type: 'deposit', id: intent.id } });
+
+  expectOk(
+    await app.request('POST', `/simulator/payments/${intent.id}`, { token: admin, body: { outcome: 'charged_back' } }),
+    200,
+  );
+  expect(await account(live)).toMatchObject({ balance: '0.00', credit: '0.00' });
+  expect(await bonusOf(customer, bonus.id)).toMatchObject({ status: 'forfeited', end_reason: 'deposit_reversed' });
 });
