@@ -1,6 +1,9 @@
 import type { EventConsumer } from './domain/events/consumers';
 import type { AccountRolloverStep } from './domain/eod/account-chunk';
 import type { PostingHook } from './domain/ledger/posting';
+import { BonusForfeitHook, BonusTurnoverHook, DepositBonusHook, DepositReversalBonusHook } from './domain/bonuses/bonus-hooks';
+import { expireBonuses } from './domain/bonuses/bonuses';
+import { executeBoundInTransaction } from './db/bound-statement';
 import { NegativeWalletHook } from './domain/money/negative-wallet';
 import { NotificationsConsumer } from './domain/notifications/notifications';
 import { PropChallengesConsumer } from './domain/prop/challenge-consumer';
@@ -20,16 +23,26 @@ import { LifecycleConsumer, markDormantAtRollover } from './domain/crm/lifecycle
  * Run inside the transaction of every posting of their flows (src/domain/ledger/posting.ts),
  * in this order: `before` may refuse the movement, `after` may book more with it.
  */
-export const POSTING_HOOKS: readonly PostingHook[] = [NegativeWalletHook];
+export const POSTING_HOOKS: readonly PostingHook[] = [
+  NegativeWalletHook,
+  BonusForfeitHook,
+  BonusTurnoverHook,
+  DepositBonusHook,
+  DepositReversalBonusHook,
+];
 
 /**
  * Run for every account at the end of day, after its swaps and snapshot, in the same
  * transaction (see AccountRolloverStep): a prop challenge's day-start equity is taken at the
- * rollover, and an active customer whose trading went quiet becomes dormant.
+ * rollover, an active customer whose trading went quiet becomes dormant, and bonuses past
+ * their expiry end.
  */
 export const ACCOUNT_ROLLOVER_STEPS: readonly AccountRolloverStep[] = [
   (em, account, rollover, figures) => takeDayStartEquity(em, account.id, figures, rollover.tradingDate).then(() => undefined),
   markDormantAtRollover,
+  // Bonuses past their expiry at the rollover lose their unreleased credit.
+  (em, account, rollover) =>
+    expireBonuses((s) => executeBoundInTransaction(em, s), account.id, rollover.cutoffAt).then(() => undefined),
 ];
 
 /**

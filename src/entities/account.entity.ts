@@ -10,7 +10,8 @@ export type AccountKind = (typeof ACCOUNT_KINDS)[number];
 
 /**
  * Where a customer's money lives. `login` is the integer traders know, drawn from the
- * `account_login_seq` sequence. Invariant: balance = the sum of the account's ledger rows;
+ * `account_login_seq` sequence. Invariant: balance = the sum of the account's ledger rows of
+ * bucket `balance` (and credit of bucket `credit`);
  * `reserved` is what pending withdrawals hold back and is not withdrawable. A wallet may fall
  * below zero, and below its reserve, only by a payment provider's charge-back or refund; the
  * posting path then lets nothing leave it (src/domain/money/negative-wallet.ts).
@@ -20,6 +21,10 @@ export type AccountKind = (typeof ACCOUNT_KINDS)[number];
   name: 'accounts_reserved_not_negative',
   expression: `reserved >= 0`,
 })
+@Check({
+  name: 'accounts_credit_not_negative',
+  expression: `credit >= 0`,
+})
 @Index({ properties: ['customer', 'kind'] })
 @Index({ properties: ['group'] })
 @Index({
@@ -27,7 +32,7 @@ export type AccountKind = (typeof ACCOUNT_KINDS)[number];
   expression: `create unique index "accounts_one_wallet_per_customer" on "accounts" ("customer_id") where "kind" = 'wallet'`,
 })
 export class Account extends BaseEntity<
-  'login' | 'reserved' | 'balance' | 'leverage' | 'group' | 'tradingDisabled' | 'marginCallActive'
+  'login' | 'reserved' | 'balance' | 'credit' | 'leverage' | 'group' | 'tradingDisabled' | 'marginCallActive'
 > {
   @Property({ type: bigintText(), columnType: 'bigint', defaultRaw: "nextval('account_login_seq')" })
   @Unique()
@@ -55,6 +60,15 @@ export class Account extends BaseEntity<
 
   @Property({ type: decimalText(), columnType: MONEY_COLUMN })
   reserved: string = '0';
+
+  /**
+   * The non-withdrawable bucket (a bonus, a broker's credit): it counts in equity, so it can
+   * carry margin and absorb nothing else; losses hit the balance, and it becomes balance only
+   * by a bonus release. Invariant: credit = the sum of the account's ledger rows of bucket
+   * `credit`, never below zero.
+   */
+  @Property({ type: decimalText(), columnType: MONEY_COLUMN, default: 0 })
+  credit: string = '0';
 
   /** Set by a risk rule's `disable_trading` action: new orders on the account are refused (403 TRADING_DISABLED). */
   @Property({ type: 'boolean', default: false })

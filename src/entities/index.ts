@@ -1,4 +1,10 @@
 import { Account } from './account.entity';
+import { Bonus } from './bonus.entity';
+import { Campaign } from './campaign.entity';
+import { PromoCode } from './promo-code.entity';
+import { PromoRedemption } from './promo-redemption.entity';
+import { BonusProgram } from './bonus-program.entity';
+import { BonusTurnover } from './bonus-turnover.entity';
 import { ApiToken } from './api-token.entity';
 import { AuditEntry } from './audit-entry.entity';
 import { BackupCode } from './backup-code.entity';
@@ -81,6 +87,12 @@ export const ENTITIES = [
   Instrument,
   GroupInstrument,
   Account,
+  BonusProgram,
+  Bonus,
+  BonusTurnover,
+  Campaign,
+  PromoCode,
+  PromoRedemption,
   LedgerEntry,
   Order,
   PendingOrder,

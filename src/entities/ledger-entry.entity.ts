@@ -1,5 +1,5 @@
 import { type Ref } from '@mikro-orm/core';
-import { Entity, Index, ManyToOne, Property, Unique } from '@mikro-orm/decorators/legacy';
+import { Check, Entity, Index, ManyToOne, Property, Unique } from '@mikro-orm/decorators/legacy';
 import { Account } from './account.entity';
 import { BaseEntity } from './base.entity';
 import { bigintText, decimalText, MONEY_COLUMN } from './column-types';
@@ -18,14 +18,28 @@ export const LEDGER_KINDS = [
   'challenge_funding',
   'chargeback',
   'deposit_refund',
+  'credit_in',
+  'credit_out',
+  'bonus_release',
+  'ib_reward',
+  'ib_reward_reversal',
 ] as const;
 export type LedgerKind = (typeof LEDGER_KINDS)[number];
+
+/**
+ * Which of the account's two sums a row moves: `balance` (withdrawable money) or `credit`
+ * (the non-withdrawable bucket). Each bucket is the sum of its rows, and a row's
+ * `balance_after` is what its own bucket holds after it.
+ */
+export const LEDGER_BUCKETS = ['balance', 'credit'] as const;
+export type LedgerBucket = (typeof LEDGER_BUCKETS)[number];
 
 /**
  * One balance change. Append-only (a trigger refuses UPDATE and DELETE) and written in the
  * same transaction as the balance it changes: an account's balance is the sum of its rows.
  */
 @Entity({ tableName: 'ledger_entries' })
+@Check({ name: 'ledger_entries_bucket_known', expression: `bucket in ('balance', 'credit')` })
 @Index({ properties: ['account', 'seq'] })
 @Index({ properties: ['referenceType', 'referenceId'] })
 // A provider's payment is credited once: one deposit row per intent, whatever retries or races do.
@@ -33,7 +47,7 @@ export type LedgerKind = (typeof LEDGER_KINDS)[number];
   name: 'ledger_entries_one_deposit_per_intent',
   expression: `create unique index "ledger_entries_one_deposit_per_intent" on "ledger_entries" ("reference_id") where "kind" = 'deposit' and "reference_type" = 'deposit_intent'`,
 })
-export class LedgerEntry extends BaseEntity<'seq' | 'comment' | 'referenceType' | 'referenceId'> {
+export class LedgerEntry extends BaseEntity<'seq' | 'comment' | 'referenceType' | 'referenceId' | 'bucket'> {
   /**
    * Booking order: drawn from a sequence while the account row is locked, so an account's
    * rows are numbered in the order they were booked, and balance_after chains from row to
@@ -48,6 +62,9 @@ export class LedgerEntry extends BaseEntity<'seq' | 'comment' | 'referenceType' 
 
   @Property({ type: 'string', length: 32 })
   kind!: LedgerKind;
+
+  @Property({ type: 'string', length: 16, default: 'balance' })
+  bucket: LedgerBucket = 'balance';
 
   /** Signed, in the account's currency, 2 decimals. */
   @Property({ type: decimalText(), columnType: MONEY_COLUMN })

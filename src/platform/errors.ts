@@ -19,6 +19,8 @@ export class AppError extends Error {
     readonly code: string,
     readonly detail: string,
     readonly headers: Record<string, string> = {},
+    /** Fields the body carries beside `detail` and `code` (a quote the client must confirm). */
+    readonly extra: Readonly<Record<string, unknown>> = {},
   ) {
     super(detail);
     this.name = 'AppError';

@@ -14,7 +14,7 @@ const LAYERS: ReadonlyArray<readonly string[]> = [
   ['identity', 'instruments'],
   ['prices'],
   ['accounts', 'reports', 'teams'],
-  ['customers', 'eod', 'money', 'orders', 'streams'],
+  ['bonuses', 'customers', 'eod', 'money', 'orders', 'streams'],
   ['crm', 'engine', 'payments', 'prop', 'risk', 'tasks'],
   ['notifications'],
 ];

@@ -9,7 +9,16 @@ import {
 
 const posting = (flow: Posting['flow']): Posting => ({
   flow,
-  account: { id: 'a', login: '1', customerId: 'c', kind: 'wallet', currency: 'USD', balance: '0.00', reserved: '0.00' },
+  account: {
+    id: 'a',
+    login: '1',
+    customerId: 'c',
+    kind: 'wallet',
+    currency: 'USD',
+    balance: '0.00',
+    credit: '0.00',
+    reserved: '0.00',
+  },
   amount: '-1.00',
   reference: { type: 'test', id: '1' },
 });

@@ -37,7 +37,10 @@ export function errorHandler(logger: Logger) {
       return;
     }
     if (err instanceof AppError) {
-      res.set(err.headers).status(err.status).json({ detail: err.detail, code: err.code });
+      res
+        .set(err.headers)
+        .status(err.status)
+        .json({ ...err.extra, detail: err.detail, code: err.code });
       return;
     }
     const parserError = err as BodyParserError;

@@ -2,6 +2,10 @@ import { z } from 'zod';
 import type { ComponentNames } from './components/component-list';
 import { PAYMENT_COMPONENTS } from './components/payments';
 import { AccountSchema } from '../../domain/accounts/account-view';
+import { CreditChangeSchema } from '../../domain/bonuses/credit';
+import { BonusSchema } from '../../domain/bonuses/bonuses';
+import { BonusProgramSchema } from '../../domain/bonuses/bonus-programs';
+import { CampaignSchema, PromoCodeSchema, PromoPreviewSchema, RedemptionSchema } from '../../domain/bonuses/promo-codes';
 import { AuditSchema } from '../../domain/audit/audit';
 import { CustomerSchema } from '../../domain/customers/customers';
 import { DocumentSchema, StaffDocumentSchema } from '../../domain/compliance/documents';
@@ -287,6 +291,13 @@ const NAMES: ComponentNames = [
   ],
   [AccountSchema, 'Account'],
   [DepositSchema, 'Deposit'],
+  [CreditChangeSchema, 'CreditChange'],
+  [BonusSchema, 'Bonus'],
+  [BonusProgramSchema, 'BonusProgram'],
+  [CampaignSchema, 'Campaign'],
+  [PromoCodeSchema, 'PromoCode'],
+  [RedemptionSchema, 'PromoRedemption'],
+  [PromoPreviewSchema, 'PromoPreview'],
   [LedgerSchema, 'LedgerEntry'],
   [TransactionSchema, 'Transaction'],
   [WithdrawalSchema, 'Withdrawal', { ...WITHDRAWAL }],

@@ -2,6 +2,7 @@ import type { RouteSpec } from '../http/route';
 import { accountRoutes } from './accounts.routes';
 import { adminRoutes } from './admin.routes';
 import { authRoutes } from './auth.routes';
+import { bonusRoutes } from './bonuses.routes';
 import { complianceRoutes } from './compliance.routes';
 import { crmRoutes } from './crm.routes';
 import { crmLifecycleRoutes } from './crm-lifecycle.routes';
@@ -49,6 +50,7 @@ export const ROUTES: RouteSpec[] = [
   ...streamRoutes,
   ...accountRoutes,
   ...moneyRoutes,
+  ...bonusRoutes,
   ...notificationRoutes,
   ...orderRoutes,
   ...propRoutes,

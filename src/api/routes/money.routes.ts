@@ -70,9 +70,22 @@ export const moneyRoutes: RouteSpec[] = [
     tags: ['money'],
     idempotent: true,
     access: { kind: 'customer' },
-    body: z.strictObject({ from_login: LoginInBody, to_login: LoginInBody, amount: MoneyAmount }),
+    body: z.strictObject({
+      from_login: LoginInBody,
+      to_login: LoginInBody,
+      amount: MoneyAmount,
+      accept_bonus_forfeit: z
+        .boolean()
+        .optional()
+        .describe('Confirms the bonus forfeiture quoted by a 409 BONUS_FORFEIT_UNCONFIRMED'),
+    }),
     responses: {
       200: { description: 'Transferred', schema: TransferSchema },
+      409: {
+        description:
+          'BONUS_FORFEIT_UNCONFIRMED: the source holds an active bonus; the body carries `forfeit` `{"bonus_id", "amount"}`, ' +
+          'the credit this transfer would forfeit. Repeat with `accept_bonus_forfeit: true` to proceed (ACCOUNT_NEGATIVE: a wallet below zero)',
+      },
       403: {
         description:
           "VERIFICATION_REQUIRED: the customer's verification level may not trade (or FORBIDDEN: a token without the permission)",

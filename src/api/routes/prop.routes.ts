@@ -157,7 +157,14 @@ export const propRoutes: RouteSpec[] = [
     tags: ['payouts'],
     idempotent: true,
     access: { kind: 'staff_or_customer', permission: 'manage_payouts' },
-    body: z.strictObject({ login: Login, amount: MoneyAmount }),
+    body: z.strictObject({
+      login: Login,
+      amount: MoneyAmount,
+      accept_bonus_forfeit: z
+        .boolean()
+        .optional()
+        .describe('Confirms the bonus forfeiture quoted by a 409 BONUS_FORFEIT_UNCONFIRMED'),
+    }),
     responses: {
       201: { description: 'Requested, pending', schema: PayoutSchema },
       403: {

@@ -27,7 +27,8 @@ const TYPES_DESCRIPTION =
   '- `exposure` `{"group_id"?, "currency"? (default USD)}`: per symbol, long, short and net volume, net notional, open orders and ' +
   "clients' floating profit, in `currency` at the latest quotes.\n" +
   '- `deposits_withdrawals` `{"from", "to", "group_id"?}`: per currency and day, completed deposits and withdrawals, their counts and net.\n' +
-  '- `daily` `{"trading_date"}`: every account\'s end-of-day snapshot of that date.\n\n' +
+  '- `daily` `{"trading_date"}`: every account\'s end-of-day snapshot of that date.\n' +
+  '- `promotions` `{"from", "to", "campaign_id"?}`: per promo code, redemptions, bonus granted, released, forfeited and net cost.\n\n' +
   'Formats: `csv` (RFC 4180, header row of column keys, plain decimals, ISO 8601 UTC times; a field holding a comma, a quote, ' +
   'CR or LF is quoted; text cells beginning, after any leading spaces, with `=`, `+`, `-`, `@`, TAB or CR ' +
   "are prefixed with `'`; a statement is one table whose first column `section` says what each row is), `pdf` (A4, the " +

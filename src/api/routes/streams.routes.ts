@@ -102,7 +102,7 @@ export const streamRoutes: RouteSpec[] = [
     summary: "The customer's own events (server-sent events)",
     description:
       'Every domain event about the caller’s accounts, orders, transfers, withdrawals, payouts and notifications, ' +
-      'plus `account.updated` `{"login","balance","equity","margin","free_margin"}` (no id: it is derived, not stored) when an account’s figures change, ' +
+      'plus `account.updated` `{"login","balance","credit","equity","margin","free_margin"}` (no id: it is derived, not stored) when an account’s figures change, ' +
       'at most once per account per 250 ms. ' +
       STREAM_RULES,
     tags: ['streams'],
@@ -117,7 +117,7 @@ export const streamRoutes: RouteSpec[] = [
           events: { ...DOMAIN_EVENTS, 'account.updated': AccountUpdatedSchema, ...NOTICES },
           example:
             DOMAIN_EXAMPLE +
-            'event: account.updated\ndata: {"login":5001234,"balance":10250,"equity":10312.4,"margin":216.85,"free_margin":10095.55}\n\n',
+            'event: account.updated\ndata: {"login":5001234,"balance":"10250.00","credit":"0.00","equity":"10312.40","margin":"216.85","free_margin":"10095.55"}\n\n',
         },
       },
       429: LIMITED,

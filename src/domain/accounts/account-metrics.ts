@@ -19,18 +19,21 @@ export type OpenPosition = Pick<Order, 'symbol' | 'cmd' | 'volume' | 'contractSi
 
 export interface AccountMetrics {
   balance: Dec;
+  /** The non-withdrawable bucket: part of equity, never of what can leave the account. */
+  credit: Dec;
   equity: Dec;
   margin: Dec;
   free_margin: Dec;
 }
 
 /**
- * Equity (balance plus floating profit) and margin of an account's open orders at current
- * quotes, in the account currency. An order whose symbol has no quote counts at its
- * opening price with no floating profit.
+ * Equity (balance plus credit plus floating profit) and margin of an account's open orders at
+ * current quotes, in the account currency. Credit counts in equity everywhere equity is used
+ * (margin level, margin call, stop-out, free margin, prop rules). An order whose symbol has no
+ * quote counts at its opening price with no floating profit.
  */
 export function metricsOf(
-  account: Pick<Account, 'balance' | 'currency'> & LeverageOf,
+  account: Pick<Account, 'balance' | 'currency'> & Partial<Pick<Account, 'credit'>> & LeverageOf,
   open: OpenPosition[],
   pricing: PricingContext,
   leverage: number = leverageOf(account),
@@ -66,9 +69,10 @@ export function metricsOf(
     margin = margin.plus(marginInQuoteCurrency(volume, contract, current, leverage).times(rate));
   }
   const balance = dec(account.balance);
-  const equity = money(balance.plus(floating));
+  const credit = dec(account.credit ?? '0');
+  const equity = money(balance.plus(credit).plus(floating));
   const usedMargin = money(margin);
-  return { balance, equity, margin: usedMargin, free_margin: equity.minus(usedMargin) };
+  return { balance, credit, equity, margin: usedMargin, free_margin: equity.minus(usedMargin) };
 }
 
 export async function loadMetrics(em: EntityManager, quotes: QuoteStore, account: Account): Promise<AccountMetrics> {
@@ -76,7 +80,9 @@ export async function loadMetrics(em: EntityManager, quotes: QuoteStore, account
   // Most accounts (every wallet) hold no position: nothing to price.
   if (open.length === 0) {
     const balance = dec(account.balance);
-    return { balance, equity: balance, margin: new D(0), free_margin: balance };
+    const credit = dec(account.credit);
+    const equity = balance.plus(credit);
+    return { balance, credit, equity, margin: new D(0), free_margin: equity };
   }
   const pricing = await PricingContext.load(
     em,

@@ -80,12 +80,12 @@ const BRANCHES: Array<{ stage: Stage; from: string; where: string; price: 'bid' 
 
 /**
  * The accounts holding the symbol (an open order on it): those whose margin a tick of it may
- * move, each with what the margin pre-check needs (balance, currency, group, leverage, the
+ * move, each with what the margin pre-check needs (balance, credit, currency, group, leverage, the
  * group's margin call level, every open order of the account) and whether a prop challenge
  * of theirs is active, as one JSON object per account. Takes the symbol.
  */
 const HOLDERS = `select row_to_json(h) as holder from (
-  select a.id as account_id, a.margin_call_active, a.balance::text as balance, a.currency, a.group_id,
+  select a.id as account_id, a.margin_call_active, a.balance::text as balance, a.credit::text as credit, a.currency, a.group_id,
     coalesce(a.leverage, g.default_leverage, 1) as leverage, g.margin_call_level::text as margin_call_level,
     exists (select 1 from prop_challenges c where c.account_id = a.id and c.status = 'active') as challenge,
     coalesce((select json_agg(json_build_object('symbol', o.symbol, 'cmd', o.cmd, 'volume', o.volume::text,

@@ -6,6 +6,8 @@ import { dec, type Dec } from '../../platform/decimal';
 import { lockAccounts } from '../accounts/accounts';
 import { accountView } from '../accounts/account-view';
 import { recordEvent } from '../events/outbox';
+import { removeCreditAfterStopOut } from '../bonuses/credit';
+import { forfeitAfterStopOut } from '../bonuses/bonuses';
 import { postToLedger } from '../ledger/posting';
 import { metricsOf, type OpenPosition } from '../accounts/account-metrics';
 import { closeAtPricing } from '../orders/close-order';
@@ -13,7 +15,7 @@ import { PricingContext, PricingError } from '../prices/pricing-context';
 import { closingPrice, profitInQuoteCurrency } from '../prices/trading-math';
 import type { QuoteStore } from '../prices/quote-store';
 import { PricingTermsCache } from '../prices/pricing-terms';
-import { executeNamed } from '../../db/bound-statement';
+import { executeBoundInTransaction, executeNamed } from '../../db/bound-statement';
 import { LOCK_OPEN_ORDERS, SET_MARGIN_CALL_ACTIVE } from '../accounts/accounts.queries';
 
 export interface MarginOutcome {
@@ -109,7 +111,20 @@ export async function checkMargin(em: EntityManager, quotes: QuoteStore, account
             closed_orders: outcome.stoppedOut.map(Number),
           },
         });
-      if (outcome.stoppedOut.length) outcome.compensated = await protectNegativeBalance(tx, quotes, account, outcome.stoppedOut);
+      if (outcome.stoppedOut.length) {
+        // Credit goes first, so the compensation covers only what the customer's own money could not.
+        if (
+          (await tx.count(Order, { account: account.id, status: 'open' })) === 0 &&
+          dec(account.balance).lte(0) &&
+          dec(account.credit).gt(0)
+        ) {
+          // Bonuses first (statements), then the entity re-read, then what credit is left.
+          await forfeitAfterStopOut((s) => executeBoundInTransaction(tx, s), account.id);
+          await tx.refresh(account);
+          removeCreditAfterStopOut(tx, account, outcome.stoppedOut);
+        }
+        outcome.compensated = await protectNegativeBalance(tx, quotes, account, outcome.stoppedOut);
+      }
     }
     return outcome;
   });
@@ -168,6 +183,8 @@ export interface MarginHolder {
   /** Whether a prop challenge of the account is active. */
   challenge: boolean;
   balance: string;
+  /** Counts in equity, as the locked check counts it. */
+  credit: string;
   currency: string;
   group_id: string | null;
   /** The account's own leverage, else its group's default. */
@@ -193,8 +210,8 @@ export async function marginNeedsCheck(em: EntityManager, quotes: QuoteStore, ho
   const symbols = [...new Set(holder.open.map((o) => o.symbol))].sort();
   // Terms depend on the group, the account currency and the symbols only: accounts alike share them.
   const terms = await precheckTerms.get(em, { currency, groupId }, symbols);
-  // Pricing reads only the currency of the account it is loaded for (and metricsOf its balance).
-  const account = { currency, balance: holder.balance } as Account;
+  // Pricing reads only the currency of the account it is loaded for (and metricsOf its balance and credit).
+  const account = { currency, balance: holder.balance, credit: holder.credit } as Account;
   const pricing = await PricingContext.load(em, quotes, account, symbols, terms);
   const open: OpenPosition[] = holder.open.map((o) => ({ ...o, cmd: Number(o.cmd) as 0 | 1 }));
   const m = metricsOf(account, open, pricing, Number(holder.leverage));

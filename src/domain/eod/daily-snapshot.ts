@@ -57,7 +57,7 @@ export interface SnapshotFigures {
 }
 
 /**
- * Balance, equity, margin, free margin and floating profit from the account metrics
+ * Balance, equity (credit included), margin, free margin and floating profit from the account metrics
  * (metricsOf) at current quotes. `balance` is the balance after the swaps: the entity keeps
  * the one it was loaded with, as the swaps changed the row by SQL.
  */
@@ -73,7 +73,8 @@ export async function snapshotFigures(
   let metrics: AccountMetrics;
   if (open.length === 0) {
     const b = dec(balance);
-    metrics = { balance: b, equity: b, margin: new D(0), free_margin: b };
+    const credit = dec(account.credit);
+    metrics = { balance: b, credit, equity: b.plus(credit), margin: new D(0), free_margin: b.plus(credit) };
   } else {
     const symbols = [...new Set(open.map((o) => o.symbol))].sort();
     const pricing = await PricingContext.load(
@@ -90,6 +91,6 @@ export async function snapshotFigures(
     equity: metrics.equity.toFixed(2),
     margin: metrics.margin.toFixed(2),
     free_margin: metrics.free_margin.toFixed(2),
-    floating_profit: metrics.equity.minus(metrics.balance).toFixed(2),
+    floating_profit: metrics.equity.minus(metrics.balance).minus(metrics.credit).toFixed(2),
   };
 }

@@ -23,6 +23,9 @@ export interface ApiTokenFacts {
   permissions: string[];
 }
 
+/** Promo code validate plus redeem attempts a customer may make: 10 an hour, so codes cannot be guessed. */
+export const PROMO_ATTEMPTS = { limit: 10, windowSeconds: 3600 } as const;
+
 /** The identity parts built once per process. */
 export interface Identity {
   accessTokens: AccessTokens;
@@ -31,6 +34,8 @@ export interface Identity {
   throttle: LoginThrottle;
   /** Password-reset requests, per email from one client address and per client address (RESET_LIMITS). */
   resetThrottle: RequestThrottle;
+  /** Promo code validate and redeem attempts, per customer (PROMO_ATTEMPTS). */
+  promoThrottle: RequestThrottle;
   /** Self-registrations per client address, in one-hour windows (the limit is a broker setting). */
   registrationThrottle: RequestThrottle;
   /** Seals TOTP seeds at rest. */
@@ -58,6 +63,7 @@ export function createIdentity(options: IdentityOptions, redis: RedisClient, tot
     apiTokens: new AuthCache<ApiTokenFacts>(redis, keyPrefix, 'apitoken'),
     throttle: new LoginThrottle(redis, keyPrefix),
     resetThrottle: new RequestThrottle(redis, keyPrefix, 'password-reset', RESET_LIMITS.windowSeconds),
+    promoThrottle: new RequestThrottle(redis, keyPrefix, 'promo', PROMO_ATTEMPTS.windowSeconds),
     registrationThrottle: new RequestThrottle(redis, keyPrefix, 'registration', 3600),
     totpBox,
     streamTickets: new StreamTickets(redis, keyPrefix),

@@ -32,6 +32,8 @@ export const PERMISSIONS = [
   'view_reports',
   'run_end_of_day',
   'manage_prop',
+  'manage_bonuses',
+  'manage_promotions',
   'manage_payments',
   'approve_deposits',
   'manage_integrations',

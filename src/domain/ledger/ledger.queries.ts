@@ -1,10 +1,18 @@
 import { namedStatement } from '../../platform/named-sql';
 
-/** Accounts whose balance differs from the sum of their ledger rows: always empty, or something is broken. */
+/**
+ * Accounts whose balance or credit differs from the sum of that bucket's ledger rows, one row
+ * per account and bucket out of balance: always empty, or something is broken.
+ */
 export const LEDGER_MISMATCHES = namedStatement<Record<string, never>>(
-  `select a.login::text as login, a.balance::text as balance, coalesce(sum(l.amount), 0)::text as ledger_sum
-     from accounts a left join ledger_entries l on l.account_id = a.id
-    group by a.id having a.balance <> coalesce(sum(l.amount), 0)`,
+  `select login, bucket, held::text as balance, ledger_sum::text as ledger_sum from (
+     select a.login::text as login, a.balance, a.credit,
+            coalesce(sum(l.amount) filter (where l.bucket = 'balance'), 0) as balance_sum,
+            coalesce(sum(l.amount) filter (where l.bucket = 'credit'), 0) as credit_sum
+       from accounts a left join ledger_entries l on l.account_id = a.id
+      group by a.id) s
+   cross join lateral (values ('balance', s.balance, s.balance_sum), ('credit', s.credit, s.credit_sum)) v(bucket, held, ledger_sum)
+   where held <> ledger_sum`,
 );
 
 /**

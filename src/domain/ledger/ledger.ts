@@ -1,7 +1,13 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import type { Account } from '../../entities/account.entity';
-import { LEDGER_KINDS, LedgerEntry, type LedgerKind } from '../../entities/ledger-entry.entity';
+import {
+  LEDGER_BUCKETS,
+  LEDGER_KINDS,
+  LedgerEntry,
+  type LedgerBucket,
+  type LedgerKind,
+} from '../../entities/ledger-entry.entity';
 import { MoneyText } from '../../platform/money-text';
 import { executeNamed } from '../../db/bound-statement';
 import { DEPOSITED_SINCE, LEDGER_MISMATCHES, ORDER_CHARGES } from './ledger.queries';
@@ -10,8 +16,9 @@ export const LedgerSchema = z.object({
   id: z.uuid(),
   seq: z.int().describe('Booking order: rows are numbered as they are booked, and balance_after chains in this order'),
   kind: z.enum(LEDGER_KINDS),
+  bucket: z.enum(LEDGER_BUCKETS).describe('What the row moves: the balance, or the non-withdrawable credit'),
   amount: MoneyText,
-  balance_after: MoneyText,
+  balance_after: MoneyText.describe("What the row's bucket holds after it"),
   reference_type: z.string().nullable(),
   reference_id: z.string().nullable(),
   comment: z.string().nullable(),
@@ -24,6 +31,7 @@ export function ledgerView(r: LedgerEntry): LedgerView {
     id: r.id,
     seq: Number(r.seq),
     kind: r.kind,
+    bucket: r.bucket,
     amount: r.amount,
     balance_after: r.balanceAfter,
     reference_type: r.referenceType ?? null,
@@ -39,7 +47,9 @@ export function ledgerView(r: LedgerEntry): LedgerView {
  */
 export function appendLedgerRow(
   em: EntityManager,
-  row: Pick<LedgerEntry, 'kind' | 'amount' | 'balanceAfter' | 'referenceType' | 'referenceId' | 'comment'> & { account: Account },
+  row: Pick<LedgerEntry, 'kind' | 'bucket' | 'amount' | 'balanceAfter' | 'referenceType' | 'referenceId' | 'comment'> & {
+    account: Account;
+  },
 ): LedgerEntry {
   return em.create(LedgerEntry, row);
 }
@@ -73,6 +83,8 @@ export interface LedgerRowSql {
   bookedAt: string;
   accountId: string;
   kind: LedgerKind;
+  /** The bucket the row moves (the balance unless said): the statement's update must change the same one. */
+  bucket?: LedgerBucket;
   amount: string;
   /** The balance the row leaves: the column the same statement's balance update returns. */
   balanceAfter: string;
@@ -97,22 +109,24 @@ export function ledgerInsertSql(rows: readonly LedgerRowSql[]): string {
     if (!LEDGER_KIND_SET.has(r.kind)) throw new Error(`unknown ledger kind ${r.kind}`);
     if (!/^[a-z_]+$/.test(r.referenceType)) throw new Error(`bad ledger reference type ${r.referenceType}`);
     return (
-      `select ${r.id}, ${r.bookedAt}, ${r.bookedAt}, ${r.accountId}, '${r.kind}', ${r.amount}, ${r.balanceAfter}, ` +
+      `select ${r.id}, ${r.bookedAt}, ${r.bookedAt}, ${r.accountId}, '${r.kind}', '${r.bucket ?? 'balance'}', ${r.amount}, ${r.balanceAfter}, ` +
       `'${r.referenceType}', ${r.referenceId}, ${r.comment} from ${r.from}`
     );
   });
-  return `insert into ledger_entries (id, created_at, updated_at, account_id, kind, amount, balance_after, reference_type, reference_id, comment)
+  return `insert into ledger_entries (id, created_at, updated_at, account_id, kind, bucket, amount, balance_after, reference_type, reference_id, comment)
   ${selects.join('\n  union all\n  ')}
   returning id`;
 }
 
 export interface LedgerMismatch {
   login: string;
+  bucket: LedgerBucket;
+  /** What the account's bucket holds (its balance or its credit). */
   balance: string;
   ledger_sum: string;
 }
 
-/** Accounts whose balance differs from the sum of their ledger rows: always empty, or something is broken. */
+/** Accounts whose balance or credit differs from the sum of that bucket's ledger rows: always empty, or something is broken. */
 export async function findLedgerMismatches(em: EntityManager): Promise<LedgerMismatch[]> {
   return executeNamed<LedgerMismatch>(em, LEDGER_MISMATCHES.bind({}));
 }

@@ -1,13 +1,13 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Account, AccountKind } from '../../entities/account.entity';
-import type { LedgerEntry, LedgerKind } from '../../entities/ledger-entry.entity';
+import type { LedgerBucket, LedgerEntry, LedgerKind } from '../../entities/ledger-entry.entity';
 import { appendLedgerRow } from './ledger';
 import { executeBoundInTransaction } from '../../db/bound-statement';
 import type { RunBound } from '../../db/bound-transaction';
 import { money, type Dec } from '../../platform/decimal';
 
 /**
- * The posting path: the only code that changes `accounts.balance`, and the hooks that policy
+ * The posting path: the only code that changes `accounts.balance` and `accounts.credit`, and the hooks that policy
  * (fraud rules, bonuses, partner rewards, negative balances) hangs on the money paths.
  *
  * A balance changes in one of two forms, and both keep the ledger's rule (the balance is the
@@ -20,9 +20,11 @@ import { money, type Dec } from '../../platform/decimal';
  */
 
 /**
- * Changes a balance and appends its ledger row in the caller's transaction. The caller
- * must hold the account row locked (lockAccounts), so concurrent postings serialise and
- * balance = sum(ledger rows) holds after every commit.
+ * Changes a bucket of an account (its balance, or its credit) and appends the ledger row in
+ * the caller's transaction; the row's balance_after is what that bucket holds after it. The
+ * caller must hold the account row locked (lockAccounts), so concurrent postings serialise and
+ * each bucket = sum(its ledger rows) holds after every commit. Credit never goes below zero:
+ * a caller refuses such a request first (a 422), so reaching it here is a bug.
  */
 export function postToLedger(
   em: EntityManager,
@@ -31,19 +33,43 @@ export function postToLedger(
   kind: LedgerKind,
   reference: { type: string; id: string | number },
   comment?: string | null,
+  bucket: LedgerBucket = 'balance',
 ): LedgerEntry {
   const rounded = money(amount);
-  const balanceAfter = money(account.balance).plus(rounded);
-  account.balance = balanceAfter.toFixed(2);
+  const after = money(bucket === 'credit' ? account.credit : account.balance).plus(rounded);
+  if (bucket === 'credit') {
+    if (after.lt(0)) throw new Error(`credit of account ${account.login} would fall below zero`);
+    account.credit = after.toFixed(2);
+  } else account.balance = after.toFixed(2);
   return appendLedgerRow(em, {
     account,
     kind,
+    bucket,
     amount: rounded.toFixed(2),
-    balanceAfter: balanceAfter.toFixed(2),
+    balanceAfter: after.toFixed(2),
     referenceType: reference.type,
     referenceId: String(reference.id),
     comment: comment ?? null,
   });
+}
+
+/**
+ * A bonus release: `amount` leaves the credit and enters the balance, as two rows of kind
+ * `bonus_release` in the caller's transaction (credit -amount, then balance +amount), so
+ * both buckets keep their sums and the account's total does not move.
+ */
+export function releaseCredit(
+  em: EntityManager,
+  account: Account,
+  amount: Dec,
+  reference: { type: string; id: string | number },
+  comment?: string | null,
+): [LedgerEntry, LedgerEntry] {
+  const rounded = money(amount);
+  return [
+    postToLedger(em, account, rounded.neg(), 'bonus_release', reference, comment, 'credit'),
+    postToLedger(em, account, rounded, 'bonus_release', reference, comment, 'balance'),
+  ];
 }
 
 /**
@@ -53,8 +79,21 @@ export function postToLedger(
  * book the same change as ledger rows (ledgerInsertSql) whose `balanceAfter` is the balance
  * this update returns, so the two cannot disagree.
  */
-export function balanceUpdateSql(input: { delta: string; at: string; where: string; from?: string; returning: string }): string {
-  return `update accounts set balance = accounts.balance + (${input.delta}), updated_at = ${input.at}${input.from ? ` from ${input.from}` : ''}
+export function balanceUpdateSql(input: {
+  delta: string;
+  at: string;
+  where: string;
+  from?: string;
+  returning: string;
+  /** The bucket the change moves (the balance unless said): its ledger rows carry the same bucket. */
+  bucket?: LedgerBucket;
+}): string {
+  // Each bucket's update is spelled out, so a search for the writers of either column finds this one.
+  const set =
+    input.bucket === 'credit'
+      ? `update accounts set credit = accounts.credit + (${input.delta})`
+      : `update accounts set balance = accounts.balance + (${input.delta})`;
+  return `${set}, updated_at = ${input.at}${input.from ? ` from ${input.from}` : ''}
    where ${input.where}
   returning ${input.returning}`;
 }
@@ -82,6 +121,8 @@ export interface PostedAccount {
   kind: AccountKind;
   currency: string;
   balance: string;
+  /** The non-withdrawable bucket: nothing a posting moves out of the balance draws on it. */
+  credit: string;
   reserved: string;
 }
 
@@ -168,6 +209,7 @@ export function postedAccount(account: Account): PostedAccount {
     kind: account.kind,
     currency: account.currency,
     balance: account.balance,
+    credit: account.credit,
     reserved: account.reserved,
   };
 }

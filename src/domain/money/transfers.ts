@@ -41,6 +41,8 @@ export interface TransferRequest {
   to_login: number;
   /** At most two decimals (the route's schema). */
   amount: number;
+  /** Confirms a bonus forfeiture quoted before (read by the bonus hook from the posting's request). */
+  accept_bonus_forfeit?: boolean;
 }
 
 /**
@@ -57,6 +59,7 @@ interface LockedAccountRow {
   kind: AccountKind;
   currency: string;
   balance: string;
+  credit: string;
   reserved: string;
 }
 
@@ -68,7 +71,7 @@ interface LockedAccountRow {
  * sorts before FOR UPDATE locks, so the rows lock one after the other in that order.
  */
 const LOCK_OWN_PAIR = namedStatement<{ customer_id: string; from_login: string; to_login: string }>(
-  `select id, login::text as login, kind, currency, balance::text as balance, reserved::text as reserved from accounts
+  `select id, login::text as login, kind, currency, balance::text as balance, credit::text as credit, reserved::text as reserved from accounts
     where customer_id = :customer_id and login in (:from_login, :to_login) order by id for update`,
 );
 
@@ -231,7 +234,8 @@ export function transferBooking(input: {
 
 /**
  * What the source can give: the wallet its balance less what pending withdrawals reserve; a
- * live account its free margin at current quotes, never more than its balance (floating
+ * live account its free margin at current quotes less its credit (credit carries margin but
+ * never leaves), never more than its balance (floating
  * profit is not money yet: moving it out would leave a negative balance once it vanished),
  * less anything reserved. Read under the account's lock, so a racing market order either
  * committed before (its margin counts here) or waits for this transfer (and its own margin
@@ -243,7 +247,7 @@ async function freeFunds(tx: EntityManager, quotes: QuoteStore, row: LockedAccou
   if (!(await hasOpenOrders((s) => executeBoundInTransaction(tx, s), row))) return available;
   const account = await tx.findOneOrFail(Account, row.id, { populate: ['group'], refresh: true });
   const metrics = await loadMetrics(tx, quotes, account);
-  return D.min(metrics.free_margin, metrics.balance).minus(row.reserved);
+  return D.min(metrics.free_margin.minus(account.credit), metrics.balance).minus(row.reserved);
 }
 
 async function hasOpenOrders(run: RunBound, row: LockedAccountRow): Promise<boolean> {

@@ -6,6 +6,7 @@ import { WithdrawalSchema } from '../money/withdrawals';
 import { OrderSchema } from '../orders/order-view';
 import { ChallengeSchema } from '../prop/challenges';
 import { PayoutSchema } from '../prop/payouts';
+import { BonusSchema } from '../bonuses/bonuses';
 import { notificationLanguage, TERMS, type Language } from '../mail/customer-language';
 
 /**
@@ -58,6 +59,7 @@ const viewFields = (view: z.ZodObject, hidden: string[] = []) => Object.keys(vie
 // Not `decided_by`: which staff user decided is the desk's business.
 const payoutShown = fields(...viewFields(PayoutSchema, ['decided_by']));
 const withdrawalShown = fields(...viewFields(WithdrawalSchema));
+const bonusShown = fields(...viewFields(BonusSchema), 'credit_removed');
 // The account's figures, not its group or customer id.
 const accountShown = ['login', 'currency', 'balance', 'equity', 'margin', 'free_margin', 'margin_level'];
 
@@ -361,6 +363,62 @@ export const TELLINGS: Partial<Record<EventType, Telling>> = {
       },
     },
     shows: fields('login', 'currency', 'balance', 'amount', 'balance_before', 'closed_orders'),
+  },
+  'bonus.granted': {
+    words: {
+      en: {
+        title: 'Bonus granted',
+        body: (d) =>
+          `A bonus of ${text(d.amount)} is now credit on your account ${text(d.login)}. ` +
+          `Trade ${text(d.lots_required)} lots to turn it into balance.`,
+      },
+      de: {
+        title: 'Bonus gutgeschrieben',
+        body: (d) =>
+          `Ein Bonus von ${text(d.amount)} ist jetzt Kredit auf Ihrem Konto ${text(d.login)}. ` +
+          `Handeln Sie ${text(d.lots_required)} Lots, um ihn in Guthaben umzuwandeln.`,
+      },
+    },
+    shows: bonusShown,
+  },
+  'bonus.completed': {
+    words: {
+      en: {
+        title: 'Bonus released',
+        body: (d) => `Your bonus of ${text(d.amount)} on account ${text(d.login)} is fully released to your balance.`,
+      },
+      de: {
+        title: 'Bonus freigegeben',
+        body: (d) => `Ihr Bonus von ${text(d.amount)} auf Konto ${text(d.login)} ist vollständig Ihrem Guthaben gutgeschrieben.`,
+      },
+    },
+    shows: bonusShown,
+  },
+  'bonus.expired': {
+    words: {
+      en: {
+        title: 'Bonus expired',
+        body: (d) => `Your bonus on account ${text(d.login)} has expired: ${text(d.credit_removed)} of credit was removed.`,
+      },
+      de: {
+        title: 'Bonus abgelaufen',
+        body: (d) => `Ihr Bonus auf Konto ${text(d.login)} ist abgelaufen: ${text(d.credit_removed)} Kredit wurden entfernt.`,
+      },
+    },
+    shows: bonusShown,
+  },
+  'bonus.forfeited': {
+    words: {
+      en: {
+        title: 'Bonus forfeited',
+        body: (d) => `${text(d.credit_removed)} of bonus credit was removed from your account ${text(d.login)}.`,
+      },
+      de: {
+        title: 'Bonus verfallen',
+        body: (d) => `${text(d.credit_removed)} Bonuskredit wurden von Ihrem Konto ${text(d.login)} entfernt.`,
+      },
+    },
+    shows: bonusShown,
   },
 };
 

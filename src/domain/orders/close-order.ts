@@ -185,7 +185,7 @@ with o as (
     delta: ':profit::numeric + :commission::numeric',
     at: 'now()',
     where: 'id = (select account_id from o)',
-    returning: 'id, balance, customer_id, login, kind, currency, reserved',
+    returning: 'id, balance, credit, customer_id, login, kind, currency, reserved',
   })}
 ), l as (
   ${ledgerInsertSql([
@@ -236,7 +236,7 @@ type CloseBinding = CloseParams & { comment: string };
 /** The order's commission and swap read as of the statement's start, plus this close's commission. */
 const CLOSED = `select (select count(*) from o)::int as booked, s.commission, s.swap,
   (select json_build_object('id', id, 'login', login::text, 'customerId', customer_id, 'kind', kind, 'currency', currency,
-          'balance', balance::text, 'reserved', reserved::text) from a) as account
+          'balance', balance::text, 'credit', credit::text, 'reserved', reserved::text) from a) as account
   from s`;
 
 const CLOSE = namedStatement<CloseBinding>(`${CLOSE_CTES}

@@ -23,7 +23,7 @@ import { termsCtes, type TermsRow } from '../prices/pricing-terms';
  * own accounts for a customer (`customer_id`; null for staff), so another customer's row is
  * never locked; by id for the engine filling a pending order.
  */
-const LOCK_ACCOUNT_COLUMNS = `select a.id, a.login, a.customer_id, a.group_id, a.kind, a.currency, a.balance, a.reserved::text as reserved, a.leverage,
+const LOCK_ACCOUNT_COLUMNS = `select a.id, a.login, a.customer_id, a.group_id, a.kind, a.currency, a.balance, a.credit::text as credit, a.reserved::text as reserved, a.leverage,
          a.trading_disabled, a.margin_call_active, g.default_leverage as group_leverage, g.max_open_positions as group_max_open_positions,
          g.max_exposure::text as group_max_exposure, g.net_max_exposure as group_net_max_exposure, g.currency as group_currency
   from accounts a left join trading_groups g on g.id = a.group_id`;
@@ -68,6 +68,8 @@ export interface LockedAccountRow {
   currency: string;
   /** Decimal text. */
   balance: string;
+  /** Decimal text: counts in equity, so in the free margin an open needs. */
+  credit: string;
   /** Decimal text. */
   reserved: string;
   leverage: number | null;

@@ -72,8 +72,9 @@ async function startingBalance(tx: EntityManager, accountId: string): Promise<De
 async function payable(tx: EntityManager, quotes: QuoteStore, account: Account, ownHold: Dec = new D(0)): Promise<Dec> {
   const starting = await startingBalance(tx, account.id);
   await tx.populate(account, ['group']);
-  const { balance, equity } = await loadMetrics(tx, quotes, account);
-  return D.max(D.min(balance, equity).minus(dec(account.reserved).minus(ownHold)).minus(starting), 0);
+  const { balance, credit, equity } = await loadMetrics(tx, quotes, account);
+  // Credit carries positions but is never paid out: the equity compared is the balance's own.
+  return D.max(D.min(balance, equity.minus(credit)).minus(dec(account.reserved).minus(ownHold)).minus(starting), 0);
 }
 
 /**
@@ -86,7 +87,7 @@ export async function requestPayout(
   em: EntityManager,
   quotes: QuoteStore,
   caller: Caller,
-  input: { login: number; amount: number },
+  input: { login: number; amount: number; accept_bonus_forfeit?: boolean },
 ): Promise<PayoutView> {
   const found = await inScopeOr404(
     em,

@@ -34,6 +34,7 @@ export const ExposureParamsSchema = z.object({
 });
 export const DepositsWithdrawalsParamsSchema = period({ group_id: z.uuid().optional() });
 export const DailyParamsSchema = z.object({ trading_date: Day });
+export const PromotionsParamsSchema = period({ campaign_id: z.uuid().optional() });
 
 export const REPORT_PARAMS = {
   account_statement: StatementParamsSchema,
@@ -41,6 +42,7 @@ export const REPORT_PARAMS = {
   exposure: ExposureParamsSchema,
   deposits_withdrawals: DepositsWithdrawalsParamsSchema,
   daily: DailyParamsSchema,
+  promotions: PromotionsParamsSchema,
 } satisfies Record<ReportType, z.ZodType>;
 
 export type StatementParams = z.output<typeof StatementParamsSchema>;
@@ -48,6 +50,7 @@ export type TradesParams = z.output<typeof TradesParamsSchema>;
 export type ExposureParams = z.output<typeof ExposureParamsSchema>;
 export type DepositsWithdrawalsParams = z.output<typeof DepositsWithdrawalsParamsSchema>;
 export type DailyParams = z.output<typeof DailyParamsSchema>;
+export type PromotionsParams = z.output<typeof PromotionsParamsSchema>;
 
 /** The first instant of a `YYYY-MM-DD` day (UTC), and the first instant after an inclusive `to`. */
 export function dayStart(day: string): Date {

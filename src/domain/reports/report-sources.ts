@@ -15,12 +15,14 @@ import {
   dayStart,
   REPORT_PARAMS,
   type DepositsWithdrawalsParams,
+  type PromotionsParams,
   type ExposureParams,
   type StatementParams,
   type TradesParams,
 } from './report-params';
 import {
   DEPOSITS_WITHDRAWALS,
+  PROMOTIONS,
   EXPOSURE,
   STATEMENT_BALANCES,
   STATEMENT_CLOSED_ORDERS,
@@ -90,6 +92,17 @@ const EXPOSURE_COLUMNS: Column[] = [
   col('floating_profit', 'Clients floating profit', 'money'),
 ];
 
+const PROMOTIONS_COLUMNS: Column[] = [
+  col('code', 'Code', 'text'),
+  col('campaign_id', 'Campaign', 'text'),
+  col('currency', 'Currency', 'text'),
+  col('redemptions', 'Redemptions', 'integer'),
+  col('granted', 'Bonus granted', 'money'),
+  col('released', 'Released', 'money'),
+  col('forfeited', 'Forfeited', 'money'),
+  col('net_cost', 'Net cost', 'money'),
+];
+
 const DEPOSITS_WITHDRAWALS_COLUMNS: Column[] = [
   col('currency', 'Currency', 'text'),
   col('day', 'Day', 'date'),
@@ -114,6 +127,7 @@ export const REPORT_SECTIONS: Record<ReportType, Array<{ key: string; columns: C
   exposure: [{ key: 'symbols', columns: EXPOSURE_COLUMNS }],
   deposits_withdrawals: [{ key: 'days', columns: DEPOSITS_WITHDRAWALS_COLUMNS }],
   daily: [{ key: 'snapshots', columns: DAILY_COLUMNS }],
+  promotions: [{ key: 'codes', columns: PROMOTIONS_COLUMNS }],
 };
 
 const fromArray = (rows: Row[]) => () =>
@@ -138,6 +152,8 @@ export async function documentFor(type: ReportType, rawParams: unknown, ctx: Sou
       return depositsWithdrawalsDocument(parsed.data as DepositsWithdrawalsParams, ctx);
     case 'daily':
       return dailyDocument(parsed.data as { trading_date: string }, ctx);
+    case 'promotions':
+      return promotionsDocument(parsed.data as PromotionsParams, ctx);
   }
 }
 
@@ -340,5 +356,26 @@ function depositsWithdrawalsDocument(params: DepositsWithdrawalsParams, ctx: Sou
         rows: () => ctx.reader.stream(bound),
       },
     ],
+  };
+}
+
+function promotionsDocument(params: PromotionsParams, ctx: SourceContext): ReportDocument {
+  const bound = PROMOTIONS.bind({
+    start: dayStart(params.from),
+    until: dayAfter(params.to),
+    campaign_id: params.campaign_id ?? null,
+  });
+  return {
+    fileName: `promotions-${params.from}-${params.to}`,
+    title: 'Promotions',
+    subtitle: [
+      `Per promo code, ${params.from} to ${params.to} inclusive${params.campaign_id ? `, campaign ${params.campaign_id}` : ''}: ` +
+        'redemptions, bonus granted, released to balance, forfeited, and the net cost (what became withdrawable).',
+      built(ctx.now),
+    ],
+    head: { type: 'promotions', from: params.from, to: params.to, campaign_id: params.campaign_id ?? null },
+    headTypes: { type: 'text', from: 'date', to: 'date', campaign_id: 'text' },
+    summary: [],
+    sections: [{ key: 'codes', title: 'Per code', columns: PROMOTIONS_COLUMNS, rows: () => ctx.reader.stream(bound) }],
   };
 }

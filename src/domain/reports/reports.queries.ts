@@ -92,18 +92,21 @@ type ScopeParams = ReturnType<typeof scopeParams>;
 
 // --- account_statement -------------------------------------------------------------------
 
-/** The balance before the period and at its end, as sums of the ledger: what the balance column is kept equal to. */
+/**
+ * The balance before the period and at its end, as sums of the ledger's balance rows: what the
+ * balance column is kept equal to (credit rows are the other bucket, not the statement's balance).
+ */
 export const STATEMENT_BALANCES = namedStatement<{ account_id: string; start: Date; until: Date }>(
   `select coalesce(sum(amount) filter (where created_at < :start), 0.00)::text as opening,
           coalesce(sum(amount), 0.00)::text as closing
-     from ledger_entries where account_id = :account_id and created_at < :until`,
+     from ledger_entries where account_id = :account_id and bucket = 'balance' and created_at < :until`,
 );
 
 export const STATEMENT_LEDGER = namedStatement<{ account_id: string; start: Date; until: Date }>(
   `select seq::text as seq, ${iso('created_at')} as time, kind, amount::text as amount,
           balance_after::text as balance_after, reference_type, reference_id
      from ledger_entries
-    where account_id = :account_id and created_at >= :start and created_at < :until
+    where account_id = :account_id and bucket = 'balance' and created_at >= :start and created_at < :until
     order by seq`,
 );
 
@@ -184,6 +187,32 @@ export const DEPOSITS_WITHDRAWALS = namedStatement<{ start: Date; until: Date; g
       and ${scopeSql('a.customer_id')}
     group by a.currency, day
     order by a.currency, day`,
+);
+
+// --- promotions ------------------------------------------------------------------------------
+
+/**
+ * Per promo code (of one campaign, or all): the redemptions of the period and, from the ledger
+ * rows of its bonuses booked in the period, the credit granted, the part released to balance,
+ * the credit removed (forfeited, expired or cancelled) and the net cost (what became
+ * withdrawable money).
+ */
+export const PROMOTIONS = namedStatement<{ start: Date; until: Date; campaign_id: string | null }>(
+  `select c.code, c.campaign_id::text as campaign_id, p.currency,
+          (select count(*) from promo_redemptions r
+            where r.promo_code_id = c.id and r.created_at >= :start and r.created_at < :until)::int as redemptions,
+          coalesce(sum(l.amount) filter (where l.kind = 'credit_in'), 0.00)::text as granted,
+          coalesce(sum(l.amount) filter (where l.kind = 'bonus_release' and l.bucket = 'balance'), 0.00)::text as released,
+          coalesce(-sum(l.amount) filter (where l.kind = 'credit_out'), 0.00)::text as forfeited,
+          coalesce(sum(l.amount) filter (where l.kind = 'bonus_release' and l.bucket = 'balance'), 0.00)::text as net_cost
+     from promo_codes c
+     join bonus_programs p on p.id = c.bonus_program_id
+     left join bonuses b on b.source_type = 'promo' and b.source_id = c.id::text
+     left join ledger_entries l on l.reference_type = 'bonus' and l.reference_id = b.id::text
+      and l.created_at >= :start and l.created_at < :until
+    where (:campaign_id::uuid is null or c.campaign_id = :campaign_id::uuid)
+    group by c.id, c.code, c.campaign_id, p.currency
+    order by c.code`,
 );
 
 // --- daily -----------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ import type { QuoteStore } from '../prices/quote-store';
 export interface AccountFigures {
   login: number;
   balance: string;
+  credit: string;
   equity: string;
   margin: string;
   free_margin: string;
@@ -47,14 +48,23 @@ export async function loadWatchedAccounts(em: EntityManager, customerId: string)
 export async function figuresOf(em: EntityManager, quotes: QuoteStore, w: WatchedAccount): Promise<AccountFigures> {
   const login = Number(w.account.login);
   if (w.open.length === 0) {
-    const balance = dec(w.account.balance).toFixed(2);
-    return { login, balance, equity: balance, margin: '0.00', free_margin: balance };
+    const balance = dec(w.account.balance);
+    const equity = balance.plus(dec(w.account.credit)).toFixed(2);
+    return {
+      login,
+      balance: balance.toFixed(2),
+      credit: dec(w.account.credit).toFixed(2),
+      equity,
+      margin: '0.00',
+      free_margin: equity,
+    };
   }
   const pricing = await PricingContext.load(em, quotes, w.account, w.symbols, w.terms);
   const m = metricsOf(w.account, w.open, pricing);
   return {
     login,
     balance: m.balance.toFixed(2),
+    credit: m.credit.toFixed(2),
     equity: m.equity.toFixed(2),
     margin: m.margin.toFixed(2),
     free_margin: m.free_margin.toFixed(2),

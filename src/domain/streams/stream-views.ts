@@ -61,6 +61,7 @@ export const AccountUpdatedSchema = z
   .object({
     login: z.number().int(),
     balance: MoneyText,
+    credit: MoneyText,
     equity: MoneyText,
     margin: MoneyText,
     free_margin: MoneyText,

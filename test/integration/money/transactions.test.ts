@@ -16,6 +16,7 @@ let bobWallet: number;
 const FIELDS = [
   'amount',
   'balance_after',
+  'bucket',
   'comment',
   'created_at',
   'currency',

@@ -235,7 +235,7 @@ test('when a customer’s position moves with quotes, then account.updated comes
   await openOrder(app, admin, login, 0, 1);
   const opened = await s.waitFor((e) => e.event === 'account.updated' && Number(JSON.parse(e.data).margin) > 0);
   const figures = JSON.parse(opened.data);
-  expect(Object.keys(figures).sort()).toEqual(['balance', 'equity', 'free_margin', 'login', 'margin']);
+  expect(Object.keys(figures).sort()).toEqual(['balance', 'credit', 'equity', 'free_margin', 'login', 'margin']);
   expect(figures.login).toBe(login);
   // The same view, with the same JSON types, as the REST account: money as decimal text.
   for (const key of ['balance', 'equity', 'margin', 'free_margin'])

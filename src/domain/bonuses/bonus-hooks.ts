@@ -1,0 +1,62 @@
+import { dec } from '../../platform/decimal';
+import type { PostingHook } from '../ledger/posting';
+import { countClose, forfeitForReversedDeposit, grantOnDeposit } from './bonuses';
+import { forfeitOnMoneyOut } from './bonus-forfeit';
+import { grantArmedOnDeposit } from './promo-codes';
+import { LOCK_ACCOUNT, type BonusAccountRow } from './bonus-statements';
+
+/**
+ * The bonus policy on the money paths (installed in src/policy.ts). Each hook reads the locked
+ * account first and returns at once when it has nothing to do: an account without credit has
+ * no active bonus, so closes and transfers of accounts without bonuses pay no round trip.
+ */
+
+/** Turnover: a close counts toward the account's active bonuses, in the close's transaction. */
+export const BonusTurnoverHook: PostingHook = {
+  name: 'bonus_turnover',
+  flows: ['order_close'],
+  async after(run, posting) {
+    if (dec(posting.account.credit ?? '0').lte(0)) return;
+    await countClose(run, posting.account.id, posting.reference.id);
+  },
+};
+
+/**
+ * Money out of an account holding an active bonus: 409 with the forfeiture quote unless the
+ * request declared `accept_bonus_forfeit: true`, in which case the credit leaves with it.
+ */
+export const BonusForfeitHook: PostingHook = {
+  name: 'bonus_forfeit',
+  flows: ['transfer_out', 'payout', 'withdrawal'],
+  async before(run, posting) {
+    if (dec(posting.account.credit ?? '0').lte(0)) return;
+    await forfeitOnMoneyOut(run, posting.account, dec(posting.amount).abs(), posting.request?.accept_bonus_forfeit === true);
+  },
+};
+
+/**
+ * Deposit bonuses: a completed deposit grants the deposit programmes the account qualifies for.
+ * Where the fraud rules' `bonus_grant` evaluation belongs: before grantOnAccount, inside
+ * grantOnDeposit, so a `review` keeps the bonus on hold and a `block` grants nothing.
+ */
+export const DepositBonusHook: PostingHook = {
+  name: 'deposit_bonus',
+  flows: ['deposit'],
+  async after(run, posting) {
+    if (posting.account.kind === 'wallet' || posting.account.kind === 'demo') return;
+    await grantOnDeposit(run, posting.account.id, dec(posting.amount), posting.reference.id);
+    // Promo codes armed until a qualifying deposit are granted on it.
+    const [account] = await run<BonusAccountRow>(LOCK_ACCOUNT.bind({ account_id: posting.account.id }));
+    await grantArmedOnDeposit(run, account!, dec(posting.amount));
+  },
+};
+
+/** A provider's charge-back or refund of a deposit forfeits the bonuses that deposit granted. */
+export const DepositReversalBonusHook: PostingHook = {
+  name: 'deposit_reversal_bonus',
+  flows: ['deposit_reversal'],
+  async after(run, posting) {
+    if (dec(posting.account.credit ?? '0').lte(0)) return;
+    await forfeitForReversedDeposit(run, posting.account.id, posting.reference.id);
+  },
+};
