@@ -1,6 +1,7 @@
 import type { EventConsumer } from './domain/events/consumers';
 import type { AccountRolloverStep } from './domain/eod/account-chunk';
 import type { PostingHook } from './domain/ledger/posting';
+import { CustomerAccessHook, FraudPostingHook, ReversalCaseHook } from './domain/fraud/hooks';
 import { NegativeWalletHook } from './domain/money/negative-wallet';
 import { NotificationsConsumer } from './domain/notifications/notifications';
 import { PropChallengesConsumer } from './domain/prop/challenge-consumer';
@@ -18,7 +19,13 @@ import { WebhookConsumer } from './domain/webhooks/consumer';
  * Run inside the transaction of every posting of their flows (src/domain/ledger/posting.ts),
  * in this order: `before` may refuse the movement, `after` may book more with it.
  */
-export const POSTING_HOOKS: readonly PostingHook[] = [NegativeWalletHook];
+export const POSTING_HOOKS: readonly PostingHook[] = [
+  // Moderation and the debt of a negative wallet refuse first: both are cheap reads of one row.
+  CustomerAccessHook,
+  NegativeWalletHook,
+  FraudPostingHook,
+  ReversalCaseHook,
+];
 
 /**
  * Run for every account at the end of day, after its swaps and snapshot, in the same

@@ -1,8 +1,16 @@
-import { Entity, Property, Unique } from '@mikro-orm/decorators/legacy';
+import { Entity, Enum, Property, Unique } from '@mikro-orm/decorators/legacy';
 import { PrincipalEntity } from './principal.entity';
 
+/**
+ * What a customer may do, set by staff moderation or a fraud case: `close_only` keeps the
+ * customer able to log in, close positions and withdraw, and nothing else that moves money out
+ * or opens risk; `no_login` ends its sessions and refuses its logins.
+ */
+export const CUSTOMER_ACCESS_LEVELS = ['full', 'close_only', 'no_login'] as const;
+export type CustomerAccess = (typeof CUSTOMER_ACCESS_LEVELS)[number];
+
 @Entity({ tableName: 'customers' })
-export class Customer extends PrincipalEntity<'locale' | 'country' | 'affiliateId' | 'verificationLevel'> {
+export class Customer extends PrincipalEntity<'locale' | 'country' | 'affiliateId' | 'verificationLevel' | 'access'> {
   @Property({ type: 'string', length: 320 })
   @Unique()
   declare email: string;
@@ -30,4 +38,7 @@ export class Customer extends PrincipalEntity<'locale' | 'country' | 'affiliateI
    */
   @Property({ type: 'smallint', default: 0 })
   verificationLevel: number = 0;
+
+  @Enum({ items: [...CUSTOMER_ACCESS_LEVELS], type: 'string', default: 'full' })
+  access: CustomerAccess = 'full';
 }

@@ -1,3 +1,4 @@
+import { FraudCase, FraudEvaluation, FraudList, FraudRule, FraudSignal } from './fraud.entity';
 import { Account } from './account.entity';
 import { ApiToken } from './api-token.entity';
 import { AuditEntry } from './audit-entry.entity';
@@ -106,4 +107,9 @@ export const ENTITIES = [
   Integration,
   DepositIntent,
   InboundCall,
+  FraudList,
+  FraudRule,
+  FraudSignal,
+  FraudEvaluation,
+  FraudCase,
 ];

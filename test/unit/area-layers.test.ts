@@ -13,7 +13,7 @@ const LAYERS: ReadonlyArray<readonly string[]> = [
   ['compliance', 'groups', 'mail', 'queues', 'secrets', 'webhooks'],
   ['identity', 'instruments'],
   ['prices'],
-  ['accounts', 'reports'],
+  ['accounts', 'fraud', 'reports'],
   ['customers', 'eod', 'money', 'orders', 'streams'],
   ['engine', 'payments', 'prop', 'risk'],
   ['notifications'],

@@ -7,6 +7,7 @@ import { crmRoutes } from './crm.routes';
 import { docsRoutes } from './docs.routes';
 import { eodRoutes } from './eod.routes';
 import { emailTemplateRoutes } from './email-templates.routes';
+import { fraudRoutes } from './fraud.routes';
 import { groupRoutes } from './groups.routes';
 import { instrumentRoutes } from './instruments.routes';
 import { integrationRoutes } from './integrations.routes';
@@ -54,4 +55,5 @@ export const ROUTES: RouteSpec[] = [
   ...reportRoutes,
   ...paymentRoutes,
   ...integrationRoutes,
+  ...fraudRoutes,
 ];

@@ -39,6 +39,9 @@ export const EVENT_TYPES = [
   'webhook.test',
   'webhook.disabled',
   'group.updated',
+  'fraud.case_opened',
+  'fraud.case_resolved',
+  'customer.access_changed',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -50,7 +50,9 @@ export async function checkLogin(
 
   const principal = await findLoginPrincipal(em, type, email);
   const passwordOk = await verifyPassword(principal?.passwordHash, input.password);
-  if (!principal || !passwordOk || !principal.isActive) throw invalidCredentials();
+  // A customer moderated to `no_login` is told nothing more than a wrong password would tell.
+  const barred = !!principal && 'access' in principal && principal.access === 'no_login';
+  if (!principal || !passwordOk || !principal.isActive || barred) throw invalidCredentials();
   if (principal.totpEnabled) {
     if (!input.totp_code) {
       await identity.throttle.notFailed(type, email, address);

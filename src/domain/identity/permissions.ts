@@ -35,6 +35,9 @@ export const PERMISSIONS = [
   'manage_payments',
   'approve_deposits',
   'manage_integrations',
+  'review_fraud_cases',
+  'manage_fraud_rules',
+  'moderate_customers',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];

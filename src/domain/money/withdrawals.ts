@@ -124,6 +124,14 @@ export async function requestWithdrawal(
       paymentData: input.payment_data,
       comment: input.comment ?? null,
     });
+    // Policy on a recorded request (a fraud review holds it) runs with the reserve booked.
+    await runPostingHooks(tx, 'after', {
+      flow: 'withdrawal',
+      account: postedAccount(locked),
+      amount: amount.neg().toFixed(2),
+      reference: { type: 'withdrawal', id },
+      request: { ...input },
+    });
     recordEvent(tx, {
       type: 'withdrawal.requested',
       aggregateType: 'withdrawal',
