@@ -127,7 +127,9 @@ export type FraudCaseStatus = (typeof FRAUD_CASE_STATUSES)[number];
 @Entity({ tableName: 'fraud_cases' })
 @Index({ properties: ['status', 'createdAt'] })
 @Index({ properties: ['customerId', 'status'] })
-export class FraudCase extends BaseEntity<'status' | 'assigneeId' | 'verdict' | 'actions' | 'note' | 'resolvedAt' | 'resolvedBy'> {
+export class FraudCase extends BaseEntity<
+  'status' | 'assigneeId' | 'verdict' | 'actions' | 'note' | 'resolvedAt' | 'resolvedBy'
+> {
   @Property({ type: 'uuid' })
   customerId!: string;
 
@@ -139,7 +141,13 @@ export class FraudCase extends BaseEntity<'status' | 'assigneeId' | 'verdict' | 
 
   /** Why it was opened and extended: one line per reason, generic (the evaluation ids point at the detail). */
   @Property({ type: 'json' })
-  reasons!: Array<{ at: string; event: string; reason: string; evaluation_id: string | null; reference: { type: string; id: string } | null }>;
+  reasons!: Array<{
+    at: string;
+    event: string;
+    reason: string;
+    evaluation_id: string | null;
+    reference: { type: string; id: string } | null;
+  }>;
 
   @Property({ type: 'string', length: 10, nullable: true })
   verdict?: string | null = null;

@@ -38,7 +38,7 @@ const RULES =
   '`in` compare text without case; `gt`, `gte`, `lt`, `lte` need a number). **A field without a value never matches**, ' +
   'whatever the operator (so `neq` on a missing field is false). Outcomes: `block` refuses with 403 `FRAUD_BLOCKED` and ' +
   'a sentence naming no rule; `review` holds the action (a withdrawal stays `pending` with `review_reason`, a deposit ' +
-  'intent goes to `review`) and opens or extends the customer\'s case; `allow` lets it through. ' +
+  "intent goes to `review`) and opens or extends the customer's case; `allow` lets it through. " +
   `Fields: ${FIELDS_DESCRIPTION}.`;
 
 const RuleId = z.object({ rule_id: z.uuid() });
@@ -59,7 +59,8 @@ export const fraudRoutes: RouteSpec[] = [
     params: z.object({ list: z.enum(FRAUD_LISTS) }),
     body: FraudListItemsSchema,
     responses: { 200: { description: 'The list as stored', schema: FraudListItemsSchema } },
-    handler: async ({ params, body, em, caller }) => json(200, await replaceFraudList(em, asStaff(caller), params.list, body.items)),
+    handler: async ({ params, body, em, caller }) =>
+      json(200, await replaceFraudList(em, asStaff(caller), params.list, body.items)),
   }),
   defineRoute({
     method: 'get',
@@ -94,7 +95,11 @@ export const fraudRoutes: RouteSpec[] = [
     access: { kind: 'staff', permission: 'manage_fraud_rules' },
     responses: { 200: { description: 'Every rule', schema: z.object({ items: z.array(FraudRuleSchema) }) } },
     handler: async ({ em }) =>
-      json(200, { items: (await em.find(FraudRule, {}, { orderBy: { event: 'asc', position: 'asc', createdAt: 'asc' } })).map(fraudRuleView) }),
+      json(200, {
+        items: (await em.find(FraudRule, {}, { orderBy: { event: 'asc', position: 'asc', createdAt: 'asc' } })).map(
+          fraudRuleView,
+        ),
+      }),
   }),
   defineRoute({
     method: 'get',
@@ -122,7 +127,8 @@ export const fraudRoutes: RouteSpec[] = [
     params: RuleId,
     body: FraudRulePatchSchema,
     responses: { 200: { description: 'The rule after the change', schema: FraudRuleSchema }, 404: { description: 'Not found' } },
-    handler: async ({ params, body, em, caller }) => json(200, fraudRuleView(await updateFraudRule(em, asStaff(caller), params.rule_id, body))),
+    handler: async ({ params, body, em, caller }) =>
+      json(200, fraudRuleView(await updateFraudRule(em, asStaff(caller), params.rule_id, body))),
   }),
   defineRoute({
     method: 'delete',
@@ -183,7 +189,8 @@ export const fraudRoutes: RouteSpec[] = [
     params: CaseId,
     body: CasePatchSchema,
     responses: { 200: { description: 'The case', schema: FraudCaseSchema }, 404: { description: 'Not found' } },
-    handler: async ({ params, body, em, caller }) => json(200, fraudCaseView(await updateCase(em, asStaff(caller), params.case_id, body))),
+    handler: async ({ params, body, em, caller }) =>
+      json(200, fraudCaseView(await updateCase(em, asStaff(caller), params.case_id, body))),
   }),
   defineRoute({
     method: 'post',
@@ -191,7 +198,7 @@ export const fraudRoutes: RouteSpec[] = [
     operationId: 'resolveFraudCase',
     summary: 'Resolve a case and apply its actions in one transaction',
     description:
-      '`block_customer` sets the customer\'s access to `no_login` (its sessions end); `disable_trading` refuses new orders ' +
+      "`block_customer` sets the customer's access to `no_login` (its sessions end); `disable_trading` refuses new orders " +
       'on its trading accounts; `release_holds` lets its withdrawals held for review go to staff approval as usual; ' +
       '`forfeit_bonuses` and `clawback_ib` are applied by the bonus and partner features where installed. Audited; ' +
       'event `fraud.case_resolved`. A resolved or discarded case is 409 `CASE_CLOSED`.',
@@ -203,8 +210,17 @@ export const fraudRoutes: RouteSpec[] = [
     handler: async ({ params, body, em, caller, services }) => {
       const { fraudCase, revokeSessionsOf } = await resolveCase(em, asStaff(caller), params.case_id, body);
       if (revokeSessionsOf) {
-        const sessions = await em.find(Session, { principalType: 'customer', principalId: revokeSessionsOf, revokedAt: null }, { fields: ['id'] });
-        await revokeSessions(em, services.identity, sessions.map((s) => s.id), 'access_no_login');
+        const sessions = await em.find(
+          Session,
+          { principalType: 'customer', principalId: revokeSessionsOf, revokedAt: null },
+          { fields: ['id'] },
+        );
+        await revokeSessions(
+          em,
+          services.identity,
+          sessions.map((s) => s.id),
+          'access_no_login',
+        );
       }
       return json(200, fraudCaseView(fraudCase));
     },

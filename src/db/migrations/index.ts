@@ -41,7 +41,7 @@ import { Migration20261128020000_DropDeadFunctions } from './Migration2026112802
 import { Migration20261128090000_ReportRequeue } from './Migration20261128090000_ReportRequeue';
 import { Migration20261128093000_Payments } from './Migration20261128093000_Payments';
 import { Migration20261128093001_OneDepositPerIntent } from './Migration20261128093001_OneDepositPerIntent';
-import { Migration20261128095256_Fraud } from './Migration20261128095256_Fraud';
+import { Migration20261128095300_Fraud } from './Migration20261128095300_Fraud';
 
 export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122185420', class: Migration20261122185420 },
@@ -85,5 +85,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261128090000_ReportRequeue', class: Migration20261128090000_ReportRequeue },
   { name: 'Migration20261128093000_Payments', class: Migration20261128093000_Payments },
   { name: 'Migration20261128093001_OneDepositPerIntent', class: Migration20261128093001_OneDepositPerIntent },
-  { name: 'Migration20261128095256_Fraud', class: Migration20261128095256_Fraud },
+  { name: 'Migration20261128095300_Fraud', class: Migration20261128095300_Fraud },
 ];

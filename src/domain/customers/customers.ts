@@ -70,6 +70,9 @@ export const CustomerSchema = z.object({
     .min(0)
     .max(3)
     .describe('0 (new customers) to 3: what the customer may do is the terms of this level (GET /api/admin/verification-levels)'),
+  access: z
+    .enum(['full', 'close_only', 'no_login'])
+    .describe('What the customer may do (moderation): full, close_only or no_login'),
   created_at: z.iso.datetime(),
   updated_at: z.iso.datetime(),
 });
@@ -87,6 +90,7 @@ export function customerView(c: Customer): CustomerView {
     is_active: c.isActive,
     totp_enabled: c.totpEnabled,
     verification_level: c.verificationLevel,
+    access: c.access,
     created_at: c.createdAt.toISOString(),
     updated_at: c.updatedAt.toISOString(),
   };

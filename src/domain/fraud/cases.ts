@@ -79,7 +79,15 @@ export async function openOrExtendCase(
   why: { event: string; reason: string; evaluationId: string | null; reference: { type: string; id: string } | null },
 ): Promise<string> {
   await run({ sql: 'select 1 from customers where id = ? for update', values: [customerId] });
-  const reason = JSON.stringify([{ at: new Date().toISOString(), event: why.event, reason: why.reason, evaluation_id: why.evaluationId, reference: why.reference }]);
+  const reason = JSON.stringify([
+    {
+      at: new Date().toISOString(),
+      event: why.event,
+      reason: why.reason,
+      evaluation_id: why.evaluationId,
+      reference: why.reference,
+    },
+  ]);
   const [live] = await run<{ id: string }>({
     sql: `update fraud_cases set reasons = reasons || ?::jsonb, updated_at = now()
            where id = (select id from fraud_cases where customer_id = ? and status in ('open', 'investigating') order by created_at limit 1)
@@ -114,7 +122,10 @@ export function openCaseIn(tx: EntityManager, customerId: string, why: Parameter
 
 export const CaseListQuerySchema = z.object({
   status: z.enum(FRAUD_CASE_STATUSES).optional(),
-  assignee: z.union([z.literal('me'), z.literal('unassigned'), z.uuid()]).optional().describe('`me`, `unassigned` or a staff user id'),
+  assignee: z
+    .union([z.literal('me'), z.literal('unassigned'), z.uuid()])
+    .optional()
+    .describe('`me`, `unassigned` or a staff user id'),
 });
 
 export const CasePatchSchema = z.object({
@@ -130,7 +141,12 @@ export const ResolveCaseSchema = z.object({
 
 const LIVE = new Set(['open', 'investigating']);
 
-export async function updateCase(em: EntityManager, actor: StaffCaller, id: string, patch: z.output<typeof CasePatchSchema>): Promise<FraudCase> {
+export async function updateCase(
+  em: EntityManager,
+  actor: StaffCaller,
+  id: string,
+  patch: z.output<typeof CasePatchSchema>,
+): Promise<FraudCase> {
   return em.transactional(async (tx) => {
     const c = await tx.findOne(FraudCase, id, { lockMode: 4 });
     if (!c) throw errors.notFound('Case');
@@ -139,7 +155,13 @@ export async function updateCase(em: EntityManager, actor: StaffCaller, id: stri
     if (patch.status) c.status = patch.status;
     if (patch.assignee_id !== undefined) c.assigneeId = patch.assignee_id;
     c.updatedAt = new Date();
-    recordAudit(tx, actor, { action: 'fraud_case.updated', entityType: 'fraud_case', entityId: id, before, after: fraudCaseView(c) });
+    recordAudit(tx, actor, {
+      action: 'fraud_case.updated',
+      entityType: 'fraud_case',
+      entityId: id,
+      before,
+      after: fraudCaseView(c),
+    });
     return c;
   });
 }
@@ -169,14 +191,34 @@ export async function resolveCase(
           const from = customer.access;
           customer.access = 'no_login';
           customer.updatedAt = new Date();
-          recordAudit(tx, actor, { action: 'customer.access_changed', entityType: 'customer', entityId: customer.id, before: { access: from }, after: { access: 'no_login' } });
-          recordEvent(tx, { type: 'customer.access_changed', aggregateType: 'customer', aggregateId: customer.id, customerId: customer.id, data: { customer_id: customer.id, from, to: 'no_login' } });
+          recordAudit(tx, actor, {
+            action: 'customer.access_changed',
+            entityType: 'customer',
+            entityId: customer.id,
+            before: { access: from },
+            after: { access: 'no_login' },
+          });
+          recordEvent(tx, {
+            type: 'customer.access_changed',
+            aggregateType: 'customer',
+            aggregateId: customer.id,
+            customerId: customer.id,
+            data: { customer_id: customer.id, from, to: 'no_login' },
+          });
         }
         revokeSessionsOf = customer.id;
       } else if (action === 'disable_trading') {
-        await tx.nativeUpdate(Account, { customer: c.customerId, kind: { $in: ['live', 'demo', 'prop'] } }, { tradingDisabled: true });
+        await tx.nativeUpdate(
+          Account,
+          { customer: c.customerId, kind: { $in: ['live', 'demo', 'prop'] } },
+          { tradingDisabled: true },
+        );
       } else if (action === 'release_holds') {
-        await tx.nativeUpdate(Withdrawal, { customer: c.customerId, status: 'pending', reviewReason: { $ne: null } }, { reviewReason: null });
+        await tx.nativeUpdate(
+          Withdrawal,
+          { customer: c.customerId, status: 'pending', reviewReason: { $ne: null } },
+          { reviewReason: null },
+        );
       } else {
         const handler = extensions.get(action);
         if (handler) await handler(tx, c, actor);

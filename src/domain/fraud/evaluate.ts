@@ -18,7 +18,8 @@ export interface FraudVerdict {
 }
 
 /** The one answer a blocked customer gets: it names no rule and no list, so a fraudster learns nothing to steer around. */
-export const fraudBlocked = () => new AppError(403, 'FRAUD_BLOCKED', 'This action cannot be completed. Contact support if you think this is a mistake.');
+export const fraudBlocked = () =>
+  new AppError(403, 'FRAUD_BLOCKED', 'This action cannot be completed. Contact support if you think this is a mistake.');
 
 /** The generic reason a held action carries; staff read the evaluation for the detail. */
 export const REVIEW_REASON = 'Held for a fraud review';
@@ -28,14 +29,21 @@ async function lists(run: RunBound): Promise<Map<FraudListName, string[]>> {
   return new Map(rows.map((r) => [r.name, r.items]));
 }
 
-function listVerdict(all: Map<FraudListName, string[]>, s: FraudSignals, emailDomain: string | null): { decision: FraudDecision; by: string } | null {
+function listVerdict(
+  all: Map<FraudListName, string[]>,
+  s: FraudSignals,
+  emailDomain: string | null,
+): { decision: FraudDecision; by: string } | null {
   const has = (name: FraudListName, v: string | null | undefined) => !!v && (all.get(name) ?? []).includes(v.toLowerCase());
   // Shared NAT (an office, a mobile carrier) is listed as allowed: its address then says nothing either way.
   if (has('allowed_ips', s.ip)) return { decision: 'allow', by: 'list:allowed_ips' };
   if (has('blocked_ips', s.ip)) return { decision: 'block', by: 'list:blocked_ips' };
-  if (s.ip && (all.get('blocked_cidrs') ?? []).some((c) => inCidr(s.ip!, c))) return { decision: 'block', by: 'list:blocked_cidrs' };
-  if (s.deviceId && (all.get('blocked_devices') ?? []).includes(s.deviceId)) return { decision: 'block', by: 'list:blocked_devices' };
-  if (has('blocked_countries', s.ipCountry) || has('blocked_countries', s.country)) return { decision: 'block', by: 'list:blocked_countries' };
+  if (s.ip && (all.get('blocked_cidrs') ?? []).some((c) => inCidr(s.ip!, c)))
+    return { decision: 'block', by: 'list:blocked_cidrs' };
+  if (s.deviceId && (all.get('blocked_devices') ?? []).includes(s.deviceId))
+    return { decision: 'block', by: 'list:blocked_devices' };
+  if (has('blocked_countries', s.ipCountry) || has('blocked_countries', s.country))
+    return { decision: 'block', by: 'list:blocked_countries' };
   if (has('blocked_email_domains', emailDomain)) return { decision: 'block', by: 'list:blocked_email_domains' };
   return null;
 }
@@ -54,7 +62,13 @@ export async function evaluateFraudOn(
   signals: FraudSignals,
   reference: { type: string; id: string } | null = null,
 ): Promise<FraudVerdict> {
-  const rules = await run<{ id: string; version: number; match: string; conditions: Array<{ field: string; op: string; value: unknown }>; action: FraudDecision }>({
+  const rules = await run<{
+    id: string;
+    version: number;
+    match: string;
+    conditions: Array<{ field: string; op: string; value: unknown }>;
+    action: FraudDecision;
+  }>({
     sql: 'select id, version, match, conditions, action from fraud_rules where enabled and event = ? order by position, created_at',
     values: [event],
   });

@@ -1,7 +1,16 @@
 import type { RunBound } from '../../db/bound-transaction';
 
 /** The events a fraud rule can be written for. */
-export const FRAUD_EVENTS = ['signup', 'login', 'deposit', 'withdrawal', 'transfer', 'bonus_grant', 'promo_redeem', 'ib_accrual'] as const;
+export const FRAUD_EVENTS = [
+  'signup',
+  'login',
+  'deposit',
+  'withdrawal',
+  'transfer',
+  'bonus_grant',
+  'promo_redeem',
+  'ib_accrual',
+] as const;
 export type FraudEvent = (typeof FRAUD_EVENTS)[number];
 
 /**
@@ -74,9 +83,15 @@ export const FRAUD_FIELDS: Readonly<Record<string, FieldDef>> = {
     description: 'The lifecycle stage (registered, verified, funded, ...), where the service records one',
     read: async (run, s) => {
       if (!s.customerId) return null;
-      const col = await one(run, `select 1 from information_schema.columns where table_name = 'customers' and column_name = 'lifecycle'`, []);
+      const col = await one(
+        run,
+        `select 1 from information_schema.columns where table_name = 'customers' and column_name = 'lifecycle'`,
+        [],
+      );
       if (!col) return null;
-      return (await one<{ v: string | null }>(run, 'select lifecycle as v from customers where id = ?', [s.customerId]))?.v ?? null;
+      return (
+        (await one<{ v: string | null }>(run, 'select lifecycle as v from customers where id = ?', [s.customerId]))?.v ?? null
+      );
     },
   },
   'kyc.level': {
@@ -101,7 +116,8 @@ export const FRAUD_FIELDS: Readonly<Record<string, FieldDef>> = {
   },
   'ip.address': { description: 'The client address as the service trusts it', read: async (_r, s) => s.ip ?? null },
   'ip.country': {
-    description: 'The country of the client address, when the caller supplied one (no geolocation is built in: otherwise no value)',
+    description:
+      'The country of the client address, when the caller supplied one (no geolocation is built in: otherwise no value)',
     read: async (_r, s) => s.ipCountry ?? null,
   },
   amount_usd: {

@@ -20,12 +20,21 @@ export function destinationFingerprint(paymentData: unknown): string | null {
       : Array.isArray(v)
         ? v.map(norm)
         : v && typeof v === 'object'
-          ? Object.fromEntries(Object.keys(v).sort().map((k) => [k.toLowerCase(), norm((v as Record<string, unknown>)[k])]))
+          ? Object.fromEntries(
+              Object.keys(v)
+                .sort()
+                .map((k) => [k.toLowerCase(), norm((v as Record<string, unknown>)[k])]),
+            )
           : v;
-  return createHash('sha256').update(JSON.stringify(norm(paymentData))).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify(norm(paymentData)))
+    .digest('hex');
 }
 
-async function customerOf(run: RunBound, posting: Posting): Promise<{ email: string; country: string | null; access: string } | undefined> {
+async function customerOf(
+  run: RunBound,
+  posting: Posting,
+): Promise<{ email: string; country: string | null; access: string } | undefined> {
   if (!posting.account.customerId) return undefined;
   const [row] = await run<{ email: string; country: string | null; access: string }>({
     sql: 'select email, country, access from customers where id = ?',
@@ -74,7 +83,11 @@ export const FraudPostingHook: PostingHook = {
 };
 
 const restricted = () =>
-  new AppError(403, 'ACCESS_RESTRICTED', 'Your account may close positions and withdraw funds only. Contact support for details.');
+  new AppError(
+    403,
+    'ACCESS_RESTRICTED',
+    'Your account may close positions and withdraw funds only. Contact support for details.',
+  );
 
 /**
  * A customer set to `close_only` (or `no_login`, whose tokens are already revoked) opens
@@ -86,7 +99,10 @@ export const CustomerAccessHook: PostingHook = {
   flows: ['order_open', 'transfer_out', 'payout'],
   async before(run, posting) {
     if (!posting.account.customerId) return;
-    const [row] = await run<{ access: string }>({ sql: 'select access from customers where id = ?', values: [posting.account.customerId] });
+    const [row] = await run<{ access: string }>({
+      sql: 'select access from customers where id = ?',
+      values: [posting.account.customerId],
+    });
     if (row && row.access !== 'full') throw restricted();
   },
 };
@@ -101,7 +117,10 @@ export const ReversalCaseHook: PostingHook = {
   async after(run, posting) {
     const customerId = posting.account.customerId;
     if (!customerId || posting.account.kind !== 'wallet') return;
-    const [row] = await run<{ balance: string }>({ sql: 'select balance::text as balance from accounts where id = ?', values: [posting.account.id] });
+    const [row] = await run<{ balance: string }>({
+      sql: 'select balance::text as balance from accounts where id = ?',
+      values: [posting.account.id],
+    });
     if (!row || dec(row.balance).gte(0)) return;
     await openOrExtendCase(run, customerId, {
       event: 'deposit',

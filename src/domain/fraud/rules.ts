@@ -81,7 +81,7 @@ export function fraudRuleView(r: FraudRule): z.output<typeof FraudRuleSchema> {
     position: r.position,
     enabled: r.enabled,
     version: r.version,
-    builtin: r.builtinKey != null,
+    builtin: r.builtinKey !== null && r.builtinKey !== undefined,
     created_at: r.createdAt.toISOString(),
     updated_at: r.updatedAt.toISOString(),
   };
@@ -117,11 +117,18 @@ export function ruleMatches(
 export async function createFraudRule(em: EntityManager, actor: StaffCaller, input: FraudRuleInput): Promise<FraudRule> {
   return em.transactional(async (tx) => {
     // Serialises creations so two at once cannot pass the cap together.
-    await tx.getConnection().execute(`select pg_advisory_xact_lock(hashtext('fraud_rules'))`, [], 'all', tx.getTransactionContext());
+    await tx
+      .getConnection()
+      .execute(`select pg_advisory_xact_lock(hashtext('fraud_rules'))`, [], 'all', tx.getTransactionContext());
     if ((await tx.count(FraudRule, {})) >= MAX_FRAUD_RULES)
       throw errors.conflict('FRAUD_RULE_LIMIT', `At most ${MAX_FRAUD_RULES} fraud rules can exist; delete one first`);
     const rule = tx.create(FraudRule, { ...input });
-    recordAudit(tx, actor, { action: 'fraud_rule.created', entityType: 'fraud_rule', entityId: rule.id, after: fraudRuleView(rule) });
+    recordAudit(tx, actor, {
+      action: 'fraud_rule.created',
+      entityType: 'fraud_rule',
+      entityId: rule.id,
+      after: fraudRuleView(rule),
+    });
     return rule;
   });
 }
@@ -152,7 +159,13 @@ export async function updateFraudRule(
       version: rule.version + 1,
       updatedAt: new Date(),
     });
-    recordAudit(tx, actor, { action: 'fraud_rule.updated', entityType: 'fraud_rule', entityId: id, before, after: fraudRuleView(rule) });
+    recordAudit(tx, actor, {
+      action: 'fraud_rule.updated',
+      entityType: 'fraud_rule',
+      entityId: id,
+      before,
+      after: fraudRuleView(rule),
+    });
     return rule;
   });
 }
@@ -171,20 +184,31 @@ export async function readFraudList(em: EntityManager, name: FraudListName): Pro
   return { items: list?.items ?? [] };
 }
 
-export async function replaceFraudList(em: EntityManager, actor: StaffCaller, name: FraudListName, items: string[]): Promise<{ items: string[] }> {
+export async function replaceFraudList(
+  em: EntityManager,
+  actor: StaffCaller,
+  name: FraudListName,
+  items: string[],
+): Promise<{ items: string[] }> {
   const normalised = [...new Set(items.map((i) => (name === 'blocked_devices' ? i : i.toLowerCase())))];
   if (name === 'blocked_cidrs')
     normalised.forEach((c, i) => {
       if (!parseCidr(c)) throw fieldError('body', ['items', i], 'Not a CIDR range (a.b.c.d/n or an IPv6 prefix)');
     });
   return em.transactional(async (tx) => {
-    let list = await tx.findOne(FraudList, { name });
+    const list = await tx.findOne(FraudList, { name });
     const before = list?.items ?? [];
     if (list) {
       list.items = normalised;
       list.updatedAt = new Date();
-    } else list = tx.create(FraudList, { name, items: normalised });
-    recordAudit(tx, actor, { action: 'fraud_list.replaced', entityType: 'fraud_list', entityId: null, before: { name, items: before }, after: { name, items: normalised } });
+    } else tx.create(FraudList, { name, items: normalised });
+    recordAudit(tx, actor, {
+      action: 'fraud_list.replaced',
+      entityType: 'fraud_list',
+      entityId: null,
+      before: { name, items: before },
+      after: { name, items: normalised },
+    });
     return { items: normalised };
   });
 }

@@ -16,7 +16,8 @@ const perPrincipal = <P extends object>(text: (table: string) => string) => ({
 /** The login's principal as one plain row; columns as the PrincipalEntity maps them, under the property names. */
 export const LOGIN_PRINCIPAL = perPrincipal<{ email: string }>(
   (table) =>
-    `select id, password_hash as "passwordHash", is_active as "isActive", totp_enabled as "totpEnabled", totp_secret as "totpSecret" from ${table} where email = :email`,
+    // A customer moderated to `no_login` logs in as an inactive one: answered as a wrong password.
+    `select id, password_hash as "passwordHash", ${table === 'customers' ? `is_active and access <> 'no_login'` : 'is_active'} as "isActive", totp_enabled as "totpEnabled", totp_secret as "totpSecret" from ${table} where email = :email`,
 );
 
 /** The union of a staff user's role permissions, sorted (src/db/functions/user_permissions.sql). */

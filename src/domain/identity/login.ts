@@ -50,9 +50,7 @@ export async function checkLogin(
 
   const principal = await findLoginPrincipal(em, type, email);
   const passwordOk = await verifyPassword(principal?.passwordHash, input.password);
-  // A customer moderated to `no_login` is told nothing more than a wrong password would tell.
-  const barred = !!principal && 'access' in principal && principal.access === 'no_login';
-  if (!principal || !passwordOk || !principal.isActive || barred) throw invalidCredentials();
+  if (!principal || !passwordOk || !principal.isActive) throw invalidCredentials();
   if (principal.totpEnabled) {
     if (!input.totp_code) {
       await identity.throttle.notFailed(type, email, address);

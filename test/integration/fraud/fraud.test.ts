@@ -1,6 +1,6 @@
 import { adminToken, createCustomer, createStaff, loginCustomer, type LoggedIn } from '../../helpers/identity';
 import { sql, startTestApp, type TestApp } from '../../helpers/test-app';
-import { expectLedgerBalanced } from '../../helpers/trading';
+import { expectLedgerBalanced, setUpMarket } from '../../helpers/trading';
 import { accountState, walletOf, withdraw } from '../money/money-kit';
 
 /**
@@ -37,14 +37,24 @@ async function rule(body: Record<string, unknown>) {
 }
 
 async function disable(id: string) {
-  expect((await app.request('PATCH', `/api/backoffice/fraud/rules/${id}`, { token: admin, body: { enabled: false } })).status).toBe(200);
+  expect(
+    (await app.request('PATCH', `/api/backoffice/fraud/rules/${id}`, { token: admin, body: { enabled: false } })).status,
+  ).toBe(200);
 }
 
 test('when a list is replaced, then GET reads it back, a bad CIDR is 422, an unknown list is 422, and staff without manage_fraud_rules get 403', async () => {
-  const put = await app.request('PUT', '/api/backoffice/fraud/lists/blocked_cidrs/items', { token: admin, body: { items: ['10.9.0.0/16', '2001:db8::/48'] } });
+  const put = await app.request('PUT', '/api/backoffice/fraud/lists/blocked_cidrs/items', {
+    token: admin,
+    body: { items: ['10.9.0.0/16', '2001:db8::/48'] },
+  });
   expect(put.status).toBe(200);
-  expect((await app.request('GET', '/api/backoffice/fraud/lists/blocked_cidrs/items', { token: admin })).body).toEqual({ items: ['10.9.0.0/16', '2001:db8::/48'] });
-  const bad = await app.request('PUT', '/api/backoffice/fraud/lists/blocked_cidrs/items', { token: admin, body: { items: ['10.0.0.0/99'] } });
+  expect((await app.request('GET', '/api/backoffice/fraud/lists/blocked_cidrs/items', { token: admin })).body).toEqual({
+    items: ['10.9.0.0/16', '2001:db8::/48'],
+  });
+  const bad = await app.request('PUT', '/api/backoffice/fraud/lists/blocked_cidrs/items', {
+    token: admin,
+    body: { items: ['10.0.0.0/99'] },
+  });
   expect(bad.status).toBe(422);
   expect(bad.body.detail[0].loc).toEqual(['body', 'items', 0]);
   expect((await app.request('GET', '/api/backoffice/fraud/lists/nope/items', { token: admin })).status).toBe(422);
@@ -56,20 +66,44 @@ test('when a list is replaced, then GET reads it back, a bad CIDR is 422, an unk
 test('when a rule names an unknown field or compares text with gt, then it is 422 at that path', async () => {
   const unknown = await app.request('POST', '/api/backoffice/fraud/rules', {
     token: admin,
-    body: { name: 'x', event: 'withdrawal', match: 'all', conditions: [{ field: 'nope', op: 'eq', value: 1 }], action: 'block', position: 1, enabled: true },
+    body: {
+      name: 'x',
+      event: 'withdrawal',
+      match: 'all',
+      conditions: [{ field: 'nope', op: 'eq', value: 1 }],
+      action: 'block',
+      position: 1,
+      enabled: true,
+    },
   });
   expect(unknown.status).toBe(422);
   expect(unknown.body.detail[0].loc).toEqual(['body', 'conditions', 0, 'field']);
   const textGt = await app.request('POST', '/api/backoffice/fraud/rules', {
     token: admin,
-    body: { name: 'x', event: 'withdrawal', match: 'all', conditions: [{ field: 'amount_usd', op: 'gt', value: 'a' }], action: 'block', position: 1, enabled: true },
+    body: {
+      name: 'x',
+      event: 'withdrawal',
+      match: 'all',
+      conditions: [{ field: 'amount_usd', op: 'gt', value: 'a' }],
+      action: 'block',
+      position: 1,
+      enabled: true,
+    },
   });
   expect(textGt.status).toBe(422);
 });
 
 test('when a block rule matches a withdrawal, then it is 403 FRAUD_BLOCKED naming no rule, nothing is reserved, and the evaluation records the rule, its version and the values read', async () => {
   const { customer, wallet } = await funded();
-  const r = await rule({ name: 'Secret big-withdrawal rule', event: 'withdrawal', conditions: [{ field: 'customer.id', op: 'eq', value: customer.id }, { field: 'amount_usd', op: 'gte', value: 100 }], action: 'block' });
+  const r = await rule({
+    name: 'Secret big-withdrawal rule',
+    event: 'withdrawal',
+    conditions: [
+      { field: 'customer.id', op: 'eq', value: customer.id },
+      { field: 'amount_usd', op: 'gte', value: 100 },
+    ],
+    action: 'block',
+  });
   try {
     const res = await withdraw(app, customer, 150);
     expect(res.status).toBe(403);
@@ -80,7 +114,13 @@ test('when a block rule matches a withdrawal, then it is 403 FRAUD_BLOCKED namin
     // A smaller amount does not match the rule: the default allows, and that evaluation is stored.
     const small = await withdraw(app, customer, 50);
     expect(small.status).toBe(202);
-    const [evaluation] = await sql<{ decision: string; decided_by: string; rule_id: string | null; fields: Record<string, unknown>; signals: Record<string, unknown> }>(
+    const [evaluation] = await sql<{
+      decision: string;
+      decided_by: string;
+      rule_id: string | null;
+      fields: Record<string, unknown>;
+      signals: Record<string, unknown>;
+    }>(
       app,
       `select decision, decided_by, rule_id, fields, signals from fraud_evaluations where customer_id = ? and event = 'withdrawal'`,
       [customer.id],
@@ -95,21 +135,34 @@ test('when a block rule matches a withdrawal, then it is 403 FRAUD_BLOCKED namin
 
 test('when a review rule matches, then the withdrawal stays pending with review_reason, a case opens with fraud.case_opened, and a second one extends that case', async () => {
   const { customer } = await funded();
-  const r = await rule({ name: 'review all of one customer', event: 'withdrawal', conditions: [{ field: 'customer.id', op: 'in', value: [customer.id] }], action: 'review' });
+  const r = await rule({
+    name: 'review all of one customer',
+    event: 'withdrawal',
+    conditions: [{ field: 'customer.id', op: 'in', value: [customer.id] }],
+    action: 'review',
+  });
   try {
     const first = await withdraw(app, customer, 20);
     expect(first.status).toBe(202);
     expect(first.body.status).toBe('pending');
     const second = await withdraw(app, customer, 30);
     expect(second.status).toBe(202);
-    const held = await sql<{ review_reason: string | null; status: string }>(app, 'select review_reason, status from withdrawals where customer_id = ?', [customer.id]);
+    const held = await sql<{ review_reason: string | null; status: string }>(
+      app,
+      'select review_reason, status from withdrawals where customer_id = ?',
+      [customer.id],
+    );
     expect(held).toHaveLength(2);
     expect(held.every((w) => w.status === 'pending' && w.review_reason)).toBe(true);
     const cases = await app.request('GET', '/api/backoffice/fraud/cases?status=open', { token: admin });
-    const mine = (cases.body.items as Array<{ id: string; customer_id: string; reasons: unknown[] }>).filter((c) => c.customer_id === customer.id);
+    const mine = (cases.body.items as Array<{ id: string; customer_id: string; reasons: unknown[] }>).filter(
+      (c) => c.customer_id === customer.id,
+    );
     expect(mine).toHaveLength(1);
     expect(mine[0]!.reasons).toHaveLength(2);
-    expect(await sql(app, `select 1 from domain_events where type = 'fraud.case_opened' and customer_id = ?`, [customer.id])).toHaveLength(1);
+    expect(
+      await sql(app, `select 1 from domain_events where type = 'fraud.case_opened' and customer_id = ?`, [customer.id]),
+    ).toHaveLength(1);
 
     // Resolving with block_customer and release_holds: access no_login, holds released, sessions ended, audited, event.
     const resolved = await app.request('POST', `/api/backoffice/fraud/cases/${mine[0]!.id}/resolve`, {
@@ -119,15 +172,32 @@ test('when a review rule matches, then the withdrawal stays pending with review_
     expect(resolved.status).toBe(200);
     expect(resolved.body).toMatchObject({ status: 'resolved', verdict: 'fraud' });
     expect(await sql(app, 'select access from customers where id = ?', [customer.id])).toEqual([{ access: 'no_login' }]);
-    expect(await sql(app, 'select review_reason from withdrawals where customer_id = ? and review_reason is not null', [customer.id])).toHaveLength(0);
+    expect(
+      await sql(app, 'select review_reason from withdrawals where customer_id = ? and review_reason is not null', [customer.id]),
+    ).toHaveLength(0);
     expect((await app.request('GET', '/customers/me/accounts', { token: customer.token })).status).toBe(401);
-    expect(await sql(app, `select 1 from domain_events where type in ('fraud.case_resolved', 'customer.access_changed') and customer_id = ?`, [customer.id])).toHaveLength(2);
-    expect(await sql(app, `select 1 from audit_entries where action = 'fraud_case.resolved' and entity_id = ?`, [mine[0]!.id])).toHaveLength(1);
-    const again = await app.request('POST', `/api/backoffice/fraud/cases/${mine[0]!.id}/resolve`, { token: admin, body: { verdict: 'fraud', actions: [], note: 'x' } });
+    expect(
+      await sql(
+        app,
+        `select 1 from domain_events where type in ('fraud.case_resolved', 'customer.access_changed') and customer_id = ?`,
+        [customer.id],
+      ),
+    ).toHaveLength(2);
+    expect(
+      await sql(app, `select 1 from audit_entries where action = 'fraud_case.resolved' and entity_id = ?`, [mine[0]!.id]),
+    ).toHaveLength(1);
+    const again = await app.request('POST', `/api/backoffice/fraud/cases/${mine[0]!.id}/resolve`, {
+      token: admin,
+      body: { verdict: 'fraud', actions: [], note: 'x' },
+    });
     expect(again.status).toBe(409);
     // A blocked customer's login answers as a wrong password.
-    const login = await app.request('POST', '/api/customer/login', { body: { email: customer.email, password: 'wrong-password-123' } });
-    const blocked = await app.request('POST', '/api/customer/login', { body: { email: customer.email, password: customer.password } });
+    const login = await app.request('POST', '/api/customer/login', {
+      body: { email: customer.email, password: 'wrong-password-123' },
+    });
+    const blocked = await app.request('POST', '/api/customer/login', {
+      body: { email: customer.email, password: customer.password },
+    });
     expect(blocked.status).toBe(login.status);
     expect(blocked.body).toEqual(login.body);
   } finally {
@@ -153,7 +223,11 @@ test('when the device is on the blocked list, then a withdrawal sent with that X
       body: { amount: 10, payment_data: { iban: 'de89370400440532013000' } },
     });
     expect(ok.status).toBe(202);
-    const signals = await sql<{ device_id: string; ip: string | null; destination: string }>(app, 'select device_id, ip, destination from fraud_signals where customer_id = ?', [customer.id]);
+    const signals = await sql<{ device_id: string; ip: string | null; destination: string }>(
+      app,
+      'select device_id, ip, destination from fraud_signals where customer_id = ?',
+      [customer.id],
+    );
     expect(signals.map((s) => s.device_id)).toContain('other-device');
     // The destination is a fingerprint, the same however the IBAN was typed, never the raw data.
     expect(new Set(signals.map((s) => s.destination)).size).toBe(1);
@@ -163,12 +237,20 @@ test('when the device is on the blocked list, then a withdrawal sent with that X
   }
 });
 
-test('when staff set no access limits, then close_only refuses transfers with 403 ACCESS_RESTRICTED but keeps withdrawals', async () => {
+test('when a customer is close_only, then it refuses transfers with 403 ACCESS_RESTRICTED but keeps withdrawals', async () => {
   const { customer, wallet } = await funded();
   await sql(app, `update customers set access = 'close_only' where id = ?`, [customer.id]);
-  const live = await app.request('POST', `/api/crm/customers/${customer.id}/accounts`, { token: admin, body: { kind: 'live', group_id: (await sql<{ id: string }>(app, 'select id from groups limit 1'))[0]?.id } });
-  if (live.status === 201) {
-    const t = await app.request('POST', '/customers/me/transfer', { token: customer.token, body: { from_login: wallet, to_login: live.body.login, amount: 5 } });
+  const { groupId } = await setUpMarket(app, admin);
+  const live = await app.request('POST', `/api/crm/customers/${customer.id}/accounts`, {
+    token: admin,
+    body: { kind: 'live', group_id: groupId },
+  });
+  expect(live.status).toBe(201);
+  {
+    const t = await app.request('POST', '/customers/me/transfer', {
+      token: customer.token,
+      body: { from_login: wallet, to_login: live.body.login, amount: 5 },
+    });
     expect(t.status).toBe(403);
     expect(t.body.code).toBe('ACCESS_RESTRICTED');
   }
@@ -180,4 +262,27 @@ test('when a case is listed by a staff user without review_fraud_cases, then it 
   expect((await app.request('GET', '/api/backoffice/fraud/cases', { token: clerk.token })).status).toBe(403);
   const customer = await createCustomer(app, admin);
   expect((await loginCustomer(app, customer.email, customer.password)).access_token).toBeTruthy();
+});
+
+test('when staff set access through PATCH, then moderate_customers is needed, the change is audited with customer.access_changed, and no_login ends the sessions', async () => {
+  const customer = await createCustomer(app, admin);
+  const manager = await createStaff(app, ['manage_customers', 'view_customers'], admin);
+  expect(
+    (await app.request('PATCH', `/api/crm/customers/${customer.id}`, { token: manager.token, body: { access: 'no_login' } }))
+      .status,
+  ).toBe(403);
+  const res = await app.request('PATCH', `/api/crm/customers/${customer.id}`, { token: admin, body: { access: 'no_login' } });
+  expect(res.status).toBe(200);
+  expect(res.body.access).toBe('no_login');
+  expect((await app.request('GET', '/customers/me/accounts', { token: customer.token })).status).toBe(401);
+  expect(
+    await sql(app, `select 1 from audit_entries where action = 'customer.access_changed' and entity_id = ?`, [customer.id]),
+  ).toHaveLength(1);
+  expect(
+    await sql(app, `select 1 from domain_events where type = 'customer.access_changed' and customer_id = ?`, [customer.id]),
+  ).toHaveLength(1);
+  const rules = await app.request('GET', '/api/backoffice/fraud/rules', { token: admin });
+  const builtin = (rules.body.items as Array<{ builtin: boolean; enabled: boolean }>).filter((r) => r.builtin);
+  expect(builtin.length).toBeGreaterThanOrEqual(3);
+  expect(builtin.every((r) => !r.enabled)).toBe(true);
 });

@@ -1,8 +1,8 @@
 import { Migration } from '@mikro-orm/migrations';
 
-export class Migration20261128095256_Fraud extends Migration {
+export class Migration20261128095300_Fraud extends Migration {
 
-  override name = 'Migration20261128095256_Fraud';
+  override name = 'Migration20261128095300_Fraud';
 
   override up(): void | Promise<void> {
     this.addSql(`create table "fraud_cases" ("id" uuid not null, "created_at" timestamptz not null, "updated_at" timestamptz not null, "customer_id" uuid not null, "status" varchar(14) not null default 'open', "assignee_id" uuid null, "reasons" jsonb not null, "verdict" varchar(10) null, "actions" jsonb null, "note" varchar(2000) null, "resolved_at" timestamptz null, "resolved_by" uuid null, primary key ("id"));`);
@@ -31,6 +31,13 @@ export class Migration20261128095256_Fraud extends Migration {
     this.addSql(`alter table "customers" add constraint "customers_access_check" check ("access" in ('full', 'close_only', 'no_login'));`);
 
     this.addSql(`alter table "withdrawals" add "review_reason" varchar(200) null;`);
+
+    // The built-in rules, shipped disabled: staff enable (and may edit) them.
+    this.addSql(`insert into "fraud_rules" ("id", "created_at", "updated_at", "name", "event", "match", "conditions", "action", "position", "enabled", "version", "builtin_key") values
+      (gen_random_uuid(), now(), now(), 'One device on 3 or more customers', 'login', 'all', '[{"field": "device.linked_customers", "op": "gte", "value": 2}]', 'review', 1000, false, 1, 'device_shared'),
+      (gen_random_uuid(), now(), now(), 'One device on 3 or more customers (withdrawal)', 'withdrawal', 'all', '[{"field": "device.linked_customers", "op": "gte", "value": 2}]', 'review', 1000, false, 1, 'device_shared_withdrawal'),
+      (gen_random_uuid(), now(), now(), 'Withdrawal with no trade since the last deposit', 'withdrawal', 'all', '[{"field": "trades_since_last_deposit", "op": "eq", "value": 0}]', 'review', 1001, false, 1, 'withdrawal_without_trading'),
+      (gen_random_uuid(), now(), now(), 'Withdrawal destination used by another customer', 'withdrawal', 'all', '[{"field": "withdrawal.destination_customers", "op": "gte", "value": 1}]', 'review', 1002, false, 1, 'shared_destination');`);
   }
 
   override down(): void | Promise<void> {
