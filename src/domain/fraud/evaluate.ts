@@ -1,12 +1,19 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomUUID } from 'node:crypto';
-import { executeBoundInTransaction } from '../../db/bound-statement';
+import { executeBound, executeBoundInTransaction } from '../../db/bound-statement';
 import type { RunBound } from '../../db/bound-transaction';
 import { AppError } from '../../platform/errors';
 import { currentSignals } from '../../platform/request-signals';
 import { FRAUD_FIELDS, type FieldValue, type FraudEvent, type FraudSignals } from './fields';
 import { inCidr, ruleMatches, type FraudListName } from './rules';
 import { openOrExtendCase } from './cases';
+
+let outside: EntityManager | null = null;
+
+/** Gives the evaluation of blocks a connection of their own (see evaluateFraudOn); installed once at start-up. */
+export function installFraudRecorder(em: EntityManager): void {
+  outside = em;
+}
 
 export type FraudDecision = 'allow' | 'review' | 'block';
 
@@ -90,7 +97,10 @@ export async function evaluateFraudOn(
     }
   }
   const evaluationId = randomUUID();
-  await run({
+  // A block rolls the action's transaction back: its evaluation is written outside it, so
+  // every refusal stays explainable.
+  const write: RunBound = decision === 'block' && outside ? (statement) => executeBound(outside!, statement) : run;
+  await write({
     sql: `insert into fraud_evaluations (id, created_at, updated_at, event, customer_id, decision, decided_by, rule_id, rule_version, signals, fields, reference_type, reference_id)
           values (?, now(), now(), ?, ?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?, ?)`,
     values: [

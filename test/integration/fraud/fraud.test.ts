@@ -111,6 +111,17 @@ test('when a block rule matches a withdrawal, then it is 403 FRAUD_BLOCKED namin
     expect(res.text).not.toContain('Secret');
     expect(await accountState(app, wallet)).toMatchObject({ balance: '500.00', reserved: '0.00' });
     expect(await sql(app, 'select 1 from withdrawals where customer_id = ?', [customer.id])).toHaveLength(0);
+    // The refusal rolled back, but its evaluation was kept: the rule and version that decided, and the values read.
+    const [kept] = await sql<{ rule_id: string; rule_version: number; fields: Record<string, unknown> }>(
+      app,
+      `select rule_id, rule_version, fields from fraud_evaluations where customer_id = ? and decision = 'block'`,
+      [customer.id],
+    );
+    expect(kept).toMatchObject({
+      rule_id: r.id,
+      rule_version: r.version,
+      fields: { 'customer.id': customer.id, amount_usd: 150 },
+    });
     // A smaller amount does not match the rule: the default allows, and that evaluation is stored.
     const small = await withdraw(app, customer, 50);
     expect(small.status).toBe(202);
@@ -122,7 +133,7 @@ test('when a block rule matches a withdrawal, then it is 403 FRAUD_BLOCKED namin
       signals: Record<string, unknown>;
     }>(
       app,
-      `select decision, decided_by, rule_id, fields, signals from fraud_evaluations where customer_id = ? and event = 'withdrawal'`,
+      `select decision, decided_by, rule_id, fields, signals from fraud_evaluations where customer_id = ? and event = 'withdrawal' and decision = 'allow'`,
       [customer.id],
     );
     expect(evaluation).toMatchObject({ decision: 'allow', decided_by: 'default', rule_id: null });
@@ -223,9 +234,9 @@ test('when the device is on the blocked list, then a withdrawal sent with that X
       body: { amount: 10, payment_data: { iban: 'de89370400440532013000' } },
     });
     expect(ok.status).toBe(202);
-    const signals = await sql<{ device_id: string; ip: string | null; destination: string }>(
+    const signals = await sql<{ device_id: string; ip: string | null; destination: string; event: string }>(
       app,
-      'select device_id, ip, destination from fraud_signals where customer_id = ?',
+      "select device_id, ip, destination from fraud_signals where customer_id = ? and event = 'withdrawal'",
       [customer.id],
     );
     expect(signals.map((s) => s.device_id)).toContain('other-device');
