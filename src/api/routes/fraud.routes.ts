@@ -23,6 +23,8 @@ import {
   replaceFraudList,
   updateFraudRule,
 } from '../../domain/fraud/rules';
+import { CustomerLinkSchema, customerLinks, MAX_LINKS } from '../../domain/fraud/links';
+import { Customer } from '../../entities/customer.entity';
 import { revokeSessions } from '../../domain/identity/sessions';
 import { FraudCase, FraudRule } from '../../entities/fraud.entity';
 import { Session } from '../../entities/session.entity';
@@ -223,6 +225,27 @@ export const fraudRoutes: RouteSpec[] = [
         );
       }
       return json(200, fraudCaseView(fraudCase));
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/crm/customers/{customer_id}/links',
+    operationId: 'getCustomerLinks',
+    summary: 'Other customers linked to this one, with masked evidence',
+    description:
+      'Other customers sharing a device id, an exact address (both seen within 30 days), an IPv4 /24 or IPv6 /48 (within ' +
+      '7 days), a payment instrument fingerprint, a withdrawal destination fingerprint, a phone or a document number. ' +
+      `Addresses on the \`allowed_ips\` list are never evidence. One entry per customer and evidence, newest first, at most ${MAX_LINKS}.`,
+    tags: ['fraud'],
+    access: { kind: 'staff', permission: 'review_fraud_cases' },
+    params: z.object({ customer_id: z.uuid() }),
+    responses: {
+      200: { description: 'The links', schema: z.object({ items: z.array(CustomerLinkSchema) }) },
+      404: { description: 'Not found' },
+    },
+    handler: async ({ params, em }) => {
+      if (!(await em.findOne(Customer, params.customer_id, { fields: ['id'] }))) throw errors.notFound('Customer');
+      return json(200, { items: await customerLinks(em, params.customer_id) });
     },
   }),
 ];

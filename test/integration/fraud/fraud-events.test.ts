@@ -138,3 +138,45 @@ test('when a login rule blocks, then the login answers exactly as a wrong passwo
     await disable(review);
   }
 });
+
+test('when two customers send the same X-Device-Id, then each lists the other by device with masked evidence, and an allowed address is never evidence', async () => {
+  const a = await createCustomer(app, admin);
+  const b = await createCustomer(app, admin);
+  const device = `shared-${a.id.slice(0, 8)}`;
+  for (const c of [a, b]) {
+    const res = await app.request('POST', '/api/customer/login', {
+      headers: { 'x-device-id': device },
+      body: { email: c.email, password: c.password },
+    });
+    expect(res.status).toBe(200);
+  }
+  const links = await app.request('GET', `/api/crm/customers/${a.id}/links`, { token: admin });
+  expect(links.status).toBe(200);
+  const items = links.body.items as Array<{
+    customer_id: string;
+    kind: string;
+    value_masked: string;
+    evidence: { kind: string };
+  }>;
+  const byDevice = items.find((i) => i.customer_id === b.id && i.kind === 'device');
+  expect(byDevice).toBeDefined();
+  expect(byDevice!.value_masked).not.toBe(device);
+  expect(byDevice!.value_masked.endsWith(device.slice(-4))).toBe(true);
+  expect(byDevice!.evidence.kind).toBe('device');
+  // Every test customer logs in from the loopback address: linked by it, masked, until it is allowed.
+  expect(items.find((i) => i.customer_id === b.id && i.kind === 'ip')?.value_masked).toBe('127.0.0.x');
+  expect(items.length).toBeLessThanOrEqual(100);
+  await app.request('PUT', '/api/backoffice/fraud/lists/allowed_ips/items', { token: admin, body: { items: ['127.0.0.1'] } });
+  try {
+    const again = (await app.request('GET', `/api/crm/customers/${a.id}/links`, { token: admin })).body.items as Array<{
+      kind: string;
+    }>;
+    expect(again.filter((i) => i.kind === 'ip' || i.kind === 'ip_range')).toEqual([]);
+    expect(again.some((i) => i.kind === 'device')).toBe(true);
+  } finally {
+    await app.request('PUT', '/api/backoffice/fraud/lists/allowed_ips/items', { token: admin, body: { items: [] } });
+  }
+  expect(
+    (await app.request('GET', `/api/crm/customers/00000000-0000-4000-8000-000000000000/links`, { token: admin })).status,
+  ).toBe(404);
+});
