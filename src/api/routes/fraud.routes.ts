@@ -25,6 +25,7 @@ import {
 } from '../../domain/fraud/rules';
 import { CustomerLinkSchema, customerLinks, MAX_LINKS } from '../../domain/fraud/links';
 import { Customer } from '../../entities/customer.entity';
+import { FraudPreviewResultSchema, FraudPreviewSchema, previewFraudRule } from '../../domain/fraud/preview';
 import { revokeSessions } from '../../domain/identity/sessions';
 import { FraudCase, FraudRule } from '../../entities/fraud.entity';
 import { Session } from '../../entities/session.entity';
@@ -86,6 +87,23 @@ export const fraudRoutes: RouteSpec[] = [
     body: FraudRuleInputSchema,
     responses: { 201: { description: 'Created', schema: FraudRuleSchema } },
     handler: async ({ body, em, caller }) => json(201, fraudRuleView(await createFraudRule(em, asStaff(caller), body))),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/api/backoffice/fraud/rules/preview',
+    operationId: 'previewFraudRule',
+    summary: 'Dry-run a fraud rule over the stored evaluations of its event (writes nothing)',
+    description:
+      'Replays `rule` over the evaluations of its event stored in the last `days` (at most 90): an evaluation the ' +
+      'rule matches counts under its action, any other under `would_allow`. A field counts with the value recorded at ' +
+      'the evaluation (every field an enabled rule of the event read then, and the raw signals: customer, device, ' +
+      'address, amount); a field not recorded has no value there and never matches, and `missing_fields` counts the ' +
+      `evaluations that lacked one. ${RULES}`,
+    tags: ['fraud'],
+    access: { kind: 'staff', permission: 'manage_fraud_rules' },
+    body: FraudPreviewSchema,
+    responses: { 200: { description: 'What the rule would have decided', schema: FraudPreviewResultSchema } },
+    handler: async ({ body, em }) => json(200, await previewFraudRule(em, body)),
   }),
   defineRoute({
     method: 'get',

@@ -297,3 +297,32 @@ test('when staff set access through PATCH, then moderate_customers is needed, th
   expect(builtin.length).toBeGreaterThanOrEqual(3);
   expect(builtin.every((r) => !r.enabled)).toBe(true);
 });
+
+test('when a rule is previewed, then it counts what it would have decided over stored evaluations, reports missing fields, gives examples, and writes nothing', async () => {
+  const { customer } = await funded();
+  expect((await withdraw(app, customer, 20)).status).toBe(202);
+  expect((await withdraw(app, customer, 200)).status).toBe(202);
+  const count = async () => Number((await sql<{ n: string }>(app, 'select count(*) as n from fraud_evaluations'))[0]!.n);
+  const before = await count();
+  const preview = (rule: Record<string, unknown>, days = 7) =>
+    app.request('POST', '/api/backoffice/fraud/rules/preview', {
+      token: admin,
+      body: { rule: { name: 'try', event: 'withdrawal', match: 'all', position: 1, enabled: true, ...rule }, days },
+    });
+  const big = await preview({
+    conditions: [
+      { field: 'customer.id', op: 'eq', value: customer.id },
+      { field: 'amount_usd', op: 'gte', value: 100 },
+    ],
+    action: 'block',
+  });
+  expect(big.status).toBe(200);
+  expect(big.body).toMatchObject({ would_block: 1, would_review: 0, missing_fields: 0, examples: [customer.id] });
+  expect(big.body.would_allow).toBe(big.body.evaluations - 1);
+  const unrecorded = await preview({ conditions: [{ field: 'kyc.level', op: 'eq', value: 0 }], action: 'review' });
+  expect(unrecorded.body.would_review).toBe(0);
+  expect(unrecorded.body.missing_fields).toBe(unrecorded.body.evaluations);
+  expect(unrecorded.body.missing_by_field).toEqual({ 'kyc.level': unrecorded.body.evaluations });
+  expect((await preview({ conditions: [{ field: 'customer.id', op: 'eq', value: 'x' }], action: 'block' }, 91)).status).toBe(422);
+  expect(await count()).toBe(before);
+});
