@@ -180,3 +180,34 @@ test('when two customers send the same X-Device-Id, then each lists the other by
     (await app.request('GET', `/api/crm/customers/00000000-0000-4000-8000-000000000000/links`, { token: admin })).status,
   ).toBe(404);
 });
+
+test('when a charge-back takes a paid-out wallet below zero, then a fraud case opens in the reversal transaction', async () => {
+  const customer = await createCustomer(app, admin);
+  const created = await createIntent(app, customer, { provider_id: psp.id, amount: 100, currency: 'USD' });
+  expect(created.status).toBe(201);
+  const base = { external_id: `pay-${created.body.id}`, intent_id: created.body.id, amount: '100.00', currency: 'USD' };
+  expect((await sendCallback(app, psp.id, psp.secret, { ...base, status: 'completed' })).status).toBe(200);
+  const w = await app.request('POST', '/customers/me/withdraw', {
+    token: customer.token,
+    body: { amount: 100, payment_data: { iban: 'X1' } },
+  });
+  expect(w.status).toBe(202);
+  expect(
+    (await app.request('POST', `/api/backoffice/withdrawals/${w.body.transaction_id}/approve`, { token: admin })).status,
+  ).toBe(200);
+  expect(await sql(app, 'select 1 from fraud_cases where customer_id = ?', [customer.id])).toHaveLength(0);
+  expect(
+    (await sendCallback(app, psp.id, psp.secret, { ...base, external_id: `cb-${created.body.id}`, status: 'charged_back' }))
+      .status,
+  ).toBe(200);
+  const cases = await sql<{ status: string; reasons: Array<{ reason: string }> }>(
+    app,
+    'select status, reasons from fraud_cases where customer_id = ?',
+    [customer.id],
+  );
+  expect(cases).toHaveLength(1);
+  expect(cases[0]!.reasons[0]!.reason).toMatch(/below zero/);
+  expect(
+    await sql(app, `select 1 from domain_events where type = 'fraud.case_opened' and customer_id = ?`, [customer.id]),
+  ).toHaveLength(1);
+});
