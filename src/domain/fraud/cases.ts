@@ -106,11 +106,12 @@ export async function openOrExtendCase(
       type: 'fraud.case_opened',
       aggregateType: 'fraud_case',
       aggregateId: '?::text',
-      customerId: '?::uuid',
+      // Staff only: an event naming the customer would reach the customer's own stream and tell it it is watched.
+      customerId: 'null::uuid',
       data: '?::jsonb',
       at: 'now()',
     }),
-    values: [opened!.id, customerId, opened!.data],
+    values: [opened!.id, opened!.data],
   });
   return opened!.id;
 }
@@ -237,7 +238,8 @@ export async function resolveCase(
       type: 'fraud.case_resolved',
       aggregateType: 'fraud_case',
       aggregateId: id,
-      customerId: c.customerId,
+      // Staff only, as fraud.case_opened: the customer id travels in the data, not as the event's customer.
+      customerId: null,
       data: { id, customer_id: c.customerId, verdict: input.verdict, actions },
     });
     return { fraudCase: c, revokeSessionsOf };

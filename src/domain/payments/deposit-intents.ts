@@ -198,7 +198,10 @@ export async function createDepositIntent(
     if (verdict.decision === 'review') {
       intent.status = 'review';
       intent.review = { expected: { amount: intent.amount, currency: intent.currency }, received: null, reason: 'fraud_review' };
-      emit(tx, intent, 'deposit.review');
+      // The event reaches the customer's stream: it says "in review", never that a fraud rule put it there.
+      emit(tx, intent, 'deposit.review', {
+        review: { expected: { amount: intent.amount, currency: intent.currency }, received: null },
+      });
     }
     return depositIntentView(intent);
   });

@@ -172,7 +172,11 @@ test('when a review rule matches, then the withdrawal stays pending with review_
     expect(mine).toHaveLength(1);
     expect(mine[0]!.reasons).toHaveLength(2);
     expect(
-      await sql(app, `select 1 from domain_events where type = 'fraud.case_opened' and customer_id = ?`, [customer.id]),
+      await sql(
+        app,
+        `select 1 from domain_events where type = 'fraud.case_opened' and customer_id is null and data->>'customer_id' = ?`,
+        [customer.id],
+      ),
     ).toHaveLength(1);
 
     // Resolving with block_customer and release_holds: access no_login, holds released, sessions ended, audited, event.
@@ -190,8 +194,8 @@ test('when a review rule matches, then the withdrawal stays pending with review_
     expect(
       await sql(
         app,
-        `select 1 from domain_events where type in ('fraud.case_resolved', 'customer.access_changed') and customer_id = ?`,
-        [customer.id],
+        `select 1 from domain_events where (type = 'fraud.case_resolved' and data->>'customer_id' = ?) or (type = 'customer.access_changed' and customer_id = ?)`,
+        [customer.id, customer.id],
       ),
     ).toHaveLength(2);
     expect(
