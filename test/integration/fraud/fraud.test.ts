@@ -330,3 +330,51 @@ test('when a rule is previewed, then it counts what it would have decided over s
   expect((await preview({ conditions: [{ field: 'customer.id', op: 'eq', value: 'x' }], action: 'block' }, 91)).status).toBe(422);
   expect(await count()).toBe(before);
 });
+
+test('when a case moves, then open goes to investigating with an assignee, a discarded case is closed to changes (409 CASE_CLOSED), and each move is audited', async () => {
+  const { customer } = await funded();
+  const r = await rule({
+    name: 'review for case moves',
+    event: 'transfer',
+    conditions: [{ field: 'customer.id', op: 'eq', value: customer.id }],
+    action: 'review',
+  });
+  try {
+    const { groupId } = await setUpMarket(app, admin);
+    const live = await app.request('POST', `/api/crm/customers/${customer.id}/accounts`, {
+      token: admin,
+      body: { kind: 'live', group_id: groupId },
+    });
+    const wallet = await walletOf(app, customer);
+    const t = await app.request('POST', '/customers/me/transfer', {
+      token: customer.token,
+      body: { from_login: wallet, to_login: live.body.login, amount: 5 },
+    });
+    expect(t.status).toBe(200);
+    const [c] = await sql<{ id: string }>(app, `select id from fraud_cases where customer_id = ? and status = 'open'`, [
+      customer.id,
+    ]);
+    expect(c).toBeDefined();
+    const me = (await sql<{ id: string }>(app, `select id from staff_users order by created_at limit 1`))[0]!.id;
+    const moved = await app.request('PATCH', `/api/backoffice/fraud/cases/${c!.id}`, {
+      token: admin,
+      body: { status: 'investigating', assignee_id: me },
+    });
+    expect(moved.status).toBe(200);
+    expect(moved.body).toMatchObject({ status: 'investigating', assignee_id: me });
+    const mine = await app.request('GET', '/api/backoffice/fraud/cases?status=investigating&assignee=me', { token: admin });
+    expect((mine.body.items as Array<{ id: string }>).map((x) => x.id)).toContain(c!.id);
+    expect(
+      (await app.request('PATCH', `/api/backoffice/fraud/cases/${c!.id}`, { token: admin, body: { status: 'discarded' } }))
+        .status,
+    ).toBe(200);
+    expect(
+      (await app.request('PATCH', `/api/backoffice/fraud/cases/${c!.id}`, { token: admin, body: { status: 'open' } })).status,
+    ).toBe(409);
+    expect(
+      await sql(app, `select 1 from audit_entries where action = 'fraud_case.updated' and entity_id = ?`, [c!.id]),
+    ).toHaveLength(2);
+  } finally {
+    await disable(r.id);
+  }
+});
