@@ -1,6 +1,6 @@
 import { adminToken, createCustomer, createStaff, loginCustomer, type LoggedIn } from '../../helpers/identity';
 import { sql, startTestApp, type TestApp } from '../../helpers/test-app';
-import { expectLedgerBalanced, setUpMarket } from '../../helpers/trading';
+import { expectLedgerBalanced, setQuote, setUpMarket } from '../../helpers/trading';
 import { accountState, walletOf, withdraw } from '../money/money-kit';
 
 /**
@@ -252,7 +252,7 @@ test('when the device is on the blocked list, then a withdrawal sent with that X
   }
 });
 
-test('when a customer is close_only, then it refuses transfers with 403 ACCESS_RESTRICTED but keeps withdrawals', async () => {
+test('when a customer is close_only, then it refuses transfers and new orders with 403 ACCESS_RESTRICTED but keeps withdrawals', async () => {
   const { customer, wallet } = await funded();
   await sql(app, `update customers set access = 'close_only' where id = ?`, [customer.id]);
   const { groupId } = await setUpMarket(app, admin);
@@ -269,6 +269,14 @@ test('when a customer is close_only, then it refuses transfers with 403 ACCESS_R
     expect(t.status).toBe(403);
     expect(t.body.code).toBe('ACCESS_RESTRICTED');
   }
+  await setQuote(app, admin, 'EURUSD', 1.1, 1.1002);
+  await app.request('POST', `/api/backoffice/accounts/${live.body.login}/deposits`, { token: admin, body: { amount: 1000 } });
+  const order = await app.request('POST', '/orders', {
+    token: customer.token,
+    body: { login: live.body.login, symbol: 'EURUSD', cmd: 0, volume: 0.01 },
+  });
+  expect(order.status).toBe(403);
+  expect(order.body.code).toBe('ACCESS_RESTRICTED');
   expect((await withdraw(app, customer, 5)).status).toBe(202);
 });
 
