@@ -7,6 +7,7 @@ import { NotificationsConsumer } from './domain/notifications/notifications';
 import { PropChallengesConsumer } from './domain/prop/challenge-consumer';
 import { takeDayStartEquity } from './domain/prop/challenge-decisions';
 import { WebhookConsumer } from './domain/webhooks/consumer';
+import { LifecycleConsumer, markDormantAtRollover } from './domain/crm/lifecycle';
 
 /**
  * The policy the service hangs on its domain, composed in one place above it: the domain
@@ -30,15 +31,21 @@ export const POSTING_HOOKS: readonly PostingHook[] = [
 /**
  * Run for every account at the end of day, after its swaps and snapshot, in the same
  * transaction (see AccountRolloverStep): a prop challenge's day-start equity is taken at the
- * rollover.
+ * rollover, and an active customer whose trading went quiet becomes dormant.
  */
 export const ACCOUNT_ROLLOVER_STEPS: readonly AccountRolloverStep[] = [
   (em, account, rollover, figures) => takeDayStartEquity(em, account.id, figures, rollover.tradingDate).then(() => undefined),
+  markDormantAtRollover,
 ];
 
 /**
  * Handed the domain events after they commit, by the outbox relay: customer notifications,
- * webhook dispatch and the prop challenge rules after closes. A consumer added later is handed
+ * webhook dispatch, the prop challenge rules after closes and the customer lifecycle. A consumer added later is handed
  * the events published after it starts, never the ones published before.
  */
-export const EVENT_CONSUMERS: readonly EventConsumer[] = [NotificationsConsumer, WebhookConsumer, PropChallengesConsumer];
+export const EVENT_CONSUMERS: readonly EventConsumer[] = [
+  NotificationsConsumer,
+  WebhookConsumer,
+  PropChallengesConsumer,
+  LifecycleConsumer,
+];

@@ -10,7 +10,7 @@ import type { RedisTarget } from '../platform/redis';
 import { DATA_KEY_ID, type DataKey } from '../platform/secret-box';
 
 /**
- * Configuration comes only from environment variables (decisions, section 1) and is
+ * Configuration comes only from environment variables and is
  * validated once at start-up: a bad value stops the process with a message naming the
  * variable, instead of failing later in the middle of a request.
  */
@@ -124,6 +124,7 @@ const EnvSchema = z.object({
   // Decisions, section 14: a report's file is kept at least 7 days.
   REPORT_RETENTION_DAYS: integerText(7, 3650).default(7),
   PASSWORD_RESET_URL: urlText(['https:', 'http:']).default('https://portal.broker.invalid/reset-password'),
+  REGISTRATION_CONFIRM_URL: urlText(['https:', 'http:']).default('https://portal.broker.invalid/confirm-signup'),
   BODY_LIMIT_BYTES: integerText(1024, 50 * 1024 * 1024).default(1024 * 1024),
   DASHBOARD_IDLE_TIMEOUT_SECONDS: integerText(1, 86400).default(1800),
   DASHBOARD_SESSION_MAX_SECONDS: integerText(1, 7 * 86400).default(8 * 3600),
@@ -224,6 +225,8 @@ export interface Config {
   retention: RetentionAges;
   /** The customer portal page a reset mail links to, with `?token=<token>` appended. */
   passwordResetUrl: string;
+  /** The customer portal page a registration mail links to, with `?token=<token>` appended. */
+  registrationConfirmUrl: string;
   bodyLimitBytes: number;
   /**
    * The queue dashboard's sign-in: idle and absolute lifetimes of its session, and whether its
@@ -333,6 +336,7 @@ export function loadConfig(env: Env = process.env): Config {
       reportDays: e.REPORT_RETENTION_DAYS,
     },
     passwordResetUrl: e.PASSWORD_RESET_URL,
+    registrationConfirmUrl: e.REGISTRATION_CONFIRM_URL,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     trustProxy: e.TRUST_PROXY,
     dashboard: {
@@ -374,7 +378,7 @@ export function concurrencyVariable(queue: string): string {
 }
 
 /**
- * Worker pools (decisions, section 11): WORKER_QUEUES picks the queues a worker process
+ * Worker pools: WORKER_QUEUES picks the queues a worker process
  * serves (comma-separated, all by default) and WORKER_CONCURRENCY_<QUEUE> overrides
  * WORKER_CONCURRENCY for one queue. An unknown queue name, in either, stops start-up naming
  * it: a typo would otherwise leave a queue without workers, silently.

@@ -30,4 +30,33 @@ export class BrokerSettings {
    */
   @Property({ type: 'datetime', columnType: 'timestamptz' })
   updatedAt: Date = new Date();
+
+  /** Who may sign up or be entered as a lead, by country, and how often one address may try. */
+  @Property({ type: 'json', columnType: 'jsonb', default: `'{"blocked_countries":[],"max_per_ip_per_hour":5}'` })
+  registration: RegistrationSettings = { blocked_countries: [], max_per_ip_per_hour: 5 };
+
+  /** While enabled, customers may read their data and log in, and nothing else. */
+  @Property({ type: 'json', columnType: 'jsonb', default: `'{"enabled":false,"message":""}'` })
+  maintenance: MaintenanceSettings = { enabled: false, message: '' };
+
+  /** Days without a closed trade after which the end of day makes an active customer dormant. */
+  @Property({ type: 'integer', default: 90 })
+  dormantAfterDays: number = 90;
+
+  /** How soon a support conversation is due its first staff answer. */
+  @Property({ type: 'integer', default: 240 })
+  supportFirstResponseMinutes: number = 240;
+}
+
+export interface RegistrationSettings {
+  blocked_countries: string[];
+  /** When set, only these countries may sign up (blocked ones still may not). */
+  allowed_countries?: string[] | null | undefined;
+  max_per_ip_per_hour: number;
+}
+
+export interface MaintenanceSettings {
+  enabled: boolean;
+  message: string;
+  until?: string | null | undefined;
 }

@@ -18,6 +18,11 @@ import { bigintText } from './column-types';
   name: 'domain_events_publication_seq_unique',
   expression: 'create unique index "domain_events_publication_seq_unique" on "domain_events" ("publication_seq")',
 })
+@Index({
+  name: 'domain_events_customer_created_index',
+  expression:
+    'create index "domain_events_customer_created_index" on "domain_events" ("customer_id", "created_at") where "customer_id" is not null',
+})
 export class DomainEvent extends BaseEntity<'seq' | 'publishedAt' | 'publicationSeq' | 'customerId'> {
   /**
    * Write order: drawn from a sequence when the row is inserted, so events written under one

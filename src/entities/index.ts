@@ -51,6 +51,9 @@ import { SwapBooking } from './swap-booking.entity';
 import { Integration } from './integration.entity';
 import { DepositIntent } from './deposit-intent.entity';
 import { InboundCall } from './inbound-call.entity';
+import { PendingRegistration } from './pending-registration.entity';
+import { CustomerNote } from './customer-note.entity';
+import { SalesStatus } from './sales-status.entity';
 
 /** Every entity the ORM knows. Listed explicitly: no folder scanning at start-up. */
 export const ENTITIES = [
@@ -112,4 +115,7 @@ export const ENTITIES = [
   FraudSignal,
   FraudEvaluation,
   FraudCase,
+  PendingRegistration,
+  CustomerNote,
+  SalesStatus,
 ];

@@ -18,7 +18,7 @@ import { errors, fieldError, type AppError } from './errors';
  * crossed through USD), each a mid quote m or 1/m with 10^-6 <= m <= 10^7, so a leg is at
  * most 10^7 and the rate at most 10^14 (written 4 * 10^14 below, spread included):
  *   one booking W <= 2 * 10^16 * 4 * 10^14 = 8 * 10^30.
- * A commission (decisions 13) is charged on each side, open and close. Its value is at most
+ * A commission is charged on each side, open and close. Its value is at most
  * COMMISSION_VALUE_MAX = 50: per_lot 50 x 10^3, per_deal 50, percent 50 % of a notional
  * bounded like the profit above (price x V x C, converted), so one side is at most
  * 4 * 10^30, and an order books at most W + 2 * 4 * 10^30 = 1.6 * 10^31 over its life.

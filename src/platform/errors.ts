@@ -1,5 +1,5 @@
 /**
- * One error type for every failure a client can be told about (decisions, section 2).
+ * One error type for every failure a client can be told about.
  * Domain code throws these; one middleware turns them into response bodies. Anything else
  * that escapes is a bug and becomes 500 INTERNAL without details.
  */

@@ -9,7 +9,7 @@ export const MoneyText = z
   .regex(/^-?[0-9]+\.[0-9]{2}$/)
   .describe('Decimal text with two decimals, e.g. "100.00"');
 
-/** An ISO 4217 currency code (decisions, section 9). */
+/** An ISO 4217 currency code. */
 export const CurrencyCode = z
   .string()
   .regex(/^[A-Z]{3}$/)

@@ -20,4 +20,9 @@ export class TtlCache<V> {
     });
     return value;
   }
+
+  /** Drops every entry: the next get loads afresh. */
+  clear(): void {
+    this.entries.clear();
+  }
 }

@@ -4,10 +4,9 @@ import { METRICS_REFUSED, metricsAllowed } from '../platform/metrics-access';
 import { StartupRefused } from '../startup-refused';
 
 /**
- * A worker process answers `GET /health` and `GET /metrics` on WORKER_HTTP_PORT (decisions,
- * section 18), so an orchestrator can check it and Prometheus can scrape its process metrics.
+ * A worker process answers `GET /health` and `GET /metrics` on WORKER_HTTP_PORT, so an orchestrator can check it and Prometheus can scrape its process metrics.
  * Two fixed answers need no router, body parser or auth stack: node:http alone, with the
- * error bodies of decisions section 2.
+ * API's error bodies (docs/api-guide.md, Errors).
  */
 export function startWorkerHttp(services: AppServices, host: string, port: number): Promise<Server> {
   const server = createServer((req, res) => {

@@ -15,7 +15,7 @@ const LAYERS: ReadonlyArray<readonly string[]> = [
   ['prices'],
   ['accounts', 'fraud', 'reports'],
   ['customers', 'eod', 'money', 'orders', 'streams'],
-  ['engine', 'payments', 'prop', 'risk'],
+  ['crm', 'engine', 'payments', 'prop', 'risk'],
   ['notifications'],
 ];
 

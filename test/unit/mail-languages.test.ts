@@ -82,6 +82,8 @@ function mailData(key: string, locale: string): Data[] {
         ),
       },
     ];
+  if (key === 'registration_confirm') return [{ first_name: 'Anna', valid_hours: 24 }];
+  if (key === 'lead_invite') return [{ first_name: 'Anna', valid_minutes: 60 }];
   return [{ first_name: 'Anna' }];
 }
 
@@ -93,7 +95,11 @@ describe('mails in one language', () => {
     const samples = mailData(key, locale);
     expect(samples.length).toBeGreaterThan(0);
     for (const data of samples) {
-      const mail = renderMail(template, { locale, data, secrets: { reset_url: 'https://portal.example/reset?token=abc' } });
+      const mail = renderMail(template, {
+        locale,
+        data,
+        secrets: { reset_url: 'https://portal.example/reset?token=abc', confirm_url: 'https://portal.example/confirm?token=abc' },
+      });
       for (const part of [mail.subject, mail.text, mail.html ?? '']) {
         expect(part).not.toContain('{{');
         expect(rawCode(part)).toBeUndefined();

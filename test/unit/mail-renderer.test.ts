@@ -94,7 +94,7 @@ describe('mail templates rendered in code', () => {
           template: t.key,
           locale,
           data: Object.fromEntries(t.placeholders.filter((p) => !p.includes('secret')).map((p) => [p, 'x'])),
-          secrets: { reset_url: 'https://x.test/r?t=1' },
+          secrets: { reset_url: 'https://x.test/r?t=1', confirm_url: 'https://x.test/c?t=1' },
         });
         expect(mail.locale).toBe(locale);
         expect(`${mail.subject}${mail.text}${mail.html}`).not.toMatch(/\{\{/);

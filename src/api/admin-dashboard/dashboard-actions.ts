@@ -1,6 +1,5 @@
 /**
- * What a `manage_queues` holder may change through the queue dashboard (decisions, section
- * 18): retry, promote, clean and remove jobs, nothing else. bull-board's other state changes
+ * What a `manage_queues` holder may change through the queue dashboard: retry, promote, clean and remove jobs, nothing else. bull-board's other state changes
  * (adding or duplicating a job, editing a job's data, delay or priority, pausing a queue,
  * its concurrency, rate limit or schedulers, obliterating it) are refused whatever the UI
  * shows: an added price tick or an edited payload is a trade the desk never made. For the

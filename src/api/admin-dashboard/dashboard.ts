@@ -17,7 +17,7 @@ import { livePage, LIVE_SCRIPT } from './live-page';
 import { loginPage } from './login-page';
 
 /**
- * The queue dashboard (decisions, sections 11 and 18): bull-board at /admin/queues, every
+ * The queue dashboard: bull-board at /admin/queues, every
  * queue of src/jobs registered from the same table the workers use. A browser cannot send a
  * Bearer header, so staff sign in on /admin/login and get a cookie that is its own credential:
  * an opaque reference to a session of kind `dashboard` (see dashboard-sessions), never an

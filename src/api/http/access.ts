@@ -7,7 +7,7 @@ import type { Identity } from '../../domain/identity/identity';
 import type { Access, RouteSpec } from './route';
 
 /**
- * Path families and the access kinds their routes may declare (decisions, section 3).
+ * Path families and the access kinds their routes may declare.
  * Matched case-insensitively and including the bare prefix (`/api/crm`), because express
  * routes that way: a route declared as `/API/Admin/x` or `/api/crm` is served at
  * `/api/admin/x` and `/api/crm/`, and must not escape its family's rule.
@@ -30,6 +30,8 @@ export const PUBLIC_ROUTES = new Set([
   'POST /auth/refresh',
   'POST /customers/password-reset/forgot',
   'POST /customers/password-reset/confirm',
+  'POST /customers/register',
+  'POST /customers/register/confirm',
 ]);
 
 /** Refuses to mount a route table in which a route's declared access breaks its family's rule. */

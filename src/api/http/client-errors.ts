@@ -4,7 +4,7 @@ import type { Duplex } from 'node:stream';
 /**
  * Requests Node refuses before express sees them (a malformed request line or header,
  * headers over the size limit, a client too slow to send them) get Node's bare status
- * line. This answers them in the error format of decisions section 2 instead, as far as
+ * line. This answers them in the API's error format instead, as far as
  * Node allows: written straight to the socket, which is then closed.
  */
 const ANSWERS: Record<string, { status: number; reason: string; code: string; detail: string }> = {

@@ -12,6 +12,7 @@ import { replyProblems } from './response-contract';
 import type { HandlerResult, RouteSpec } from './route';
 import { RouteMatcher } from './route-matcher';
 import { jsonSender } from './send-json';
+import { maintenanceError, maintenanceState } from '../../domain/identity/maintenance';
 
 /**
  * Registers the route table on the app. Every route gets the same pipeline: record its
@@ -67,11 +68,28 @@ function handle(route: RouteSpec, req: Request, res: Response, pipe: Pipeline): 
   // the request's fork is made when something first asks for it, and routes that never touch
   // the database (health, public reads from Redis) skip it. Everything uses this one fork.
   const unit = new UnitOfWork(pipe.services);
-  if (route.access.kind === 'public') return validated(route, req, res, pipe, unit, undefined);
+  if (route.access.kind === 'public') {
+    if (!MAINTAINED_PUBLIC.test(route.path)) return validated(route, req, res, pipe, unit, undefined);
+    return refuseInMaintenance(unit).then(() => validated(route, req, res, pipe, unit, undefined));
+  }
   // Who asks comes before what they sent: a stranger learns nothing about a route's schema.
   return authorize(route.access, req, unit.em, pipe.services.identity, route.acceptsTicket).then((caller) =>
-    validated(route, req, res, pipe, unit, caller),
+    caller?.kind === 'customer' && route.method !== 'get' && !route.path.startsWith('/auth/')
+      ? refuseInMaintenance(unit).then(() => validated(route, req, res, pipe, unit, caller))
+      : validated(route, req, res, pipe, unit, caller),
   );
+}
+
+/**
+ * Maintenance mode holds customers to reading: every customer request that is not a GET (of
+ * their own data, their streams) nor a session step (logins are public, refresh and logout sit
+ * under /auth/) is 503 MAINTENANCE, and so is self-registration. Staff are never held.
+ */
+const MAINTAINED_PUBLIC = /^\/customers\/register(\/|$)/;
+
+async function refuseInMaintenance(unit: UnitOfWork): Promise<void> {
+  const state = await maintenanceState(unit.em);
+  if (state.enabled) throw maintenanceError(state);
 }
 
 /** The request's unit of work, forked on first use (see handle). */

@@ -8,7 +8,7 @@ import type { AppServices } from '../../app-services';
 /**
  * Who may call a route. Every route states it explicitly, so a route added without a
  * decision about access does not type-check, and `checkRouteFamilies` refuses a route whose
- * access does not fit its path family (decisions, section 3).
+ * access does not fit its path family.
  * - `public`: no token needed (logins, refresh, health);
  * - `staff`: staff user tokens holding `permission`, or API tokens scoped to it;
  * - `customer`: customer tokens only;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * Trading and money routes refuse unknown body fields (decisions, section 18): dropped
+ * Trading and money routes refuse unknown body fields: dropped
  * quietly, a mistyped `stop_loss` (for `sl`) would open the order without its stop. Their
  * bodies are `z.strictObject`, which answers 422 `extra_forbidden` at each unknown field
  * (see validation/zod-issues.ts). A route of that family with no fields of its own takes

@@ -21,7 +21,7 @@ const CLIENT_ERRORS: Record<number, { code: string; detail: string }> = {
 };
 
 /**
- * Turns every error into the bodies of decisions section 2. Known errors keep their
+ * Turns every error into the API's error bodies (docs/api-guide.md, Errors). Known errors keep their
  * status and code; anything else is logged with its stack and answered as a bare 500
  * INTERNAL that names only the request id.
  */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * The two error bodies of decisions section 2, as zod schemas so the document's components
+ * The API's two error bodies (docs/api-guide.md, Errors), as zod schemas so the document's components
  * and their examples come from the same place as every other schema (and the example test
  * parses the examples with them).
  */

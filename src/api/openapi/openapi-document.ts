@@ -27,7 +27,7 @@ export const API_INFO = {
   contact: { name: 'Trading platform team' },
 };
 
-/** The code a status gives when its description names none (decisions section 2). */
+/** The code a status gives when its description names none. */
 const DEFAULT_CODES: Record<string, string> = {
   '400': 'BAD_REQUEST',
   '401': 'UNAUTHENTICATED',
@@ -340,7 +340,7 @@ export function buildOpenApiDocument(routes: RouteSpec[], info: JsonSchema = API
       };
     } else if (route.method === 'post') {
       // Outside the trading and money family (whose bodiless routes refuse any field), a
-      // bodiless POST ignores a body as decisions section 2 ignores unknown fields; the
+      // bodiless POST ignores a body as every route ignores unknown fields; the
       // document says so, so a client that always sends `{}` and a validating proxy agree.
       operation.requestBody = { required: false, content: contentOf(IGNORED_BODY, 'input', components, route.tags[0]) };
     }

@@ -11,6 +11,9 @@ export const TAGS: Record<string, string> = {
   'api tokens': 'Scoped long-lived tokens for integrations (`/api/crm/settings/api-tokens`)',
   'password reset': 'A customer who forgot the password gets a mail with a single-use link (`/customers/password-reset/*`)',
   customers: 'Customers and their own profile (`/api/crm/customers`, `/api/customer/me`)',
+  registration:
+    'Self-registration with a confirmation mail (`/customers/register`), and leads staff enter and invite (`/api/crm/leads`)',
+  'customer notes': 'Staff notes on a customer, edited by their author within a day (`/api/crm/customers/{id}/notes`)',
   accounts: 'Wallets and trading accounts (`/api/crm/.../accounts`, `/customers/me/accounts`)',
   money:
     'Deposits, transfers between your own accounts and the ledger (`/api/backoffice/accounts/...`, `/customers/me/transfer`, `/customers/me/transactions`)',
@@ -78,6 +81,8 @@ export const TAG_GROUPS: Array<{ name: string; tags: string[] }> = [
     name: 'Customers and money',
     tags: [
       'customers',
+      'registration',
+      'customer notes',
       'compliance',
       'password reset',
       'accounts',

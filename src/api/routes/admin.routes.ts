@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import { AuditSchema, auditView } from '../../domain/audit/audit';
-import { loadBrokerSettings, SettingsSchema, settingsView, updateBrokerSettings } from '../../domain/identity/broker-settings';
+import {
+  loadBrokerSettings,
+  MaintenanceSettingsSchema,
+  RegistrationSettingsSchema,
+  SettingsSchema,
+  settingsView,
+  updateBrokerSettings,
+} from '../../domain/identity/broker-settings';
 import { PERMISSIONS, PermissionSchema } from '../../domain/identity/permissions';
 import { createRole, createStaffUser, RoleSchema, roleView, StaffUserSchema, staffUserView } from '../../domain/identity/staff';
 import { AuditEntry } from '../../entities/audit-entry.entity';
@@ -182,7 +189,15 @@ export const adminRoutes: RouteSpec[] = [
       'A new access_token_ttl_seconds applies to tokens issued from then on (the next login or refresh); a new broker_name ' +
       'to reports built from then on. ' +
       '`rollover_time` (HH:MM UTC, default 21:00) is when the end of day runs; a change reschedules it at once. ' +
-      '`triple_swap_day` (monday to friday, default wednesday) is the weekday whose rollover books three nights of swap.',
+      '`triple_swap_day` (monday to friday, default wednesday) is the weekday whose rollover books three nights of swap. ' +
+      '`registration` (the fields sent change): `blocked_countries` and `allowed_countries` refuse sign-ups and leads ' +
+      'from other countries (403 COUNTRY_NOT_ALLOWED), never existing customers; the answer then carries ' +
+      '`affected_customers`, the customers already in the blocked countries. `max_per_ip_per_hour` (default 5) limits ' +
+      'sign-up attempts per address. `maintenance` `{enabled, message, until}`: while enabled, customer requests other ' +
+      'than reading their own data, logging in and streams answer 503 MAINTENANCE with Retry-After (until `until`, ' +
+      'else 300 s); staff are unaffected. `dormant_after_days` (default 90): the end of day makes an active customer ' +
+      'dormant after that long without a closed trade. `support_first_response_minutes` (default 240). Every change ' +
+      'is audited with before and after and emits `settings.updated`.',
     tags: ['broker settings'],
     access: { kind: 'staff', permission: 'manage_settings' },
     body: z.object({
@@ -190,6 +205,10 @@ export const adminRoutes: RouteSpec[] = [
       broker_name: z.string().trim().min(1).max(200).optional(),
       rollover_time: RolloverTime.optional(),
       triple_swap_day: TripleSwapDay.optional(),
+      registration: RegistrationSettingsSchema.partial().optional(),
+      maintenance: MaintenanceSettingsSchema.partial().optional(),
+      dormant_after_days: z.int().min(1).max(3650).optional(),
+      support_first_response_minutes: z.int().min(1).max(100_000).optional(),
     }),
     responses: { 200: { description: 'Settings after the change', schema: SettingsSchema } },
     handler: async ({ body, em, services, caller }) => {

@@ -94,6 +94,7 @@ export const crmRoutes: RouteSpec[] = [
     summary: 'Change a customer (staff)',
     description:
       'Only the fields sent change; `affiliate_id: null` clears it. Audited (`customer.updated`, before and after). ' +
+      '`sales_status` sets one of the sales statuses (an unknown key is 422 at `sales_status`; null clears it). ' +
       "A webhook with an `affiliate_id` receives the events about this customer's accounts from the change on. " +
       '`verification_level` (0 to 3) sets what the customer may do, whatever its documents, and needs ' +
       '`manage_compliance` besides (403 otherwise); audited (`customer.verification_level_changed`), and a rise is a ' +
@@ -140,7 +141,7 @@ export const crmRoutes: RouteSpec[] = [
           throw errors.forbidden('Setting verification_level needs the permission manage_compliance');
         await setCustomerLevel(em, staff, params.customer_id, level);
       }
-      if ((level === undefined && access === undefined) || rest.affiliate_id !== undefined)
+      if ((level === undefined && access === undefined) || rest.affiliate_id !== undefined || rest.sales_status !== undefined)
         return json(200, customerView(await updateCustomer(em, staff, params.customer_id, rest)));
       const customer = await em.findOne(Customer, params.customer_id);
       if (!customer) throw errors.notFound('Customer');

@@ -4,6 +4,7 @@ import { adminRoutes } from './admin.routes';
 import { authRoutes } from './auth.routes';
 import { complianceRoutes } from './compliance.routes';
 import { crmRoutes } from './crm.routes';
+import { crmLifecycleRoutes } from './crm-lifecycle.routes';
 import { docsRoutes } from './docs.routes';
 import { eodRoutes } from './eod.routes';
 import { emailTemplateRoutes } from './email-templates.routes';
@@ -34,6 +35,7 @@ export const ROUTES: RouteSpec[] = [
   ...authRoutes,
   ...adminRoutes,
   ...crmRoutes,
+  ...crmLifecycleRoutes,
   ...complianceRoutes,
   ...passwordResetRoutes,
   ...emailTemplateRoutes,

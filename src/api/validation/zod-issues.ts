@@ -3,7 +3,7 @@ import type { Location, ValidationItem } from '../../platform/errors';
 
 /**
  * Translates zod issues into Pydantic v2 error types and messages, so a client written
- * for a FastAPI service parses our 422 bodies unchanged (decisions, section 2).
+ * for a FastAPI service parses our 422 bodies unchanged.
  */
 
 type Issue = z.core.$ZodIssue;

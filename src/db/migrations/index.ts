@@ -37,11 +37,13 @@ import { Migration20261127100000_PublicationOrder } from './Migration20261127100
 import { Migration20261127130000_WebhookFanOutInRelay } from './Migration20261127130000_WebhookFanOutInRelay';
 import { Migration20261127140000_WebhookClaimAhead } from './Migration20261127140000_WebhookClaimAhead';
 import { Migration20261128010000_NegativeWallets } from './Migration20261128010000_NegativeWallets';
+import { Migration20261128110000_CustomerLifecycle } from './Migration20261128110000_CustomerLifecycle';
+import { Migration20261128110100_CustomerEventsIndex } from './Migration20261128110100_CustomerEventsIndex';
 import { Migration20261128020000_DropDeadFunctions } from './Migration20261128020000_DropDeadFunctions';
 import { Migration20261128090000_ReportRequeue } from './Migration20261128090000_ReportRequeue';
 import { Migration20261128093000_Payments } from './Migration20261128093000_Payments';
 import { Migration20261128093001_OneDepositPerIntent } from './Migration20261128093001_OneDepositPerIntent';
-import { Migration20261128095300_Fraud } from './Migration20261128095300_Fraud';
+import { Migration20261128110200_Fraud } from './Migration20261128110200_Fraud';
 
 export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122185420', class: Migration20261122185420 },
@@ -85,5 +87,7 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261128090000_ReportRequeue', class: Migration20261128090000_ReportRequeue },
   { name: 'Migration20261128093000_Payments', class: Migration20261128093000_Payments },
   { name: 'Migration20261128093001_OneDepositPerIntent', class: Migration20261128093001_OneDepositPerIntent },
-  { name: 'Migration20261128095300_Fraud', class: Migration20261128095300_Fraud },
+  { name: 'Migration20261128110000_CustomerLifecycle', class: Migration20261128110000_CustomerLifecycle },
+  { name: 'Migration20261128110100_CustomerEventsIndex', class: Migration20261128110100_CustomerEventsIndex },
+  { name: 'Migration20261128110200_Fraud', class: Migration20261128110200_Fraud },
 ];

@@ -4,7 +4,7 @@ import { Account, type AccountKind } from '../../entities/account.entity';
 import type { Customer } from '../../entities/customer.entity';
 import { Group } from '../../entities/group.entity';
 import { dec, type Dec } from '../../platform/decimal';
-import { AppError, fieldError, type ValidationFailure } from '../../platform/errors';
+import { AppError, errors, fieldError, type ValidationFailure } from '../../platform/errors';
 import { inScopeOr404, type CustomerScope } from '../../platform/customer-scope';
 import { CurrencyConverter } from '../prices/conversion';
 import type { QuoteStore } from '../prices/quote-store';
@@ -45,6 +45,8 @@ export async function openTradingAccount(
   customer: Customer,
   input: { kind: Exclude<AccountKind, 'wallet'>; group_id: string; currency?: string | undefined; leverage?: number | undefined },
 ): Promise<Account> {
+  // A closed customer keeps its accounts (and may still withdraw), but opens no new one.
+  if (customer.lifecycle === 'closed') throw errors.conflict('CUSTOMER_CLOSED', 'The customer is closed: no new accounts');
   const group = await em.findOne(Group, input.group_id);
   if (!group) throw fieldError('body', ['group_id'], 'No such group');
   if (!group.isActive) throw fieldError('body', ['group_id'], 'The group is not active');

@@ -1,7 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { Customer } from '../../entities/customer.entity';
-import { errors } from '../../platform/errors';
+import { Customer, LIFECYCLE_STAGES } from '../../entities/customer.entity';
+import { SalesStatus } from '../../entities/sales-status.entity';
+import { errors, fieldError } from '../../platform/errors';
 import { recordAudit } from '../audit/audit';
 import type { StaffCaller } from '../../platform/caller';
 import { assertPasswordPolicy } from '../identity/password-policy';
@@ -53,6 +54,13 @@ export const AffiliateId = z
 /** PATCH /api/crm/customers/{id}: only the fields sent change; `affiliate_id: null` clears it. */
 export const CustomerPatchSchema = z.object({
   affiliate_id: AffiliateId.nullable().optional(),
+  sales_status: z
+    .string()
+    .min(1)
+    .max(64)
+    .nullable()
+    .optional()
+    .describe('A key of the sales statuses (PUT /api/admin/sales-statuses); null clears it; an unknown key is 422'),
 });
 
 export const CustomerSchema = z.object({
@@ -73,6 +81,18 @@ export const CustomerSchema = z.object({
   access: z
     .enum(['full', 'close_only', 'no_login'])
     .describe('What the customer may do (moderation): full, close_only or no_login'),
+  lifecycle: z
+    .enum(LIFECYCLE_STAGES)
+    .describe('System-managed: lead, registered, verified, funded, active, dormant, closed (forward only)'),
+  ftd_at: z.iso.datetime().nullable().describe('When the first deposit completed; null before it'),
+  ftd_amount: z.string().nullable().describe('The first deposit, as decimal text; null before it'),
+  sales_status: z.string().nullable().describe('A key of the sales statuses, set by staff; null when none'),
+  phone: z.string().nullable(),
+  lead_source: z.string().nullable(),
+  lead_campaign: z.string().nullable(),
+  partner_code: z.string().nullable().describe('The partner code the customer came with (sign-up `ref` or lead)'),
+  promo_code: z.string().nullable().describe('The promo code given at sign-up'),
+  closed_at: z.iso.datetime().nullable(),
   created_at: z.iso.datetime(),
   updated_at: z.iso.datetime(),
 });
@@ -91,6 +111,16 @@ export function customerView(c: Customer): CustomerView {
     totp_enabled: c.totpEnabled,
     verification_level: c.verificationLevel,
     access: c.access,
+    lifecycle: c.lifecycle,
+    ftd_at: c.ftdAt ? c.ftdAt.toISOString() : null,
+    ftd_amount: c.ftdAmount ?? null,
+    sales_status: c.salesStatus ?? null,
+    phone: c.phone ?? null,
+    lead_source: c.leadSource ?? null,
+    lead_campaign: c.leadCampaign ?? null,
+    partner_code: c.partnerCode ?? null,
+    promo_code: c.promoCode ?? null,
+    closed_at: c.closedAt ? c.closedAt.toISOString() : null,
     created_at: c.createdAt.toISOString(),
     updated_at: c.updatedAt.toISOString(),
   };
@@ -137,6 +167,11 @@ export async function updateCustomer(
   if (!customer) throw errors.notFound('Customer');
   const before = customerView(customer);
   if (patch.affiliate_id !== undefined) customer.affiliateId = patch.affiliate_id;
+  if (patch.sales_status !== undefined) {
+    if (patch.sales_status !== null && !(await em.findOne(SalesStatus, { key: patch.sales_status })))
+      throw fieldError('body', ['sales_status'], 'Not one of the sales statuses');
+    customer.salesStatus = patch.sales_status;
+  }
   customer.updatedAt = new Date();
   recordAudit(em, actor, {
     action: 'customer.updated',

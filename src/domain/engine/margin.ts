@@ -31,7 +31,7 @@ export interface MarginOutcome {
  * concurrent close holds (that would be a deadlock). A pending order's fill locks the pending
  * row, then the account, and only inserts into orders.
  *
- * Margin level = equity / margin x 100 (decisions 12), with the account locked. Below the
+ * Margin level = equity / margin x 100, with the account locked. Below the
  * group's margin_call_level the account gets one `account.margin_call` per crossing (a
  * flag on the account, cleared when the level is back at or above it, or by
  * openMarketOrder when it opens on an account with nothing open); below its
@@ -116,7 +116,7 @@ export async function checkMargin(em: EntityManager, quotes: QuoteStore, account
 }
 
 /**
- * Negative balance protection (decisions 13): a stop-out that leaves the account with nothing
+ * Negative balance protection: a stop-out that leaves the account with nothing
  * open and a balance below zero books, in its transaction (the account row locked), a
  * `negative_balance_compensation` row bringing the balance to exactly 0, and emits
  * `account.negative_balance_compensated`. Answers the amount credited, or null.

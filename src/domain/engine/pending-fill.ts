@@ -20,7 +20,7 @@ export type PendingStep = 'filled' | 'triggered' | 'cancelled' | 'waiting' | 'go
  * limit price. A fill refused (margin, open position, exposure or balance limit, sl or tp on
  * the wrong side of the fill price after a gap) cancels the order with the reason. A limit
  * order (or a triggered stop-limit's limit) never fills worse than its limit price
- * (decisions 13): when the fill finds the market moved away, nothing is written and the order
+ *: when the fill finds the market moved away, nothing is written and the order
  * keeps resting. Past its expiry an order is left to the expiry sweep: expiry wins over a
  * later tick.
  */

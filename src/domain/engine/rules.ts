@@ -6,7 +6,7 @@ import { BUY, closingPrice } from '../prices/trading-math';
 export type Quote = { bid: Dec; ask: Dec };
 
 /**
- * Whether a pending order fires at an account's quote (decisions 12): buy limit when
+ * Whether a pending order fires at an account's quote: buy limit when
  * ask <= trigger, sell limit when bid >= trigger, buy stop when ask >= trigger, sell stop
  * when bid <= trigger; a triggered stop-limit order rests as a limit order at its limit price.
  */

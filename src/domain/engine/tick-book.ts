@@ -25,7 +25,7 @@ const EXTEND = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call(
 
 /**
  * Which quote changes of each symbol the trading engine has evaluated, and who is
- * evaluating a symbol now (decisions 12). In Redis, under the queue prefix:
+ * evaluating a symbol now. In Redis, under the queue prefix:
  * - the quote store's change counter per symbol (`quotes:ver`, bumped with every quote write);
  * - `engine:done` (hash): per symbol, the counter value the last finished evaluation began from;
  * - `engine:lock:<symbol>`: held by the one worker evaluating the symbol, with a lease;

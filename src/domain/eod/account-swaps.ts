@@ -25,7 +25,7 @@ export interface RolloverOrder {
 }
 
 /**
- * The swap one order owes for the rollover of a date (decisions, section 13): the group
+ * The swap one order owes for the rollover of a date: the group
  * instrument's swap_long (buys) or swap_short (sells), money in the account currency per lot
  * per night, x volume x the group's swap_multiplier x nights, rounded half-even to cents. Zero
  * when the group has swaps off, the night is a weekend, or a swap-free term waives it.

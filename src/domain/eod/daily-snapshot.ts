@@ -10,7 +10,7 @@ import { D, dec } from '../../platform/decimal';
 import type { QuoteStore } from '../prices/quote-store';
 import { CalendarDate } from '../../platform/calendar-date';
 
-/** An account at the end of a trading date (decisions, section 13). */
+/** An account at the end of a trading date. */
 export const DailySnapshotSchema = z.object({
   login: z.int(),
   trading_date: CalendarDate,

@@ -60,7 +60,7 @@ function daysBetween(from: string, to: string): number {
   return Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000);
 }
 
-/** Nights of swap the rollover of `date` books (decisions, section 13): 3 on the triple day, 0 at weekends, else 1. */
+/** Nights of swap the rollover of `date` books: 3 on the triple day, 0 at weekends, else 1. */
 export function swapNights(date: string, tripleSwapDay: string): number {
   const weekday = WEEKDAYS[new Date(`${date}T00:00:00Z`).getUTCDay()]!;
   if (weekday === 'saturday' || weekday === 'sunday') return 0;

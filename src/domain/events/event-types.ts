@@ -42,6 +42,8 @@ export const EVENT_TYPES = [
   'fraud.case_opened',
   'fraud.case_resolved',
   'customer.access_changed',
+  'customer.lifecycle_changed',
+  'settings.updated',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

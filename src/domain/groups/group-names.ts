@@ -1,7 +1,7 @@
 export const GROUP_NAME_MAX = 64;
 
 /**
- * The name of the n-th clone of a group (decisions, section 9): `<name> (copy)`, then
+ * The name of the n-th clone of a group: `<name> (copy)`, then
  * `<name> (copy 2)`, `<name> (copy 3)`, ... The original part is shortened so the whole
  * stays within 64 characters, never splitting a surrogate pair.
  */

@@ -17,7 +17,7 @@ import { CurrencyCode } from '../../platform/money-text';
  * - `decimal` terms are JSON numbers on the wire and decimal text in a numeric column.
  * - On creation a term is `required`, `optional` (absent, it keeps the entity's default),
  *   has a `{ default }` (the spec's Group table), or is `patch only`: not accepted on
- *   creation (an unknown field, ignored: decisions, section 2) but settable by PATCH.
+ *   creation (an unknown field, ignored) but settable by PATCH.
  */
 type OnCreate<S extends z.ZodType> = 'required' | 'optional' | 'patch only' | { default: z.output<S> };
 
@@ -38,7 +38,7 @@ function decimal<P extends DecimalProperty & Property, S extends z.ZodType<numbe
   return { property, schema, create, decimal: true as const };
 }
 
-/** The spec's Group table (bounds and defaults) and decisions section 9, in the order the answer lists them. */
+/** A group's terms with their bounds and defaults (docs/trading-and-money.md), in the order the answer lists them. */
 export const GROUP_TERMS = {
   name: plain('name', z.string().min(1).max(64), 'required'),
   description: plain('description', z.string().max(10_000).nullable(), 'optional'),

@@ -17,7 +17,7 @@ export function requestHash(method: string, route: string, params: unknown, body
 }
 
 /**
- * Claims an Idempotency-Key for a caller (decisions, section 4). The unique (scope, key)
+ * Claims an Idempotency-Key for a caller. The unique (scope, key)
  * row decides races: of two requests with one key, one inserts and runs, the other finds
  * it in flight (409) or completed (the stored answer is replayed). The same key with a
  * different request is 422. Keys live 24 hours.

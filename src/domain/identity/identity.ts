@@ -31,6 +31,8 @@ export interface Identity {
   throttle: LoginThrottle;
   /** Password-reset requests, per email from one client address and per client address (RESET_LIMITS). */
   resetThrottle: RequestThrottle;
+  /** Self-registrations per client address, in one-hour windows (the limit is a broker setting). */
+  registrationThrottle: RequestThrottle;
   /** Seals TOTP seeds at rest. */
   totpBox: SecretBox;
   /** Single-use tickets that open one event stream (`?ticket=`). */
@@ -56,6 +58,7 @@ export function createIdentity(options: IdentityOptions, redis: RedisClient, tot
     apiTokens: new AuthCache<ApiTokenFacts>(redis, keyPrefix, 'apitoken'),
     throttle: new LoginThrottle(redis, keyPrefix),
     resetThrottle: new RequestThrottle(redis, keyPrefix, 'password-reset', RESET_LIMITS.windowSeconds),
+    registrationThrottle: new RequestThrottle(redis, keyPrefix, 'registration', 3600),
     totpBox,
     streamTickets: new StreamTickets(redis, keyPrefix),
     defaultAccessTokenTtl: options.accessTokenTtlSeconds,

@@ -22,6 +22,8 @@ import { dispatchMail, queueMail } from '../mail/mail-outbox';
 import type { MailMessage } from '../../entities/mail-message.entity';
 import { executeNamed } from '../../db/bound-statement';
 import { CLOSE_RESET_TOKENS, CONSUME_RESET_TOKEN } from './identity.queries';
+import { namedStatement } from '../../platform/named-sql';
+import { eventInsertSql } from '../events/outbox';
 
 /** A reset token works for one hour, once. */
 export const RESET_TOKEN_TTL_SECONDS = 3600;
@@ -142,6 +144,8 @@ export async function confirmPasswordReset(
     if (consumed.length === 0) throw invalidToken();
     await executeNamed(tx, CLOSE_RESET_TOKENS.bind({ customer_id: customer.id }));
     await tx.nativeUpdate(Customer, { id: customer.id }, { passwordHash, updatedAt: new Date() });
+    // A lead's invitation is a reset mail: choosing the password through it registers the lead.
+    await executeNamed(tx, LEAD_REGISTERED.bind({ customer_id: customer.id }));
     const sessions = await tx.find(Session, { principalType: 'customer', principalId: customer.id, revokedAt: null });
     // The customer acted through a mailed token, not a staff login: the trail names no staff actor.
     recordAudit(tx as EntityManager, 'system', {
@@ -154,3 +158,26 @@ export async function confirmPasswordReset(
   });
   await revokeSessions(em, identity, sessionIds, 'password_reset');
 }
+
+/**
+ * A lead whose invitation was used (its password chosen through the reset flow) becomes
+ * `registered`, with its event; any other customer is left as it is.
+ */
+export const LEAD_REGISTERED = namedStatement<{ customer_id: string }>(
+  `with c as (
+  update customers set lifecycle = 'registered', updated_at = now()
+   where id = :customer_id::uuid and lifecycle = 'lead'
+  returning id
+), e as (
+  ${eventInsertSql({
+    type: 'customer.lifecycle_changed',
+    aggregateType: 'customer',
+    aggregateId: 'c.id::text',
+    customerId: 'c.id',
+    data: `jsonb_build_object('customer_id', c.id, 'from', 'lead', 'to', 'registered')`,
+    at: 'now()',
+    from: 'c',
+  })}
+)
+select count(*)::int as n from c`,
+);

@@ -28,7 +28,7 @@ export const Locale = z
   .regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$/, { message: 'A locale is a BCP 47 language tag such as en, de or de-AT' })
   .describe('BCP 47 language tag: `en`, `de`, `de-AT`');
 
-/** At most TEMPLATE_TEXT_MAX_BYTES of UTF-8 (decisions section 18); characters are counted first, cheaply. */
+/** At most TEMPLATE_TEXT_MAX_BYTES of UTF-8; characters are counted first, cheaply. */
 const TemplateText = (max: number) =>
   z
     .string()

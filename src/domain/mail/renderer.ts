@@ -47,7 +47,7 @@ export interface MailTemplate {
   translations: Record<string, MailTranslation>;
 }
 
-/** Renders one template with the placeholder rules of decisions sections 6 and 18 (template-engine.ts). */
+/** Renders one template with the placeholder rules of template-engine.ts. */
 export function renderMail(template: MailTemplate, request: Omit<MailRenderRequest, 'template'>): RenderedMail {
   const locale = pickLocale(template, request.locale);
   const t = template.translations[locale]!;
@@ -118,7 +118,7 @@ export class EmailTemplateRenderer implements MailRenderer {
   }
 }
 
-/** The translation for `de-AT`, else `de`, else the template's default (decisions section 6). */
+/** The translation for `de-AT`, else `de`, else the template's default. */
 export function pickLocale(template: Pick<MailTemplate, 'defaultLocale' | 'translations'>, wanted: string): string {
   const available = Object.keys(template.translations);
   const find = (l: string) => available.find((a) => a.toLowerCase() === l.toLowerCase());

@@ -4,10 +4,10 @@ import { Tokenizer, type Token, type TokenHandler } from 'parse5';
 /**
  * The template values that carry a secret, as senders pass them in `secretData`. A `link` is
  * an absolute URL the service builds from its own configuration (the reset link from
- * PASSWORD_RESET_URL); a `token` is bare. Senders may pass no other secret (mail-outbox.ts),
+ * PASSWORD_RESET_URL, the registration link from REGISTRATION_CONFIRM_URL); a `token` is bare. Senders may pass no other secret (mail-outbox.ts),
  * so these names are what a template is checked against before anyone sends with it.
  */
-export const SECRET_PLACEHOLDERS = { reset_url: 'link', reset_token: 'token' } as const satisfies Record<
+export const SECRET_PLACEHOLDERS = { reset_url: 'link', reset_token: 'token', confirm_url: 'link' } as const satisfies Record<
   string,
   'link' | 'token'
 >;
@@ -43,7 +43,7 @@ const REFUSED_NEAR_SECRETS = new Set([
 ]);
 
 /**
- * Where a secret value may stand (decisions section 18): a link as the whole `href` of an
+ * Where a secret value may stand: a link as the whole `href` of an
  * `<a>` in `html`, any secret as a whole word in `text`, never in `subject` nor anywhere
  * else. The link's host is then always the service's configuration, never the template's.
  * Returns what is wrong, in a sentence, or undefined.

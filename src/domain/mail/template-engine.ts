@@ -11,7 +11,7 @@ export type { TemplatePartKind } from './secret-placeholders';
  * and text get values as they are. Values that carry a secret may stand only where
  * secret-placeholders.ts allows.
  *
- * Limits (decisions section 18), so that no template can hold up the process: a text is at
+ * Limits, so that no template can hold up the process: a text is at
  * most TEMPLATE_TEXT_MAX_BYTES and has at most TEMPLATE_MAX_PLACEHOLDERS `{{`, counted before
  * Handlebars parses it (its parser is slow on many placeholders); a render
  * may be given a size cap and a deadline, both checked before the text is built.

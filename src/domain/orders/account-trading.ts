@@ -19,7 +19,7 @@ export const AccountPatchSchema = z.object({
 export type AccountPatch = z.output<typeof AccountPatchSchema>;
 
 /**
- * Staff switch trading on or off (decisions, section 18), audited `account.updated` with the
+ * Staff switch trading on or off, audited `account.updated` with the
  * flag before and after. Disabling commits first, then the waiting pending orders are
  * cancelled in a transaction of their own (orders before accounts, the engine's lock order):
  * from the commit on no order can be placed or filled on the account, so the sweep sees

@@ -27,7 +27,7 @@ export interface NewMarketOrder {
   sl?: number | null | undefined;
   tp?: number | null | undefined;
   comment?: string | null | undefined;
-  /** Only a filled pending order carries one (decisions 12). */
+  /** Only a filled pending order carries one. */
   trailing_stop?: number | null | undefined;
 }
 
@@ -134,7 +134,7 @@ function refused(error: AppError | ValidationFailure): OpenRefused {
   };
 }
 
-/** A fill whose price would be worse than its limit: the pending order keeps resting (decisions 13). */
+/** A fill whose price would be worse than its limit: the pending order keeps resting. */
 function keepsResting(price: Dec, limit: Dec): OpenRefused {
   return {
     ...refused(
@@ -305,7 +305,7 @@ async function openOnLocked(
     });
     if (over) return refused(over);
   }
-  // The margin call flag (decisions 12: one call per crossing) is kept by the engine's margin
+  // The margin call flag (one call per crossing) is kept by the engine's margin
   // check, which only sees accounts holding the ticked symbol: one whose positions all closed
   // otherwise keeps it up, and its next crossing would send no call. With nothing open there
   // is no margin level; this position starts from above the call level. The account is locked

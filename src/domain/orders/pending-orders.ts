@@ -17,7 +17,7 @@ import { assertCanOpen } from '../../platform/bounds';
 import { countWaitingPendingOrders } from './positions';
 import { PricingContext, PricingError } from '../prices/pricing-context';
 
-/** cmd of pending orders (decisions, section 5). */
+/** cmd of pending orders. */
 export const CMD = {
   BUY_LIMIT: 2,
   SELL_LIMIT: 3,
@@ -302,7 +302,7 @@ export async function modifyPendingOrder(
   patch: PendingPatch,
 ): Promise<PendingOrder> {
   return em.transactional(async (tx) => {
-    // Endpoint 8 works only while `pending` (decisions 5): a triggered stop-limit order is not modified.
+    // Endpoint 8 works only while `pending`: a triggered stop-limit order is not modified.
     const order = await lockPendingOrder(tx, account, ticket, ['pending']);
     const merged: PendingPrices = {
       trigger_price: patch.trigger_price ?? num(order.triggerPrice)!,
@@ -347,7 +347,7 @@ export async function listPendingOrders(em: EntityManager, account: Account, sta
   return findPage(em, PendingOrder, where, paging, { orderBy: { ticket: 'desc' } }, pendingOrderView);
 }
 
-/** cancel_reason of the pending orders of an account whose trading was disabled (decisions, section 18). */
+/** cancel_reason of the pending orders of an account whose trading was disabled. */
 export const TRADING_DISABLED_REASON = 'trading_disabled';
 
 /**

@@ -1,7 +1,7 @@
 import type { CommissionType } from '../../entities/group.entity';
 import { D, dec, money, type Dec } from '../../platform/decimal';
 
-/** A group's commission terms (decisions 13): how it charges, and its value. */
+/** A group's commission terms: how it charges, and its value. */
 export interface CommissionTerms {
   type: CommissionType;
   /** Decimal text: money in the account currency (per_lot, per_deal) or a percentage (percent). */

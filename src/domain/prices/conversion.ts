@@ -28,7 +28,7 @@ interface Leg {
 }
 
 /**
- * The side a dealer quotes a customer converting `from` into `to` (decisions, section 4):
+ * The side a dealer quotes a customer converting `from` into `to`:
  * converted = amount x multiplier / divisor, rounded down (toward zero) to 2 decimals once, at
  * the end.
  * Each leg multiplies by the bid of the symbol whose base is the currency given (XY: x bid) or
@@ -65,7 +65,7 @@ export function convertAtDealerRate(amount: Dec, rate: DealerRate): Dec {
 }
 
 /**
- * Converts between currencies with the latest quotes (decisions, section 4): the symbol
+ * Converts between currencies with the latest quotes: the symbol
  * joining the two currencies, direct (FROMTO) or inverted (TOFROM), else crossed through
  * USD. Two prices: `rate` at mid, what profits and margins convert at; `dealerRate` at the
  * side a dealer quotes the customer, what transfers convert at. Both take the same path.

@@ -128,7 +128,7 @@ export class PricingContext {
   }
 
   /**
-   * The commission of one side of a deal in `symbol` at `price` (decisions 13), a positive
+   * The commission of one side of a deal in `symbol` at `price`, a positive
    * amount in the account currency: the group's terms, with the group row's value overriding
    * the group's for that symbol. Throws PricingError when a percent commission cannot be
    * converted into the account currency.

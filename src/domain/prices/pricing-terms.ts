@@ -20,7 +20,7 @@ export interface PricingTerms {
   instruments: PricedInstrument[];
   rows: GroupRowTerms[];
   joining: PricedInstrument[];
-  /** The group's commission (decisions 13); a group row's commission_value overrides its value per symbol. */
+  /** The group's commission; a group row's commission_value overrides its value per symbol. */
   commission: CommissionTerms;
 }
 

@@ -8,7 +8,7 @@ export interface TickSignalDeps {
 }
 
 /**
- * Turns quote changes into ticks for the workers (decisions 12: never evaluated in the
+ * Turns quote changes into ticks for the workers (never evaluated in the
  * request that set the quote). Call it after the quotes are stored. It never fails its
  * caller: a tick that could not be queued is found by the engine sweep, because the quote
  * store counted the change when it stored the quote.

@@ -132,7 +132,7 @@ export async function closeOutChallenge(em: EntityManager, quotes: QuoteStore, c
 
 /**
  * Takes the day start of the active challenge on an account at the rollover of trading date
- * `tradingDate` (decisions, section 17): the larger of its balance and equity as the end of
+ * `tradingDate`: the larger of its balance and equity as the end of
  * day's account job sees them, after that night's swaps. Once per challenge and date: a date
  * older than the last taken (a back-filled run) leaves it alone; the end of day runs an
  * account's steps once per date.

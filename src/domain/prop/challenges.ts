@@ -30,7 +30,7 @@ export const ChallengeFailureSchema = z.object({
   at: z.iso.datetime(),
 });
 
-/** A challenge stage as staff and its trader see it (decisions, section 17). */
+/** A challenge stage as staff and its trader see it. */
 export const ChallengeSchema = z.object({
   id: z.uuid(),
   program_id: z.uuid(),

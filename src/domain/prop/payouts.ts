@@ -22,7 +22,7 @@ import { challengeTermsOf } from './challenges';
 import type { QuoteStore } from '../prices/quote-store';
 import { customerScopeOf, inScopeOr404 } from '../../platform/customer-scope';
 
-/** A payout as every route answers it and as its events carry it (decisions, section 8). */
+/** A payout as every route answers it and as its events carry it. */
 export const PayoutSchema = z.object({
   id: z.uuid(),
   login: z.int().describe("The prop account's login"),
@@ -51,7 +51,7 @@ export function payoutView(p: Payout): PayoutView {
 }
 
 /**
- * The starting balance of a prop account: its first deposit (decisions, section 8), the
+ * The starting balance of a prop account: its first deposit, the
  * firm's capital. Read while the account is locked; none yet is 0.
  */
 async function startingBalance(tx: EntityManager, accountId: string): Promise<Dec> {
@@ -60,7 +60,7 @@ async function startingBalance(tx: EntityManager, accountId: string): Promise<De
 }
 
 /**
- * What a prop account can still pay out (decisions, section 8): its profit, the smaller of its
+ * What a prop account can still pay out: its profit, the smaller of its
  * balance and its equity, less the starting balance, less what pending payouts reserve (a prop
  * account's `reserved` holds nothing else: withdrawals draw on the wallet only). A loss still
  * open counts against it: the balance is not profit while open positions can give it back, and

@@ -16,7 +16,7 @@ import type { QuoteStore } from '../prices/quote-store';
 const percent = (min: number, max: number, above: boolean) =>
   withPlaces((above ? z.number().gt(min) : z.number().min(min)).max(max), 2);
 
-/** One phase as a program is created with (decisions, section 17). */
+/** One phase as a program is created with. */
 export const PhaseInputSchema = z
   .object({
     name: z.string().trim().min(1).max(64),

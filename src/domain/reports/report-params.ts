@@ -3,7 +3,7 @@ import type { ReportType } from '../../entities/report.entity';
 import { CurrencyCode } from '../../platform/money-text';
 import { CalendarDate } from '../../platform/calendar-date';
 
-/** The longest period one statement covers (decisions, section 14). */
+/** The longest period one statement covers. */
 export const MAX_STATEMENT_DAYS = 366;
 
 const DAY_MS = 86_400_000;

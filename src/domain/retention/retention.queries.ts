@@ -70,6 +70,14 @@ export const deleteFinishedReports = namedStatement<RetentionBatch>(
       limit :limit for update skip locked)`),
 );
 
+/** Sign-ups past their confirmation: used, or expired (their link no longer works either way). */
+export const deleteOldPendingRegistrations = namedStatement<RetentionBatch>(
+  counted(`delete from pending_registrations where id in (
+     select id from pending_registrations
+      where created_at < :cutoff and (used_at is not null or expires_at < now())
+      limit :limit for update skip locked)`),
+);
+
 /** Inbound integration calls (and their bodies) past their 30 days. */
 export const deleteOldInboundCalls = namedStatement<RetentionBatch>(
   counted(`delete from integration_inbound where id in (

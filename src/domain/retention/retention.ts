@@ -8,11 +8,20 @@ import {
   deleteFinishedReports,
   deletePublishedEvents,
   deleteOldInboundCalls,
+  deleteOldPendingRegistrations,
   type RetentionBatch,
 } from './retention.queries';
-import { INBOUND_CALL_RETENTION_HOURS, STREAM_RESUME_WINDOW_HOURS, type RetentionAges } from './retention-ages';
+import {
+  INBOUND_CALL_RETENTION_HOURS,
+  PENDING_REGISTRATION_RETENTION_HOURS,
+  STREAM_RESUME_WINDOW_HOURS,
+  type RetentionAges,
+} from './retention-ages';
 
-export type RetentionOutcome = Record<'inbox' | 'webhookDeliveries' | 'mail' | 'outbox' | 'reports' | 'inbound', number>;
+export type RetentionOutcome = Record<
+  'inbox' | 'webhookDeliveries' | 'mail' | 'outbox' | 'reports' | 'inbound' | 'registrations',
+  number
+>;
 
 const HOUR_MS = 3_600_000;
 /** Reports per delete: each takes its file's chunks (up to a MiB apiece) with it. */
@@ -47,5 +56,6 @@ export async function removeExpiredRows(
     outbox: await sweep(deletePublishedEvents, before(Math.max(ages.outboxHours, STREAM_RESUME_WINDOW_HOURS))),
     reports: await sweep(deleteFinishedReports, before(ages.reportDays * 24), Math.min(options.batchSize, REPORT_BATCH)),
     inbound: await sweep(deleteOldInboundCalls, before(INBOUND_CALL_RETENTION_HOURS)),
+    registrations: await sweep(deleteOldPendingRegistrations, before(PENDING_REGISTRATION_RETENTION_HOURS)),
   };
 }

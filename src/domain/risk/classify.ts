@@ -2,7 +2,7 @@ import type { Statement } from '../../platform/named-sql';
 import type { Conditions, RiskRuleInput, Thresholds } from './rule-input';
 
 /**
- * Classification in SQL (decisions, section 8). Per account: the closed orders of the window
+ * Classification in SQL. Per account: the closed orders of the window
  * (closed_at in [window_start, window_end)), of the symbols the conditions name, aggregated by
  * Postgres into trades, wins, gross profit and loss and the average hold time; then each
  * trading account the conditions admit gets its class: `unclassified` below

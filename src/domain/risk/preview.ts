@@ -10,7 +10,7 @@ import { actionGroupIds, RISK_CLASSES, type RiskClass, type RiskRuleInput, RiskR
 
 const DAY_MS = 86_400_000;
 
-/** The preview answer (decisions, section 8), with the run's id and status for the status URL. */
+/** The preview answer, with the run's id and status for the status URL. */
 export const RiskPreviewResultSchema = z.object({
   id: z.uuid(),
   status: z.enum(RISK_RUN_STATUSES),

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 
 /**
- * The risk rule preview input (endpoint 11) with the inner structure decisions section 8
- * gives it, and a saved rule's body. Unknown fields are ignored (decisions, section 2).
+ * The risk rule preview input (endpoint 11) with its inner structure (docs/trading-and-money.md,
+ * Risk rules), and a saved rule's body. Unknown fields are ignored.
  */
 export const RISK_CLASSES = ['toxic', 'watchlist', 'normal', 'unclassified'] as const;
 export type RiskClass = (typeof RISK_CLASSES)[number];

@@ -1,7 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 
 /**
- * Standard Webhooks signing (decisions, section 7): `webhook-signature: v1,<base64 of
+ * Standard Webhooks signing: `webhook-signature: v1,<base64 of
  * HMAC-SHA256("<webhook-id>.<webhook-timestamp>.<body>")>`. The key is the base64-decoded
  * part of a `whsec_` secret, otherwise the secret's UTF-8 bytes. The signature is the
  * `standardwebhooks` package's own (the reference library receivers verify with), given the

@@ -2,7 +2,7 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import ipaddr from 'ipaddr.js';
 
 /**
- * SSRF defence for webhook endpoints (decisions, sections 1 and 7). An endpoint must be
+ * SSRF defence for webhook endpoints. An endpoint must be
  * https on a public address. WEBHOOKS_ALLOW_PRIVATE_URLS (development and tests only) also
  * admits plain http, loopback, private (RFC 1918, CGNAT) and unique-local addresses; never
  * link-local (169.254.0.0/16, fe80::/10, where cloud metadata lives), the AWS IPv6 metadata
@@ -13,7 +13,7 @@ import ipaddr from 'ipaddr.js';
  * a public address at creation and to 127.0.0.1 later (DNS rebinding) is refused then.
  * Alternative spellings of an address (decimal `2130706433`, octal `0177.0.0.1`, hex
  * `0x7f.1`) are normalised by the WHATWG URL parser before we look. An IPv6 address that
- * carries an IPv4 address (decisions, section 18) is judged by that IPv4 address: a host
+ * carries an IPv4 address is judged by that IPv4 address: a host
  * that translates or tunnels it (the kernel's IPv4-compatible handling, a NAT64 gateway, a
  * 6to4 relay) ends up connecting to it, so `[::127.0.0.1]` is loopback as much as 127.0.0.1.
  */

@@ -1,8 +1,8 @@
 import { Migration } from '@mikro-orm/migrations';
 
-export class Migration20261128095300_Fraud extends Migration {
+export class Migration20261128110200_Fraud extends Migration {
 
-  override name = 'Migration20261128095300_Fraud';
+  override name = 'Migration20261128110200_Fraud';
 
   override up(): void | Promise<void> {
     this.addSql(`create table "fraud_cases" ("id" uuid not null, "created_at" timestamptz not null, "updated_at" timestamptz not null, "customer_id" uuid not null, "status" varchar(14) not null default 'open', "assignee_id" uuid null, "reasons" jsonb not null, "verdict" varchar(10) null, "actions" jsonb null, "note" varchar(2000) null, "resolved_at" timestamptz null, "resolved_by" uuid null, primary key ("id"));`);
