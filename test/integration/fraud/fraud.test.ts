@@ -165,6 +165,8 @@ test('when a review rule matches, then the withdrawal stays pending with review_
     );
     expect(held).toHaveLength(2);
     expect(held.every((w) => w.status === 'pending' && w.review_reason)).toBe(true);
+    const staffView = await app.request('GET', `/api/backoffice/withdrawals/${first.body.transaction_id}`, { token: admin });
+    expect(staffView.body.review_reason).toBeTruthy();
     const cases = await app.request('GET', '/api/backoffice/fraud/cases?status=open', { token: admin });
     const mine = (cases.body.items as Array<{ id: string; customer_id: string; reasons: unknown[] }>).filter(
       (c) => c.customer_id === customer.id,
