@@ -4,6 +4,7 @@ import type { PostingHook } from './domain/ledger/posting';
 import { BonusForfeitHook, BonusTurnoverHook, DepositBonusHook, DepositReversalBonusHook } from './domain/bonuses/bonus-hooks';
 import { expireBonuses } from './domain/bonuses/bonuses';
 import { executeBoundInTransaction } from './db/bound-statement';
+import { CustomerAccessHook, FraudPostingHook, ReversalCaseHook } from './domain/fraud/hooks';
 import { NegativeWalletHook } from './domain/money/negative-wallet';
 import { NotificationsConsumer } from './domain/notifications/notifications';
 import { PropChallengesConsumer } from './domain/prop/challenge-consumer';
@@ -24,7 +25,11 @@ import { LifecycleConsumer, markDormantAtRollover } from './domain/crm/lifecycle
  * in this order: `before` may refuse the movement, `after` may book more with it.
  */
 export const POSTING_HOOKS: readonly PostingHook[] = [
+  // Moderation and the debt of a negative wallet refuse first: both are cheap reads of one row.
+  CustomerAccessHook,
   NegativeWalletHook,
+  FraudPostingHook,
+  ReversalCaseHook,
   BonusForfeitHook,
   BonusTurnoverHook,
   DepositBonusHook,

@@ -15,6 +15,7 @@ import { QueueEventsHub } from './jobs/queue-events-hub';
 import { createMailTransport } from './mail/mail-transport';
 import { checkConsumers, type EventConsumer } from './domain/events/consumers';
 import { installPostingHooks } from './domain/ledger/posting';
+import { installFraudRecorder } from './domain/fraud/evaluate';
 import { EVENT_CONSUMERS, POSTING_HOOKS } from './policy';
 import { outboxLagSeconds } from './domain/events/relay';
 import { runsForMetrics, syncRolloverSchedule } from './domain/eod/eod-runs';
@@ -89,6 +90,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     await runMigrations(config.migrationDatabaseUrl, logger);
   }
   const orm = await openOrm(config.databaseUrl, logger);
+  installFraudRecorder(orm.em.fork() as EntityManager);
   const { keys: dataKeys, development } = await resolveDataKeys(
     { dataKeys: config.dataKeys, production: config.env === 'production' },
     orm.em.fork() as EntityManager,

@@ -1,5 +1,5 @@
 import { type Ref } from '@mikro-orm/core';
-import { Entity, Index, ManyToOne, Property, Unique } from '@mikro-orm/decorators/legacy';
+import { Entity, Enum, Index, ManyToOne, Property, Unique } from '@mikro-orm/decorators/legacy';
 import { PrincipalEntity } from './principal.entity';
 import { decimalText, MONEY_COLUMN } from './column-types';
 import { StaffUser } from './staff-user.entity';
@@ -26,8 +26,18 @@ type CustomerDefaults =
   | 'accountManager'
   | 'team';
 
+/**
+ * What a customer may do, set by staff moderation or a fraud case: `close_only` keeps the
+ * customer able to log in, close positions and withdraw, and nothing else that moves money out
+ * or opens risk; `no_login` ends its sessions and refuses its logins.
+ */
+export const CUSTOMER_ACCESS_LEVELS = ['full', 'close_only', 'no_login'] as const;
+export type CustomerAccess = (typeof CUSTOMER_ACCESS_LEVELS)[number];
+
 @Entity({ tableName: 'customers' })
-export class Customer extends PrincipalEntity<'locale' | 'country' | 'affiliateId' | 'verificationLevel' | CustomerDefaults> {
+export class Customer extends PrincipalEntity<
+  'locale' | 'country' | 'affiliateId' | 'verificationLevel' | 'access' | CustomerDefaults
+> {
   @Property({ type: 'string', length: 320 })
   @Unique()
   declare email: string;
@@ -56,6 +66,8 @@ export class Customer extends PrincipalEntity<'locale' | 'country' | 'affiliateI
   @Property({ type: 'smallint', default: 0 })
   verificationLevel: number = 0;
 
+  @Enum({ items: [...CUSTOMER_ACCESS_LEVELS], type: 'string', default: 'full' })
+  access: CustomerAccess = 'full';
   /**
    * Derived from the domain events by the lifecycle consumer and the end of day, never set by
    * hand except `closed`: it only moves forward (active and dormant alternate).

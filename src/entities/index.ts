@@ -1,3 +1,4 @@
+import { FraudCase, FraudEvaluation, FraudList, FraudRule, FraudSignal } from './fraud.entity';
 import { Account } from './account.entity';
 import { Bonus } from './bonus.entity';
 import { Campaign } from './campaign.entity';
@@ -128,6 +129,11 @@ export const ENTITIES = [
   Integration,
   DepositIntent,
   InboundCall,
+  FraudList,
+  FraudRule,
+  FraudSignal,
+  FraudEvaluation,
+  FraudCase,
   PendingRegistration,
   CustomerNote,
   SalesStatus,

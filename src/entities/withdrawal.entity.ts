@@ -26,7 +26,7 @@ export type WithdrawalStatus = (typeof WITHDRAWAL_STATUSES)[number];
 @Index({ properties: ['status', 'createdAt'] })
 @Index({ properties: ['login', 'createdAt'] })
 @Index({ properties: ['customer', 'createdAt'] })
-export class Withdrawal extends BaseEntity<'status' | 'comment' | 'reason' | 'decidedAt' | 'decidedBy'> {
+export class Withdrawal extends BaseEntity<'status' | 'comment' | 'reason' | 'decidedAt' | 'decidedBy' | 'reviewReason'> {
   @ManyToOne({ entity: () => Account, ref: true, deleteRule: 'restrict' })
   account!: Ref<Account>;
 
@@ -54,6 +54,10 @@ export class Withdrawal extends BaseEntity<'status' | 'comment' | 'reason' | 'de
   /** Why staff rejected it; null otherwise. */
   @Property({ type: 'string', length: 500, nullable: true })
   reason?: string | null = null;
+
+  /** Why a fraud rule held it for review (staff only); null when no rule did. */
+  @Property({ type: 'string', length: 200, nullable: true })
+  reviewReason?: string | null = null;
 
   @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
   decidedAt?: Date | null = null;

@@ -13,7 +13,7 @@ const LAYERS: ReadonlyArray<readonly string[]> = [
   ['compliance', 'groups', 'mail', 'queues', 'secrets', 'webhooks'],
   ['identity', 'instruments'],
   ['prices'],
-  ['accounts', 'reports', 'teams'],
+  ['accounts', 'fraud', 'reports', 'teams'],
   ['bonuses', 'customers', 'eod', 'money', 'orders', 'streams'],
   ['crm', 'engine', 'payments', 'prop', 'risk', 'tasks'],
   ['notifications'],

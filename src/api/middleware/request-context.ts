@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import { logContext } from '../../platform/logger';
+import { deviceIdOf, runWithSignals } from '../../platform/request-signals';
 
 /** A caller's own id is kept if it is short and plain; otherwise we mint one. */
 const ACCEPTABLE_ID = /^[A-Za-z0-9._-]{8,64}$/;
@@ -30,10 +31,13 @@ export function requestId(req: Request, res: Response, next: NextFunction): void
   logContext.run({ request_id: id }, next);
 }
 
-/** Resolves the client's address once per request, for sessions and the login throttle. */
+/**
+ * Resolves the client's address once per request, for sessions and the login throttle, and
+ * keeps it with the `X-Device-Id` header (when well formed) as the request's fraud signals.
+ */
 export function clientAddress(resolve: (req: Request) => string | null) {
   return (req: Request, _res: Response, next: NextFunction): void => {
     req.clientIp = resolve(req);
-    next();
+    runWithSignals({ ip: req.clientIp, deviceId: deviceIdOf(req.headers['x-device-id']) }, next);
   };
 }

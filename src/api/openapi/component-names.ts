@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ComponentNames } from './components/component-list';
+import { FRAUD_COMPONENTS } from './components/fraud';
 import { PAYMENT_COMPONENTS } from './components/payments';
 import { AccountSchema } from '../../domain/accounts/account-view';
 import { CreditChangeSchema } from '../../domain/bonuses/credit';
@@ -309,6 +310,7 @@ const NAMES: ComponentNames = [
       customer_id: '1e38d67d-be8f-47d2-a4e0-ba9ff270b34e',
       decided_by: 'a29641a2-e7cc-44e9-a1fd-8f6550c08608',
       payment_data: { iban: 'DE89370400440532013000', holder: 'Anna Keller' },
+      review_reason: null,
     },
   ],
   [WithdrawalRequestResultSchema, 'WithdrawalRequested'],
@@ -397,7 +399,7 @@ const NAMES: ComponentNames = [
   [CustomerInstrumentSchema, 'CustomerInstrument'],
 ];
 
-for (const [schema, id, example] of [...NAMES, ...PAYMENT_COMPONENTS]) {
+for (const [schema, id, example] of [...NAMES, ...PAYMENT_COMPONENTS, ...FRAUD_COMPONENTS]) {
   const own = z.globalRegistry.get(schema) ?? {};
   z.globalRegistry.add(schema, { ...own, id, ...(example === undefined ? {} : { examples: [example] }) });
 }

@@ -17,6 +17,8 @@ export const TAGS: Record<string, string> = {
   customers: 'Customers and their own profile (`/api/crm/customers`, `/api/customer/me`)',
   registration:
     'Self-registration with a confirmation mail (`/customers/register`), and leads staff enter and invite (`/api/crm/leads`)',
+  fraud:
+    'Fraud lists, rules and their preview, review cases (`/api/backoffice/fraud/*`) and linked customers (`/api/crm/customers/{id}/links`)',
   'customer notes': 'Staff notes on a customer, edited by their author within a day (`/api/crm/customers/{id}/notes`)',
   accounts: 'Wallets and trading accounts (`/api/crm/.../accounts`, `/customers/me/accounts`)',
   money:
@@ -90,6 +92,7 @@ export const TAG_GROUPS: Array<{ name: string; tags: string[] }> = [
       'registration',
       'customer notes',
       'tasks',
+      'fraud',
       'compliance',
       'password reset',
       'accounts',

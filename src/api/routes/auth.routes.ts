@@ -1,6 +1,9 @@
 import type { Request } from 'express';
 import { z } from 'zod';
-import { login, TOTP_REQUIRED, TotpRequiredSchema } from '../../domain/identity/login';
+import { invalidCredentials, login, TOTP_REQUIRED, TotpRequiredSchema } from '../../domain/identity/login';
+import { evaluateFraud } from '../../domain/fraud/evaluate';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { AppError } from '../../platform/errors';
 import type { PrincipalType } from '../../entities/session.entity';
 import { findPrincipal } from '../../domain/identity/principals';
 import {
@@ -30,6 +33,19 @@ function clientOf(req: Request): ClientInfo {
   return { ip: req.clientIp, userAgent: req.get('user-agent') ?? null };
 }
 
+/**
+ * The `login` fraud rules: a block is answered as a wrong password (a blocked fraudster learns
+ * nothing), a review lets the login through and opens or extends the customer's case.
+ */
+async function screenLogin(em: EntityManager, customerId: string): Promise<void> {
+  try {
+    await em.transactional((tx) => evaluateFraud(tx, 'login', { customerId }));
+  } catch (err) {
+    if (err instanceof AppError && err.code === 'FRAUD_BLOCKED') throw invalidCredentials();
+    throw err;
+  }
+}
+
 function loginRoute(path: string, type: PrincipalType, who: string): RouteSpec {
   return defineRoute({
     method: 'post',
@@ -48,7 +64,14 @@ function loginRoute(path: string, type: PrincipalType, who: string): RouteSpec {
       429: { description: 'Too many failed logins' },
     },
     handler: async ({ body, em, services, req }) => {
-      const result = await login(em, services.identity, type, body, clientOf(req));
+      const result = await login(
+        em,
+        services.identity,
+        type,
+        body,
+        clientOf(req),
+        type === 'customer' ? (id) => screenLogin(em, id) : undefined,
+      );
       if (result.kind === 'totp_required') return json(202, TOTP_REQUIRED);
       return json(200, result.pair, NO_STORE);
     },

@@ -21,7 +21,10 @@ import { PERMISSIONS } from '../../domain/identity/permissions';
 import { setCustomerLevel } from '../../domain/compliance/documents';
 import { MAX_LEVEL } from '../../domain/compliance/verification-levels';
 import { ApiToken } from '../../entities/api-token.entity';
-import { Customer } from '../../entities/customer.entity';
+import { Customer, CUSTOMER_ACCESS_LEVELS } from '../../entities/customer.entity';
+import { Session } from '../../entities/session.entity';
+import { setCustomerAccess } from '../../domain/fraud/moderation';
+import { revokeSessions } from '../../domain/identity/sessions';
 import { errors } from '../../platform/errors';
 import { customerScopeOf } from '../../platform/customer-scope';
 import { seesPii } from '../../platform/pii';
@@ -117,23 +120,47 @@ export const crmRoutes: RouteSpec[] = [
     params: z.object({ customer_id: z.uuid() }),
     body: CustomerPatchSchema.extend({
       verification_level: z.int().min(0).max(MAX_LEVEL).optional().describe('0 to 3; needs manage_compliance'),
+      access: z
+        .enum(CUSTOMER_ACCESS_LEVELS)
+        .optional()
+        .describe(
+          'Needs moderate_customers. `close_only`: no new orders, transfers or payouts (403 ACCESS_RESTRICTED), withdrawals ' +
+            'still allowed; `no_login`: sessions revoked, logins answered as a wrong password. Audited, event `customer.access_changed`.',
+        ),
     }),
     responses: {
       200: { description: 'The customer after the change', schema: CustomerSchema },
       404: { description: 'Not found' },
     },
-    handler: async ({ params, body, em, caller }) => {
+    handler: async ({ params, body, em, caller, services }) => {
       const staff = asStaff(caller);
       const pii = seesPii(staff.permissions);
       if (!(await em.count(Customer, { $and: [{ id: params.customer_id }, customersInScope(customerScopeOf(staff))] })))
         throw errors.notFound('Customer');
-      const { verification_level: level, ...rest } = body;
+      const { verification_level: level, access, ...rest } = body;
+      if (access !== undefined) {
+        if (!staff.permissions.has('moderate_customers'))
+          throw errors.forbidden('Setting access needs the permission moderate_customers');
+        if (await setCustomerAccess(em, staff, params.customer_id, access)) {
+          const sessions = await em.find(
+            Session,
+            { principalType: 'customer', principalId: params.customer_id, revokedAt: null },
+            { fields: ['id'] },
+          );
+          await revokeSessions(
+            em,
+            services.identity,
+            sessions.map((s) => s.id),
+            'access_no_login',
+          );
+        }
+      }
       if (level !== undefined) {
         if (!staff.permissions.has('manage_compliance'))
           throw errors.forbidden('Setting verification_level needs the permission manage_compliance');
         await setCustomerLevel(em, staff, params.customer_id, level);
       }
-      if (level === undefined || rest.affiliate_id !== undefined || rest.sales_status !== undefined)
+      if ((level === undefined && access === undefined) || rest.affiliate_id !== undefined || rest.sales_status !== undefined)
         return json(200, customerView(await updateCustomer(em, staff, params.customer_id, rest), { pii }));
       const customer = await em.findOne(Customer, params.customer_id);
       if (!customer) throw errors.notFound('Customer');

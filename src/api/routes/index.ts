@@ -9,6 +9,7 @@ import { crmLifecycleRoutes } from './crm-lifecycle.routes';
 import { docsRoutes } from './docs.routes';
 import { eodRoutes } from './eod.routes';
 import { emailTemplateRoutes } from './email-templates.routes';
+import { fraudRoutes } from './fraud.routes';
 import { groupRoutes } from './groups.routes';
 import { instrumentRoutes } from './instruments.routes';
 import { integrationRoutes } from './integrations.routes';
@@ -62,4 +63,5 @@ export const ROUTES: RouteSpec[] = [
   ...reportRoutes,
   ...paymentRoutes,
   ...integrationRoutes,
+  ...fraudRoutes,
 ];

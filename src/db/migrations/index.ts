@@ -45,6 +45,7 @@ import { Migration20261128020000_DropDeadFunctions } from './Migration2026112802
 import { Migration20261128090000_ReportRequeue } from './Migration20261128090000_ReportRequeue';
 import { Migration20261128093000_Payments } from './Migration20261128093000_Payments';
 import { Migration20261128093001_OneDepositPerIntent } from './Migration20261128093001_OneDepositPerIntent';
+import { Migration20261128110200_Fraud } from './Migration20261128110200_Fraud';
 import { Migration20261128113000_Credit } from './Migration20261128113000_Credit';
 import { Migration20261128113100_Bonuses } from './Migration20261128113100_Bonuses';
 import { Migration20261128113200_PromoCodes } from './Migration20261128113200_PromoCodes';
@@ -96,6 +97,7 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261128105000_Tasks', class: Migration20261128105000_Tasks },
   { name: 'Migration20261128110000_CustomerLifecycle', class: Migration20261128110000_CustomerLifecycle },
   { name: 'Migration20261128110100_CustomerEventsIndex', class: Migration20261128110100_CustomerEventsIndex },
+  { name: 'Migration20261128110200_Fraud', class: Migration20261128110200_Fraud },
   { name: 'Migration20261128113000_Credit', class: Migration20261128113000_Credit },
   { name: 'Migration20261128113100_Bonuses', class: Migration20261128113100_Bonuses },
   { name: 'Migration20261128113200_PromoCodes', class: Migration20261128113200_PromoCodes },

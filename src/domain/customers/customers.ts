@@ -82,6 +82,9 @@ export const CustomerSchema = z.object({
     .min(0)
     .max(3)
     .describe('0 (new customers) to 3: what the customer may do is the terms of this level (GET /api/admin/verification-levels)'),
+  access: z
+    .enum(['full', 'close_only', 'no_login'])
+    .describe('What the customer may do (moderation): full, close_only or no_login'),
   lifecycle: z
     .enum(LIFECYCLE_STAGES)
     .describe('System-managed: lead, registered, verified, funded, active, dormant, closed (forward only)'),
@@ -117,6 +120,7 @@ export function customerView(c: Customer, options: { pii?: boolean } = {}): Cust
     is_active: c.isActive,
     totp_enabled: c.totpEnabled,
     verification_level: c.verificationLevel,
+    access: c.access,
     lifecycle: c.lifecycle,
     ftd_at: c.ftdAt ? c.ftdAt.toISOString() : null,
     ftd_amount: c.ftdAmount ?? null,

@@ -14,9 +14,12 @@ const perPrincipal = <P extends object>(text: (table: string) => string) => ({
 });
 
 /** The login's principal as one plain row; columns as the PrincipalEntity maps them, under the property names. */
+/** Whether a principal may log in: a customer moderated to `no_login` counts as inactive, answered as a wrong password. */
+const MAY_LOG_IN: Record<string, string> = { customers: `is_active and access <> 'no_login'` };
+
 export const LOGIN_PRINCIPAL = perPrincipal<{ email: string }>(
   (table) =>
-    `select id, password_hash as "passwordHash", is_active as "isActive", totp_enabled as "totpEnabled", totp_secret as "totpSecret" from ${table} where email = :email`,
+    `select id, password_hash as "passwordHash", ${MAY_LOG_IN[table] ?? 'is_active'} as "isActive", totp_enabled as "totpEnabled", totp_secret as "totpSecret" from ${table} where email = :email`,
 );
 
 /** The union of a staff user's role permissions, sorted (src/db/functions/user_permissions.sql). */

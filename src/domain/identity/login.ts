@@ -25,7 +25,7 @@ export const TOTP_REQUIRED: z.output<typeof TotpRequiredSchema> = {
 };
 
 /** One answer for an unknown email, a wrong password and a disabled account: no enumeration. */
-const invalidCredentials = () => new AppError(401, 'INVALID_CREDENTIALS', 'Invalid email or password');
+export const invalidCredentials = () => new AppError(401, 'INVALID_CREDENTIALS', 'Invalid email or password');
 
 /** A password check's outcome: who it is, or that a TOTP code must come too. */
 export type LoginCheck = { kind: 'verified'; principalId: string } | { kind: 'totp_required' };
@@ -71,8 +71,11 @@ export async function login(
   type: PrincipalType,
   input: LoginInput,
   client: ClientInfo,
+  /** Policy on a verified login before its session opens (the fraud rules): it refuses by throwing. */
+  screen?: (principalId: string) => Promise<void>,
 ): Promise<LoginResult> {
   const check = await checkLogin(em, identity, type, input, client);
   if (check.kind === 'totp_required') return check;
+  if (screen) await screen(check.principalId);
   return { kind: 'tokens', pair: await openSession(em, identity, type, check.principalId, client) };
 }

@@ -40,6 +40,9 @@ export const PERMISSIONS = [
   'assign_customers',
   'view_customer_pii',
   'manage_tasks',
+  'review_fraud_cases',
+  'manage_fraud_rules',
+  'moderate_customers',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];

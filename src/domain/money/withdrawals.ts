@@ -49,6 +49,10 @@ export const WithdrawalDetailSchema = WithdrawalSchema.extend({
   customer_id: z.uuid(),
   decided_by: z.uuid().nullable().describe('The staff user who decided (for an API token, the user who issued it)'),
   payment_data: z.record(z.string(), z.unknown()).describe('As the customer sent it'),
+  review_reason: z
+    .string()
+    .nullable()
+    .describe('Set while a fraud rule holds it for review (see the fraud case); null otherwise'),
 });
 export type WithdrawalDetailView = z.output<typeof WithdrawalDetailSchema>;
 
@@ -72,6 +76,7 @@ export function withdrawalDetailView(w: Withdrawal): WithdrawalDetailView {
     customer_id: w.customer.id,
     decided_by: w.decidedBy ?? null,
     payment_data: w.paymentData,
+    review_reason: w.reviewReason ?? null,
   };
 }
 
@@ -123,6 +128,14 @@ export async function requestWithdrawal(
       currency: locked.currency,
       paymentData: input.payment_data,
       comment: input.comment ?? null,
+    });
+    // Policy on a recorded request (a fraud review holds it) runs with the reserve booked.
+    await runPostingHooks(tx, 'after', {
+      flow: 'withdrawal',
+      account: postedAccount(locked),
+      amount: amount.neg().toFixed(2),
+      reference: { type: 'withdrawal', id },
+      request: { ...input },
     });
     recordEvent(tx, {
       type: 'withdrawal.requested',

@@ -1,3 +1,5 @@
+import { evaluateFraud, recordSignal } from '../fraud/evaluate';
+import { executeBoundInTransaction } from '../../db/bound-statement';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
@@ -45,7 +47,14 @@ export function mayMove(from: DepositStatus, to: DepositStatus): boolean {
 export const PaidSchema = z.object({ amount: MoneyText, currency: CurrencyCode });
 
 export const DepositReviewSchema = z
-  .object({ expected: PaidSchema, received: PaidSchema })
+  .object({
+    expected: PaidSchema,
+    received: PaidSchema.nullable().describe('Null while a deposit held for a fraud review is not paid yet'),
+    reason: z
+      .enum(['mismatch', 'fraud_review'])
+      .optional()
+      .describe('`mismatch`: paid amount or currency differs; `fraud_review`: held by a fraud rule when it was created'),
+  })
   .describe('Why it is in review: what the intent asked for and what the provider reported paid');
 
 export const DepositIntentSchema = z.object({
@@ -179,6 +188,21 @@ export async function createDepositIntent(
     intent.redirectUrl = pspAdapter(provider.adapter).paymentPage(provider.config, intent.id);
     await tx.flush();
     emit(tx, intent, 'deposit.created');
+    // A block refuses the intent (nothing is kept); a review holds it before the customer pays.
+    const verdict = await evaluateFraud(
+      tx,
+      'deposit',
+      { customerId, amount: intent.amount, currency: intent.currency },
+      { type: 'deposit_intent', id: intent.id },
+    );
+    if (verdict.decision === 'review') {
+      intent.status = 'review';
+      intent.review = { expected: { amount: intent.amount, currency: intent.currency }, received: null, reason: 'fraud_review' };
+      // The event reaches the customer's stream: it says "in review", never that a fraud rule put it there.
+      emit(tx, intent, 'deposit.review', {
+        review: { expected: { amount: intent.amount, currency: intent.currency }, received: null },
+      });
+    }
     return depositIntentView(intent);
   });
 }
@@ -254,6 +278,20 @@ export async function applyPaymentReport(
     report.status === 'completed' && (report.currency !== intent.currency || !money(report.amount).eq(money(intent.amount)))
       ? 'review'
       : report.status;
+  if (report.instrument_fingerprint)
+    await recordSignal((statement) => executeBoundInTransaction(tx, statement), 'deposit', {
+      customerId: intent.customer.id,
+      instrument: report.instrument_fingerprint,
+    });
+  const review = intent.review as { reason?: string; received?: unknown } | null | undefined;
+  if (from === 'review' && review?.reason === 'fraud_review' && report.status === 'completed') {
+    // Held by a fraud rule: the payment is noted for staff, who approve (crediting it) or reject.
+    intent.externalId ??= report.external_id;
+    if (report.instrument_fingerprint) intent.instrumentFingerprint ??= report.instrument_fingerprint;
+    intent.review = { ...review, received: { amount: money(report.amount).toFixed(2), currency: report.currency } };
+    intent.updatedAt = new Date();
+    return { intent, from, to: 'review', applied: false, note: 'held for a fraud review: staff approve or reject it' };
+  }
   if (!mayMove(from, to)) return { intent, from, to, applied: false, note: `ignored: ${from} cannot become ${to}` };
   intent.externalId ??= report.external_id;
   if (report.instrument_fingerprint) intent.instrumentFingerprint ??= report.instrument_fingerprint;
@@ -268,6 +306,7 @@ export async function applyPaymentReport(
       intent.review = {
         expected: { amount: intent.amount, currency: intent.currency },
         received: { amount: money(report.amount).toFixed(2), currency: report.currency },
+        reason: 'mismatch',
       };
       emit(tx, intent, 'deposit.review', extra);
       break;

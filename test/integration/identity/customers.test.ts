@@ -33,6 +33,7 @@ test('when staff creates a customer, then 201 with its fields and defaults and n
     is_active: true,
     totp_enabled: false,
     verification_level: 0,
+    access: 'full',
     lifecycle: 'registered',
     ftd_at: null,
     ftd_amount: null,
