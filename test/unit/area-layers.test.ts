@@ -15,7 +15,7 @@ const LAYERS: ReadonlyArray<readonly string[]> = [
   ['prices'],
   ['accounts', 'reports'],
   ['customers', 'eod', 'money', 'orders', 'streams'],
-  ['crm', 'engine', 'payments', 'prop', 'risk'],
+  ['conversations', 'crm', 'engine', 'payments', 'prop', 'risk'],
   ['notifications'],
 ];
 

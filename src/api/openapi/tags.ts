@@ -14,6 +14,8 @@ export const TAGS: Record<string, string> = {
   registration:
     'Self-registration with a confirmation mail (`/customers/register`), and leads staff enter and invite (`/api/crm/leads`)',
   'customer notes': 'Staff notes on a customer, edited by their author within a day (`/api/crm/customers/{id}/notes`)',
+  conversations:
+    'Support conversations between a customer and the desk, with internal notes for staff (`/customers/me/conversations`, `/api/crm/conversations`)',
   accounts: 'Wallets and trading accounts (`/api/crm/.../accounts`, `/customers/me/accounts`)',
   money:
     'Deposits, transfers between your own accounts and the ledger (`/api/backoffice/accounts/...`, `/customers/me/transfer`, `/customers/me/transactions`)',
@@ -83,6 +85,7 @@ export const TAG_GROUPS: Array<{ name: string; tags: string[] }> = [
       'customers',
       'registration',
       'customer notes',
+      'conversations',
       'compliance',
       'password reset',
       'accounts',

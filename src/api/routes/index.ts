@@ -5,6 +5,7 @@ import { authRoutes } from './auth.routes';
 import { complianceRoutes } from './compliance.routes';
 import { crmRoutes } from './crm.routes';
 import { crmLifecycleRoutes } from './crm-lifecycle.routes';
+import { conversationRoutes } from './conversations.routes';
 import { docsRoutes } from './docs.routes';
 import { eodRoutes } from './eod.routes';
 import { emailTemplateRoutes } from './email-templates.routes';
@@ -35,6 +36,7 @@ export const ROUTES: RouteSpec[] = [
   ...adminRoutes,
   ...crmRoutes,
   ...crmLifecycleRoutes,
+  ...conversationRoutes,
   ...complianceRoutes,
   ...passwordResetRoutes,
   ...emailTemplateRoutes,

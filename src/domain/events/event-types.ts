@@ -41,6 +41,10 @@ export const EVENT_TYPES = [
   'group.updated',
   'customer.lifecycle_changed',
   'settings.updated',
+  'conversation.created',
+  'conversation.message_added',
+  'conversation.status_changed',
+  'conversation.sla_breached',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

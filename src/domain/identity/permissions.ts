@@ -35,6 +35,8 @@ export const PERMISSIONS = [
   'manage_payments',
   'approve_deposits',
   'manage_integrations',
+  'view_conversations',
+  'reply_conversations',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];
