@@ -4,6 +4,11 @@ import { eodAccountsProcessor, eodFinishProcessor, eodStartProcessor } from './e
 import { engineSweepProcessor, engineTickProcessor } from './engine-tick.worker';
 import { expirePendingOrdersProcessor } from './expire-pending-orders.worker';
 import { expireDepositIntentsProcessor } from './expire-deposit-intents.worker';
+import {
+  conversationSlaProcessor,
+  resolvePendingConversationsProcessor,
+  wakeSnoozedConversationsProcessor,
+} from './conversations.worker';
 import { notifyCustomersProcessor } from './notify-customers.worker';
 import { outboxRelayProcessor } from './outbox-relay.worker';
 import { reportBuildProcessor } from './report-build.worker';
@@ -44,4 +49,7 @@ export const PROCESSORS: Processor[] = [
   propSweepProcessor,
   propAfterCloseProcessor,
   expireDepositIntentsProcessor,
+  resolvePendingConversationsProcessor,
+  wakeSnoozedConversationsProcessor,
+  conversationSlaProcessor,
 ];
