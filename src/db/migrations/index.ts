@@ -38,7 +38,7 @@ import { Migration20261127130000_WebhookFanOutInRelay } from './Migration2026112
 import { Migration20261127140000_WebhookClaimAhead } from './Migration20261127140000_WebhookClaimAhead';
 import { Migration20261128010000_NegativeWallets } from './Migration20261128010000_NegativeWallets';
 import { Migration20261128110000_CustomerLifecycle } from './Migration20261128110000_CustomerLifecycle';
-import { Migration20261128120000_Conversations } from './Migration20261128120000_Conversations';
+import { Migration20261128120500_Conversations } from './Migration20261128120500_Conversations';
 import { Migration20261128110100_CustomerEventsIndex } from './Migration20261128110100_CustomerEventsIndex';
 import { Migration20261128020000_DropDeadFunctions } from './Migration20261128020000_DropDeadFunctions';
 import { Migration20261128090000_ReportRequeue } from './Migration20261128090000_ReportRequeue';
@@ -89,5 +89,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261128093001_OneDepositPerIntent', class: Migration20261128093001_OneDepositPerIntent },
   { name: 'Migration20261128110000_CustomerLifecycle', class: Migration20261128110000_CustomerLifecycle },
   { name: 'Migration20261128110100_CustomerEventsIndex', class: Migration20261128110100_CustomerEventsIndex },
-  { name: 'Migration20261128120000_Conversations', class: Migration20261128120000_Conversations },
+  { name: 'Migration20261128120500_Conversations', class: Migration20261128120500_Conversations },
 ];

@@ -1,6 +1,7 @@
 import { CUSTOMER_TEMPLATES } from './templates/customer';
 import { MONEY_TEMPLATES } from './templates/money';
 import { PROP_TEMPLATES } from './templates/prop';
+import { SUPPORT_TEMPLATES } from './templates/support';
 import type { DefaultMailTemplate } from './templates/template-parts';
 
 export type { DefaultMailTemplate } from './templates/template-parts';
@@ -11,4 +12,9 @@ export type { DefaultMailTemplate } from './templates/template-parts';
  * the reference for that migration and for tests. Secret values (the reset link) are body
  * placeholders passed as `secretData`; a subject never names one.
  */
-export const MAIL_TEMPLATES: readonly DefaultMailTemplate[] = [...CUSTOMER_TEMPLATES, ...MONEY_TEMPLATES, ...PROP_TEMPLATES];
+export const MAIL_TEMPLATES: readonly DefaultMailTemplate[] = [
+  ...CUSTOMER_TEMPLATES,
+  ...MONEY_TEMPLATES,
+  ...PROP_TEMPLATES,
+  ...SUPPORT_TEMPLATES,
+];
