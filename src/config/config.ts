@@ -125,7 +125,7 @@ const EnvSchema = z.object({
   REPORT_RETENTION_DAYS: integerText(7, 3650).default(7),
   PASSWORD_RESET_URL: urlText(['https:', 'http:']).default('https://portal.broker.invalid/reset-password'),
   REGISTRATION_CONFIRM_URL: urlText(['https:', 'http:']).default('https://portal.broker.invalid/confirm-signup'),
-  SUPPORT_CONVERSATION_URL: urlText(['https:', 'http:']).default('https://portal.broker.invalid/support/conversations'),
+  SUPPORT_CONVERSATION_URL: urlText(['https:', 'http:']).default('https://portal.broker.invalid/conversations'),
   BODY_LIMIT_BYTES: integerText(1024, 50 * 1024 * 1024).default(1024 * 1024),
   DASHBOARD_IDLE_TIMEOUT_SECONDS: integerText(1, 86400).default(1800),
   DASHBOARD_SESSION_MAX_SECONDS: integerText(1, 7 * 86400).default(8 * 3600),

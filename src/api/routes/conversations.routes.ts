@@ -96,7 +96,14 @@ export const conversationRoutes: RouteSpec[] = [
     tags: ['conversations'],
     access: { kind: 'customer' },
     params: ConversationId,
-    body: z.strictObject({ body: MessageBody, attachment_ids: z.array(z.uuid()).max(10).optional() }),
+    body: z.strictObject({
+      body: MessageBody,
+      attachment_ids: z
+        .array(z.uuid())
+        .max(10)
+        .optional()
+        .describe('Files to attach; attachment uploads are not offered yet, so any id is 422 (unknown attachment)'),
+    }),
     responses: {
       201: { description: 'The message', schema: MessageSchema },
       404: { description: 'Not yours or none' },

@@ -310,6 +310,8 @@ export async function replyByCustomer(
   return em.transactional(async (tx) => {
     const t = tx as EntityManager;
     const c = await ownConversation(t, customerId, id, true);
+    // No attachment can be uploaded yet, so every id names nothing of the caller's.
+    if (input.attachment_ids?.length) throw fieldError('body', ['attachment_ids', 0], 'Unknown attachment', 'value_error');
     const now = new Date();
     if (c.status === 'resolved' && c.resolvedAt && now.getTime() - c.resolvedAt.getTime() > REOPEN_WINDOW_DAYS * 86_400_000)
       throw errors.conflict(
@@ -324,7 +326,7 @@ export async function replyByCustomer(
       authorId: customerId,
       body: input.body,
       internal: false,
-      attachmentIds: input.attachment_ids ?? [],
+      attachmentIds: [],
       createdAt: now,
       updatedAt: now,
     });

@@ -50,7 +50,7 @@ export interface Telling {
 export interface MailLinks {
   supportConversationUrl: string;
 }
-export const NO_LINKS: MailLinks = { supportConversationUrl: 'https://portal.broker.invalid/support/conversations' };
+export const NO_LINKS: MailLinks = { supportConversationUrl: 'https://portal.broker.invalid/conversations' };
 
 /** The listed fields of the event's data, those it has. */
 const fields =

@@ -266,3 +266,17 @@ describe('the staff side', () => {
     });
   });
 });
+
+describe('attachments', () => {
+  test('when a message names an attachment that is not the caller’s, then 422 at attachment_ids and nothing is kept', async () => {
+    const customer = await createCustomer(app, admin);
+    const c = (await start(customer.token, { subject: 'File', body: 'See attached' })).body;
+    const res = await app.request('POST', `/customers/me/conversations/${c.id}/messages`, {
+      token: customer.token,
+      body: { body: 'here', attachment_ids: ['00000000-0000-4000-8000-000000000000'] },
+    });
+    expect(res.status).toBe(422);
+    expect(JSON.stringify(res.body)).toContain('attachment_ids');
+    expect(await sql(app, 'select 1 from conversation_messages where conversation_id = ?', [c.id])).toHaveLength(1);
+  });
+});
