@@ -48,7 +48,7 @@ export const MessageSchema = z
     author_id: z.uuid().nullable(),
     body: z.string(),
     internal: z.boolean().describe('A staff note: never shown to the customer'),
-    attachment_ids: z.array(z.string()),
+    attachment_ids: z.array(z.uuid()),
     created_at: z.iso.datetime(),
   })
   .meta({ id: 'ConversationMessage' });
