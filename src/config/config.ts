@@ -125,6 +125,7 @@ const EnvSchema = z.object({
   REPORT_RETENTION_DAYS: integerText(7, 3650).default(7),
   PASSWORD_RESET_URL: urlText(['https:', 'http:']).default('https://portal.broker.invalid/reset-password'),
   REGISTRATION_CONFIRM_URL: urlText(['https:', 'http:']).default('https://portal.broker.invalid/confirm-signup'),
+  SUPPORT_CONVERSATION_URL: urlText(['https:', 'http:']).default('https://portal.broker.invalid/conversations'),
   BODY_LIMIT_BYTES: integerText(1024, 50 * 1024 * 1024).default(1024 * 1024),
   DASHBOARD_IDLE_TIMEOUT_SECONDS: integerText(1, 86400).default(1800),
   DASHBOARD_SESSION_MAX_SECONDS: integerText(1, 7 * 86400).default(8 * 3600),
@@ -227,6 +228,8 @@ export interface Config {
   passwordResetUrl: string;
   /** The customer portal page a registration mail links to, with `?token=<token>` appended. */
   registrationConfirmUrl: string;
+  /** The customer portal page of support conversations: a reply mail links to it with `/<conversation id>` appended. */
+  supportConversationUrl: string;
   bodyLimitBytes: number;
   /**
    * The queue dashboard's sign-in: idle and absolute lifetimes of its session, and whether its
@@ -336,6 +339,7 @@ export function loadConfig(env: Env = process.env): Config {
       reportDays: e.REPORT_RETENTION_DAYS,
     },
     passwordResetUrl: e.PASSWORD_RESET_URL,
+    supportConversationUrl: e.SUPPORT_CONVERSATION_URL,
     registrationConfirmUrl: e.REGISTRATION_CONFIRM_URL,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     trustProxy: e.TRUST_PROXY,

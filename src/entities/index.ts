@@ -62,6 +62,8 @@ import { DepositIntent } from './deposit-intent.entity';
 import { InboundCall } from './inbound-call.entity';
 import { PendingRegistration } from './pending-registration.entity';
 import { CustomerNote } from './customer-note.entity';
+import { Conversation } from './conversation.entity';
+import { ConversationMessage } from './conversation-message.entity';
 import { SalesStatus } from './sales-status.entity';
 
 /** Every entity the ORM knows. Listed explicitly: no folder scanning at start-up. */
@@ -136,5 +138,7 @@ export const ENTITIES = [
   FraudCase,
   PendingRegistration,
   CustomerNote,
+  Conversation,
+  ConversationMessage,
   SalesStatus,
 ];

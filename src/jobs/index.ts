@@ -4,6 +4,7 @@ import { EngineSweepJob, EngineTickJob } from './engine-tick.job';
 import { EodAccountsJob, EodFinishJob, EodStartJob } from './eod.job';
 import { ExpirePendingOrdersJob } from './expire-pending-orders.job';
 import { ExpireDepositIntentsJob } from './expire-deposit-intents.job';
+import { ConversationSlaJob, ResolvePendingConversationsJob, WakeSnoozedConversationsJob } from './conversations.job';
 import { NotifyCustomersJob } from './notify-customers.job';
 import { OutboxRelayJob } from './outbox-relay.job';
 import { PasswordResetJob } from './password-reset.job';
@@ -46,4 +47,7 @@ export const JOB_DEFINITIONS: JobDefinition[] = [
   PropSweepJob,
   PropAfterCloseJob,
   ExpireDepositIntentsJob,
+  ResolvePendingConversationsJob,
+  WakeSnoozedConversationsJob,
+  ConversationSlaJob,
 ];

@@ -5,6 +5,11 @@ import { engineSweepProcessor, engineTickProcessor } from './engine-tick.worker'
 import { expirePendingOrdersProcessor } from './expire-pending-orders.worker';
 import { expireDepositIntentsProcessor } from './expire-deposit-intents.worker';
 import { taskAlertsProcessor } from './task-alerts.worker';
+import {
+  conversationSlaProcessor,
+  resolvePendingConversationsProcessor,
+  wakeSnoozedConversationsProcessor,
+} from './conversations.worker';
 import { notifyCustomersProcessor } from './notify-customers.worker';
 import { outboxRelayProcessor } from './outbox-relay.worker';
 import { reportBuildProcessor } from './report-build.worker';
@@ -46,4 +51,7 @@ export const PROCESSORS: Processor[] = [
   propSweepProcessor,
   propAfterCloseProcessor,
   expireDepositIntentsProcessor,
+  resolvePendingConversationsProcessor,
+  wakeSnoozedConversationsProcessor,
+  conversationSlaProcessor,
 ];

@@ -4,5 +4,9 @@ import { defineProcessor } from './processor';
 
 /** Drains the notifications inbox (see drainNotifications). */
 export const notifyCustomersProcessor = defineProcessor(NotifyCustomersJob, async (_payload, { em, services }) =>
-  drainNotifications(em, { jobs: services.jobs, mailSecrets: services.mailSecrets }),
+  drainNotifications(em, {
+    jobs: services.jobs,
+    mailSecrets: services.mailSecrets,
+    links: { supportConversationUrl: services.config.supportConversationUrl },
+  }),
 );

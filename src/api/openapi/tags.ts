@@ -20,6 +20,8 @@ export const TAGS: Record<string, string> = {
   fraud:
     'Fraud lists, rules and their preview, review cases (`/api/backoffice/fraud/*`) and linked customers (`/api/crm/customers/{id}/links`)',
   'customer notes': 'Staff notes on a customer, edited by their author within a day (`/api/crm/customers/{id}/notes`)',
+  conversations:
+    'Support conversations between a customer and the desk, with internal notes for staff (`/customers/me/conversations`, `/api/crm/conversations`)',
   accounts: 'Wallets and trading accounts (`/api/crm/.../accounts`, `/customers/me/accounts`)',
   money:
     'Deposits, transfers between your own accounts and the ledger (`/api/backoffice/accounts/...`, `/customers/me/transfer`, `/customers/me/transactions`)',
@@ -93,6 +95,7 @@ export const TAG_GROUPS: Array<{ name: string; tags: string[] }> = [
       'customer notes',
       'tasks',
       'fraud',
+      'conversations',
       'compliance',
       'password reset',
       'accounts',

@@ -6,6 +6,7 @@ import { bonusRoutes } from './bonuses.routes';
 import { complianceRoutes } from './compliance.routes';
 import { crmRoutes } from './crm.routes';
 import { crmLifecycleRoutes } from './crm-lifecycle.routes';
+import { conversationRoutes } from './conversations.routes';
 import { docsRoutes } from './docs.routes';
 import { eodRoutes } from './eod.routes';
 import { emailTemplateRoutes } from './email-templates.routes';
@@ -41,6 +42,7 @@ export const ROUTES: RouteSpec[] = [
   ...crmLifecycleRoutes,
   ...teamRoutes,
   ...taskRoutes,
+  ...conversationRoutes,
   ...complianceRoutes,
   ...passwordResetRoutes,
   ...emailTemplateRoutes,

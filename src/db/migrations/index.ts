@@ -40,6 +40,7 @@ import { Migration20261128010000_NegativeWallets } from './Migration202611280100
 import { Migration20261128100000_TeamsAndScope } from './Migration20261128100000_TeamsAndScope';
 import { Migration20261128105000_Tasks } from './Migration20261128105000_Tasks';
 import { Migration20261128110000_CustomerLifecycle } from './Migration20261128110000_CustomerLifecycle';
+import { Migration20261128120500_Conversations } from './Migration20261128120500_Conversations';
 import { Migration20261128110100_CustomerEventsIndex } from './Migration20261128110100_CustomerEventsIndex';
 import { Migration20261128020000_DropDeadFunctions } from './Migration20261128020000_DropDeadFunctions';
 import { Migration20261128090000_ReportRequeue } from './Migration20261128090000_ReportRequeue';
@@ -102,4 +103,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261128113100_Bonuses', class: Migration20261128113100_Bonuses },
   { name: 'Migration20261128113200_PromoCodes', class: Migration20261128113200_PromoCodes },
   { name: 'Migration20261128113300_PromotionsReport', class: Migration20261128113300_PromotionsReport },
+  { name: 'Migration20261128120500_Conversations', class: Migration20261128120500_Conversations },
 ];

@@ -27,45 +27,21 @@ export const TimelineSchema = z.object({
 
 /**
  * Each source of the timeline as a select of (at, kind, actor, summary, ref_type, ref_id),
- * read from the records as they are: nothing is written for the timeline. Tasks and
- * conversation messages are read where their tables exist (OPTIONAL_COLUMNS).
+ * read from the records as they are: nothing is written for the timeline.
  */
-const SOURCES: Record<TimelineKind, string | ((has: ReadonlySet<string>) => string | null)> = {
+const SOURCES: Record<TimelineKind, string> = {
   event: `select created_at as at, 'event' as kind, null::text as actor, type as summary, 'event' as ref_type, id::text as ref_id
             from domain_events where customer_id = :customer_id::uuid and created_at < :before::timestamptz`,
   note: `select created_at as at, 'note' as kind, author_id::text as actor, left(body, 200) as summary, 'note' as ref_type, id::text as ref_id
            from customer_notes where customer_id = :customer_id::uuid and deleted_at is null and created_at < :before::timestamptz`,
   staff_action: `select created_at as at, 'staff_action' as kind, actor_id::text as actor, action as summary, 'audit' as ref_type, id::text as ref_id
                    from audit_entries where entity_type = 'customer' and entity_id = :customer_id::text and created_at < :before::timestamptz`,
-  task: (has) =>
-    ['tasks.id', 'tasks.created_at', 'tasks.title', 'tasks.customer_id'].every((c) => has.has(c))
-      ? `select created_at as at, 'task' as kind, null::text as actor, left(title, 200) as summary, 'task' as ref_type, id::text as ref_id
-           from tasks where customer_id = :customer_id::uuid and created_at < :before::timestamptz`
-      : null,
-  message: (has) =>
-    [
-      'conversations.id',
-      'conversations.customer_id',
-      'conversation_messages.id',
-      'conversation_messages.created_at',
-      'conversation_messages.body',
-      'conversation_messages.conversation_id',
-    ].every((c) => has.has(c))
-      ? `select m.created_at as at, 'message' as kind, null::text as actor, left(m.body, 200) as summary, 'message' as ref_type, m.id::text as ref_id
-           from conversation_messages m join conversations c on c.id = m.conversation_id
-          where c.customer_id = :customer_id::uuid and m.created_at < :before::timestamptz`
-      : null,
+  task: `select created_at as at, 'task' as kind, null::text as actor, left(title, 200) as summary, 'task' as ref_type, id::text as ref_id
+           from tasks where customer_id = :customer_id::uuid and created_at < :before::timestamptz`,
+  message: `select m.created_at as at, 'message' as kind, null::text as actor, left(m.body, 200) as summary, 'message' as ref_type, m.id::text as ref_id
+              from conversation_messages m join conversations c on c.id = m.conversation_id
+             where c.customer_id = :customer_id::uuid and m.created_at < :before::timestamptz`,
 };
-
-/**
- * The columns the optional sources read, where they exist: a source is read only when every
- * column it names is there, so the timeline works before those features ship and never fails
- * on a shape it does not know.
- */
-const OPTIONAL_COLUMNS = namedStatement<Record<string, never>>(
-  `select table_name::text || '.' || column_name::text as name from information_schema.columns
-    where table_schema = current_schema() and table_name in ('tasks', 'conversations', 'conversation_messages')`,
-);
 
 interface Row {
   at: Date;
@@ -84,15 +60,8 @@ export async function customerTimeline(
   options: { types?: TimelineKind[] | undefined; before?: string | undefined; limit: number },
 ): Promise<z.output<typeof TimelineSchema>> {
   await inScopeOr404(em, scope, await em.findOne(Customer, customerId), (c) => c.id, 'Customer');
-  const has = new Set((await executeNamed<{ name: string }>(em, OPTIONAL_COLUMNS.bind({}))).map((r) => r.name));
   const kinds = options.types?.length ? options.types : TIMELINE_KINDS;
-  const parts = kinds
-    .map((k) => {
-      const source = SOURCES[k];
-      return typeof source === 'string' ? source : source(has);
-    })
-    .filter((p): p is string => p !== null)
-    .map((p) => `(${p} order by at desc limit :limit)`);
+  const parts = kinds.map((k) => `(${SOURCES[k]} order by at desc limit :limit)`);
   if (parts.length === 0) return { items: [], next_before: null };
   const statement = namedStatement<{ customer_id: string; before: string; limit: number }>(
     `select * from (${parts.join(' union all ')}) t order by at desc, ref_id desc limit :limit`,

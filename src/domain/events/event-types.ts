@@ -58,6 +58,10 @@ export const EVENT_TYPES = [
   'task.completed',
   'task.overdue',
   'task.reminder',
+  'conversation.created',
+  'conversation.message_added',
+  'conversation.status_changed',
+  'conversation.sla_breached',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

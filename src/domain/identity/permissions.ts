@@ -43,6 +43,8 @@ export const PERMISSIONS = [
   'review_fraud_cases',
   'manage_fraud_rules',
   'moderate_customers',
+  'view_conversations',
+  'reply_conversations',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];

@@ -2,6 +2,7 @@ import { CUSTOMER_TEMPLATES } from './templates/customer';
 import { MONEY_TEMPLATES } from './templates/money';
 import { PROP_TEMPLATES } from './templates/prop';
 import { STAFF_TEMPLATES } from './templates/staff';
+import { SUPPORT_TEMPLATES } from './templates/support';
 import type { DefaultMailTemplate } from './templates/template-parts';
 
 export type { DefaultMailTemplate } from './templates/template-parts';
@@ -17,4 +18,5 @@ export const MAIL_TEMPLATES: readonly DefaultMailTemplate[] = [
   ...MONEY_TEMPLATES,
   ...PROP_TEMPLATES,
   ...STAFF_TEMPLATES,
+  ...SUPPORT_TEMPLATES,
 ];

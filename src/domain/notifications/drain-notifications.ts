@@ -5,6 +5,7 @@ import type { SecretBox } from '../../platform/secret-box';
 import { processInbox } from '../events/consumers';
 import { dispatchMail } from '../mail/mail-outbox';
 import { NotificationsConsumer, notifyCustomers } from './notifications';
+import type { MailLinks } from './notification-texts';
 
 /** Inbox rows a notifying transaction takes at once. */
 const BATCH = 100;
@@ -16,13 +17,13 @@ const BATCH = 100;
  */
 export async function drainNotifications(
   em: EntityManager,
-  deps: { jobs: JobProducer; mailSecrets: SecretBox },
+  deps: { jobs: JobProducer; mailSecrets: SecretBox; links: MailLinks },
 ): Promise<{ processed: number }> {
   let processed = 0;
   for (;;) {
     let mails: MailMessage[] = [];
     const n = await processInbox(em, NotificationsConsumer.name, BATCH, async (tx, events) => {
-      mails = await notifyCustomers(tx, deps.mailSecrets, events);
+      mails = await notifyCustomers(tx, deps.mailSecrets, events, deps.links);
     });
     await Promise.all(mails.map((mail) => dispatchMail(deps.jobs, mail)));
     if (n === 0) return { processed };

@@ -44,8 +44,14 @@ export interface Telling {
    */
   shows: (d: Data) => Data;
   /** The built-in mail template sent beside the notification, and its values in the customer's language. */
-  mail?: { template: string; data: (d: Data, language: Language) => Data };
+  mail?: { template: string; data: (d: Data, language: Language, links?: MailLinks) => Data };
 }
+
+/** The portal pages a mail may link to, from the service's configuration. */
+export interface MailLinks {
+  supportConversationUrl: string;
+}
+export const NO_LINKS: MailLinks = { supportConversationUrl: 'https://portal.broker.invalid/conversations' };
 
 /** The listed fields of the event's data, those it has. */
 const fields =
@@ -220,6 +226,24 @@ export const TELLINGS: Partial<Record<EventType, Telling>> = {
     },
     shows: fields(...accountShown, 'margin_call_level'),
     mail: { template: 'margin_call', data: (d) => ({ login: text(d.login), margin_level: text(d.margin_level) }) },
+  },
+  // Never the message itself: a reply may hold what a mailbox should not keep; the customer reads it in the portal.
+  'conversation.message_added': {
+    words: {
+      en: { title: 'Support answered', body: (d) => `Support answered in your conversation "${text(d.subject)}".` },
+      de: {
+        title: 'Antwort vom Support',
+        body: (d) => `Der Support hat in Ihrer Unterhaltung „${text(d.subject)}“ geantwortet.`,
+      },
+    },
+    shows: fields('conversation_id', 'subject'),
+    mail: {
+      template: 'conversation_reply',
+      data: (d, _language, links) => ({
+        subject: text(d.subject),
+        conversation_url: `${(links ?? NO_LINKS).supportConversationUrl.replace(/\/+$/, '')}/${encodeURIComponent(text(d.conversation_id))}`,
+      }),
+    },
   },
   'document.approved': {
     words: {

@@ -12,7 +12,15 @@ import { queueMail } from '../mail/mail-outbox';
 import { NotifyCustomersJob } from '../../jobs/notify-customers.job';
 import { executeNamed } from '../../db/bound-statement';
 import { INSERT_NOTIFICATIONS } from './notifications.queries';
-import { notificationLanguage, NOTIFIED_CLOSE_REASONS, TELLINGS, text, wordsFor } from './notification-texts';
+import {
+  type MailLinks,
+  NO_LINKS,
+  notificationLanguage,
+  NOTIFIED_CLOSE_REASONS,
+  TELLINGS,
+  text,
+  wordsFor,
+} from './notification-texts';
 
 /** Whether a customer hears about this event. */
 export function notifies(event: Pick<OutboxEvent, 'type' | 'customerId' | 'data'>): boolean {
@@ -20,6 +28,8 @@ export function notifies(event: Pick<OutboxEvent, 'type' | 'customerId' | 'data'
   if (event.type === 'order.closed') return NOTIFIED_CLOSE_REASONS.has(text(event.data.close_reason));
   // A deposit staff typed in is the desk's doing; one a provider paid is news to the customer.
   if (event.type === 'deposit.completed') return typeof event.data.provider_id === 'string';
+  // The customer hears of the desk's public answers, not of its own messages.
+  if (event.type === 'conversation.message_added') return event.data.author_type === 'staff' && event.data.internal === false;
   return true;
 }
 
@@ -39,7 +49,12 @@ export const NotificationsConsumer: EventConsumer = {
  * processInbox already prevents, does nothing: `event_id` is unique), and its mail row. The
  * mails are returned for dispatch after the commit.
  */
-export async function notifyCustomers(tx: EntityManager, secrets: SecretBox, events: OutboxEvent[]): Promise<MailMessage[]> {
+export async function notifyCustomers(
+  tx: EntityManager,
+  secrets: SecretBox,
+  events: OutboxEvent[],
+  links: MailLinks = NO_LINKS,
+): Promise<MailMessage[]> {
   const wanted = events.filter(notifies);
   if (wanted.length === 0) return [];
   const customers = new Map(
@@ -75,7 +90,7 @@ export async function notifyCustomers(tx: EntityManager, secrets: SecretBox, eve
         template: telling.mail.template,
         locale: customer.locale,
         to: customer.email,
-        data: { first_name: customer.firstName, ...telling.mail.data(event.data, notificationLanguage(customer.locale)) },
+        data: { first_name: customer.firstName, ...telling.mail.data(event.data, notificationLanguage(customer.locale), links) },
       }),
     );
   }

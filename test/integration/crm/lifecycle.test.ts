@@ -415,20 +415,11 @@ test("when a customer has tasks and conversation messages, then they join its ti
     });
   expect((await task('Welcome call', customer.id)).status).toBe(201);
   expect((await task('Not theirs', other.id)).status).toBe(201);
-  // The conversations feature's shape, reduced to what the timeline reads, until it is on this branch.
-  await sql(app, `create table if not exists conversations (id uuid primary key, customer_id uuid not null)`);
-  await sql(
-    app,
-    `create table if not exists conversation_messages (id uuid primary key, created_at timestamptz not null, conversation_id uuid not null, body text not null)`,
-  );
-  const [conversation] = await sql<{ id: string }>(app, `insert into conversations values (gen_random_uuid(), ?) returning id`, [
-    customer.id,
-  ]);
-  await sql(
-    app,
-    `insert into conversation_messages values (gen_random_uuid(), now() + interval '1 minute', ?, 'Where is my deposit')`,
-    [conversation!.id],
-  );
+  const started = await app.request('POST', '/customers/me/conversations', {
+    token: customer.token,
+    body: { subject: 'Deposit', body: 'Where is my deposit' },
+  });
+  expect(started.status).toBe(201);
   const timeline = `/api/crm/customers/${customer.id}/timeline`;
   const res = await app.request('GET', `${timeline}?types=task,message`, { token: admin });
   expect(res.status).toBe(200);
@@ -436,6 +427,4 @@ test("when a customer has tasks and conversation messages, then they join its ti
     ['message', 'Where is my deposit'],
     ['task', 'Welcome call'],
   ]);
-  await sql(app, 'drop table conversation_messages');
-  await sql(app, 'drop table conversations');
 });
