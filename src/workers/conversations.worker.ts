@@ -1,5 +1,5 @@
 import { ConversationSlaJob, ResolvePendingConversationsJob, WakeSnoozedConversationsJob } from '../jobs/conversations.job';
-import { reportSlaBreaches, resolveStalePending, wakeSnoozed } from '../domain/conversations/conversations';
+import { reportSlaBreaches, resolveStalePending, wakeSnoozed } from '../domain/conversations/conversation-sweeps';
 import { defineProcessor } from './processor';
 
 export const resolvePendingConversationsProcessor = defineProcessor(ResolvePendingConversationsJob, async (_payload, { em }) => ({

@@ -3,13 +3,8 @@ import { FAILURE_RULES } from '../../src/entities/prop-challenge.entity';
 import { accountsLine } from '../../src/domain/eod/daily-statements';
 import { renderMail } from '../../src/domain/mail/renderer';
 import { MAIL_TEMPLATES } from '../../src/domain/mail/templates';
-import {
-  NOTIFICATION_LANGUAGES,
-  TELLINGS,
-  TERMS,
-  type Data,
-  type Language,
-} from '../../src/domain/notifications/notification-texts';
+import { NOTIFICATION_LANGUAGES, TERMS, type Data, type Language } from '../../src/domain/notifications/notification-texts';
+import { TELLINGS } from '../../src/domain/notifications/tellings';
 
 /**
  * Every mail and notification a customer gets is in the customer's language throughout: the

@@ -1,27 +1,29 @@
 import { z } from 'zod';
 import {
+  getForCustomer,
+  getForStaff,
+  listForCustomer,
+  listForStaff,
+  replyByCustomer,
+  replyByStaff,
+  startByCustomer,
+  startByStaff,
+  updateByStaff,
+} from '../../domain/conversations/conversations';
+import {
   Category,
   ConversationSchema,
   ConversationStatusSchema,
   ConversationWithMessagesSchema,
   CUSTOMER_MESSAGE_LIMIT,
   CUSTOMER_MESSAGE_WINDOW_SECONDS,
-  getForCustomer,
-  getForStaff,
-  listForCustomer,
-  listForStaff,
   MessageBody,
   MessageSchema,
   Priority,
   RefSchema,
-  replyByCustomer,
-  replyByStaff,
   REOPEN_WINDOW_DAYS,
-  startByCustomer,
-  startByStaff,
   Subject,
-  updateByStaff,
-} from '../../domain/conversations/conversations';
+} from '../../domain/conversations/conversation-views';
 import { customerScopeOf } from '../../platform/customer-scope';
 import { asCustomer, asStaff } from '../http/access';
 import { defineRoute, json, type RouteSpec } from '../http/route';

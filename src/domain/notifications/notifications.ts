@@ -12,15 +12,8 @@ import { queueMail } from '../mail/mail-outbox';
 import { NotifyCustomersJob } from '../../jobs/notify-customers.job';
 import { executeNamed } from '../../db/bound-statement';
 import { INSERT_NOTIFICATIONS } from './notifications.queries';
-import {
-  type MailLinks,
-  NO_LINKS,
-  notificationLanguage,
-  NOTIFIED_CLOSE_REASONS,
-  TELLINGS,
-  text,
-  wordsFor,
-} from './notification-texts';
+import { type MailLinks, NO_LINKS, notificationLanguage, NOTIFIED_CLOSE_REASONS, text, wordsFor } from './notification-texts';
+import { TELLINGS } from './tellings';
 
 /** Whether a customer hears about this event. */
 export function notifies(event: Pick<OutboxEvent, 'type' | 'customerId' | 'data'>): boolean {

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { reportSlaBreaches } from '../../../src/domain/conversations/conversations';
+import { reportSlaBreaches } from '../../../src/domain/conversations/conversation-sweeps';
 import { adminToken, createCustomer } from '../../helpers/identity';
 import { sql, startTestApp, waitFor, type TestApp } from '../../helpers/test-app';
 

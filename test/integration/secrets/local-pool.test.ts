@@ -8,6 +8,7 @@ import { spawnService, type ServiceProcess } from '../../helpers/service-process
 import { cloneTemplateDatabase, databaseUrl, directDatabaseUrl, dropDatabase } from '../../helpers/test-database';
 import { obliterateQueues, REDIS_URL, testQueuePrefix, waitFor } from '../../helpers/test-app';
 import { startReceiver, type Receiver } from '../../helpers/webhook-receiver';
+import { DEVELOPMENT_JWT_KEY_ID } from '../../../src/domain/secrets/data-keys';
 
 /**
  * The pool commands of docs/operations.md, as a developer runs them: the built service as `npm run
@@ -64,11 +65,12 @@ function start(role: 'api' | 'worker'): ServiceProcess {
   return service;
 }
 
-async function developmentKeys(): Promise<number> {
+/** The development keys stored, by id: the data key, and the signing key when JWT_SECRET is unset too. */
+async function developmentKeys(): Promise<string[]> {
   const db = new Client({ connectionString: directDatabaseUrl(database) });
   await db.connect();
   try {
-    return (await db.query<{ n: number }>('select count(*)::int as n from development_data_keys')).rows[0]!.n;
+    return (await db.query<{ id: string }>('select id from development_data_keys order by id')).rows.map((r) => r.id);
   } finally {
     await db.end();
   }
@@ -84,14 +86,17 @@ async function call(base: string, method: string, path: string, body?: unknown, 
 }
 
 test('when the API and two workers start with no keys set, then they share one development key and a webhook is delivered', async () => {
-  expect(await developmentKeys()).toBe(0);
+  expect(await developmentKeys()).toEqual([]);
 
   // All three at once: whichever inserts first, the others read its key.
   const api = start('api');
   const workers = [start('worker'), start('worker')];
   const listening = await api.waitForLog('api listening', 60_000);
   await Promise.all(workers.map((w) => w.waitForLog('workers started', 60_000)));
-  expect(await developmentKeys()).toBe(1);
+  // One data key and one signing key, shared by the three processes.
+  const keys = await developmentKeys();
+  expect(keys).toHaveLength(2);
+  expect(keys).toContain(DEVELOPMENT_JWT_KEY_ID);
   for (const p of [api, ...workers]) {
     expect(p.logs.some((l) => String(l.msg).startsWith('DATA_ENCRYPTION_KEYS is not set'))).toBe(true);
   }
