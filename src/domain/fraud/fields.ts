@@ -46,13 +46,32 @@ async function one<T>(run: RunBound, sql: string, values: unknown[]): Promise<T 
 
 const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
-async function customerRow(run: RunBound, id: string | null) {
-  if (!id) return undefined;
-  return one<{ email: string; country: string | null; verification_level: number; created_at: Date }>(
-    run,
-    'select email, country, verification_level, created_at from customers where id = ?',
-    [id],
-  );
+interface CustomerFields {
+  email: string;
+  country: string | null;
+  verification_level: number;
+  lifecycle: string;
+  created_at: Date;
+}
+
+/**
+ * The customer's own fields, read once per evaluation: several rule fields read the same row,
+ * and an evaluation's signals object lives exactly as long as the evaluation.
+ */
+const customerRows = new WeakMap<FraudSignals, Promise<CustomerFields | undefined>>();
+
+function customerRow(run: RunBound, s: FraudSignals): Promise<CustomerFields | undefined> {
+  if (!s.customerId) return Promise.resolve(undefined);
+  let row = customerRows.get(s);
+  if (!row) {
+    row = one<CustomerFields>(
+      run,
+      'select email, country, verification_level, lifecycle, created_at from customers where id = ?',
+      [s.customerId],
+    );
+    customerRows.set(s, row);
+  }
+  return row;
 }
 
 /**
@@ -64,39 +83,28 @@ export const FRAUD_FIELDS: Readonly<Record<string, FieldDef>> = {
   'customer.email_domain': {
     description: 'The part of the email after @, lower case',
     read: async (run, s) => {
-      const email = s.email ?? (await customerRow(run, s.customerId))?.email;
+      const email = s.email ?? (await customerRow(run, s))?.email;
       return email ? email.slice(email.lastIndexOf('@') + 1).toLowerCase() : null;
     },
   },
   'customer.country': {
     description: 'The country of the customer record (ISO 3166-1 alpha-2)',
-    read: async (run, s) => s.country ?? (await customerRow(run, s.customerId))?.country ?? null,
+    read: async (run, s) => s.country ?? (await customerRow(run, s))?.country ?? null,
   },
   'customer.age_hours': {
     description: 'Hours since the customer was created (integer)',
     read: async (run, s) => {
-      const c = await customerRow(run, s.customerId);
+      const c = await customerRow(run, s);
       return c ? Math.floor((Date.now() - new Date(c.created_at).getTime()) / 3_600_000) : null;
     },
   },
   'customer.lifecycle': {
-    description: 'The lifecycle stage (registered, verified, funded, ...), where the service records one',
-    read: async (run, s) => {
-      if (!s.customerId) return null;
-      const col = await one(
-        run,
-        `select 1 from information_schema.columns where table_name = 'customers' and column_name = 'lifecycle'`,
-        [],
-      );
-      if (!col) return null;
-      return (
-        (await one<{ v: string | null }>(run, 'select lifecycle as v from customers where id = ?', [s.customerId]))?.v ?? null
-      );
-    },
+    description: 'The lifecycle stage (lead, registered, verified, funded, active, dormant, closed)',
+    read: async (run, s) => (await customerRow(run, s))?.lifecycle ?? null,
   },
   'kyc.level': {
     description: 'The verification level, 0 to 3',
-    read: async (run, s) => num((await customerRow(run, s.customerId))?.verification_level),
+    read: async (run, s) => num((await customerRow(run, s))?.verification_level),
   },
   'device.id': { description: 'The X-Device-Id sent with the request', read: async (_r, s) => s.deviceId ?? null },
   'device.linked_customers': {

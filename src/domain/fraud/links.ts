@@ -38,14 +38,6 @@ function mask(kind: LinkKind, value: string): string {
   return `${'*'.repeat(Math.min(value.length - 4, 8))}${value.slice(-4)}`;
 }
 
-async function hasColumn(em: EntityManager, table: string, column: string): Promise<boolean> {
-  const rows = await executeBound(em, {
-    sql: 'select 1 from information_schema.columns where table_name = ? and column_name = ?',
-    values: [table, column],
-  });
-  return rows.length > 0;
-}
-
 /**
  * The other customers sharing something with this one: a device id (ever), an exact address (both
  * seen in the last 30 days), an IPv4 /24 or IPv6 /48 (both in the last 7 days), a payment
@@ -53,14 +45,11 @@ async function hasColumn(em: EntityManager, table: string, column: string): Prom
  * `allowed_ips` list (shared NAT) are never evidence. Newest evidence first, at most 100.
  */
 export async function customerLinks(em: EntityManager, customerId: string): Promise<Array<z.output<typeof CustomerLinkSchema>>> {
-  const extra: string[] = [];
-  if (await hasColumn(em, 'customers', 'phone'))
-    extra.push(`select 'phone' as kind, o.phone as value, o.id as customer_id, null::timestamptz as first_seen, null::timestamptz as last_seen
-                  from customers o join customers me on me.id = :id and me.phone is not null and o.phone = me.phone where o.id <> :id`);
-  if (await hasColumn(em, 'customer_documents', 'document_number'))
-    extra.push(`select 'document_number', o.document_number, o.customer_id, min(o.created_at), max(o.created_at)
-                  from customer_documents o join customer_documents m on m.customer_id = :id and m.document_number = o.document_number
-                 where o.customer_id <> :id and o.document_number is not null group by 2, 3`);
+  // Documents keep no number of their own yet, so a shared document number is not evidence here.
+  const extra = [
+    `select 'phone' as kind, o.phone as value, o.id as customer_id, null::timestamptz as first_seen, null::timestamptz as last_seen
+       from customers o join customers me on me.id = :id and me.phone is not null and o.phone = me.phone where o.id <> :id`,
+  ];
   const sql = `
     with allowed as (select jsonb_array_elements_text(items) as ip from fraud_lists where name = 'allowed_ips'),
     mine as (select * from fraud_signals where customer_id = :id),
