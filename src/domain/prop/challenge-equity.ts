@@ -1,10 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Account } from '../../entities/account.entity';
 import { dec, type Dec } from '../../platform/decimal';
-import { TtlCache } from '../../platform/ttl-cache';
 import { metricsOf, type OpenPosition } from '../accounts/account-metrics';
-import { PricingContext, type PricingTerms } from '../prices/pricing-context';
-import { readPricingTerms } from '../prices/pricing-terms';
+import { PricingContext } from '../prices/pricing-context';
+import { PricingTermsCache } from '../prices/pricing-terms';
 import type { QuoteStore } from '../prices/quote-store';
 import type { LossRuleInput, PassRuleInput } from './challenge-rules';
 
@@ -24,7 +23,7 @@ export interface ChallengeRow extends LossRuleInput, PassRuleInput {
 
 /** How long an evaluation reuses the pricing terms of a group, currency and set of symbols. */
 const TERMS_TTL_MS = 5_000;
-const termsCache = new TtlCache<PricingTerms>(TERMS_TTL_MS);
+const termsCache = new PricingTermsCache(TERMS_TTL_MS);
 
 /**
  * The equity of each row's account at the latest quotes, in the account currency, priced set by
@@ -46,10 +45,10 @@ export async function equitiesOf(em: EntityManager, quotes: QuoteStore, rows: Ch
     if (set) set.push(row);
     else sets.set(key, [row]);
   }
-  for (const [key, set] of sets) {
+  for (const set of sets.values()) {
     const symbols = [...new Set(set.flatMap((r) => r.open.map((o) => o.symbol)))].sort();
     const { group_id: groupId, currency } = set[0]!;
-    const terms = await termsCache.get(`${key}:${symbols.join(',')}`, () => readPricingTerms(em, { currency, groupId }, symbols));
+    const terms = await termsCache.get(em, { currency, groupId }, symbols);
     // Pricing reads only the currency of the account it is loaded for (and metricsOf its balance).
     const pricingAccount = { currency, balance: '0' } as Account;
     const pricing = await PricingContext.load(em, quotes, pricingAccount, symbols, terms);
