@@ -71,6 +71,28 @@ describe('the OpenAPI document generated from the route table', () => {
   });
 });
 
+describe('rules a generated client can enforce', () => {
+  const schema = (n: string) => doc.components.schemas[n];
+  test('when volumes, amounts and prices with decimal places are read, then their step is multipleOf', () => {
+    expect(schema('OpenOrderRequest').properties.volume).toMatchObject({ multipleOf: 0.01, exclusiveMinimum: 0, maximum: 1000 });
+    const transfer = schema('TransferBetweenMyAccountsRequest').properties.amount;
+    expect(transfer).toMatchObject({ multipleOf: 0.01 });
+  });
+
+  test('when an order type is read, then cmd is an integer with its values listed, in requests and answers', () => {
+    expect(schema('OpenOrderRequest').properties.cmd).toMatchObject({ type: 'integer', enum: [0, 1] });
+    expect(schema('CreatePendingOrderRequest').properties.cmd).toMatchObject({ type: 'integer', enum: [2, 3, 4, 5, 6, 7] });
+    expect(schema('Order').properties.cmd).toMatchObject({ type: 'integer', enum: [0, 1] });
+    expect(schema('PendingOrder').properties.cmd).toMatchObject({ type: 'integer', enum: [2, 3, 4, 5, 6, 7] });
+  });
+
+  test('when a webhook is created, then its secret has its length bounds and its address is a URI', () => {
+    for (const n of ['CreateWebhookRequest', 'UpdateWebhookRequest', 'RotateWebhookSecretRequest'])
+      expect({ n, secret: schema(n).properties.secret }).toMatchObject({ n, secret: { minLength: 24, maxLength: 256 } });
+    expect(schema('CreateWebhookRequest').properties.endpoint_url).toMatchObject({ format: 'uri', maxLength: 2048 });
+  });
+});
+
 describe('the document describing itself', () => {
   test('when a client reads the document, then it lists GET /openapi.json and GET /docs, public and without a body', () => {
     expect(doc.paths['/openapi.json'].get).toMatchObject({ operationId: 'getOpenApiDocument', security: [] });

@@ -110,7 +110,7 @@ export const bonusRoutes: RouteSpec[] = [
     params: CustomerParam,
     body: z.strictObject({ program_id: z.uuid(), login: z.int().positive(), amount: MoneyAmount.optional() }),
     responses: {
-      201: { description: 'Granted', schema: BonusSchema },
+      201: { description: 'Granted', schema: BonusSchema, example: { status: 'active' } },
       404: { description: 'No such customer, or the login is not theirs' },
     },
     handler: async ({ params, body, em, caller }) => {
@@ -158,7 +158,7 @@ export const bonusRoutes: RouteSpec[] = [
     params: z.object({ bonus_id: z.uuid() }),
     body: z.strictObject({ reason: z.string().min(1).max(500) }),
     responses: {
-      200: { description: 'Cancelled', schema: BonusSchema },
+      200: { description: 'Cancelled', schema: BonusSchema, example: { status: 'cancelled' } },
       404: { description: 'No such bonus' },
       409: { description: 'BONUS_NOT_ACTIVE' },
     },

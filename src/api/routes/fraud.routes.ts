@@ -228,7 +228,10 @@ export const fraudRoutes: RouteSpec[] = [
     access: { kind: 'staff', permission: 'review_fraud_cases' },
     params: CaseId,
     body: ResolveCaseSchema,
-    responses: { 200: { description: 'The resolved case', schema: FraudCaseSchema }, 404: { description: 'Not found' } },
+    responses: {
+      200: { description: 'The resolved case', schema: FraudCaseSchema, example: { status: 'resolved' } },
+      404: { description: 'Not found' },
+    },
     handler: async ({ params, body, em, caller, services }) => {
       const { fraudCase, revokeSessionsOf } = await resolveCase(em, asStaff(caller), params.case_id, body);
       if (revokeSessionsOf) {

@@ -46,7 +46,6 @@ const WORST_SAMPLE = {
   reset_url: 'https://portal.broker.test/reset?token=abc',
 };
 
-
 /*
  * The bounds. Decisions section 18: no request may hold the event loop for more than 100 ms.
  * That is asserted as CPU time (above), which holds however busy the machine is. /health's
