@@ -12,11 +12,11 @@ import {
   PromoCodeInputSchema,
   PromoCodeSchema,
   PromoPreviewSchema,
-  redeemPromoCode,
   RedemptionSchema,
   setPromoCodeActive,
   validatePromoCode,
 } from '../../domain/bonuses/promo-codes';
+import { redeemPromoCode } from '../../domain/bonuses/promo-redeem';
 import { PROMO_ATTEMPTS } from '../../domain/identity/identity';
 import { BonusProgram } from '../../entities/bonus-program.entity';
 import { Customer } from '../../entities/customer.entity';

@@ -1,8 +1,9 @@
 import { dec } from '../../platform/decimal';
 import type { PostingHook } from '../ledger/posting';
-import { countClose, forfeitForReversedDeposit, grantOnDeposit } from './bonuses';
+import { forfeitForReversedDeposit, grantOnDeposit } from './bonuses';
+import { countClose } from './bonus-turnover';
 import { forfeitOnMoneyOut } from './bonus-forfeit';
-import { grantArmedOnDeposit } from './promo-codes';
+import { grantArmedOnDeposit } from './promo-redeem';
 import { LOCK_ACCOUNT, type BonusAccountRow } from './bonus-statements';
 
 /**
