@@ -127,7 +127,14 @@ async function setUp(api: Server, tag: string): Promise<{ admin: string; bonus: 
     [201, 409],
   );
   await request(api, 'POST', '/simulator/quotes', admin, { symbol: 'EURUSD', bid: 1.1, ask: 1.1002 }, 200);
-  const group = await request<{ id: string }>(api, 'POST', '/groups', admin, { name: `bench-bonus-${tag}`, default_leverage: 100 }, 201);
+  const group = await request<{ id: string }>(
+    api,
+    'POST',
+    '/groups',
+    admin,
+    { name: `bench-bonus-${tag}`, default_leverage: 100 },
+    201,
+  );
   const program = await request<{ id: string }>(
     api,
     'POST',
@@ -163,7 +170,8 @@ async function setUp(api: Server, tag: string): Promise<{ admin: string; bonus: 
         groupId: group.id,
       });
       await request(api, 'POST', `/api/backoffice/accounts/${liveLogin}/deposits`, admin, { amount: 1_000_000_000 }, 201);
-      if (redeem) await request(api, 'POST', '/customers/me/promo-codes/redeem', token, { code: code.code, login: liveLogin }, 201);
+      if (redeem)
+        await request(api, 'POST', '/customers/me/promo-codes/redeem', token, { code: code.code, login: liveLogin }, 201);
       logins.push(liveLogin);
     }
     return { name, logins, tickets: [], largest: 0 };

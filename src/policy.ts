@@ -77,6 +77,5 @@ export const FRAUD_CASE_ACTIONS: Readonly<Partial<Record<'forfeit_bonuses' | 'cl
 };
 
 export const FRAUD_HOLD_HANDLERS: Readonly<Record<string, HoldHandler>> = {
-  bonuses: (tx, fraudCase, outcome) =>
-    resolveHeldBonuses((s) => executeBoundInTransaction(tx, s), fraudCase.customerId, outcome),
+  bonuses: (tx, fraudCase, outcome) => resolveHeldBonuses((s) => executeBoundInTransaction(tx, s), fraudCase.customerId, outcome),
 };

@@ -18,7 +18,9 @@ export const BONUS_SOURCES = ['deposit', 'promo', 'manual'] as const;
 @Index({ properties: ['accountId', 'status'] })
 @Index({ properties: ['customerId'] })
 @Index({ properties: ['customerId', 'status'] })
-export class Bonus extends BaseEntity<'accountId' | 'login' | 'released' | 'lotsDone' | 'expiresAt' | 'sourceId' | 'endReason' | 'holdTo'> {
+export class Bonus extends BaseEntity<
+  'accountId' | 'login' | 'released' | 'lotsDone' | 'expiresAt' | 'sourceId' | 'endReason' | 'holdTo'
+> {
   @Property({ type: 'uuid' })
   programId!: string;
 

@@ -117,7 +117,7 @@ export const crmRoutes: RouteSpec[] = [
       '`manage_compliance` besides (403 otherwise); audited (`customer.verification_level_changed`), and a rise is a ' +
       '`customer.verified` event, as a rise by approved documents is. The change runs the `verification_change` fraud ' +
       'rules (the built-in one, disabled as shipped, opens a case when the staff user is not on the ' +
-      '`verification_exceptions` list); a `review` opens or extends the customer\'s case and the change stands.',
+      "`verification_exceptions` list); a `review` opens or extends the customer's case and the change stands.",
     tags: ['customers'],
     access: { kind: 'staff', permission: 'manage_customers' },
     params: z.object({ customer_id: z.uuid() }),

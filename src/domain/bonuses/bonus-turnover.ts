@@ -81,4 +81,3 @@ async function advance(run: RunBound, b: BonusRow, counted: Dec): Promise<void> 
   if (release.gt(0)) await emit(run, 'bonus.released', after, { released_now: release.toFixed(2) });
   if (done) await emit(run, 'bonus.completed', after);
 }
-

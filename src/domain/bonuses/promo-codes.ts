@@ -193,8 +193,14 @@ export async function setPromoCodeActive(em: EntityManager, actor: StaffCaller, 
 export const RedemptionSchema = z.object({
   id: z.uuid(),
   code: z.string(),
-  status: z.enum(REDEMPTION_STATUSES),
-  bonus_id: z.uuid().optional(),
+  status: z
+    .enum(REDEMPTION_STATUSES)
+    .describe(
+      '`applied` (bonus granted), `armed` (its bonus `pending` until the qualifying deposit), `on_hold` (held for a ' +
+        'fraud review), `expired` (the code expired while armed), `void` (voided by a fraud case, or its bonus ended ' +
+        'before it was granted)',
+    ),
+  bonus_id: z.uuid().optional().describe('The bonus of the redemption (pending, held or granted)'),
 });
 
 export const PromoPreviewSchema = z.object({

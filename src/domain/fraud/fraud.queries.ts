@@ -4,7 +4,9 @@ import { namedStatement } from '../../platform/named-sql';
 export const LOCK_FRAUD_RULES = namedStatement<Record<string, never>>(`select pg_advisory_xact_lock(hashtext('fraud_rules'))`);
 
 /** The stamp of the rules and lists as they stand (one row, one index read). */
-export const READ_RULES_STAMP = namedStatement<Record<string, never>>(`select stamp::text as stamp from fraud_rules_stamp where id = 1`);
+export const READ_RULES_STAMP = namedStatement<Record<string, never>>(
+  `select stamp::text as stamp from fraud_rules_stamp where id = 1`,
+);
 
 /** A new stamp, in the transaction of a change of a rule or a list: every process's copy is stale once it commits. */
 export const BUMP_RULES_STAMP = namedStatement<Record<string, never>>(

@@ -33,9 +33,7 @@ let loads = 0;
 export async function fraudConfig(run: RunBound): Promise<FraudConfig> {
   const [now] = await run<{ stamp: string }>(READ_RULES_STAMP.bind({}));
   if (copy && now && copy.stamp === now.stamp) return copy;
-  const [row] = await run<{ stamp: string; rules: CachedRule[]; lists: Record<string, string[]> }>(
-    READ_RULES_AND_LISTS.bind({}),
-  );
+  const [row] = await run<{ stamp: string; rules: CachedRule[]; lists: Record<string, string[]> }>(READ_RULES_AND_LISTS.bind({}));
   loads += 1;
   const rules = new Map<string, CachedRule[]>();
   for (const r of row?.rules ?? []) {

@@ -129,7 +129,10 @@ test('when customers redeem a code of a campaign while a deposit grants their ar
       customers.flatMap(({ customer, live }) => [
         app.request('POST', `/api/backoffice/accounts/${live}/deposits`, { token: admin, body: { amount: 25 } }),
         round === 0
-          ? app.request('POST', '/customers/me/promo-codes/redeem', { token: customer.token, body: { code: appliedCode, login: live } })
+          ? app.request('POST', '/customers/me/promo-codes/redeem', {
+              token: customer.token,
+              body: { code: appliedCode, login: live },
+            })
           : app.request('GET', '/customers/me/bonuses', { token: customer.token }),
       ]),
     );

@@ -196,9 +196,11 @@ test('when a promo redeem is reviewed, then the redemption and its bonus are on 
     expect(await bonusOf(customer, held.bonus_id)).toMatchObject({ status: 'on_hold', amount: '50.00', login: live });
     expect(await creditOf(live)).toBe('0.00');
     expect(
-      await sql(app, `select 1 from fraud_signals where customer_id = ? and event = 'promo_redeem' and device_id = 'promo-device-3'`, [
-        customer.id,
-      ]),
+      await sql(
+        app,
+        `select 1 from fraud_signals where customer_id = ? and event = 'promo_redeem' and device_id = 'promo-device-3'`,
+        [customer.id],
+      ),
     ).toHaveLength(1);
     const fraudCase = await liveCase(customer.id);
     expect(fraudCase.reasons.map((r) => r.event)).toContain('promo_redeem');
@@ -281,7 +283,10 @@ test('when a bonus grant is reviewed, then a manual and a deposit bonus are on h
       201,
     );
     expect(byHand).toMatchObject({ status: 'on_hold', amount: '50.00' });
-    expectOk(await app.request('POST', `/api/backoffice/accounts/${live}/deposits`, { token: admin, body: { amount: 200 } }), 201);
+    expectOk(
+      await app.request('POST', `/api/backoffice/accounts/${live}/deposits`, { token: admin, body: { amount: 200 } }),
+      201,
+    );
   } finally {
     await disable(review);
   }
