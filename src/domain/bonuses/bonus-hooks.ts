@@ -36,9 +36,10 @@ export const BonusForfeitHook: PostingHook = {
 };
 
 /**
- * Deposit bonuses: a completed deposit grants the deposit programmes the account qualifies for.
- * Where the fraud rules' `bonus_grant` evaluation belongs: before grantOnAccount, inside
- * grantOnDeposit, so a `review` keeps the bonus on hold and a `block` grants nothing.
+ * Deposit bonuses: a completed deposit grants the deposit programmes the account qualifies for,
+ * and the pending bonuses of the customer's armed promo codes it qualifies for. Each grant runs
+ * the `bonus_grant` fraud rules: a `review` keeps the bonus on hold, a `block` grants nothing
+ * and leaves the deposit booked.
  */
 export const DepositBonusHook: PostingHook = {
   name: 'deposit_bonus',
