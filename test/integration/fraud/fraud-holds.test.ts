@@ -301,6 +301,8 @@ test('when a bonus grant is reviewed, then a manual and a deposit bonus are on h
   expect(await bonusOf(customer, byHand.id)).toMatchObject({ status: 'active' });
   expect(await bonusOf(customer, fromDeposit!.id)).toMatchObject({ status: 'active', amount: '20.00' });
   expect(await creditOf(live)).toBe('70.00');
+  // Programmes have no PATCH: the deposit programme stops here so the later tests' deposits grant nothing of it.
+  await sql(app, 'update bonus_programs set enabled = false where id = ?', [onDeposit]);
 });
 
 test('when a case resolves with forfeit_bonuses, then the active and held bonuses are forfeited and the active credit leaves with credit_out', async () => {
@@ -382,4 +384,35 @@ test('when the built-in verification rule is enabled, then a staff change of a l
     await disable(builtin!.id);
     await app.request('PUT', '/api/backoffice/fraud/lists/verification_exceptions/items', { token: admin, body: { items: [] } });
   }
+});
+
+test('when an armed redeem is reviewed and released, then it goes back to armed with its bonus pending, and the qualifying deposit grants it', async () => {
+  const programId = await program();
+  const c = await promoCode(programId, { min_deposit: 100 });
+  const { customer, live } = await trader(0);
+  const review = await rule({
+    name: 'review redeems',
+    event: 'promo_redeem',
+    conditions: [{ field: 'customer.id', op: 'eq', value: customer.id }],
+    action: 'review',
+  });
+  let held: { id: string; bonus_id: string };
+  try {
+    held = expectOk(
+      await app.request('POST', '/customers/me/promo-codes/redeem', { token: customer.token, body: { code: c.code } }),
+      201,
+    );
+  } finally {
+    await disable(review);
+  }
+  expect(held).toMatchObject({ status: 'on_hold' });
+  expect(await bonusOf(customer, held.bonus_id)).toMatchObject({ status: 'on_hold', login: null });
+  expectOk(await resolve((await liveCase(customer.id)).id, 'legitimate', ['release_holds']), 200);
+  expect(await redemption(held.id)).toBe('armed');
+  expect(await bonusOf(customer, held.bonus_id)).toMatchObject({ status: 'pending', amount: '50.00' });
+  expect(await creditOf(live)).toBe('0.00');
+  expectOk(await app.request('POST', `/api/backoffice/accounts/${live}/deposits`, { token: admin, body: { amount: 150 } }), 201);
+  expect(await redemption(held.id)).toBe('applied');
+  expect(await bonusOf(customer, held.bonus_id)).toMatchObject({ status: 'active', login: live });
+  expect(await creditOf(live)).toBe('50.00');
 });
