@@ -47,6 +47,7 @@ import { Migration20261128090000_ReportRequeue } from './Migration20261128090000
 import { Migration20261128093000_Payments } from './Migration20261128093000_Payments';
 import { Migration20261128093001_OneDepositPerIntent } from './Migration20261128093001_OneDepositPerIntent';
 import { Migration20261128110200_Fraud } from './Migration20261128110200_Fraud';
+import { Migration20261128130000_FraudHolds } from './Migration20261128130000_FraudHolds';
 import { Migration20261128113000_Credit } from './Migration20261128113000_Credit';
 import { Migration20261128113100_Bonuses } from './Migration20261128113100_Bonuses';
 import { Migration20261128113200_PromoCodes } from './Migration20261128113200_PromoCodes';
@@ -106,4 +107,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261128113300_PromotionsReport', class: Migration20261128113300_PromotionsReport },
   { name: 'Migration20261128120500_Conversations', class: Migration20261128120500_Conversations },
   { name: 'Migration20261128124500_WebhookAttemptsOnePlace', class: Migration20261128124500_WebhookAttemptsOnePlace },
+  { name: 'Migration20261128130000_FraudHolds', class: Migration20261128130000_FraudHolds },
 ];

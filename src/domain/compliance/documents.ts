@@ -303,11 +303,20 @@ async function changeLevel(
  * Staff set a customer's level (PATCH /api/crm/customers/{id}): audited; a rise is a
  * customer.verified event like a promotion by documents. Setting the level it has changes nothing.
  */
-export async function setCustomerLevel(em: EntityManager, actor: StaffCaller, customerId: string, level: number): Promise<void> {
+export async function setCustomerLevel(
+  em: EntityManager,
+  actor: StaffCaller,
+  customerId: string,
+  level: number,
+  /** Policy on a staff change, in its transaction (the fraud rules' `verification_change`). */
+  onChange?: (tx: EntityManager, change: { from: number; to: number }) => Promise<unknown>,
+): Promise<void> {
   await em.transactional(async (tx) => {
     const [locked] = await executeNamed<{ level: number }>(tx, LOCK_CUSTOMER_LEVEL.bind({ customer_id: customerId }));
     if (!locked) throw errors.notFound('Customer');
     const current = Number(locked.level);
-    if (current !== level) await changeLevel(tx, actor, customerId, current, level, 'staff');
+    if (current === level) return;
+    await changeLevel(tx, actor, customerId, current, level, 'staff');
+    await onChange?.(tx, { from: current, to: level });
   });
 }
