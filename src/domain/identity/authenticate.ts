@@ -49,7 +49,7 @@ export async function authenticate(
       tokenId: facts.tokenId,
       permissions: permissionSet(facts),
       // A token sees what its issuer sees, as it holds at most what its issuer holds.
-      dataScope: await staffDataScope(em, facts.userId),
+      dataScope: facts.dataScope ?? (await staffDataScope(em, facts.userId)),
     };
   }
 
@@ -79,7 +79,8 @@ export async function sessionCaller(
         userId: claims.sub,
         sessionId: claims.sid,
         permissions: permissionSet(facts),
-        dataScope: await staffDataScope(em, claims.sub),
+        // Cached with the session; an entry written before the scope was cached reads it.
+        dataScope: facts.dataScope ?? (await staffDataScope(em, claims.sub)),
       }
     : { kind: 'customer', customerId: claims.sub, sessionId: claims.sid };
 }
@@ -109,6 +110,7 @@ async function sessionFacts(
     principalId: principal.id,
     principalType: type,
     permissions: await permissionsOf(em, type, principal.id),
+    ...(type === 'user' ? { dataScope: await staffDataScope(em, principal.id) } : {}),
   };
   if (redisUp) await identity.sessions.fill(sessionId, { state: 'active', ...facts }).catch(() => undefined);
   return facts;
