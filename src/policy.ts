@@ -12,6 +12,13 @@ import { takeDayStartEquity } from './domain/prop/challenge-decisions';
 import { TaskRulesConsumer } from './domain/tasks/task-rules';
 import { WebhookConsumer } from './domain/webhooks/consumer';
 import { LifecycleConsumer, markDormantAtRollover } from './domain/crm/lifecycle';
+import { onCaseEnded, registerCaseAction } from './domain/fraud/cases';
+import { installReferralResolver } from './domain/identity/referrals';
+import type { EodFinishStep } from './domain/eod/eod-runs';
+import { IbAccrualHook } from './domain/partners/accrual';
+import { clawBackForCase, IbChargebackHook, settleHoldsOfCase } from './domain/partners/partner-hooks';
+import { resolvePartner } from './domain/partners/partners';
+import { payDailyRewards } from './domain/partners/payouts';
 
 /**
  * The policy the service hangs on its domain, composed in one place above it: the domain
@@ -32,8 +39,12 @@ export const POSTING_HOOKS: readonly PostingHook[] = [
   ReversalCaseHook,
   BonusForfeitHook,
   BonusTurnoverHook,
+  // Partner rewards of a close: nothing for a client without a partner (the close statement says so).
+  IbAccrualHook,
   DepositBonusHook,
   DepositReversalBonusHook,
+  // A charge-back takes back the rewards the customer's orders earned since the deposit.
+  IbChargebackHook,
 ];
 
 /**
@@ -49,6 +60,23 @@ export const ACCOUNT_ROLLOVER_STEPS: readonly AccountRolloverStep[] = [
   (em, account, rollover) =>
     expireBonuses((s) => executeBoundInTransaction(em, s), account.id, rollover.cutoffAt).then(() => undefined),
 ];
+
+/**
+ * Run once per end-of-day run, after its accounts are done: partners on daily plans are paid
+ * what they accrued before the date's cutoff, once per partner and date.
+ */
+export const EOD_FINISH_STEPS: readonly EodFinishStep[] = [(em, rollover) => payDailyRewards(em, rollover).then(() => undefined)];
+
+/**
+ * The extensions lower areas look up at run time rather than import: the partner a referral
+ * names (sign-up, leads, promo codes), and what the end of a fraud case does to partner
+ * rewards. Installed once at start-up, beside the posting hooks.
+ */
+export function installPolicyExtensions(): void {
+  installReferralResolver(resolvePartner);
+  registerCaseAction('clawback_ib', clawBackForCase);
+  onCaseEnded(settleHoldsOfCase);
+}
 
 /**
  * Handed the domain events after they commit, by the outbox relay: customer notifications,

@@ -16,7 +16,7 @@ import { createMailTransport } from './mail/mail-transport';
 import { checkConsumers, type EventConsumer } from './domain/events/consumers';
 import { installPostingHooks } from './domain/ledger/posting';
 import { installFraudRecorder } from './domain/fraud/evaluate';
-import { EVENT_CONSUMERS, POSTING_HOOKS } from './policy';
+import { EVENT_CONSUMERS, installPolicyExtensions, POSTING_HOOKS } from './policy';
 import { outboxLagSeconds } from './domain/events/relay';
 import { runsForMetrics, syncRolloverSchedule } from './domain/eod/eod-runs';
 import { createIdentity } from './domain/identity/identity';
@@ -78,6 +78,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
   const processors = [...(options.processors ?? PROCESSORS), ...(options.extraJobs ?? []).map((j) => j.processor)];
   const eventConsumers = checkConsumers([...EVENT_CONSUMERS, ...(options.consumers ?? [])], definitions);
   installPostingHooks(POSTING_HOOKS);
+  installPolicyExtensions();
   if (config.webhooksAllowPrivateUrls)
     logger.warn(
       'WEBHOOKS_ALLOW_PRIVATE_URLS is on: webhooks may reach loopback and private networks over plain http (development and tests only)',

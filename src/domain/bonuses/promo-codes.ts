@@ -1,3 +1,4 @@
+import { resolveReferral } from '../identity/referrals';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomInt } from 'node:crypto';
 import { z } from 'zod';
@@ -347,7 +348,13 @@ export async function redeemPromoCode(em: EntityManager, customerId: string, inp
     // A code with a partner attributes the customer to it, unless the customer has one.
     if (d.code.partner_id) {
       const customer = await tx.findOneOrFail(Customer, customerId);
-      customer.affiliateId ??= d.code.partner_id;
+      if (!customer.partnerId) {
+        const partner = await resolveReferral(tx, d.code.partner_id);
+        if (partner && partner.customerId !== customer.id) {
+          customer.partnerId = partner.id;
+          customer.affiliateId = partner.code;
+        } else customer.affiliateId ??= d.code.partner_id;
+      }
     }
     const view = { id: row!.id, code: d.code.code, status, ...(bonusId ? { bonus_id: bonusId } : {}) } as z.output<
       typeof RedemptionSchema

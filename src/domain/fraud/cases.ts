@@ -27,6 +27,23 @@ export function registerCaseAction(action: 'forfeit_bonuses' | 'clawback_ib', ha
   extensions.set(action, handler);
 }
 
+/**
+ * What else ends with a case: a feature that holds its actions while a case about the customer
+ * is live (partner rewards) settles them here, in the transaction that resolves or discards the
+ * case. `verdict` is null for a discarded case. Registered once at start-up.
+ */
+export type CaseEndHandler = (
+  tx: EntityManager,
+  fraudCase: FraudCase,
+  outcome: { verdict: 'fraud' | 'legitimate' | null; actions: readonly CaseAction[] },
+  actor: StaffCaller,
+) => Promise<void>;
+const endHandlers: CaseEndHandler[] = [];
+
+export function onCaseEnded(handler: CaseEndHandler): void {
+  if (!endHandlers.includes(handler)) endHandlers.push(handler);
+}
+
 export const CaseReferenceSchema = z.object({ type: z.string(), id: z.string() });
 
 /** Why a case was opened or extended: one entry per evaluation that sent the customer to review. */
@@ -158,6 +175,7 @@ export async function updateCase(
     const before = fraudCaseView(c);
     if (patch.status) c.status = patch.status;
     if (patch.assignee_id !== undefined) c.assigneeId = patch.assignee_id;
+    if (c.status === 'discarded') for (const end of endHandlers) await end(tx, c, { verdict: null, actions: [] }, actor);
     c.updatedAt = new Date();
     recordAudit(tx, actor, {
       action: 'fraud_case.updated',
@@ -228,6 +246,7 @@ export async function resolveCase(
         if (handler) await handler(tx, c, actor);
       }
     }
+    for (const end of endHandlers) await end(tx, c, { verdict: input.verdict, actions }, actor);
     c.status = 'resolved';
     c.verdict = input.verdict;
     c.actions = actions;
