@@ -106,7 +106,12 @@ export async function accrueClose(run: RunBound, ticket: string): Promise<void> 
     const verdict = await evaluateFraudOn(
       run,
       'ib_accrual',
-      { customerId: first.customer_id, amount: dec(first.commission).toFixed(2), currency: first.currency, country: first.country },
+      {
+        customerId: first.customer_id,
+        amount: dec(first.commission).toFixed(2),
+        currency: first.currency,
+        country: first.country,
+      },
       { type: 'order', id: ticket },
     );
     // A close cannot be refused: a block rule leaves the order without rewards instead.
@@ -145,9 +150,14 @@ export async function accrueClose(run: RunBound, ticket: string): Promise<void> 
       partner_customer_id: c.partner_customer_id,
     };
   });
-  const inserted = await run<{ id: string; partner_id: string; level: number; amount: string; status: string; reason: string | null }>(
-    INSERT_ACCRUALS.bind({ rows: JSON.stringify(rows) }),
-  );
+  const inserted = await run<{
+    id: string;
+    partner_id: string;
+    level: number;
+    amount: string;
+    status: string;
+    reason: string | null;
+  }>(INSERT_ACCRUALS.bind({ rows: JSON.stringify(rows) }));
   for (const ins of inserted) {
     const row = rows.find((r) => r.partner_id === ins.partner_id && r.level === ins.level)!;
     const view = {
@@ -164,7 +174,12 @@ export async function accrueClose(run: RunBound, ticket: string): Promise<void> 
       closed_at: row.closed_at,
     };
     await run(
-      ACCRUED_EVENT.bind({ partner_id: ins.partner_id, customer_id: row.partner_customer_id, ticket, data: JSON.stringify(view) }),
+      ACCRUED_EVENT.bind({
+        partner_id: ins.partner_id,
+        customer_id: row.partner_customer_id,
+        ticket,
+        data: JSON.stringify(view),
+      }),
     );
     if (plan.charge === 'instant' && ins.status === 'accrued' && dec(ins.amount).gt(0)) {
       await run(

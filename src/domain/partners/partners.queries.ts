@@ -243,7 +243,7 @@ export const REVERSE_REWARD = namedStatement<{
     customerId: 'a.customer_id',
     data: `:data::jsonb || jsonb_build_object('login', a.login::text)`,
     at: 'now()',
-  from: 'a',
+    from: 'a',
   })}
 )
 select a.login::text as login, a.balance::text as balance from a`);
@@ -260,4 +260,45 @@ export const CHARGED_BACK_DEPOSIT = namedStatement<{ reference_id: string }>(
 /** When a customer was created: a fraud verdict's clawback takes back every reward its orders earned. */
 export const CUSTOMER_SINCE = namedStatement<{ customer_id: string }>(
   `select created_at from customers where id = :customer_id::uuid`,
+);
+
+// --- the partner portal ----------------------------------------------------------------
+
+/** A partner's totals: its clients, its partners below, and its rewards by state. */
+export const PARTNER_TOTALS = namedStatement<{ partner_id: string }>(
+  `select (select count(*)::int from customers c where c.partner_id = :partner_id::uuid) as clients,
+          (select count(*)::int from partners p where p.parent_partner_id = :partner_id::uuid) as sub_partners,
+          coalesce(sum(a.amount) filter (where a.status = 'paid'), 0)::numeric(38,2)::text as paid,
+          coalesce(sum(a.amount) filter (where a.status = 'accrued'), 0)::numeric(38,2)::text as pending,
+          coalesce(sum(a.amount) filter (where a.status = 'on_hold'), 0)::numeric(38,2)::text as on_hold,
+          coalesce(sum(a.amount) filter (where a.status = 'reversed'), 0)::numeric(38,2)::text as reversed
+     from ib_accruals a where a.partner_id = :partner_id::uuid`,
+);
+
+/** A partner's own clients with their closed lots: never their balances. */
+export const PARTNER_CLIENTS = namedStatement<{ partner_id: string }>(
+  `select c.email, c.country, c.created_at, c.ftd_at,
+          (select coalesce(sum(o.volume), 0)::numeric(20,2)::text from orders o join accounts a on a.id = o.account_id
+            where a.customer_id = c.id and o.status = 'closed') as lots
+     from customers c where c.partner_id = :partner_id::uuid order by c.created_at, c.id limit 1000`,
+);
+
+/** A partner's accruals closed in [from, to), newest first. */
+export const PARTNER_REWARDS = namedStatement<{ partner_id: string; from: Date; to: Date }>(
+  `select id, ticket::text as ticket, level, symbol, lots::text as lots, amount::text as amount, currency, status, reason,
+          closed_at, paid_at
+     from ib_accruals where partner_id = :partner_id::uuid and closed_at >= :from and closed_at < :to
+    order by closed_at desc, id limit 5000`,
+);
+
+/** The partners below one, at any depth, with their own client counts. */
+export const SUB_PARTNERS = namedStatement<{ partner_id: string }>(
+  `with recursive down(id, depth) as (
+     select id, 0 from partners where id = :partner_id::uuid
+     union all
+     select p.id, down.depth + 1 from partners p join down on p.parent_partner_id = down.id where down.depth < 10
+   )
+   select p.id, p.code, p.parent_partner_id, d.depth, p.created_at,
+          (select count(*)::int from customers c where c.partner_id = p.id) as clients
+     from down d join partners p on p.id = d.id where d.depth > 0 order by d.depth, p.created_at, p.id`,
 );

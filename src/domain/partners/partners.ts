@@ -106,7 +106,13 @@ export async function createPartner(
   await em.flush();
   const view = await partnerView(em, partner);
   recordAudit(em, actor, { action: 'partner.created', entityType: 'partner', entityId: partner.id, after: view });
-  recordEvent(em, { type: 'partner.created', aggregateType: 'partner', aggregateId: partner.id, customerId: customer.id, data: view });
+  recordEvent(em, {
+    type: 'partner.created',
+    aggregateType: 'partner',
+    aggregateId: partner.id,
+    customerId: customer.id,
+    data: view,
+  });
   await em.flush();
   return view;
 }
@@ -162,8 +168,14 @@ export async function listPartners(
 }
 
 /** A partner by its code (any case) or id, or null: what a `ref`, a lead's code or a promo code names. */
-export async function resolvePartner(em: EntityManager, ref: string): Promise<{ id: string; code: string; customerId: string } | null> {
-  const [row] = await executeNamed<{ id: string; code: string; customer_id: string }>(em, PARTNER_BY_REF.bind({ ref: ref.trim() }));
+export async function resolvePartner(
+  em: EntityManager,
+  ref: string,
+): Promise<{ id: string; code: string; customerId: string } | null> {
+  const [row] = await executeNamed<{ id: string; code: string; customer_id: string }>(
+    em,
+    PARTNER_BY_REF.bind({ ref: ref.trim() }),
+  );
   return row ? { id: row.id, code: row.code, customerId: row.customer_id } : null;
 }
 

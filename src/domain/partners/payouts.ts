@@ -39,10 +39,17 @@ export async function payDailyRewards(em: EntityManager, rollover: { tradingDate
   for (const p of due) {
     const booked = await em.fork().transactional(async (tx) => {
       const run: RunBound = (s) => executeBoundInTransaction(tx, s);
-      const rows = await run<{ id: string; amount: string }>(DUE_OF_PARTNER.bind({ partner_id: p.partner_id, cutoff_at: rollover.cutoffAt }));
+      const rows = await run<{ id: string; amount: string }>(
+        DUE_OF_PARTNER.bind({ partner_id: p.partner_id, cutoff_at: rollover.cutoffAt }),
+      );
       const total = rows.reduce((s, r) => s.plus(r.amount), dec(0));
       const [payment] = await run<{ id: string }>(
-        INSERT_PAYMENT.bind({ partner_id: p.partner_id, trading_date: rollover.tradingDate, amount: total.toFixed(2), n: rows.length }),
+        INSERT_PAYMENT.bind({
+          partner_id: p.partner_id,
+          trading_date: rollover.tradingDate,
+          amount: total.toFixed(2),
+          n: rows.length,
+        }),
       );
       if (!payment || rows.length === 0) return false;
       if (total.gt(0))
@@ -167,7 +174,13 @@ export async function clawBackRewards(
     action: 'ib_rewards.reversed',
     entityType: 'customer',
     entityId: customerId,
-    after: { since: since.toISOString(), reversed: reversed.toFixed(2), accruals: rows.length, reason: why.type, reference: why.id },
+    after: {
+      since: since.toISOString(),
+      reversed: reversed.toFixed(2),
+      accruals: rows.length,
+      reason: why.type,
+      reference: why.id,
+    },
   });
   await run(AUDIT_ROW.bind(auditParams(randomUUID(), audit)));
   return { reversed: reversed.toFixed(2), accruals: rows.length };

@@ -27,7 +27,7 @@ const planFields = {
     .record(z.string().regex(/^[A-Za-z0-9._-]{1,32}$/), LevelsSchema)
     .nullable()
     .optional()
-    .describe('Per symbol, the levels that replace the plan\'s own for orders in it'),
+    .describe("Per symbol, the levels that replace the plan's own for orders in it"),
   charge: z.enum(IB_CHARGES),
   min_hold_seconds: z
     .int()
@@ -36,7 +36,23 @@ const planFields = {
     .default(60),
 };
 
-export const IbPlanInputSchema = z.strictObject(planFields);
+export const IbPlanInputSchema = z.strictObject(planFields).meta({
+  examples: [
+    {
+      name: 'Three-level commission share',
+      currency: 'USD',
+      basis: 'commission_pct',
+      levels: [
+        { level: 1, value: 50 },
+        { level: 2, value: 30 },
+        { level: 3, value: 20 },
+      ],
+      symbol_overrides: { XAUUSD: [{ level: 1, value: 40 }] },
+      charge: 'daily',
+      min_hold_seconds: 60,
+    },
+  ],
+});
 export const IbPlanPatchSchema = z.strictObject({
   name: planFields.name.optional(),
   levels: LevelsSchema.optional(),
@@ -51,16 +67,16 @@ export const IbPlanPatchSchema = z.strictObject({
     .optional(),
 });
 
-const LevelViewSchema = z.object({ level: z.int(), value: z.string() });
+export const IbLevelSchema = z.object({ level: z.int(), value: z.string() });
 export const IbPlanSchema = z.object({
   id: z.uuid(),
   name: z.string(),
   currency: z.string(),
   basis: z.enum(IB_BASES),
-  levels: z.array(LevelViewSchema),
+  levels: z.array(IbLevelSchema),
   max_per_lot: MoneyText.nullable(),
   group_ids: z.array(z.uuid()).nullable(),
-  symbol_overrides: z.record(z.string(), z.array(LevelViewSchema)).nullable(),
+  symbol_overrides: z.record(z.string(), z.array(IbLevelSchema)).nullable(),
   charge: z.enum(IB_CHARGES),
   min_hold_seconds: z.int(),
   created_at: z.iso.datetime(),
@@ -95,7 +111,8 @@ function checkShares(basis: string, levels: IbLevelValue[], overrides: Record<st
   const over = (l: IbLevelValue[]) => l.reduce((s, x) => s.plus(x.value), dec(0)).gt(100);
   if (over(levels)) throw fieldError('body', ['levels'], 'The levels of a commission share plan sum to 100 or less');
   for (const [symbol, l] of Object.entries(overrides ?? {}))
-    if (over(l)) throw fieldError('body', ['symbol_overrides', symbol], 'The levels of a commission share plan sum to 100 or less');
+    if (over(l))
+      throw fieldError('body', ['symbol_overrides', symbol], 'The levels of a commission share plan sum to 100 or less');
 }
 
 function overridesText(o: Record<string, Array<{ level: number; value: number }>> | null | undefined) {
