@@ -57,8 +57,8 @@ export const CLOSE_CHAIN = namedStatement<{ ticket: string }>(
           (select coalesce(-sum(l.amount), 0)::text from ledger_entries l
             where l.reference_type = 'order' and l.reference_id = o.ticket::text and l.kind = 'commission') as commission,
           (select (gi.spread * power(10::numeric, -i.digits) * o.volume * i.contract_size)::text
-             from group_instruments gi join instruments i on i.symbol = gi.symbol
-            where gi.group_id = o.group_id and gi.symbol = o.symbol and i.quote_currency = o.currency) as spread,
+             from group_instruments gi join instruments i on i.id = gi.instrument_id
+            where gi.group_id = o.group_id and i.symbol = o.symbol and i.quote_currency = o.currency) as spread,
           ch.level, p.id as partner_id, p.customer_id as partner_customer_id, p.plan_id,
           exists (select 1 from fraud_cases f where f.status in ('open', 'investigating')
                    and f.customer_id in (o.customer_id, p.customer_id)) as under_case
