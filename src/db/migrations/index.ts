@@ -52,6 +52,7 @@ import { Migration20261128113100_Bonuses } from './Migration20261128113100_Bonus
 import { Migration20261128113200_PromoCodes } from './Migration20261128113200_PromoCodes';
 import { Migration20261128113300_PromotionsReport } from './Migration20261128113300_PromotionsReport';
 import { Migration20261128130000_Partners } from './Migration20261128130000_Partners';
+import { Migration20261128130100_PartnerReports } from './Migration20261128130100_PartnerReports';
 
 export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122185420', class: Migration20261122185420 },
@@ -106,4 +107,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261128113300_PromotionsReport', class: Migration20261128113300_PromotionsReport },
   { name: 'Migration20261128120500_Conversations', class: Migration20261128120500_Conversations },
   { name: 'Migration20261128130000_Partners', class: Migration20261128130000_Partners },
+  { name: 'Migration20261128130100_PartnerReports', class: Migration20261128130100_PartnerReports },
 ];

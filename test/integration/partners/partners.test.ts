@@ -1,5 +1,5 @@
-import { adminToken, createCustomer, createStaff } from '../../helpers/identity';
-import { sql, startTestApp, type TestApp } from '../../helpers/test-app';
+import { adminToken, createCustomer, createStaff, loginStaff } from '../../helpers/identity';
+import { sql, startTestApp, waitFor, type TestApp } from '../../helpers/test-app';
 import { expectLedgerBalanced, fundedAccount, setUpMarket } from '../../helpers/trading';
 import { rolloverPassedToday, runEod } from '../eod/eod-kit';
 import { group } from '../trading/engine-kit';
@@ -341,5 +341,50 @@ describe('the partner portal', () => {
       200,
     ).items;
     expect(below).toEqual([expect.objectContaining({ id: c.id, code: c.code, depth: 1, clients: 1 })]);
+  });
+});
+
+describe('reports', () => {
+  async function report(token: string, type: string, params: Record<string, unknown>): Promise<any> {
+    const requested = await app.request('POST', '/api/backoffice/reports', { token, body: { type, format: 'json', params } });
+    expect(requested.status).toBe(202);
+    const done = await waitFor(
+      `the ${type} report`,
+      async () => {
+        const r = await app.request('GET', requested.body.status_url, { token });
+        return r.body.status === 'completed' || r.body.status === 'failed' ? r.body : undefined;
+      },
+      60_000,
+    );
+    expect(done.status).toBe('completed');
+    const file = await app.request('GET', done.download_url, { token });
+    return typeof file.body === 'object' && file.body !== null && !Buffer.isBuffer(file.body) ? file.body : JSON.parse(file.text);
+  }
+
+  test('when ib_rewards and ib_acquisition are built for a chain, then they give each level its rewards, clients, FTDs and lots; an own-scope agent sees no rows', async () => {
+    const { a, b, c, login } = await chain();
+    await roundTurn(app, admin, login, 2);
+    const today = new Date().toISOString().slice(0, 10);
+    const rewards = await report(admin, 'ib_rewards', { from: today, to: today, partner_id: a.id });
+    expect(rewards.rewards).toEqual([
+      expect.objectContaining({ partner_id: a.id, level: 3, orders: 1, lots: 2, pending: '1.40', paid: '0.00' }),
+    ]);
+    const all = await report(admin, 'ib_rewards', { from: today, to: today });
+    expect(all.rewards.filter((r: any) => [b.id, c.id].includes(r.partner_id)).map((r: any) => [r.level, r.pending])).toEqual(
+      expect.arrayContaining([
+        [1, '3.50'],
+        [2, '2.10'],
+      ]),
+    );
+    const acquisition = await report(admin, 'ib_acquisition', { from: today, to: today, partner_id: a.id });
+    expect(acquisition.partners).toEqual([
+      expect.objectContaining({ partner_id: a.id, level: 3, registrations: 1, ftds: 1, volume: 2 }),
+    ]);
+
+    const agent = await createStaff(app, ['view_reports'], admin);
+    await sql(app, `update staff_users set data_scope = 'own' where id = ?`, [agent.id]);
+    const { access_token: token } = await loginStaff(app, agent.email, agent.password);
+    expect((await report(token, 'ib_rewards', { from: today, to: today, partner_id: a.id })).rewards).toEqual([]);
+    expect((await report(token, 'ib_acquisition', { from: today, to: today, partner_id: a.id })).partners).toEqual([]);
   });
 });
