@@ -54,7 +54,7 @@ export async function settleHoldsOfCase(
   actor: StaffCaller,
 ): Promise<void> {
   const release = outcome.verdict !== 'fraud' || outcome.actions.includes('release_holds');
-  // A clawback takes back what is paid and ends what is not: nothing held is left to release.
-  if (outcome.actions.includes('clawback_ib') && outcome.verdict === 'fraud') return;
+  // A clawback (run before this) has already ended the held rewards of the client's orders;
+  // what is left is held for the customer as a partner.
   await settleHolds(tx, fraudCase.customerId, release, actor);
 }
