@@ -24,6 +24,15 @@ export const SUBTREE = namedStatement<{ partner_id: string }>(
    ) select id, depth from down`,
 );
 
+/** Every partner's depth in the tree (1 at the top), in one walk down from the top partners. */
+export const ALL_DEPTHS = namedStatement<Record<string, never>>(
+  `with recursive t(id, depth) as (
+     select id, 1 from partners where parent_partner_id is null
+     union all
+     select p.id, t.depth + 1 from partners p join t on p.parent_partner_id = t.id where t.depth < 64
+   ) select id, depth from t`,
+);
+
 /** A partner by its code, whatever the case it is typed in, or by its id. */
 export const PARTNER_BY_REF = namedStatement<{ ref: string }>(
   `select id, code, customer_id from partners

@@ -5,12 +5,12 @@ import { executeNamed } from '../../db/bound-statement';
 import { Customer } from '../../entities/customer.entity';
 import { IbPlan, Partner } from '../../entities/partner.entity';
 import type { StaffCaller } from '../../platform/caller';
-import { customerScopeOf, inScope, inScopeOr404 } from '../../platform/customer-scope';
+import { customerScopeOf, inScope, inScopeOr404, seesEveryCustomer } from '../../platform/customer-scope';
 import { errors, fieldError } from '../../platform/errors';
 import { recordAudit } from '../audit/audit';
 import { recordEvent } from '../events/outbox';
 import { MAX_LEVELS } from './plans';
-import { ANCESTORS, PARTNER_BY_REF, SUBTREE } from './partners.queries';
+import { ALL_DEPTHS, ANCESTORS, PARTNER_BY_REF, SUBTREE } from './partners.queries';
 
 /** A partner code: letters, digits and dashes, 4 to 32, kept in upper case (clients type it in any case). */
 export const PartnerCode = z
@@ -45,16 +45,19 @@ async function depthOf(em: EntityManager, partnerId: string): Promise<number> {
   return (await executeNamed<{ id: string; depth: number }>(em, ANCESTORS.bind({ partner_id: partnerId }))).length;
 }
 
-export async function partnerView(em: EntityManager, p: Partner): Promise<PartnerView> {
+function viewOf(p: Partner): Omit<PartnerView, 'level'> {
   return {
     id: p.id,
     customer_id: p.customerId,
     parent_partner_id: p.parentPartnerId ?? null,
     plan_id: p.planId,
     code: p.code,
-    level: await depthOf(em, p.id),
     created_at: p.createdAt.toISOString(),
   };
+}
+
+export async function partnerView(em: EntityManager, p: Partner): Promise<PartnerView> {
+  return { ...viewOf(p), level: await depthOf(em, p.id) };
 }
 
 function generatedCode(): string {
@@ -162,8 +165,13 @@ export async function listPartners(
   const where = filter.parent_partner_id ? { parentPartnerId: filter.parent_partner_id } : {};
   const rows = await em.find(Partner, where, { orderBy: { createdAt: 'asc', id: 'asc' }, limit: 1000 });
   const scope = customerScopeOf(actor);
+  const depths = new Map(
+    (await executeNamed<{ id: string; depth: number }>(em, ALL_DEPTHS.bind({}))).map((d) => [d.id, d.depth]),
+  );
   const out: PartnerView[] = [];
-  for (const p of rows) if (await inScope(em, scope, p.customerId)) out.push(await partnerView(em, p));
+  for (const p of rows)
+    if (seesEveryCustomer(scope) || (await inScope(em, scope, p.customerId)))
+      out.push({ ...viewOf(p), level: depths.get(p.id) ?? 1 });
   return out;
 }
 

@@ -226,7 +226,7 @@ describe('fraud holds and clawback', () => {
 
 describe('the tree and attribution', () => {
   test('when a partner is given itself or a partner below it as parent, then it is 409 PARTNER_CYCLE and nothing changes', async () => {
-    const { a, c } = await chain();
+    const { a, b, c } = await chain();
     expectError(
       await app.request('PATCH', `/api/crm/partners/${a.id}`, { token: admin, body: { parent_partner_id: c.id } }),
       409,
@@ -242,6 +242,19 @@ describe('the tree and attribution', () => {
       level: 1,
     });
     expect(expectOk(await app.request('GET', `/api/crm/partners/${c.id}`, { token: admin }), 200).level).toBe(3);
+    const below = expectOk(await app.request('GET', `/api/crm/partners?parent_partner_id=${b.id}`, { token: admin }), 200);
+    expect(below.items).toEqual([expect.objectContaining({ id: c.id, parent_partner_id: b.id, level: 3 })]);
+
+    // Staff who see only their own customers do not see these partners.
+    const agent = await createStaff(app, ['manage_partners'], admin);
+    await sql(app, `update staff_users set data_scope = 'own' where id = ?`, [agent.id]);
+    const { access_token: token } = await loginStaff(app, agent.email, agent.password);
+    expectError(await app.request('GET', `/api/crm/partners/${a.id}`, { token }), 404, 'NOT_FOUND');
+    expectError(
+      await app.request('PATCH', `/api/crm/partners/${c.id}`, { token, body: { parent_partner_id: null } }),
+      404,
+      'NOT_FOUND',
+    );
   });
 
   test('when a commission share plan sums past 100, then it is 422 at levels', async () => {
