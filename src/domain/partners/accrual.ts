@@ -118,7 +118,9 @@ export async function accrueClose(run: RunBound, ticket: string): Promise<void> 
     blocked = verdict.decision === 'block';
     held = verdict.decision === 'review';
   }
-  const rows = chain.map((c) => {
+  // A level the plan does not pay is no row at all; a partner's own order is, to say why it earned nothing.
+  const paying = chain.filter((c) => amounts.has(c.level) || c.partner_customer_id === c.customer_id);
+  const rows = paying.map((c) => {
     const earned = amounts.get(c.level) ?? dec(0);
     let status: string = plan.charge === 'instant' ? 'paid' : 'accrued';
     let reason: string | null = null;
@@ -182,7 +184,7 @@ export async function accrueClose(run: RunBound, ticket: string): Promise<void> 
       }),
     );
     if (plan.charge === 'instant' && ins.status === 'accrued' && dec(ins.amount).gt(0)) {
-      await run(
+      const paid = await run(
         PAY_INSTANT.bind({
           customer_id: row.partner_customer_id,
           partner_id: ins.partner_id,
@@ -192,7 +194,8 @@ export async function accrueClose(run: RunBound, ticket: string): Promise<void> 
           data: JSON.stringify({ partner_id: ins.partner_id, amount: view.amount, currency: view.currency, accruals: 1, ticket }),
         }),
       );
-      await run(MARK_PAID.bind({ ids: JSON.stringify([ins.id]), payment_id: null }));
+      // A partner without a wallet is paid nothing: the accrual stays owed, never marked paid.
+      if (paid.length) await run(MARK_PAID.bind({ ids: JSON.stringify([ins.id]), payment_id: null }));
     }
   }
 }

@@ -36,44 +36,57 @@ export async function payDailyRewards(em: EntityManager, rollover: { tradingDate
     DAILY_DUE.bind({ cutoff_at: rollover.cutoffAt, trading_date: rollover.tradingDate }),
   );
   let paid = 0;
+  const failed: string[] = [];
   for (const p of due) {
-    const booked = await em.fork().transactional(async (tx) => {
-      const run: RunBound = (s) => executeBoundInTransaction(tx, s);
-      const rows = await run<{ id: string; amount: string }>(
-        DUE_OF_PARTNER.bind({ partner_id: p.partner_id, cutoff_at: rollover.cutoffAt }),
-      );
-      const total = rows.reduce((s, r) => s.plus(r.amount), dec(0));
-      const [payment] = await run<{ id: string }>(
-        INSERT_PAYMENT.bind({
-          partner_id: p.partner_id,
-          trading_date: rollover.tradingDate,
-          amount: total.toFixed(2),
-          n: rows.length,
-        }),
-      );
-      if (!payment || rows.length === 0) return false;
-      if (total.gt(0))
-        await run(
-          PAY_DAILY.bind({
-            customer_id: p.customer_id,
+    const booked = await em
+      .fork()
+      .transactional(async (tx) => {
+        const run: RunBound = (s) => executeBoundInTransaction(tx, s);
+        const rows = await run<{ id: string; amount: string }>(
+          DUE_OF_PARTNER.bind({ partner_id: p.partner_id, cutoff_at: rollover.cutoffAt }),
+        );
+        if (rows.length === 0) return false;
+        const total = rows.reduce((s, r) => s.plus(r.amount), dec(0));
+        const [payment] = await run<{ id: string }>(
+          INSERT_PAYMENT.bind({
             partner_id: p.partner_id,
+            trading_date: rollover.tradingDate,
             amount: total.toFixed(2),
-            reference_id: payment.id,
-            comment: `IB rewards of ${rollover.tradingDate}`,
-            data: JSON.stringify({
-              partner_id: p.partner_id,
-              payment_id: payment.id,
-              trading_date: rollover.tradingDate,
-              amount: total.toFixed(2),
-              accruals: rows.length,
-            }),
+            n: rows.length,
           }),
         );
-      await run(MARK_PAID.bind({ ids: JSON.stringify(rows.map((r) => r.id)), payment_id: payment.id }));
-      return true;
-    });
+        if (!payment) return false;
+        if (total.gt(0)) {
+          const booked = await run(
+            PAY_DAILY.bind({
+              customer_id: p.customer_id,
+              partner_id: p.partner_id,
+              amount: total.toFixed(2),
+              reference_id: payment.id,
+              comment: `IB rewards of ${rollover.tradingDate}`,
+              data: JSON.stringify({
+                partner_id: p.partner_id,
+                payment_id: payment.id,
+                trading_date: rollover.tradingDate,
+                amount: total.toFixed(2),
+                accruals: rows.length,
+              }),
+            }),
+          );
+          // No wallet to pay into: the payment row rolls back with this, and the accruals stay owed.
+          if (booked.length === 0) throw new Error(`partner ${p.partner_id} has no wallet to be paid into`);
+        }
+        await run(MARK_PAID.bind({ ids: JSON.stringify(rows.map((r) => r.id)), payment_id: payment.id }));
+        return true;
+      })
+      .catch((err: unknown) => {
+        failed.push(`${p.partner_id}: ${err instanceof Error ? err.message : String(err)}`);
+        return false;
+      });
     if (booked) paid++;
   }
+  // The others are paid; a retry of the finishing job pays the ones that failed, and no one twice.
+  if (failed.length) throw new Error(`${failed.length} partner payment(s) failed: ${failed.join('; ').slice(0, 400)}`);
   return paid;
 }
 
@@ -100,7 +113,7 @@ export async function settleHolds(tx: EntityManager, customerId: string, release
   } else {
     await run(SET_ACCRUAL_STATUS.bind({ ids: JSON.stringify(held.map((h) => h.id)), status: 'accrued', reason: null }));
     for (const h of held.filter((x) => x.charge === 'instant' && dec(x.amount).gt(0))) {
-      await run(
+      const paid = await run(
         PAY_INSTANT.bind({
           customer_id: h.partner_customer_id,
           partner_id: h.partner_id,
@@ -110,7 +123,7 @@ export async function settleHolds(tx: EntityManager, customerId: string, release
           data: JSON.stringify({ partner_id: h.partner_id, amount: dec(h.amount).toFixed(2), accruals: 1, ticket: h.ticket }),
         }),
       );
-      await run(MARK_PAID.bind({ ids: JSON.stringify([h.id]), payment_id: null }));
+      if (paid.length) await run(MARK_PAID.bind({ ids: JSON.stringify([h.id]), payment_id: null }));
     }
   }
   recordAudit(tx, actor, {
