@@ -63,7 +63,7 @@ export const ACCOUNT_ROLLOVER_STEPS: readonly AccountRolloverStep[] = [
 
 /**
  * Run once per end-of-day run, after its accounts are done: partners on daily plans are paid
- * what they accrued before the date's cutoff, once per partner and date.
+ * what they are owed, once per partner and date.
  */
 export const EOD_FINISH_STEPS: readonly EodFinishStep[] = [(em, rollover) => payDailyRewards(em, rollover).then(() => undefined)];
 

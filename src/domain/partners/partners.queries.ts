@@ -165,13 +165,13 @@ export const MARK_PAID = namedStatement<{ ids: string; payment_id: string | null
 );
 
 /**
- * The partners with daily accruals due by a date's cutoff, each with what is due: the end of
- * day pays each once per date.
+ * The partners with daily accruals owed (of orders closed before `until`), each with what is
+ * due: the end of day pays each once per date.
  */
-export const DAILY_DUE = namedStatement<{ cutoff_at: Date; trading_date: string }>(
+export const DAILY_DUE = namedStatement<{ until: Date; trading_date: string }>(
   `select a.partner_id, p.customer_id, sum(a.amount)::text as amount, count(*)::int as n
      from ib_accruals a join partners p on p.id = a.partner_id
-    where a.status = 'accrued' and a.charge = 'daily' and a.closed_at < :cutoff_at
+    where a.status = 'accrued' and a.charge = 'daily' and a.closed_at < :until
       and not exists (select 1 from ib_payments x where x.partner_id = a.partner_id and x.trading_date = :trading_date::date)
     group by a.partner_id, p.customer_id order by a.partner_id`,
 );
@@ -184,9 +184,9 @@ export const INSERT_PAYMENT = namedStatement<{ partner_id: string; trading_date:
 );
 
 /** The accruals one daily payment covers, locked, so a close paying at the same time cannot pay them twice. */
-export const DUE_OF_PARTNER = namedStatement<{ partner_id: string; cutoff_at: Date }>(
+export const DUE_OF_PARTNER = namedStatement<{ partner_id: string; until: Date }>(
   `select id, amount::text as amount from ib_accruals
-    where partner_id = :partner_id::uuid and status = 'accrued' and charge = 'daily' and closed_at < :cutoff_at
+    where partner_id = :partner_id::uuid and status = 'accrued' and charge = 'daily' and closed_at < :until
     order by id for update`,
 );
 

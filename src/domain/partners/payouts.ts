@@ -25,15 +25,18 @@ import {
  */
 
 /**
- * Pays, for one trading date, each partner's daily accruals closed before the date's cutoff:
- * one `ib_reward` row per partner and date. The payment row is unique on (partner, date), so a
- * second run of the date pays nothing; each partner is paid in its own transaction, so one
- * partner's failure does not hold the others.
+ * Pays, for one trading date, each partner everything its daily plan accrued and has not been
+ * paid yet, up to the payment itself: one `ib_reward` row per partner and date (an order closed
+ * after the date's rollover but before its run is paid with that date, rather than a day
+ * later; either way once). The payment row is unique on (partner, date), so a second run of
+ * the date pays nothing; each partner is paid in its own transaction, so one partner's failure
+ * does not hold the others.
  */
 export async function payDailyRewards(em: EntityManager, rollover: { tradingDate: string; cutoffAt: Date }): Promise<number> {
+  const until = new Date(Math.max(Date.now(), rollover.cutoffAt.getTime()));
   const due = await executeNamed<{ partner_id: string; customer_id: string }>(
     em,
-    DAILY_DUE.bind({ cutoff_at: rollover.cutoffAt, trading_date: rollover.tradingDate }),
+    DAILY_DUE.bind({ until, trading_date: rollover.tradingDate }),
   );
   let paid = 0;
   const failed: string[] = [];
@@ -42,9 +45,7 @@ export async function payDailyRewards(em: EntityManager, rollover: { tradingDate
       .fork()
       .transactional(async (tx) => {
         const run: RunBound = (s) => executeBoundInTransaction(tx, s);
-        const rows = await run<{ id: string; amount: string }>(
-          DUE_OF_PARTNER.bind({ partner_id: p.partner_id, cutoff_at: rollover.cutoffAt }),
-        );
+        const rows = await run<{ id: string; amount: string }>(DUE_OF_PARTNER.bind({ partner_id: p.partner_id, until }));
         if (rows.length === 0) return false;
         const total = rows.reduce((s, r) => s.plus(r.amount), dec(0));
         const [payment] = await run<{ id: string }>(

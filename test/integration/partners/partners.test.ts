@@ -103,14 +103,14 @@ describe('payment', () => {
   test('when the end of day runs twice for a date, then each partner of a daily plan is paid once, one ib_reward row each', async () => {
     const { a, b, c, login } = await chain();
     const today = await rolloverPassedToday(app, admin);
+    // Closed after the date's rollover and before its run: the run pays it with the date.
     const ticket = await roundTurn(app, admin, login, 2);
-    // Closed before the date's rollover, so the date's run pays it.
-    await sql(app, `update ib_accruals set closed_at = ?::timestamptz - interval '1 minute' where ticket = ?`, [
-      `${today}T00:00:00Z`,
-      ticket,
-    ]);
     await runEod(app, admin, today);
     await runEod(app, admin, today);
+    // Closed after the date's payment: the date is paid already, so this waits for the next one.
+    const later = await roundTurn(app, admin, login, 2);
+    await runEod(app, admin, today);
+    expect((await accrualsOf(app, later)).map((r) => r.status)).toEqual(['accrued', 'accrued', 'accrued']);
     expect(await rewardRows(app, c.customer.id)).toEqual([{ kind: 'ib_reward', amount: '3.50' }]);
     expect(await rewardRows(app, b.customer.id)).toEqual([{ kind: 'ib_reward', amount: '2.10' }]);
     expect(await rewardRows(app, a.customer.id)).toEqual([{ kind: 'ib_reward', amount: '1.40' }]);
