@@ -94,10 +94,21 @@ export async function partnerClients(em: EntityManager, customerId: string) {
   }));
 }
 
+const DAY = 86_400_000;
+
+const DayOrInstant = z.union([CalendarDate, z.iso.datetime()]);
+
 export const RewardsQuerySchema = z.object({
-  from: CalendarDate.optional().describe('First day (UTC), inclusive; default 30 days before `to`'),
-  to: CalendarDate.optional().describe('Last day (UTC), inclusive; default today'),
+  from: DayOrInstant.optional().describe('First day (UTC), inclusive, or an instant; default 30 days before `to`'),
+  to: DayOrInstant.optional().describe('Last day (UTC), inclusive, or an instant (exclusive); default today'),
 });
+
+/** A day's first instant (for `from`), the instant after a day (for an inclusive `to`), or the instant given. */
+function boundOf(value: string, end: boolean): Date {
+  if (value.length > 10) return new Date(value);
+  const start = new Date(`${value}T00:00:00Z`);
+  return end ? new Date(start.getTime() + DAY) : start;
+}
 
 export const PartnerRewardSchema = z.object({
   id: z.uuid(),
@@ -113,14 +124,12 @@ export const PartnerRewardSchema = z.object({
   paid_at: z.iso.datetime().nullable(),
 });
 
-const DAY = 86_400_000;
-
 export async function partnerRewards(em: EntityManager, customerId: string, query: z.output<typeof RewardsQuerySchema>) {
   const partner = await ownPartner(em, customerId);
-  const to = query.to ? new Date(`${query.to}T00:00:00Z`) : new Date(new Date().toISOString().slice(0, 10) + 'T00:00:00Z');
-  const from = query.from ? new Date(`${query.from}T00:00:00Z`) : new Date(to.getTime() - 30 * DAY);
-  if (from > to) throw fieldError('query', ['from'], 'from must not be after to');
-  if (to.getTime() - from.getTime() > 366 * DAY) throw fieldError('query', ['from'], 'At most a year at a time');
+  const until = boundOf(query.to ?? new Date().toISOString().slice(0, 10), true);
+  const from = query.from ? boundOf(query.from, false) : new Date(until.getTime() - 31 * DAY);
+  if (from >= until) throw fieldError('query', ['from'], 'from must be before to');
+  if (until.getTime() - from.getTime() > 367 * DAY) throw fieldError('query', ['from'], 'At most a year at a time');
   const rows = await executeNamed<{
     id: string;
     ticket: string;
@@ -133,7 +142,7 @@ export async function partnerRewards(em: EntityManager, customerId: string, quer
     reason: string | null;
     closed_at: Date;
     paid_at: Date | null;
-  }>(em, PARTNER_REWARDS.bind({ partner_id: partner.id, from, to: new Date(to.getTime() + DAY) }));
+  }>(em, PARTNER_REWARDS.bind({ partner_id: partner.id, from, to: until }));
   return rows.map((r) => ({
     id: r.id,
     ticket: r.ticket,

@@ -349,6 +349,16 @@ describe('the partner portal', () => {
     expect(JSON.stringify(clients)).not.toMatch(/balance/);
     const rewards = expectOk(await app.request('GET', '/customers/me/partner/rewards', { token: c.customer.token }), 200).items;
     expect(rewards).toEqual([expect.objectContaining({ level: 1, amount: '3.50', status: 'accrued', lots: '2.00' })]);
+    const today = new Date().toISOString().slice(0, 10);
+    const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+    const rewardsIn = async (query: string) =>
+      expectOk(await app.request('GET', `/customers/me/partner/rewards?${query}`, { token: c.customer.token }), 200).items;
+    expect(await rewardsIn(`from=${today}&to=${today}`)).toHaveLength(1);
+    expect(await rewardsIn(`from=${yesterday}&to=${yesterday}`)).toEqual([]);
+    expect422(
+      await app.request('GET', `/customers/me/partner/rewards?from=${today}&to=${yesterday}`, { token: c.customer.token }),
+      ['query', 'from'],
+    );
     const below = expectOk(
       await app.request('GET', '/customers/me/partner/sub-partners', { token: b.customer.token }),
       200,
