@@ -4,6 +4,7 @@ import { executeBoundInTransaction, executeNamed } from '../../db/bound-statemen
 import type { RunBound } from '../../db/bound-transaction';
 import type { StaffCaller } from '../../platform/caller';
 import { dec, type Dec } from '../../platform/decimal';
+import { WALLET_CURRENCY } from '../accounts/accounts';
 import { auditFields, auditParams, recordAudit } from '../audit/audit';
 import {
   AUDIT_ROW,
@@ -70,6 +71,7 @@ export async function payDailyRewards(em: EntityManager, rollover: { tradingDate
                 payment_id: payment.id,
                 trading_date: rollover.tradingDate,
                 amount: total.toFixed(2),
+                currency: WALLET_CURRENCY,
                 accruals: rows.length,
               }),
             }),
@@ -121,7 +123,13 @@ export async function settleHolds(tx: EntityManager, customerId: string, release
           amount: dec(h.amount).toFixed(2),
           reference_id: h.ticket,
           comment: `IB reward released, order ${h.ticket}`,
-          data: JSON.stringify({ partner_id: h.partner_id, amount: dec(h.amount).toFixed(2), accruals: 1, ticket: h.ticket }),
+          data: JSON.stringify({
+            partner_id: h.partner_id,
+            amount: dec(h.amount).toFixed(2),
+            currency: WALLET_CURRENCY,
+            accruals: 1,
+            ticket: h.ticket,
+          }),
         }),
       );
       if (paid.length) await run(MARK_PAID.bind({ ids: JSON.stringify([h.id]), payment_id: null }));
@@ -174,6 +182,7 @@ export async function clawBackRewards(
             partner_id: partnerId,
             client_customer_id: customerId,
             amount: p.amount.toFixed(2),
+            currency: WALLET_CURRENCY,
             accruals: p.ids.length,
             since: since.toISOString(),
             reason: why.type,

@@ -124,6 +124,16 @@ describe('payment', () => {
     const { a, b, c, login } = await chain({ charge: 'instant' });
     const ticket = await roundTurn(app, admin, login, 2);
     expect((await accrualsOf(app, ticket)).map((r) => r.status)).toEqual(['paid', 'paid', 'paid']);
+    // The partner is told, as of any money arriving.
+    const told = await waitFor('the reward notification', async () => {
+      const rows = await sql<{ title: string; body: string }>(
+        app,
+        `select title, body from notifications where customer_id = ? and type = 'ib.reward_paid'`,
+        [c.customer.id],
+      );
+      return rows.length ? rows : undefined;
+    });
+    expect(told).toEqual([{ title: 'Partner reward paid', body: expect.stringContaining('3.50 USD') }]);
     expect(await rewardRows(app, c.customer.id)).toEqual([{ kind: 'ib_reward', amount: '3.50' }]);
     expect(await rewardRows(app, b.customer.id)).toEqual([{ kind: 'ib_reward', amount: '2.10' }]);
     expect(await rewardRows(app, a.customer.id)).toEqual([{ kind: 'ib_reward', amount: '1.40' }]);
