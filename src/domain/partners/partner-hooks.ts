@@ -3,7 +3,7 @@ import { executeBoundInTransaction } from '../../db/bound-statement';
 import type { RunBound } from '../../db/bound-transaction';
 import type { FraudCase } from '../../entities/fraud.entity';
 import type { StaffCaller } from '../../platform/caller';
-import type { CaseAction } from '../fraud/cases';
+import type { HoldOutcome } from '../fraud/cases';
 import type { PostingHook } from '../ledger/posting';
 import { clawBackRewards, settleHolds } from './payouts';
 import { CHARGED_BACK_DEPOSIT, CUSTOMER_SINCE } from './partners.queries';
@@ -44,17 +44,15 @@ export async function clawBackForCase(tx: EntityManager, fraudCase: FraudCase, a
 }
 
 /**
- * The accruals held while the case was live: released when the case ends without a fraud
- * verdict or staff release the holds, voided on a fraud verdict.
+ * The accruals held while the case was live (of the customer's orders, or of the customer as a
+ * partner): released by `release_holds`, voided by a `fraud` verdict without it. A clawback of
+ * the same resolution has already ended those of the customer's orders.
  */
 export async function settleHoldsOfCase(
   tx: EntityManager,
   fraudCase: FraudCase,
-  outcome: { verdict: 'fraud' | 'legitimate' | null; actions: readonly CaseAction[] },
+  outcome: HoldOutcome,
   actor: StaffCaller,
 ): Promise<void> {
-  const release = outcome.verdict !== 'fraud' || outcome.actions.includes('release_holds');
-  // A clawback (run before this) has already ended the held rewards of the client's orders;
-  // what is left is held for the customer as a partner.
-  await settleHolds(tx, fraudCase.customerId, release, actor);
+  await settleHolds(tx, fraudCase.customerId, outcome === 'release', actor);
 }

@@ -1,9 +1,9 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /** Introducing brokers: plans, the partner tree, accruals per order and level, daily payments; customers' attribution. */
-export class Migration20261128130000_Partners extends Migration {
+export class Migration20261128133000_Partners extends Migration {
 
-  override name = 'Migration20261128130000_Partners';
+  override name = 'Migration20261128133000_Partners';
 
   override up(): void | Promise<void> {
     this.addSql(`create table "ib_accruals" ("id" uuid not null, "created_at" timestamptz not null, "updated_at" timestamptz not null, "ticket" bigint not null, "partner_id" uuid not null, "level" smallint not null, "plan_id" uuid not null, "client_customer_id" uuid not null, "login" bigint not null, "symbol" varchar(32) not null, "lots" numeric(20,2) not null, "amount" numeric(38,2) not null, "currency" varchar(3) not null, "status" varchar(16) not null, "reason" varchar(32) null, "charge" varchar(8) not null, "closed_at" timestamptz not null, "payment_id" uuid null, "paid_at" timestamptz null, primary key ("id"));`);

@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /** The `ib_rewards` and `ib_acquisition` report types. */
-export class Migration20261128130100_PartnerReports extends Migration {
+export class Migration20261128133100_PartnerReports extends Migration {
   override async up(): Promise<void> {
     this.addSql(`alter table "reports" drop constraint "reports_type_check";`);
     this.addSql(
