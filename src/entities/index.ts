@@ -31,6 +31,7 @@ import { RiskRule } from './risk-rule.entity';
 import { RiskRunItem } from './risk-run-item.entity';
 import { BrokerSettings } from './broker-settings.entity';
 import { Customer } from './customer.entity';
+import { IbAccrual, IbPayment, IbPlan, Partner } from './partner.entity';
 import { CustomerDocument } from './customer-document.entity';
 import { CustomerDocumentFile } from './customer-document-file.entity';
 import { Group } from './group.entity';
@@ -142,4 +143,8 @@ export const ENTITIES = [
   Conversation,
   ConversationMessage,
   SalesStatus,
+  IbPlan,
+  Partner,
+  IbAccrual,
+  IbPayment,
 ];

@@ -6,6 +6,7 @@ import type { RunBound } from '../../db/bound-transaction';
 import { executeBoundInTransaction } from '../../db/bound-statement';
 import { D, dec, type Dec } from '../../platform/decimal';
 import { recordEvent } from '../events/outbox';
+import { resolveReferral } from '../identity/referrals';
 import { evaluateFraud } from '../fraud/evaluate';
 import { endBonus, grantAmount, grantOnAccount, ineligible, one } from './bonuses';
 import { activatePending, recordUngranted } from './bonus-holds';
@@ -97,7 +98,13 @@ export async function redeemPromoCode(em: EntityManager, customerId: string, inp
     // A code with a partner attributes the customer to it, unless the customer has one.
     if (d.code.partner_id) {
       const customer = await tx.findOneOrFail(Customer, customerId);
-      customer.affiliateId ??= d.code.partner_id;
+      if (!customer.partnerId) {
+        const partner = await resolveReferral(tx, d.code.partner_id);
+        if (partner && partner.customerId !== customer.id) {
+          customer.partnerId = partner.id;
+          customer.affiliateId = partner.code;
+        } else customer.affiliateId ??= d.code.partner_id;
+      }
     }
     const view = { id, code: d.code.code, status, bonus_id: bonus.id } as z.output<typeof RedemptionSchema>;
     recordEvent(tx, {

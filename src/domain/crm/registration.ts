@@ -1,3 +1,4 @@
+import { resolveReferral } from '../identity/referrals';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { Customer } from '../../entities/customer.entity';
@@ -134,6 +135,8 @@ export async function confirmRegistration(
   const customer = await em.transactional(async (tx) => {
     const consumed = await tx.nativeUpdate(PendingRegistration, { id: pending.id, usedAt: null }, { usedAt: new Date() });
     if (consumed === 0) throw invalidToken();
+    // A `ref` naming no partner is kept as typed and attributes nothing.
+    const partner = await resolveReferral(tx as EntityManager, pending.partnerCode);
     const created = tx.create(Customer, {
       email: pending.email,
       passwordHash: pending.passwordHash,
@@ -143,6 +146,8 @@ export async function confirmRegistration(
       country: pending.country,
       phone: pending.phone ?? null,
       partnerCode: pending.partnerCode ?? null,
+      partnerId: partner?.id ?? null,
+      affiliateId: partner?.code ?? null,
       promoCode: pending.promoCode ?? null,
       signupDeviceId: pending.deviceId ?? null,
       lifecycle: 'registered',

@@ -23,6 +23,13 @@ import {
 import { rolloverInstant, rolloverPattern, tradingDateAt } from './rollover';
 import { CalendarDate } from '../../platform/calendar-date';
 
+/**
+ * A step of a whole run, after its accounts are done (partners' daily rewards are paid): it
+ * sees the run's trading date and cutoff, and must be idempotent per date, since a date may
+ * be run again and a finishing job retried.
+ */
+export type EodFinishStep = (em: EntityManager, rollover: { tradingDate: string; cutoffAt: Date }) => Promise<void>;
+
 /** The scheduler id of the daily rollover: one per deployment, whatever number of workers upsert it. */
 export const ROLLOVER_SCHEDULER_ID = 'eod-rollover';
 

@@ -213,3 +213,35 @@ test('when staff ask for the promotions report, then each code shows its redempt
     }),
   ]);
 });
+
+test('when a customer without a partner redeems a code naming one, then it is attributed to that partner; one already attributed keeps its own', async () => {
+  const plan = expectOk(
+    await app.request('POST', '/api/crm/ib-plans', {
+      token: admin,
+      body: { name: 'Promo plan', currency: 'USD', basis: 'per_lot', levels: [{ level: 1, value: 5 }], charge: 'daily' },
+    }),
+    201,
+  );
+  const partnerOf = async () => {
+    const owner = await createCustomer(app, admin);
+    return expectOk(
+      await app.request('POST', '/api/crm/partners', { token: admin, body: { customer_id: owner.id, plan_id: plan.id } }),
+      201,
+    );
+  };
+  const partner = await partnerOf();
+  const other = await partnerOf();
+  const c = await code({ partner_id: partner.id });
+  const { customer } = await trader(100);
+  expectOk(await redeem(customer, { code: c.code }, `redeem-${customer.id}`), 201, 'redeem');
+  const attributed = expectOk(await app.request('GET', `/api/crm/customers/${customer.id}`, { token: admin }), 200);
+  expect(attributed).toMatchObject({ partner_id: partner.id, affiliate_id: partner.code });
+
+  const { customer: loyal } = await trader(100);
+  expectOk(await app.request('PATCH', `/api/crm/customers/${loyal.id}`, { token: admin, body: { partner_id: other.id } }), 200);
+  expectOk(await redeem(loyal, { code: c.code }, `redeem-${loyal.id}`), 201, 'redeem');
+  expect(expectOk(await app.request('GET', `/api/crm/customers/${loyal.id}`, { token: admin }), 200)).toMatchObject({
+    partner_id: other.id,
+    affiliate_id: other.code,
+  });
+});
