@@ -47,7 +47,8 @@ export class DomainEvent extends BaseEntity<'seq' | 'publishedAt' | 'publication
   @Property({ type: 'uuid', nullable: true })
   customerId?: string | null = null;
 
-  @Property({ type: 'json' })
+  /** `json`, not `jsonb`: the text as written, so the fields keep the REST view's order. */
+  @Property({ type: 'json', columnType: 'json' })
   data!: Record<string, unknown>;
 
   /** Set by the relay in the transaction that wrote the event's inbox rows. */

@@ -25,7 +25,8 @@ export class IdempotencyRecord extends BaseEntity<'state' | 'responseStatus' | '
   @Property({ type: 'integer', nullable: true })
   responseStatus?: number | null = null;
 
-  @Property({ type: 'json', nullable: true })
+  /** `json`, not `jsonb`: a replay answers the fields in the order the first answer had. */
+  @Property({ type: 'json', columnType: 'json', nullable: true })
   responseBody?: unknown = null;
 
   @Property({ type: 'datetime', columnType: 'timestamptz' })

@@ -271,7 +271,7 @@ function creditMove(kind: LedgerKind): NamedStatement<CreditMoveParams> {
     aggregateType: 'account',
     aggregateId: 'a.login::text',
     customerId: 'a.customer_id',
-    data: `jsonb_build_object('id', l.id, 'login', a.login, 'direction', :direction::text,
+    data: `json_build_object('id', l.id, 'login', a.login, 'direction', :direction::text,
       'amount', abs(:delta::numeric)::numeric(38,2)::text, 'currency', a.currency, 'balance', a.balance::text,
       'credit', a.credit::text, 'reason', :reason::text, 'comment', :comment::text,
       'created_at', to_char(now() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))`,
@@ -317,7 +317,7 @@ export function bonusEvent(type: Parameters<typeof eventInsertSql>[0]['type']) {
       aggregateType: 'bonus',
       aggregateId: ':bonus_id',
       customerId: ':customer_id::uuid',
-      data: ':data::jsonb',
+      data: ':data::json',
       at: 'now()',
     }),
   );

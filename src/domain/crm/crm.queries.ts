@@ -24,7 +24,7 @@ export const MARK_DORMANT = namedStatement<{ customer_id: string; cutoff_at: Dat
     aggregateType: 'customer',
     aggregateId: 'c.id::text',
     customerId: 'c.id',
-    data: `jsonb_build_object('customer_id', c.id, 'from', 'active', 'to', 'dormant')`,
+    data: `json_build_object('customer_id', c.id, 'from', 'active', 'to', 'dormant')`,
     at: 'now()',
     from: 'c',
   })}

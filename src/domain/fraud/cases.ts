@@ -127,7 +127,7 @@ export async function openOrExtendCase(
       aggregateId: '?::text',
       // Staff only: an event naming the customer would reach the customer's own stream and tell it it is watched.
       customerId: 'null::uuid',
-      data: '?::jsonb',
+      data: '?::json',
       at: 'now()',
     }),
     values: [opened!.id, opened!.data],

@@ -174,7 +174,7 @@ export const LEAD_REGISTERED = namedStatement<{ customer_id: string }>(
     aggregateType: 'customer',
     aggregateId: 'c.id::text',
     customerId: 'c.id',
-    data: `jsonb_build_object('customer_id', c.id, 'from', 'lead', 'to', 'registered')`,
+    data: `json_build_object('customer_id', c.id, 'from', 'lead', 'to', 'registered')`,
     at: 'now()',
     from: 'c',
   })}

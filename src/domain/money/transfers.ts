@@ -161,7 +161,7 @@ with f as (
     aggregateType: 'transfer',
     aggregateId: ':transfer_out_id::text',
     customerId: ':customer_id::uuid',
-    data: ':event::jsonb',
+    data: ':event::json',
     at: ':booked_at::timestamptz',
   })}
 )

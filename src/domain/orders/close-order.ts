@@ -115,7 +115,7 @@ export async function closeAtPricing(
     profit: profit.toFixed(2),
     commission: commission.isZero() ? '0.00' : commission.neg().toFixed(2),
     reason,
-    event: JSON.stringify(view),
+    event: viewWithoutCharges(view),
     bulk_close_run_id: bulkCloseRunId,
   });
   const amount = profit.minus(commission);
@@ -225,7 +225,8 @@ with o as (
     aggregateType: 'order',
     aggregateId: ':ticket',
     customerId: 'a.customer_id',
-    data: `jsonb_set(jsonb_set(:event::jsonb, '{commission}', to_jsonb(s.commission)), '{swap}', to_jsonb(s.swap))`,
+    // The view's text with its last two fields appended, so the event keeps the REST order.
+    data: `(left(:event::text, -1) || ',"commission":' || to_json(s.commission)::text || ',"swap":' || to_json(s.swap)::text || '}')::json`,
     at: 'now()',
     from: 'a cross join s',
   })}
@@ -271,4 +272,13 @@ export async function closeMarketOrder(em: EntityManager, quotes: QuoteStore, ti
   if (outcome.kind === 'failed') throw errors.conflict('PRICE_UNAVAILABLE', outcome.reason);
   if (!outcome.booked) throw errors.conflict('ORDER_NOT_OPEN', `Order ${ticket} is already closed`);
   return outcome.view;
+}
+
+/**
+ * The closed order's view as JSON text without its last two fields, commission and swap, which
+ * the statement appends from the rows it books: the event keeps the REST view's field order.
+ */
+function viewWithoutCharges(view: OrderView): string {
+  const { commission: _commission, swap: _swap, ...rest } = view;
+  return JSON.stringify(rest);
 }

@@ -105,7 +105,7 @@ export function openingParams(input: {
     comment: fields.comment ?? null,
     trailing_stop: fields.trailingStop ?? null,
     commission: chargedCommission(input.commission),
-    event: JSON.stringify(orderView(fields, openingCharges(input.commission))),
+    event: viewWithoutTicket(orderView(fields, openingCharges(input.commission))),
   };
 }
 
@@ -330,4 +330,13 @@ async function openOnLocked(
     await run(SET_MARGIN_CALL_ACTIVE.bind({ account_id: locked.id, active: false }));
   const [inserted] = await run<OrderRow>(openStatements.open(opening));
   return { ok: true, order: orderOfRow(inserted!), charges: openingCharges(commission) };
+}
+
+/**
+ * The new order's view as JSON text without its first field, the ticket, which the statement
+ * puts in front once the row has one: the event keeps the REST view's field order.
+ */
+function viewWithoutTicket(view: OrderView): string {
+  const { order: _order, ...rest } = view;
+  return JSON.stringify(rest);
 }

@@ -143,7 +143,8 @@ with o as (
     aggregateType: 'order',
     aggregateId: 'o.ticket::text',
     customerId: ':customer_id::uuid',
-    data: `jsonb_set(:event::jsonb, '{order}', to_jsonb(o.ticket))`,
+    // The ticket in front of the rest of the view's text, so the event keeps the REST order.
+    data: `('{"order":' || o.ticket || ',' || substr(:event::text, 2))::json`,
     at: ':opened_at::timestamptz',
     from: 'o',
   })}

@@ -100,7 +100,7 @@ export const ACCRUED_EVENT = namedStatement<{ partner_id: string; customer_id: s
     aggregateType: 'partner',
     aggregateId: ':partner_id',
     customerId: ':customer_id::uuid',
-    data: ':data::jsonb',
+    data: ':data::json',
     at: 'now()',
   }),
 );
@@ -143,7 +143,7 @@ function payReward(referenceType: 'order' | 'ib_payment') {
     aggregateType: 'partner',
     aggregateId: ':partner_id',
     customerId: 'a.customer_id',
-    data: `:data::jsonb || jsonb_build_object('login', a.login::text)`,
+    data: `(left(:data::text, -1) || ',"login":' || to_json(a.login::text)::text || '}')::json`,
     at: 'now()',
     from: 'a',
   })}
@@ -250,7 +250,7 @@ export const REVERSE_REWARD = namedStatement<{
     aggregateType: 'partner',
     aggregateId: ':partner_id',
     customerId: 'a.customer_id',
-    data: `:data::jsonb || jsonb_build_object('login', a.login::text)`,
+    data: `(left(:data::text, -1) || ',"login":' || to_json(a.login::text)::text || '}')::json`,
     at: 'now()',
     from: 'a',
   })}

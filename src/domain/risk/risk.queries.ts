@@ -52,7 +52,7 @@ export const NOTIFY_CLASS = namedStatement<{
      aggregateType: 'account',
      aggregateId: 'm.login::text',
      customerId: 'm.customer_id',
-     data: `jsonb_build_object('login', m.login, 'risk_class', :risk_class::text, 'rule_id', :rule_id::uuid, 'rule_name', :rule_name::text, 'run_id', :run_id::uuid)`,
+     data: `json_build_object('login', m.login, 'risk_class', :risk_class::text, 'rule_id', :rule_id::uuid, 'rule_name', :rule_name::text, 'run_id', :run_id::uuid)`,
      at: 'now()',
      from: 'm',
    })}`,

@@ -114,7 +114,7 @@ const APPLY_RULE = namedStatement<{
      aggregateType: 'task',
      aggregateId: 'made.id::text',
      customerId: 'made.customer_id',
-     data: `jsonb_build_object('id', made.id, 'title', made.title, 'body', null, 'kind', made.kind, 'priority', made.priority,
+     data: `json_build_object('id', made.id, 'title', made.title, 'body', null, 'kind', made.kind, 'priority', made.priority,
         'status', made.status, 'due_at', to_char(made.due_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'remind_at', null,
         'assignee_id', made.assignee_id, 'customer_id', made.customer_id, 'created_by', null, 'completed_at', null, 'completed_by', null,
         'overdue', false, 'rule_id', made.rule_id,

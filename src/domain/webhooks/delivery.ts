@@ -115,7 +115,9 @@ async function steps(
     secretSealed: row.secret_sealed,
     attemptsInRound: row.attempts,
     eventCount: row.n,
-    body: row.body,
+    // Postgres writes JSON with spaces (`"events" : [`); the receiver gets it compact, the
+    // fields in the order they were stored (the REST view's), and the signature covers these bytes.
+    body: JSON.stringify(JSON.parse(row.body)),
     failing: row.failing,
   }));
 }

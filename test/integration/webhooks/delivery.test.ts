@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { adminToken } from '../../helpers/identity';
+import { adminToken, createCustomer } from '../../helpers/identity';
 import { sql, startTestApp, waitFor, type TestApp } from '../../helpers/test-app';
 import { startReceiver, type Receiver } from '../../helpers/webhook-receiver';
+import { fundedAccount, setUpMarket } from '../../helpers/trading';
 
 /**
  * Webhook delivery end to end against real HTTP receivers on loopback that verify every
@@ -374,4 +375,26 @@ test('when the endpoint answers a redirect, then it is not followed and the atte
   expect(list.items[0].status).toBe('pending');
   expect(target.received).toHaveLength(0);
   await app.request('PATCH', `/webhooks/${id}`, { token: admin, body: { is_active: false } });
+});
+
+test('when orders open and close, then the webhook body is compact JSON whose events carry the REST answer’s fields in its order', async () => {
+  const secret = newSecret();
+  const r = await receiver(secret);
+  await webhook(r.url, secret, { events: ['order.opened', 'order.closed'] });
+  const market = await setUpMarket(app, admin);
+  const customer = await createCustomer(app, admin);
+  const login = await fundedAccount(app, admin, customer.id, market.groupId);
+  const opened = await app.request('POST', '/orders', { token: admin, body: { login, symbol: 'EURUSD', cmd: 0, volume: 0.1 } });
+  expect(opened.status).toBe(201);
+  const closed = await app.request('POST', `/orders/${opened.body.order}/close`, { token: admin });
+  expect(closed.status).toBe(200);
+  const received = await waitFor('both order events', async () => {
+    const events = r.received.flatMap((g) => (g.verified?.events ?? []).map((e) => ({ raw: g.body, e })));
+    return events.length >= 2 ? events : undefined;
+  });
+  for (const { raw } of received) expect(raw).toBe(JSON.stringify(JSON.parse(raw)));
+  const byType = Object.fromEntries(received.map(({ e }) => [e.type, e.data]));
+  // The same fields, the same values and the same order as the answers (JSON text compared, not objects).
+  expect(JSON.stringify(byType['order.opened'])).toBe(opened.text);
+  expect(JSON.stringify(byType['order.closed'])).toBe(closed.text);
 });
