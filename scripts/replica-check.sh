@@ -82,6 +82,11 @@ EOF
 chmod 755 "$work/ctl"
 
 cleanup() {
+  local status=$?
+  if [ "$status" != 0 ] && [ -f "$work/replica.log" ]; then
+    echo "== the replica's log (last 40 lines)" >&2
+    tail -n 40 "$work/replica.log" >&2 || true
+  fi
   "$work/ctl" stop -m immediate >/dev/null 2>&1 || true
   rm -rf "$work"
 }
@@ -110,7 +115,16 @@ if [ "$(psql "$REPLICA_URL" -Atc 'select pg_is_in_recovery()' 2>/dev/null)" != t
   cat "$work/replica.log" >&2 || true
   exit 1
 fi
-psql_primary "select 'streaming to ' || count(*) || ' standby(s)' from pg_stat_replication where state = 'streaming'"
+# Accepting reads is not yet streaming: its WAL receiver connects to the primary just after.
+for _ in $(seq 1 300); do
+  [ "$(psql "$REPLICA_URL" -Atc "select count(*) from pg_stat_wal_receiver where status = 'streaming'" 2>/dev/null)" = 1 ] && break
+  sleep 0.1
+done
+if [ "$(psql "$REPLICA_URL" -Atc "select count(*) from pg_stat_wal_receiver where status = 'streaming'" 2>/dev/null)" != 1 ]; then
+  echo "the replica does not stream from the primary" >&2
+  exit 1
+fi
+psql "$REPLICA_URL" -Atc "select 'streaming from the primary since ' || pg_last_wal_receive_lsn() from pg_stat_wal_receiver"
 echo "ready in $(($(date +%s) - started)) s"
 
 echo "== report, stream replay and event feed tests reading from the replica"

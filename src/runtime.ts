@@ -241,16 +241,15 @@ async function startReadReplica(
   logger: Logger,
   metrics: Metrics,
 ): Promise<ReadReplica> {
-  let replica: ReadReplica | undefined;
-  const countFallback = metrics.watchReplica(() => {
-    const status = replica!.status();
-    return { up: status.state === 'streaming' || status.state === 'lagging', lagMs: status.lag_ms };
-  });
-  replica = new ReadReplica(await openReplicaOrm(settings.url, logger), orm, {
+  const replica = new ReadReplica(await openReplicaOrm(settings.url, logger), orm, {
     maxLagMs: settings.maxLagMs,
     waitMs: settings.waitMs,
     logger,
-    onFallback: countFallback,
+    onFallback: (reason) => countFallback(reason),
+  });
+  const countFallback = metrics.watchReplica(() => {
+    const status = replica.status();
+    return { up: status.state === 'streaming' || status.state === 'lagging', lagMs: status.lag_ms };
   });
   attachReadReplica(orm, replica);
   replica.start();

@@ -107,5 +107,7 @@ export async function openOrm(url: string, logger?: Logger, overrides: Options =
  * the primary.
  */
 export function openReplicaOrm(url: string, logger?: Logger): Promise<MikroORM> {
-  return openOrm(url, logger, { driverOptions: { connectionTimeoutMillis: 2000 } });
+  // A context name of its own: MikroORM hands every call on an EntityManager to the one bound to
+  // the running job or request under the same name, which would be the primary's.
+  return openOrm(url, logger, { contextName: 'replica', driverOptions: { connectionTimeoutMillis: 2000 } });
 }

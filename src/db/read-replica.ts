@@ -53,16 +53,26 @@ const PRIMARY_LSN = namedStatement<Record<string, never>>('select pg_current_wal
 
 /**
  * The replica's side of a probe: whether it still replays (a promoted replica is a primary of
- * its own, never read), whether it has replayed `lsn`, and the age of the last transaction it
- * replayed. Caught up, it is not behind at all, however old that transaction (an idle primary).
+ * its own, never read), how far it has replayed, and the age of the last transaction it
+ * replayed (the lag when the probes so far say nothing better).
  */
-const REPLICA_PROBE = namedStatement<{ lsn: string }>(
-  `select pg_is_in_recovery() as in_recovery,
-          coalesce(pg_last_wal_replay_lsn() >= :lsn::pg_lsn, false) as caught_up,
+const REPLICA_PROBE = namedStatement<Record<string, never>>(
+  `select pg_is_in_recovery() as in_recovery, pg_last_wal_replay_lsn()::text as replayed,
           extract(epoch from now() - pg_last_xact_replay_timestamp()) * 1000 as replay_age_ms`,
 );
 
 const REPLAYED = namedStatement<{ lsn: string }>('select coalesce(pg_last_wal_replay_lsn() >= :lsn::pg_lsn, false) as reached');
+
+/** A WAL position (`16/B374D848`) as a number, to compare two. */
+export function lsnValue(lsn: string): bigint {
+  const [high, low] = lsn.split('/');
+  return (BigInt(`0x${high}`) << 32n) + BigInt(`0x${low}`);
+}
+
+const DAY_MS = 86_400_000;
+
+/** How many of the primary's recent positions a probe keeps to date the replica's. */
+const SAMPLES = 64;
 
 /** How often a read waiting for the replica asks it again how far it has replayed. */
 const BARRIER_POLL_MS = 10;
@@ -142,26 +152,42 @@ export class ReadReplica {
     return this.probing;
   }
 
+  /**
+   * The lag, without trusting either server's clock: each probe notes where the primary's WAL
+   * stood and when (this process's clock). A replica that has replayed up to a position the
+   * primary had reached at time T holds everything the primary held then, so it is behind by
+   * at most now - T: 0 when it has replayed the primary's position of this probe, else the age
+   * of the newest earlier sample it has passed. With no such sample (it is behind every probe
+   * this process remembers) the age of the last transaction it replayed is the measure.
+   */
+  private readonly samples: Array<{ lsn: bigint; at: number }> = [];
+
   private async measure(): Promise<void> {
-    let primaryLsn: string;
+    const at = Date.now();
+    let primary: bigint;
     try {
-      primaryLsn = await this.primaryLsn(this.primaryOrm.em.fork() as EntityManager);
+      primary = lsnValue(await this.primaryLsn(this.primaryOrm.em.fork() as EntityManager));
     } catch {
       return; // the primary not answering says nothing about the replica
     }
+    this.samples.push({ lsn: primary, at });
+    if (this.samples.length > SAMPLES) this.samples.shift();
     try {
       const [row] = await withTimeout(
-        executeBound<{ in_recovery: boolean; caught_up: boolean; replay_age_ms: number | string | null }>(
+        executeBound<{ in_recovery: boolean; replayed: string | null; replay_age_ms: number | string | null }>(
           this.replicaEm(),
-          REPLICA_PROBE.bind({ lsn: primaryLsn }),
+          REPLICA_PROBE.bind({}),
         ),
         PROBE_TIMEOUT_MS,
       );
-      if (!row?.in_recovery)
-        throw Object.assign(new Error('the replica is not in recovery (promoted?)'), { code: 'NOT_A_REPLICA' });
-      const age = row.replay_age_ms === null ? Number.POSITIVE_INFINITY : Math.max(0, Number(row.replay_age_ms));
-      this.lagMs = row.caught_up ? 0 : Math.round(age);
-      this.checkedAt = Date.now();
+      if (!row?.in_recovery || row.replayed === null)
+        throw Object.assign(new Error('the replica is not replaying (promoted?)'), { code: 'NOT_A_REPLICA' });
+      const replayed = lsnValue(row.replayed);
+      const passed = this.samples.filter((s) => s.lsn <= replayed).pop();
+      // Nothing replayed since it started, and no probe passed: as far behind as a day, for all we know.
+      const age = row.replay_age_ms === null ? DAY_MS : Math.min(DAY_MS, Math.max(0, Number(row.replay_age_ms)));
+      this.lagMs = replayed >= primary ? 0 : passed ? at - passed.at : Math.round(age);
+      this.checkedAt = at;
       if (this.up === false) this.options.logger.info({ lag_ms: this.lagMs }, 'read replica answers again: heavy reads go to it');
       this.up = true;
     } catch (err) {

@@ -67,8 +67,7 @@ export async function replicaHasDatabase(name: string, timeoutMs = 15_000): Prom
       return;
     } catch (err) {
       await client.end().catch(() => undefined);
-      if (Date.now() > deadline)
-        throw new Error(`the replica has no database ${name} after ${timeoutMs} ms: ${(err as Error).message}`);
+      if (Date.now() > deadline) throw new Error(`the replica has no database ${name} after ${timeoutMs} ms`, { cause: err });
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
