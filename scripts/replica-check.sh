@@ -7,6 +7,10 @@
 # hand with `bash scripts/replica-check.sh` (needs PostgreSQL's server binaries, as Debian's
 # postgresql package installs them under /usr/lib/postgresql/<major>/bin).
 #
+# `bash scripts/replica-check.sh --run <command...>` runs the command instead of the tests,
+# with the replica's URL in BENCH_REPLICA_URL and TEST_DATABASE_REPLICA_URL (the replica
+# benchmark: `--run npm run bench -- replica`).
+#
 # What it may change on the primary, once, and says so when it does: a replication
 # connection from 127.0.0.1 must be allowed by pg_hba.conf. If no rule allows it, one line,
 # `host replication all 127.0.0.1/32 trust` (the primary already trusts every local TCP
@@ -126,6 +130,13 @@ if [ "$(psql "$REPLICA_URL" -Atc "select count(*) from pg_stat_wal_receiver wher
 fi
 psql "$REPLICA_URL" -Atc "select 'streaming from the primary since ' || pg_last_wal_receive_lsn() from pg_stat_wal_receiver"
 echo "ready in $(($(date +%s) - started)) s"
+
+if [ "${1:-}" = --run ]; then
+  shift
+  echo "== $*"
+  BENCH_REPLICA_URL=$REPLICA_URL TEST_DATABASE_REPLICA_URL=$REPLICA_URL "$@"
+  exit
+fi
 
 echo "== report, stream replay and event feed tests reading from the replica"
 TEST_DATABASE_REPLICA_URL=$REPLICA_URL \
