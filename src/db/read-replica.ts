@@ -110,6 +110,8 @@ export class ReadReplica {
   private timer: NodeJS.Timeout | undefined;
   private probing: Promise<void> | undefined;
   private closed = false;
+  /** The primary's WAL position at each recent probe, and when (this process's clock). */
+  private readonly samples: Array<{ lsn: bigint; at: number }> = [];
 
   constructor(
     /** The ORM opened on DATABASE_REPLICA_URL. */
@@ -153,15 +155,13 @@ export class ReadReplica {
   }
 
   /**
-   * The lag, without trusting either server's clock: each probe notes where the primary's WAL
-   * stood and when (this process's clock). A replica that has replayed up to a position the
-   * primary had reached at time T holds everything the primary held then, so it is behind by
-   * at most now - T: 0 when it has replayed the primary's position of this probe, else the age
-   * of the newest earlier sample it has passed. With no such sample (it is behind every probe
-   * this process remembers) the age of the last transaction it replayed is the measure.
+   * The lag, without trusting either server's clock: a replica that has replayed up to a
+   * position the primary had reached at time T holds everything the primary held then, so it
+   * is behind by at most now - T: 0 when it has replayed the primary's position of this probe,
+   * else the age of the newest earlier sample it has passed. With no such sample (it is behind
+   * every probe this process remembers) the age of the last transaction it replayed is the
+   * measure.
    */
-  private readonly samples: Array<{ lsn: bigint; at: number }> = [];
-
   private async measure(): Promise<void> {
     const at = Date.now();
     let primary: bigint;
