@@ -51,6 +51,11 @@ export interface ReadReplicaOptions {
 /** Where the primary's WAL stands: every commit that has returned lies at or before it. */
 const PRIMARY_LSN = namedStatement<Record<string, never>>('select pg_current_wal_lsn()::text as lsn');
 
+/** The same, with the primary's system identifier, which every replica made from it shares. */
+const PRIMARY_PROBE = namedStatement<Record<string, never>>(
+  'select pg_current_wal_lsn()::text as lsn, (select system_identifier::text from pg_control_system()) as system',
+);
+
 /**
  * The replica's side of a probe: whether it still replays (a promoted replica is a primary of
  * its own, never read), how far it has replayed, and the age of the last transaction it
@@ -58,7 +63,8 @@ const PRIMARY_LSN = namedStatement<Record<string, never>>('select pg_current_wal
  */
 const REPLICA_PROBE = namedStatement<Record<string, never>>(
   `select pg_is_in_recovery() as in_recovery, pg_last_wal_replay_lsn()::text as replayed,
-          extract(epoch from now() - pg_last_xact_replay_timestamp()) * 1000 as replay_age_ms`,
+          extract(epoch from now() - pg_last_xact_replay_timestamp()) * 1000 as replay_age_ms,
+          (select system_identifier::text from pg_control_system()) as system`,
 );
 
 const REPLAYED = namedStatement<{ lsn: string }>('select coalesce(pg_last_wal_replay_lsn() >= :lsn::pg_lsn, false) as reached');
@@ -165,8 +171,14 @@ export class ReadReplica {
   private async measure(): Promise<void> {
     const at = Date.now();
     let primary: bigint;
+    let system: string;
     try {
-      primary = lsnValue(await this.primaryLsn(this.primaryOrm.em.fork() as EntityManager));
+      const [row] = await executeBound<{ lsn: string; system: string }>(
+        this.primaryOrm.em.fork() as EntityManager,
+        PRIMARY_PROBE.bind({}),
+      );
+      primary = lsnValue(row!.lsn);
+      system = row!.system;
     } catch {
       return; // the primary not answering says nothing about the replica
     }
@@ -174,7 +186,7 @@ export class ReadReplica {
     if (this.samples.length > SAMPLES) this.samples.shift();
     try {
       const [row] = await withTimeout(
-        executeBound<{ in_recovery: boolean; replayed: string | null; replay_age_ms: number | string | null }>(
+        executeBound<{ in_recovery: boolean; replayed: string | null; replay_age_ms: number | string | null; system: string }>(
           this.replicaEm(),
           REPLICA_PROBE.bind({}),
         ),
@@ -182,6 +194,11 @@ export class ReadReplica {
       );
       if (!row?.in_recovery || row.replayed === null)
         throw Object.assign(new Error('the replica is not replaying (promoted?)'), { code: 'NOT_A_REPLICA' });
+      // A standby of some other server: its positions say nothing about this primary's.
+      if (row.system !== system)
+        throw Object.assign(new Error('the replica was not made from this primary (another system identifier)'), {
+          code: 'NOT_THIS_PRIMARY',
+        });
       const replayed = lsnValue(row.replayed);
       const passed = this.samples.filter((s) => s.lsn <= replayed).pop();
       // Nothing replayed since it started, and no probe passed: as far behind as a day, for all we know.
@@ -238,10 +255,11 @@ export class ReadReplica {
   }
 
   async read<T>(em: EntityManager, minLsn: 'primary' | string | undefined, read: (em: EntityManager) => Promise<T>): Promise<T> {
-    if (this.up === false) return this.fallback('down', em, read);
-    // With a barrier the replica proves itself fresh; without one only a recent probe can.
-    if (minLsn === undefined ? !this.withinBound() : this.up === true && !this.withinBound())
-      return this.fallback('lagging', em, read);
+    // The first reads of a process wait for its first probe: until then nothing says the
+    // replica is one of this primary's.
+    if (this.up === null) await this.probe();
+    if (this.up !== true) return this.fallback('down', em, read);
+    if (!this.withinBound()) return this.fallback('lagging', em, read);
     const lsn = minLsn === 'primary' ? await this.primaryLsn(em) : minLsn;
     const replica = this.replicaEm();
     try {
