@@ -74,7 +74,9 @@ settings=()
 for name in max_connections max_worker_processes max_wal_senders max_prepared_transactions max_locks_per_transaction; do
   settings+=("-c $name=$(psql_primary "show $name")")
 done
-options="-p $port -k $work -c listen_addresses=127.0.0.1 -c hot_standby=on -c hot_standby_feedback=on ${settings[*]}"
+# fsync off (and pg_basebackup -N): a throwaway copy need not survive a power cut, and the
+# server would otherwise sync the whole copied directory before it starts.
+options="-p $port -k $work -c listen_addresses=127.0.0.1 -c hot_standby=on -c hot_standby_feedback=on -c fsync=off ${settings[*]}"
 
 cat >"$work/ctl" <<EOF
 #!/usr/bin/env bash
@@ -85,6 +87,16 @@ exec "\${run[@]}" "$bin/pg_ctl" -D "$data" -l "$work/replica.log" -w -t 60 -o "$
 EOF
 chmod 755 "$work/ctl"
 
+# A replication slot keeps the primary's WAL until the replica has it: without one, a busy
+# primary may recycle a segment between the end of the copy and the replica's start, and the
+# replica could never catch up. It is named after this script's process and dropped at the
+# end; a slot left by a run that was killed (its process gone, the slot idle) is dropped here,
+# since a forgotten slot would keep WAL on the primary for ever.
+slot="replica_check_$$"
+for stale in $(psql_primary "select slot_name from pg_replication_slots where slot_name like 'replica\_check\_%' and not active"); do
+  kill -0 "${stale#replica_check_}" 2>/dev/null || psql_primary "select pg_drop_replication_slot('$stale')" >/dev/null || true
+done
+
 cleanup() {
   local status=$?
   if [ "$status" != 0 ] && [ -f "$work/replica.log" ]; then
@@ -92,6 +104,12 @@ cleanup() {
     tail -n 40 "$work/replica.log" >&2 || true
   fi
   "$work/ctl" stop -m immediate >/dev/null 2>&1 || true
+  # The primary's sender lets go of the slot a moment after the replica stops.
+  for _ in $(seq 1 50); do
+    [ "$(psql_primary "select count(*) from pg_replication_slots where slot_name = '$slot'")" = 0 ] && break
+    psql_primary "select pg_drop_replication_slot('$slot')" >/dev/null 2>&1 && break
+    sleep 0.1
+  done
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -99,9 +117,9 @@ trap cleanup EXIT
 echo "== base backup of the primary into $data"
 started=$(date +%s)
 # -c fast: a checkpoint now, not spread over checkpoint_timeout; -R writes primary_conninfo
-# and standby.signal; -X stream copies the WAL written meanwhile. No replication slot: this
-# replica lives for a few minutes and keeps up on loopback.
-as_owner "$bin/pg_basebackup" -d "${PRIMARY_URL%/*}/postgres" -D "$data" -R -X stream -c fast
+# (with the slot) and standby.signal; -X stream copies the WAL written meanwhile; -C -S
+# creates the slot the replica then streams from.
+as_owner "$bin/pg_basebackup" -d "${PRIMARY_URL%/*}/postgres" -D "$data" -R -X stream -c fast -C -S "$slot" -N
 # Debian keeps postgresql.conf and pg_hba.conf outside the data directory: the copy has
 # neither, so the replica gets its own, trusting this machine only.
 as_owner sh -c "touch '$data/postgresql.conf' '$data/pg_ident.conf' &&
