@@ -19,6 +19,7 @@ type CustomerDefaults =
   | 'leadSource'
   | 'leadCampaign'
   | 'partnerCode'
+  | 'partnerId'
   | 'promoCode'
   | 'signupDeviceId'
   | 'closedAt'
@@ -98,6 +99,11 @@ export class Customer extends PrincipalEntity<
   /** The partner code a sign-up or lead came with, kept for the partner programmes. */
   @Property({ type: 'string', length: 255, nullable: true })
   partnerCode?: string | null = null;
+
+  /** The partner the customer is attributed to (its affiliate_id is that partner's code). */
+  @Property({ type: 'uuid', nullable: true })
+  @Index()
+  partnerId?: string | null = null;
 
   /** The promo code given at sign-up, kept until promo codes are applied to it. */
   @Property({ type: 'string', length: 64, nullable: true })

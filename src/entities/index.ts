@@ -1,4 +1,4 @@
-import { FraudCase, FraudEvaluation, FraudList, FraudRule, FraudSignal } from './fraud.entity';
+import { FraudCase, FraudEvaluation, FraudList, FraudRule, FraudRulesStamp, FraudSignal } from './fraud.entity';
 import { Account } from './account.entity';
 import { Bonus } from './bonus.entity';
 import { Campaign } from './campaign.entity';
@@ -31,6 +31,7 @@ import { RiskRule } from './risk-rule.entity';
 import { RiskRunItem } from './risk-run-item.entity';
 import { BrokerSettings } from './broker-settings.entity';
 import { Customer } from './customer.entity';
+import { IbAccrual, IbPayment, IbPlan, Partner } from './partner.entity';
 import { CustomerDocument } from './customer-document.entity';
 import { CustomerDocumentFile } from './customer-document-file.entity';
 import { Group } from './group.entity';
@@ -136,9 +137,14 @@ export const ENTITIES = [
   FraudSignal,
   FraudEvaluation,
   FraudCase,
+  FraudRulesStamp,
   PendingRegistration,
   CustomerNote,
   Conversation,
   ConversationMessage,
   SalesStatus,
+  IbPlan,
+  Partner,
+  IbAccrual,
+  IbPayment,
 ];

@@ -2,7 +2,16 @@ import { Entity, Enum, Index, Property } from '@mikro-orm/decorators/legacy';
 import { BaseEntity } from './base.entity';
 import { bigintText } from './column-types';
 
-export const REPORT_TYPES = ['account_statement', 'trades', 'exposure', 'deposits_withdrawals', 'daily', 'promotions'] as const;
+export const REPORT_TYPES = [
+  'account_statement',
+  'trades',
+  'exposure',
+  'deposits_withdrawals',
+  'daily',
+  'promotions',
+  'ib_rewards',
+  'ib_acquisition',
+] as const;
 export type ReportType = (typeof REPORT_TYPES)[number];
 
 export const REPORT_FORMATS = ['csv', 'pdf', 'json'] as const;

@@ -1,15 +1,28 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { EodAccountsJob, EodFinishJob, EodStartJob } from '../jobs/eod.job';
 import { closeAccountsOfRun } from '../domain/eod/account-chunk';
 import { queueDailyStatements } from '../domain/eod/daily-statements';
 import { failChunkAccounts, fanOutEodRun, finishEodRun, readEodRun, startScheduledRollover } from '../domain/eod/eod-runs';
-import { ACCOUNT_ROLLOVER_STEPS } from '../policy';
+import { ACCOUNT_ROLLOVER_STEPS, EOD_FINISH_STEPS } from '../policy';
 import { defineProcessor } from './processor';
+
+/** The whole-run steps (src/policy.ts) of a completed run; each is idempotent per date. */
+async function runFinishSteps(em: EntityManager, runId: string): Promise<void> {
+  const run = await readEodRun(em, runId);
+  if (run.status !== 'completed') return;
+  for (const step of EOD_FINISH_STEPS) await step(em, { tradingDate: run.tradingDate, cutoffAt: run.cutoffAt });
+}
 
 /** A run staff asked for fans out; the scheduled rollover first records the run of its date. */
 export const eodStartProcessor = defineProcessor(
   EodStartJob,
   async ({ run_id }, { em, services, job }) => {
-    if (run_id) return { accounts: await fanOutEodRun(em, services.jobs, run_id) };
+    if (run_id) {
+      const accounts = await fanOutEodRun(em, services.jobs, run_id);
+      // A run with no account to close has no finishing job: its whole-run steps run here.
+      if (accounts === 0) await runFinishSteps(em, run_id);
+      return { accounts };
+    }
     const { runId } = await startScheduledRollover(em, services.jobs, new Date(job.timestamp + (job.opts.delay ?? 0)));
     return { run_id: runId };
   },
@@ -30,6 +43,7 @@ export const eodAccountsProcessor = defineProcessor(
 /** After every chunk: the run completes, then its daily statements are queued. */
 export const eodFinishProcessor = defineProcessor(EodFinishJob, async ({ run_id }, { em, services }) => {
   await finishEodRun(em, run_id, 'completed');
+  await runFinishSteps(em, run_id);
   const run = await readEodRun(em, run_id);
   return { statements: await queueDailyStatements(em, services.mailSecrets, services.jobs, run.tradingDate) };
 });

@@ -15,7 +15,7 @@ const LAYERS: ReadonlyArray<readonly string[]> = [
   ['prices'],
   ['accounts', 'fraud', 'reports', 'teams'],
   ['bonuses', 'customers', 'eod', 'money', 'orders', 'streams'],
-  ['conversations', 'crm', 'engine', 'payments', 'prop', 'risk', 'tasks'],
+  ['conversations', 'crm', 'engine', 'partners', 'payments', 'prop', 'risk', 'tasks'],
   ['notifications'],
 ];
 

@@ -126,8 +126,14 @@ test('when the read replica is read, then it runs the primary’s pinned image, 
     });
 });
 
-test('when a service publishes a port of a database, then only on loopback', () => {
-  for (const [name, service] of services.filter(([n]) => n.startsWith('postgres')))
-    for (const port of service.ports ?? [])
-      expect({ name, port }).toEqual({ name, port: expect.stringMatching(/^127\.0\.0\.1:/) });
+test('when docker-compose is read, then every image is pinned to a version and every published port is on the loopback', () => {
+  for (const [name, service] of services.filter(([, s]) => s.image !== undefined)) {
+    // A tag with a minor version at least: `latest` or a bare major moves under the stack.
+    expect({ name, pinned: /:v?\d+\.\d+(\.\d+)?(-[a-z0-9.-]+)?$/.test(service.image!) }).toEqual({ name, pinned: true });
+  }
+  const published = services.flatMap(([name, s]) => (s.ports ?? []).map((port) => ({ name, port })));
+  for (const { name, port } of published) expect({ name, port: port.startsWith('127.0.0.1:') }).toEqual({ name, port: true });
+  // The README runs the service on the host against these two.
+  expect(published.map((p) => p.port)).toEqual(expect.arrayContaining(['127.0.0.1:5432:5432', '127.0.0.1:6379:6379']));
+  expect(/^ARG NODE_IMAGE=node:\d+\.\d+\.\d+-/m.test(readFileSync(join(ROOT, 'Dockerfile'), 'utf8'))).toBe(true);
 });

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { ComponentNames } from './components/component-list';
 import { FRAUD_COMPONENTS } from './components/fraud';
 import { PAYMENT_COMPONENTS } from './components/payments';
+import { PARTNER_COMPONENTS } from './components/partners';
 import { AccountSchema } from '../../domain/accounts/account-view';
 import { CreditChangeSchema } from '../../domain/bonuses/credit';
 import { BonusSchema } from '../../domain/bonuses/bonuses';
@@ -399,7 +400,7 @@ const NAMES: ComponentNames = [
   [CustomerInstrumentSchema, 'CustomerInstrument'],
 ];
 
-for (const [schema, id, example] of [...NAMES, ...PAYMENT_COMPONENTS, ...FRAUD_COMPONENTS]) {
+for (const [schema, id, example] of [...NAMES, ...PAYMENT_COMPONENTS, ...FRAUD_COMPONENTS, ...PARTNER_COMPONENTS]) {
   const own = z.globalRegistry.get(schema) ?? {};
   z.globalRegistry.add(schema, { ...own, id, ...(example === undefined ? {} : { examples: [example] }) });
 }

@@ -27,6 +27,8 @@ export const TAGS: Record<string, string> = {
     'Deposits, transfers between your own accounts and the ledger (`/api/backoffice/accounts/...`, `/customers/me/transfer`, `/customers/me/transactions`)',
   bonuses:
     'Credit (the non-withdrawable bucket), bonus programmes and bonuses, promo codes and campaigns (`/api/backoffice/accounts/{login}/credit`)',
+  partners:
+    'Introducing brokers: plans, the partner tree, attribution, rewards and their clawback, and the partner portal (`/customers/me/partner`)',
   withdrawals: 'Withdrawal requests from the wallet and their approval (`/customers/me/withdraw`, `/api/backoffice/withdrawals`)',
   payments:
     "Deposits through payment providers: the providers (`/api/admin/payment-providers`), what a customer may pay with and its deposit intents (`/customers/me/payment-methods`, `/customers/me/deposits`), the review queue (`/api/backoffice/deposits`), the providers' signed callbacks (`/api/integrations/payments/{provider_id}/callbacks`) and the simulator provider (`/simulator/payments`)",
@@ -101,6 +103,7 @@ export const TAG_GROUPS: Array<{ name: string; tags: string[] }> = [
       'accounts',
       'money',
       'bonuses',
+      'partners',
       'withdrawals',
       'payments',
       'payouts',

@@ -1,3 +1,4 @@
+import { attributeByStaff } from '../../domain/partners/partners';
 import { z } from 'zod';
 import {
   AffiliateId,
@@ -20,6 +21,7 @@ import {
 import { PERMISSIONS } from '../../domain/identity/permissions';
 import { setCustomerLevel } from '../../domain/compliance/documents';
 import { MAX_LEVEL } from '../../domain/compliance/verification-levels';
+import { screenVerificationChange } from '../../domain/fraud/screens';
 import { ApiToken } from '../../entities/api-token.entity';
 import { Customer, CUSTOMER_ACCESS_LEVELS } from '../../entities/customer.entity';
 import { Session } from '../../entities/session.entity';
@@ -110,15 +112,33 @@ export const crmRoutes: RouteSpec[] = [
     summary: 'Change a customer (staff)',
     description:
       'Only the fields sent change; `affiliate_id: null` clears it. Audited (`customer.updated`, before and after). ' +
+      '`partner_id` attributes the customer to an introducing broker (see the partners guide). ' +
       '`sales_status` sets one of the sales statuses (an unknown key is 422 at `sales_status`; null clears it). ' +
       "A webhook with an `affiliate_id` receives the events about this customer's accounts from the change on. " +
       '`verification_level` (0 to 3) sets what the customer may do, whatever its documents, and needs ' +
       '`manage_compliance` besides (403 otherwise); audited (`customer.verification_level_changed`), and a rise is a ' +
-      '`customer.verified` event, as a rise by approved documents is.',
+      '`customer.verified` event, as a rise by approved documents is. The change runs the `verification_change` fraud ' +
+      'rules (the built-in one, disabled as shipped, opens a case when the staff user is not on the ' +
+      "`verification_exceptions` list); a `review` opens or extends the customer's case and the change stands.",
     tags: ['customers'],
     access: { kind: 'staff', permission: 'manage_customers' },
     params: z.object({ customer_id: z.uuid() }),
     body: CustomerPatchSchema.extend({
+      partner_id: z
+        .uuid()
+        .nullable()
+        .optional()
+        .describe(
+          "Attributes the customer to this partner (null removes it); `affiliate_id` becomes the partner's code. After " +
+            'the first deposit it needs `manage_partners` (403 otherwise) and a `reason` (422 without). Audited.',
+        ),
+      reason: z
+        .string()
+        .trim()
+        .min(1)
+        .max(500)
+        .optional()
+        .describe('Why the customer changes partner (needed after its first deposit)'),
       verification_level: z.int().min(0).max(MAX_LEVEL).optional().describe('0 to 3; needs manage_compliance'),
       access: z
         .enum(CUSTOMER_ACCESS_LEVELS)
@@ -137,7 +157,12 @@ export const crmRoutes: RouteSpec[] = [
       const pii = seesPii(staff.permissions);
       if (!(await em.count(Customer, { $and: [{ id: params.customer_id }, customersInScope(customerScopeOf(staff))] })))
         throw errors.notFound('Customer');
-      const { verification_level: level, access, ...rest } = body;
+      const { verification_level: level, access, partner_id: partnerId, reason, ...rest } = body;
+      if (partnerId !== undefined) {
+        const customer = await em.findOneOrFail(Customer, params.customer_id);
+        await attributeByStaff(em, staff, customer, partnerId, reason);
+        await em.flush();
+      }
       if (access !== undefined) {
         if (!staff.permissions.has('moderate_customers'))
           throw errors.forbidden('Setting access needs the permission moderate_customers');
@@ -158,9 +183,15 @@ export const crmRoutes: RouteSpec[] = [
       if (level !== undefined) {
         if (!staff.permissions.has('manage_compliance'))
           throw errors.forbidden('Setting verification_level needs the permission manage_compliance');
-        await setCustomerLevel(em, staff, params.customer_id, level);
+        await setCustomerLevel(em, staff, params.customer_id, level, (tx, change) =>
+          screenVerificationChange(tx, staff, params.customer_id, change),
+        );
       }
-      if ((level === undefined && access === undefined) || rest.affiliate_id !== undefined || rest.sales_status !== undefined)
+      if (
+        (level === undefined && access === undefined && partnerId === undefined) ||
+        rest.affiliate_id !== undefined ||
+        rest.sales_status !== undefined
+      )
         return json(200, customerView(await updateCustomer(em, staff, params.customer_id, rest), { pii }));
       const customer = await em.findOne(Customer, params.customer_id);
       if (!customer) throw errors.notFound('Customer');

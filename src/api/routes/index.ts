@@ -3,6 +3,7 @@ import { accountRoutes } from './accounts.routes';
 import { adminRoutes } from './admin.routes';
 import { authRoutes } from './auth.routes';
 import { bonusRoutes } from './bonuses.routes';
+import { partnerRoutes } from './partners.routes';
 import { complianceRoutes } from './compliance.routes';
 import { crmRoutes } from './crm.routes';
 import { crmLifecycleRoutes } from './crm-lifecycle.routes';
@@ -54,6 +55,7 @@ export const ROUTES: RouteSpec[] = [
   ...accountRoutes,
   ...moneyRoutes,
   ...bonusRoutes,
+  ...partnerRoutes,
   ...notificationRoutes,
   ...orderRoutes,
   ...propRoutes,

@@ -28,7 +28,11 @@ const TYPES_DESCRIPTION =
   "clients' floating profit, in `currency` at the latest quotes.\n" +
   '- `deposits_withdrawals` `{"from", "to", "group_id"?}`: per currency and day, completed deposits and withdrawals, their counts and net.\n' +
   '- `daily` `{"trading_date"}`: every account\'s end-of-day snapshot of that date.\n' +
-  '- `promotions` `{"from", "to", "campaign_id"?}`: per promo code, redemptions, bonus granted, released, forfeited and net cost.\n\n' +
+  '- `promotions` `{"from", "to", "campaign_id"?}`: per promo code, redemptions, bonus granted, released, forfeited and net cost.\n' +
+  '- `ib_rewards` `{"from", "to", "partner_id"?}`: per partner, level and currency, the orders closed in the period, their lots, ' +
+  'and the rewards paid, pending, on hold and reversed, with the count excluded.\n' +
+  '- `ib_acquisition` `{"from", "to", "partner_id"?}`: per partner and level (1: its own clients), registrations, first deposits ' +
+  'and lots closed in the period. Both keep the rows of the clients in your data scope.\n\n' +
   'Formats: `csv` (RFC 4180, header row of column keys, plain decimals, ISO 8601 UTC times; a field holding a comma, a quote, ' +
   'CR or LF is quoted; text cells beginning, after any leading spaces, with `=`, `+`, `-`, `@`, TAB or CR ' +
   "are prefixed with `'`; a statement is one table whose first column `section` says what each row is), `pdf` (A4, the " +

@@ -1,3 +1,4 @@
+import { refreshTeamScopes } from '../../domain/identity/staff-admin';
 import { z } from 'zod';
 import {
   createTeam,
@@ -80,7 +81,11 @@ export const teamRoutes: RouteSpec[] = [
       404: { description: 'Not found' },
       409: { description: 'TEAM_NAME_TAKEN' },
     },
-    handler: async ({ params, body, em, caller }) => json(200, await updateTeam(em, asStaff(caller), params.team_id, body)),
+    handler: async ({ params, body, em, caller, services }) => {
+      const team = await updateTeam(em, asStaff(caller), params.team_id, body);
+      await refreshTeamScopes(em, services.identity);
+      return json(200, team);
+    },
   }),
   defineRoute({
     method: 'delete',
@@ -92,8 +97,9 @@ export const teamRoutes: RouteSpec[] = [
     access: { kind: 'staff', permission: 'manage_users' },
     params: TeamId,
     responses: { 204: { description: 'Deleted' }, 404: { description: 'Not found' }, 409: { description: 'TEAM_HAS_CHILDREN' } },
-    handler: async ({ params, em, caller }) => {
+    handler: async ({ params, em, caller, services }) => {
       await deleteTeam(em, asStaff(caller), params.team_id);
+      await refreshTeamScopes(em, services.identity);
       return { status: 204 };
     },
   }),
@@ -112,8 +118,11 @@ export const teamRoutes: RouteSpec[] = [
       200: { description: 'The team after the change', schema: TeamSchema },
       404: { description: 'No such team or user' },
     },
-    handler: async ({ params, body, em, caller }) =>
-      json(200, await setTeamMember(em, asStaff(caller), params.team_id, params.user_id, body.role)),
+    handler: async ({ params, body, em, caller, services }) => {
+      const team = await setTeamMember(em, asStaff(caller), params.team_id, params.user_id, body.role);
+      await refreshTeamScopes(em, services.identity);
+      return json(200, team);
+    },
   }),
   defineRoute({
     method: 'delete',
@@ -124,8 +133,9 @@ export const teamRoutes: RouteSpec[] = [
     access: { kind: 'staff', permission: 'manage_users' },
     params: MemberParams,
     responses: { 204: { description: 'Removed' }, 404: { description: 'Not a member' } },
-    handler: async ({ params, em, caller }) => {
+    handler: async ({ params, em, caller, services }) => {
       await removeTeamMember(em, asStaff(caller), params.team_id, params.user_id);
+      await refreshTeamScopes(em, services.identity);
       return { status: 204 };
     },
   }),

@@ -1,3 +1,4 @@
+import { resolveReferral } from '../identity/referrals';
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
@@ -51,6 +52,7 @@ export async function createLead(
   input: z.output<typeof NewLeadSchema>,
 ): Promise<Customer> {
   assertCountryAllowed(await registrationSettings(em), input.country);
+  const partner = await resolveReferral(em, input.partner_code);
   const lead = em.create(Customer, {
     email: normalizeEmail(input.email),
     passwordHash: await hashPassword(randomToken(32)),
@@ -61,6 +63,8 @@ export async function createLead(
     leadSource: input.lead_source ?? null,
     leadCampaign: input.lead_campaign ?? null,
     partnerCode: input.partner_code ?? null,
+    partnerId: partner?.id ?? null,
+    affiliateId: partner?.code ?? null,
     lifecycle: 'lead',
   });
   recordAudit(em, actor, { action: 'lead.created', entityType: 'customer', entityId: lead.id, after: customerView(lead) });

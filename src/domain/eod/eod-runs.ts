@@ -23,6 +23,13 @@ import {
 import { rolloverInstant, rolloverPattern, tradingDateAt } from './rollover';
 import { CalendarDate } from '../../platform/calendar-date';
 
+/**
+ * A step of a whole run, after its accounts are done (partners' daily rewards are paid): it
+ * sees the run's trading date and cutoff, and must be idempotent per date, since a date may
+ * be run again and a finishing job retried.
+ */
+export type EodFinishStep = (em: EntityManager, rollover: { tradingDate: string; cutoffAt: Date }) => Promise<void>;
+
 /** The scheduler id of the daily rollover: one per deployment, whatever number of workers upsert it. */
 export const ROLLOVER_SCHEDULER_ID = 'eod-rollover';
 
@@ -40,7 +47,7 @@ export const EodRunSchema = z.object({
 });
 export type EodRunView = z.output<typeof EodRunSchema>;
 
-export const EodRunAcceptedSchema = z.object({ id: z.uuid(), status_url: z.string() });
+export const EodRunAcceptedSchema = z.object({ id: z.uuid(), status_url: z.string().meta({ format: 'uri-reference' }) });
 
 export function eodRunAccepted(runId: string): z.output<typeof EodRunAcceptedSchema> {
   return { id: runId, status_url: `/api/backoffice/eod/runs/${runId}` };

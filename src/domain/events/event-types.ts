@@ -62,6 +62,10 @@ export const EVENT_TYPES = [
   'conversation.message_added',
   'conversation.status_changed',
   'conversation.sla_breached',
+  'partner.created',
+  'ib.reward_accrued',
+  'ib.reward_paid',
+  'ib.reward_reversed',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -1,3 +1,5 @@
+import type { StaffDataScope } from '../../platform/caller';
+import { staffDataScope } from './staff-scope';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { ApiToken } from '../../entities/api-token.entity';
@@ -112,7 +114,7 @@ export async function resolveApiToken(em: EntityManager, identity: Identity, tex
   const expired = token?.expiresAt ? token.expiresAt.getTime() <= Date.now() : false;
   if (!token || token.revokedAt || expired || !issuer?.isActive) return undefined;
   // A token never grants more than its issuer still holds.
-  const facts = apiTokenFacts(token, new Set(await permissionsOf(em, 'user', issuer.id)));
+  const facts = apiTokenFacts(token, new Set(await permissionsOf(em, 'user', issuer.id)), await staffDataScope(em, issuer.id));
   const ttl = token.expiresAt ? Math.floor((token.expiresAt.getTime() - Date.now()) / 1000) : undefined;
   if (redisUp) {
     await identity.apiTokens.fill(hash, { state: 'active', ...facts }, ttl).catch(() => undefined);
@@ -126,8 +128,17 @@ function recordUse(em: EntityManager, tokenId: string): Promise<unknown> {
 }
 
 /** The facts an API token carries: its scopes that its issuer still holds. */
-export function apiTokenFacts(token: ApiToken, issuerPermissions: ReadonlySet<string>): ApiTokenFacts {
-  return { tokenId: token.id, userId: token.issuedById, permissions: token.scopes.filter((s) => issuerPermissions.has(s)) };
+export function apiTokenFacts(
+  token: ApiToken,
+  issuerPermissions: ReadonlySet<string>,
+  issuerScope: StaffDataScope,
+): ApiTokenFacts {
+  return {
+    tokenId: token.id,
+    userId: token.issuedById,
+    permissions: token.scopes.filter((s) => issuerPermissions.has(s)),
+    dataScope: issuerScope,
+  };
 }
 
 /** Revokes at once: the cache tombstone is written now; the caller's flush records it in Postgres. */

@@ -7,6 +7,9 @@ import type { Identity, SessionFacts } from './identity';
 import { findPrincipal, permissionsOf } from './principals';
 import { staffDataScope } from './staff-scope';
 
+/** What a 401 says for an access token that does not verify: the most common one, the API description's example. */
+export const INVALID_ACCESS_TOKEN = 'The access token is invalid or expired';
+
 const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]+)$/i;
 
 /**
@@ -46,12 +49,12 @@ export async function authenticate(
       tokenId: facts.tokenId,
       permissions: permissionSet(facts),
       // A token sees what its issuer sees, as it holds at most what its issuer holds.
-      dataScope: await staffDataScope(em, facts.userId),
+      dataScope: facts.dataScope ?? (await staffDataScope(em, facts.userId)),
     };
   }
 
   const claims = await identity.accessTokens.verify(token);
-  if (!claims) throw errors.unauthenticated('The access token is invalid or expired');
+  if (!claims) throw errors.unauthenticated(INVALID_ACCESS_TOKEN);
   return sessionCaller(em, identity, claims);
 }
 
@@ -76,7 +79,8 @@ export async function sessionCaller(
         userId: claims.sub,
         sessionId: claims.sid,
         permissions: permissionSet(facts),
-        dataScope: await staffDataScope(em, claims.sub),
+        // Cached with the session; an entry written before the scope was cached reads it.
+        dataScope: facts.dataScope ?? (await staffDataScope(em, claims.sub)),
       }
     : { kind: 'customer', customerId: claims.sub, sessionId: claims.sid };
 }
@@ -106,6 +110,7 @@ async function sessionFacts(
     principalId: principal.id,
     principalType: type,
     permissions: await permissionsOf(em, type, principal.id),
+    ...(type === 'user' ? { dataScope: await staffDataScope(em, principal.id) } : {}),
   };
   if (redisUp) await identity.sessions.fill(sessionId, { state: 'active', ...facts }).catch(() => undefined);
   return facts;

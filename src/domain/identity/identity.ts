@@ -1,3 +1,4 @@
+import type { StaffDataScope } from '../../platform/caller';
 import type { RedisClient } from '../../platform/redis';
 import type { PrincipalType } from '../../entities/session.entity';
 import type { SecretBox } from '../../platform/secret-box';
@@ -14,6 +15,8 @@ export interface SessionFacts {
   principalType: PrincipalType;
   /** Staff permissions; empty for customers. */
   permissions: string[];
+  /** A staff user's data scope, cached and refreshed with the permissions; absent for customers. */
+  dataScope?: StaffDataScope;
 }
 
 export interface ApiTokenFacts {
@@ -21,6 +24,8 @@ export interface ApiTokenFacts {
   userId: string;
   /** The token's scopes that its issuer still holds. */
   permissions: string[];
+  /** The issuer's data scope: a token sees what its issuer sees. */
+  dataScope?: StaffDataScope;
 }
 
 /** Promo code validate plus redeem attempts a customer may make: 10 an hour, so codes cannot be guessed. */

@@ -45,6 +45,7 @@ export const PERMISSIONS = [
   'moderate_customers',
   'view_conversations',
   'reply_conversations',
+  'manage_partners',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];

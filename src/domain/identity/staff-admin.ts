@@ -6,11 +6,12 @@ import { StaffUser, type DataScopeName } from '../../entities/staff-user.entity'
 import { errors, ValidationFailure } from '../../platform/errors';
 import { recordAudit } from '../audit/audit';
 import { apiTokenFacts } from './api-tokens';
-import type { StaffCaller } from '../../platform/caller';
+import type { StaffCaller, StaffDataScope } from '../../platform/caller';
 import type { Identity } from './identity';
 import { ADMIN_ROLE } from './permissions';
 import { permissionsOf } from './principals';
 import { revokeSessions } from './sessions';
+import { staffDataScope } from './staff-scope';
 import { assertGrantable, assertMayActOn, assertMayChangeRole, isAdmin, roleView, staffUserView, teamIdsOf } from './staff';
 import { flushUnique } from '../../db/flush-unique';
 import { executeNamed } from '../../db/bound-statement';
@@ -55,8 +56,8 @@ async function rolesById(tx: EntityManager, ids: string[]): Promise<Role[]> {
 }
 
 /**
- * Writes the current permissions of these users into the cache entries of their live
- * sessions and API tokens. Postgres is read after the change committed, so what is written
+ * Writes the current permissions and data scope of these users into the cache entries of their
+ * live sessions and API tokens. Postgres is read after the change committed, so what is written
  * is what a fill would read from now on.
  */
 export async function refreshLivePermissions(em: EntityManager, identity: Identity, userIds: string[]): Promise<void> {
@@ -69,11 +70,20 @@ export async function refreshLivePermissions(em: EntityManager, identity: Identi
   );
   const tokens = await em.find(ApiToken, { issuedById: { $in: userIds }, revokedAt: null });
   const held = new Map<string, string[]>();
-  for (const id of userIds) held.set(id, await permissionsOf(em, 'user', id));
+  const scopes = new Map<string, StaffDataScope>();
+  for (const id of userIds) {
+    held.set(id, await permissionsOf(em, 'user', id));
+    scopes.set(id, await staffDataScope(em, id));
+  }
   await identity.sessions.replaceActive(
     sessions.map((s) => ({
       id: s.id,
-      facts: { principalId: s.principalId, principalType: 'user' as const, permissions: held.get(s.principalId)! },
+      facts: {
+        principalId: s.principalId,
+        principalType: 'user' as const,
+        permissions: held.get(s.principalId)!,
+        dataScope: scopes.get(s.principalId)!,
+      },
     })),
   );
   await identity.apiTokens.replaceActive(
@@ -81,7 +91,7 @@ export async function refreshLivePermissions(em: EntityManager, identity: Identi
       .filter((t) => !t.expiresAt || t.expiresAt.getTime() > Date.now())
       .map((t) => ({
         id: t.tokenHash,
-        facts: apiTokenFacts(t, new Set(held.get(t.issuedById))),
+        facts: apiTokenFacts(t, new Set(held.get(t.issuedById)), scopes.get(t.issuedById)!),
         maxTtlSeconds: t.expiresAt ? Math.floor((t.expiresAt.getTime() - Date.now()) / 1000) : undefined,
       })),
   );
@@ -123,7 +133,7 @@ export async function updateStaffUser(
       found.roles.set(roles);
     }
     if (patch.full_name !== undefined) found.fullName = patch.full_name;
-    // Read on every request (staffDataScope): the new scope holds from the user's next request.
+    // Cached with the user's sessions and tokens: refreshed below, once committed.
     if (patch.data_scope !== undefined) found.dataScope = patch.data_scope;
     const deactivating = patch.is_active === false && found.isActive;
     if (patch.is_active !== undefined) found.isActive = patch.is_active;
@@ -140,7 +150,8 @@ export async function updateStaffUser(
     });
     return found;
   });
-  if (patch.role_ids !== undefined && user.isActive) await refreshLivePermissions(em, identity, [user.id]);
+  if ((patch.role_ids !== undefined || patch.data_scope !== undefined) && user.isActive)
+    await refreshLivePermissions(em, identity, [user.id]);
   return user;
 }
 
@@ -215,4 +226,18 @@ export async function deleteRole(em: EntityManager, actor: StaffCaller, roleId: 
     recordAudit(tx, actor, { action: 'role.deleted', entityType: 'role', entityId: role.id, before: roleView(role) });
     tx.remove(role);
   });
+}
+
+/**
+ * After a change of teams (membership, a lead, a parent) has committed: the cached scope of
+ * every active `team`-scope user is written anew, since a lead sees its descendant teams and
+ * one change of the tree can reach many leads. Teams change rarely; staff are few.
+ */
+export async function refreshTeamScopes(em: EntityManager, identity: Identity): Promise<void> {
+  const users = await em.find(StaffUser, { dataScope: 'team', isActive: true }, { fields: ['id'] });
+  await refreshLivePermissions(
+    em,
+    identity,
+    users.map((u) => u.id),
+  );
 }

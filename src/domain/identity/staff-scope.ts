@@ -5,10 +5,10 @@ import { executeNamed } from '../../db/bound-statement';
 import { STAFF_DATA_SCOPE } from './identity.queries';
 
 /**
- * The data scope of a staff user as of now: read on every staff request (one statement), not
- * cached with the session, so that a change of scope or of team membership holds from the
- * very next request, as a change of permissions does. An unknown user sees nothing beyond
- * what it manages.
+ * The data scope of a staff user as of now (one statement). It is cached with the session's
+ * or API token's permissions and refreshed with them (refreshLivePermissions) after a change
+ * of the user's scope or of any team, so a change holds from the very next request, as a change
+ * of permissions does. An unknown user sees nothing beyond what it manages.
  */
 export async function staffDataScope(em: EntityManager, userId: string): Promise<StaffDataScope> {
   const [row] = await executeNamed<{ dataScope: DataScopeName; teamIds: string[] }>(

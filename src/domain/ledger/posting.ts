@@ -124,6 +124,12 @@ export interface PostedAccount {
   /** The non-withdrawable bucket: nothing a posting moves out of the balance draws on it. */
   credit: string;
   reserved: string;
+  /**
+   * Whether the account's customer trades under an introducing broker (attributed to one, or
+   * one itself), as a close statement reads it in passing: the partner rewards skip a close
+   * without it at no cost. Undefined on the paths that do not read it.
+   */
+  referred?: boolean;
 }
 
 /** One money movement on one account, as a hook sees it. */

@@ -382,4 +382,30 @@ export const TELLINGS: Partial<Record<EventType, Telling>> = {
     },
     shows: bonusShown,
   },
+  'ib.reward_paid': {
+    words: {
+      en: {
+        title: 'Partner reward paid',
+        body: (d) => `${money(d)} of partner rewards arrived in your wallet ${text(d.login)}.`,
+      },
+      de: {
+        title: 'Partnerprovision ausgezahlt',
+        body: (d) => `${money(d)} Partnerprovision sind in Ihrer Wallet ${text(d.login)} eingegangen.`,
+      },
+    },
+    shows: fields('partner_id', 'login', 'amount', 'currency', 'accruals', 'trading_date', 'ticket'),
+  },
+  'ib.reward_reversed': {
+    words: {
+      en: {
+        title: 'Partner rewards reversed',
+        body: (d) => `${money(d)} of partner rewards was taken back from your wallet ${text(d.login)}.`,
+      },
+      de: {
+        title: 'Partnerprovision zurückgebucht',
+        body: (d) => `${money(d)} Partnerprovision wurden von Ihrer Wallet ${text(d.login)} zurückgebucht.`,
+      },
+    },
+    shows: fields('partner_id', 'login', 'amount', 'currency', 'accruals', 'reason'),
+  },
 };

@@ -236,7 +236,9 @@ type CloseBinding = CloseParams & { comment: string };
 /** The order's commission and swap read as of the statement's start, plus this close's commission. */
 const CLOSED = `select (select count(*) from o)::int as booked, s.commission, s.swap,
   (select json_build_object('id', id, 'login', login::text, 'customerId', customer_id, 'kind', kind, 'currency', currency,
-          'balance', balance::text, 'credit', credit::text, 'reserved', reserved::text) from a) as account
+          'balance', balance::text, 'credit', credit::text, 'reserved', reserved::text,
+          'referred', exists (select 1 from customers c where c.id = a.customer_id and c.partner_id is not null)
+                   or exists (select 1 from partners p where p.customer_id = a.customer_id)) from a) as account
   from s`;
 
 const CLOSE = namedStatement<CloseBinding>(`${CLOSE_CTES}

@@ -35,6 +35,9 @@ export const ExposureParamsSchema = z.object({
 export const DepositsWithdrawalsParamsSchema = period({ group_id: z.uuid().optional() });
 export const DailyParamsSchema = z.object({ trading_date: Day });
 export const PromotionsParamsSchema = period({ campaign_id: z.uuid().optional() });
+export const PartnerReportParamsSchema = period({
+  partner_id: z.uuid().optional().describe('One partner (its levels below included); every partner when absent'),
+});
 
 export const REPORT_PARAMS = {
   account_statement: StatementParamsSchema,
@@ -43,6 +46,8 @@ export const REPORT_PARAMS = {
   deposits_withdrawals: DepositsWithdrawalsParamsSchema,
   daily: DailyParamsSchema,
   promotions: PromotionsParamsSchema,
+  ib_rewards: PartnerReportParamsSchema,
+  ib_acquisition: PartnerReportParamsSchema,
 } satisfies Record<ReportType, z.ZodType>;
 
 export type StatementParams = z.output<typeof StatementParamsSchema>;
@@ -51,6 +56,7 @@ export type ExposureParams = z.output<typeof ExposureParamsSchema>;
 export type DepositsWithdrawalsParams = z.output<typeof DepositsWithdrawalsParamsSchema>;
 export type DailyParams = z.output<typeof DailyParamsSchema>;
 export type PromotionsParams = z.output<typeof PromotionsParamsSchema>;
+export type PartnerReportParams = z.output<typeof PartnerReportParamsSchema>;
 
 /** The first instant of a `YYYY-MM-DD` day (UTC), and the first instant after an inclusive `to`. */
 export function dayStart(day: string): Date {

@@ -7,6 +7,7 @@ import { CurrencyConverter } from '../prices/conversion';
 import { PricingContext, PricingError } from '../prices/pricing-context';
 import { closingPrice, profitInQuoteCurrency } from '../prices/trading-math';
 import { DAILY_COLUMNS, dailyDocument } from './daily-report';
+import { IB_ACQUISITION_COLUMNS, IB_REWARDS_COLUMNS, ibAcquisitionDocument, ibRewardsDocument } from './partner-reports';
 import type { Column, ReportDocument, Row } from './report-document';
 import { statementTexts, type StatementTexts } from './report-texts';
 import type { SourceContext } from './source-context';
@@ -16,6 +17,7 @@ import {
   REPORT_PARAMS,
   type DepositsWithdrawalsParams,
   type PromotionsParams,
+  type PartnerReportParams,
   type ExposureParams,
   type StatementParams,
   type TradesParams,
@@ -128,6 +130,8 @@ export const REPORT_SECTIONS: Record<ReportType, Array<{ key: string; columns: C
   deposits_withdrawals: [{ key: 'days', columns: DEPOSITS_WITHDRAWALS_COLUMNS }],
   daily: [{ key: 'snapshots', columns: DAILY_COLUMNS }],
   promotions: [{ key: 'codes', columns: PROMOTIONS_COLUMNS }],
+  ib_rewards: [{ key: 'rewards', columns: IB_REWARDS_COLUMNS }],
+  ib_acquisition: [{ key: 'partners', columns: IB_ACQUISITION_COLUMNS }],
 };
 
 const fromArray = (rows: Row[]) => () =>
@@ -154,6 +158,10 @@ export async function documentFor(type: ReportType, rawParams: unknown, ctx: Sou
       return dailyDocument(parsed.data as { trading_date: string }, ctx);
     case 'promotions':
       return promotionsDocument(parsed.data as PromotionsParams, ctx);
+    case 'ib_rewards':
+      return ibRewardsDocument(parsed.data as PartnerReportParams, ctx);
+    case 'ib_acquisition':
+      return ibAcquisitionDocument(parsed.data as PartnerReportParams, ctx);
   }
 }
 

@@ -226,3 +226,46 @@ export const DAILY_SNAPSHOTS = namedStatement<{ trading_date: string } & ScopePa
     where s.trading_date = :trading_date::date and ${scopeSql('a.customer_id')}
     order by s.login`,
 );
+
+// --- partners --------------------------------------------------------------------------------
+
+/**
+ * Per partner, level and currency: the rewards of the orders closed in the period, by state.
+ * A staff scope keeps the rows of the clients it sees.
+ */
+export const IB_REWARDS = namedStatement<{ start: Date; until: Date; partner_id: string | null } & ScopeParams>(
+  `select p.id::text as partner_id, p.code, a.level, a.currency,
+          count(distinct a.ticket)::int as orders, coalesce(sum(a.lots), 0)::text as lots,
+          coalesce(sum(a.amount) filter (where a.status = 'paid'), 0.00)::text as paid,
+          coalesce(sum(a.amount) filter (where a.status = 'accrued'), 0.00)::text as pending,
+          coalesce(sum(a.amount) filter (where a.status = 'on_hold'), 0.00)::text as on_hold,
+          coalesce(sum(a.amount) filter (where a.status = 'reversed'), 0.00)::text as reversed,
+          count(*) filter (where a.status = 'excluded')::int as excluded
+     from ib_accruals a join partners p on p.id = a.partner_id
+    where a.closed_at >= :start and a.closed_at < :until
+      and (:partner_id::uuid is null or a.partner_id = :partner_id::uuid)
+      and ${scopeSql('a.client_customer_id')}
+    group by p.id, p.code, a.level, a.currency
+    order by p.code, a.level, a.currency`,
+);
+
+/**
+ * Per partner and level (1: its own clients, 2: the clients of the partners directly below,
+ * ...): the clients registered and first-funded in the period, and the lots they closed in it.
+ */
+export const IB_ACQUISITION = namedStatement<{ start: Date; until: Date; partner_id: string | null } & ScopeParams>(
+  `with recursive tree(root, id, depth) as (
+     select id, id, 1 from partners where (:partner_id::uuid is null or id = :partner_id::uuid)
+     union all
+     select t.root, p.id, t.depth + 1 from tree t join partners p on p.parent_partner_id = t.id where t.depth < 10
+   )
+   select r.id::text as partner_id, r.code, t.depth as level,
+          count(*) filter (where c.created_at >= :start and c.created_at < :until)::int as registrations,
+          count(*) filter (where c.ftd_at >= :start and c.ftd_at < :until)::int as ftds,
+          coalesce(sum((select sum(o.volume) from orders o join accounts x on x.id = o.account_id
+                         where x.customer_id = c.id and o.status = 'closed' and o.closed_at >= :start and o.closed_at < :until)), 0)::text as volume
+     from tree t join partners r on r.id = t.root join customers c on c.partner_id = t.id
+    where ${scopeSql('c.id')}
+    group by r.id, r.code, t.depth
+    order by r.code, t.depth`,
+);

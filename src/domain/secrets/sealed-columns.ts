@@ -151,13 +151,13 @@ async function resealDocuments(em: EntityManager, box: SecretBox, failures: Unse
     for (const row of rows) {
       let plain: Buffer;
       try {
-        plain = box.openBytes(row.content, row.key_id, row.document_id, `the file of document ${row.document_id}`);
+        plain = await box.openBytes(row.content, row.key_id, row.document_id, `the file of document ${row.document_id}`);
       } catch (err) {
         if (!(err instanceof UnsealError)) throw err;
         failures.push(err);
         continue;
       }
-      const { keyId, sealed } = box.sealBytes(plain, row.document_id);
+      const { keyId, sealed } = await box.sealBytes(plain, row.document_id);
       const done = await em.transactional((tx) =>
         executeBoundInTransaction<{ document_id: string }>(
           tx,

@@ -132,15 +132,22 @@ test('when a campaign budget of one use is spent, then the next customer gets PR
   expectError(await redeem(b.customer, { code: c.code }), 409, 'PROMO_CODE_EXHAUSTED');
 });
 
-test('when a first-deposit code is redeemed before any deposit, then it is armed and the first deposit grants the bonus', async () => {
+test('when a first-deposit code is redeemed before any deposit, then it is armed with a pending bonus the first qualifying deposit makes active', async () => {
   const c = await code({ first_deposit_only: true, min_deposit: 100 });
   const { customer, live } = await trader(0);
   const armed = expectOk(await redeem(customer, { code: c.code }), 201);
-  expect(armed).toEqual({ id: armed.id, code: c.code, status: 'armed' });
+  expect(armed).toEqual({ id: armed.id, code: c.code, status: 'armed', bonus_id: expect.any(String) });
+  const mine = async () =>
+    expectOk(await app.request('GET', '/customers/me/bonuses', { token: customer.token }), 200).items.find(
+      (b: { id: string }) => b.id === armed.bonus_id,
+    );
+  expect(await mine()).toMatchObject({ status: 'pending', amount: '50.00', login: null, source: { type: 'promo' } });
   expectOk(await app.request('POST', `/api/backoffice/accounts/${live}/deposits`, { token: admin, body: { amount: 50 } }), 201);
   expect(await creditOf(live)).toBe('0.00');
+  expect((await mine()).status).toBe('pending');
   expectOk(await app.request('POST', `/api/backoffice/accounts/${live}/deposits`, { token: admin, body: { amount: 150 } }), 201);
   expect(await creditOf(live)).toBe('50.00');
+  expect(await mine()).toMatchObject({ status: 'active', amount: '50.00', login: live });
   const [row] = await sql<{ status: string }>(app, 'select status from promo_redemptions where id = ?', [armed.id]);
   expect(row!.status).toBe('applied');
   // Having deposited, the customer is no longer eligible for another first-deposit code.
@@ -205,4 +212,36 @@ test('when staff ask for the promotions report, then each code shows its redempt
       net_cost: '0.00',
     }),
   ]);
+});
+
+test('when a customer without a partner redeems a code naming one, then it is attributed to that partner; one already attributed keeps its own', async () => {
+  const plan = expectOk(
+    await app.request('POST', '/api/crm/ib-plans', {
+      token: admin,
+      body: { name: 'Promo plan', currency: 'USD', basis: 'per_lot', levels: [{ level: 1, value: 5 }], charge: 'daily' },
+    }),
+    201,
+  );
+  const partnerOf = async () => {
+    const owner = await createCustomer(app, admin);
+    return expectOk(
+      await app.request('POST', '/api/crm/partners', { token: admin, body: { customer_id: owner.id, plan_id: plan.id } }),
+      201,
+    );
+  };
+  const partner = await partnerOf();
+  const other = await partnerOf();
+  const c = await code({ partner_id: partner.id });
+  const { customer } = await trader(100);
+  expectOk(await redeem(customer, { code: c.code }, `redeem-${customer.id}`), 201, 'redeem');
+  const attributed = expectOk(await app.request('GET', `/api/crm/customers/${customer.id}`, { token: admin }), 200);
+  expect(attributed).toMatchObject({ partner_id: partner.id, affiliate_id: partner.code });
+
+  const { customer: loyal } = await trader(100);
+  expectOk(await app.request('PATCH', `/api/crm/customers/${loyal.id}`, { token: admin, body: { partner_id: other.id } }), 200);
+  expectOk(await redeem(loyal, { code: c.code }, `redeem-${loyal.id}`), 201, 'redeem');
+  expect(expectOk(await app.request('GET', `/api/crm/customers/${loyal.id}`, { token: admin }), 200)).toMatchObject({
+    partner_id: other.id,
+    affiliate_id: other.code,
+  });
 });

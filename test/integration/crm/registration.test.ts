@@ -99,6 +99,35 @@ test('when someone signs up and uses the mailed link, then a registered customer
   expect(again.body.detail[0].loc).toEqual(['body', 'token']);
 });
 
+test("when someone signs up with a partner's code as ref, in any case, then the customer is attributed to that partner; an unknown ref attributes nothing", async () => {
+  const plan = await app.request('POST', '/api/crm/ib-plans', {
+    token: admin,
+    body: { name: 'Sign-up plan', currency: 'USD', basis: 'per_lot', levels: [{ level: 1, value: 5 }], charge: 'daily' },
+  });
+  expect(plan.status).toBe(201);
+  const owner = await createCustomer(app, admin);
+  const code = `REF-${randomBytes(3).toString('hex').toUpperCase()}`;
+  const created = await app.request('POST', '/api/crm/partners', {
+    token: admin,
+    body: { customer_id: owner.id, plan_id: plan.body.id, code },
+  });
+  expect(created.status).toBe(201);
+
+  const email = newEmail();
+  expect((await signUp(form(email, { ref: code.toLowerCase() }), newAddress())).status).toBe(202);
+  const confirmed = await app.request('POST', '/customers/register/confirm', { body: { token: await confirmTokenFor(email) } });
+  expect(confirmed.status).toBe(201);
+  const me = await app.request('GET', '/customers/me', { token: confirmed.body.access_token });
+  expect(me.body).toMatchObject({ partner_id: created.body.id, affiliate_id: code, partner_code: code.toLowerCase() });
+
+  const stranger = newEmail();
+  expect((await signUp(form(stranger, { ref: 'NO-SUCH-PARTNER' }), newAddress())).status).toBe(202);
+  const other = await app.request('POST', '/customers/register/confirm', { body: { token: await confirmTokenFor(stranger) } });
+  expect(other.status).toBe(201);
+  const them = await app.request('GET', '/customers/me', { token: other.body.access_token });
+  expect(them.body).toMatchObject({ partner_id: null, affiliate_id: null, partner_code: 'NO-SUCH-PARTNER' });
+});
+
 test('when a taken email signs up, then the answer is the same and its owner is told someone tried, with no link', async () => {
   const owner: LoggedIn = await createCustomer(app, admin);
   const res = await signUp(form(owner.email.toUpperCase()), newAddress());

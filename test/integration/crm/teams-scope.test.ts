@@ -350,6 +350,38 @@ describe('the example: a team-scope agent of East and a West customer', () => {
       await join(east, agent.id, 'member');
     }
   });
+
+  test('when the agent’s scope or the team tree changes, then its same access token and API token see the change on their next request', async () => {
+    const issued = ok(
+      await app.request('POST', '/api/crm/settings/api-tokens', {
+        token: agent.token,
+        body: { name: 'sync', scopes: ['view_customers'] },
+      }),
+      201,
+    );
+    const reads = async () => ({
+      session: (await app.request('GET', `/api/crm/customers/${westC.id}`, { token: agent.token })).status,
+      apiToken: (await app.request('GET', `/api/crm/customers/${westC.id}`, { token: issued.token })).status,
+    });
+    expect(await reads()).toEqual({ session: 404, apiToken: 404 });
+    await setScope(agent.id, 'all');
+    try {
+      expect(await reads()).toEqual({ session: 200, apiToken: 200 });
+    } finally {
+      await setScope(agent.id, 'team');
+    }
+    expect(await reads()).toEqual({ session: 404, apiToken: 404 });
+    // West moved under East, with the agent its lead: the tree below East now holds West.
+    await join(east, agent.id, 'lead');
+    ok(await app.request('PATCH', `/api/admin/teams/${west}`, { token: admin, body: { parent_team_id: east } }), 200);
+    try {
+      expect(await reads()).toEqual({ session: 200, apiToken: 200 });
+    } finally {
+      ok(await app.request('PATCH', `/api/admin/teams/${west}`, { token: admin, body: { parent_team_id: null } }), 200);
+      await join(east, agent.id, 'member');
+    }
+    expect(await reads()).toEqual({ session: 404, apiToken: 404 });
+  });
 });
 
 describe('own scope, assignment and personal data', () => {

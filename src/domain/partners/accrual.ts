@@ -1,0 +1,201 @@
+import Decimal from 'decimal.js';
+import type { RunBound } from '../../db/bound-transaction';
+import type { IbLevelValue } from '../../entities/partner.entity';
+import { dec, type Dec } from '../../platform/decimal';
+import type { PostingHook } from '../ledger/posting';
+import { evaluateFraudOn } from '../fraud/evaluate';
+import { WALLET_CURRENCY } from '../accounts/accounts';
+import { ACCRUED_EVENT, CLOSE_CHAIN, INSERT_ACCRUALS, MARK_PAID, PAY_INSTANT, PLAN_BY_ID } from './partners.queries';
+
+/**
+ * Rewards of introducing brokers, accrued in the transaction of the close that earns them
+ * (installed in src/policy.ts). The close statement tells whether the account's customer
+ * trades under a partner at all (`referred`), so a close of a client without one pays no
+ * round trip here.
+ */
+export const IbAccrualHook: PostingHook = {
+  name: 'ib_accrual',
+  flows: ['order_close'],
+  async after(run, posting) {
+    if (!posting.account.referred) return;
+    await accrueClose(run, posting.reference.id);
+  },
+};
+
+interface ChainRow {
+  ticket: string;
+  login: string;
+  symbol: string;
+  lots: string;
+  closed_at: Date;
+  customer_id: string;
+  currency: string;
+  group_id: string | null;
+  email: string;
+  country: string | null;
+  held_seconds: number;
+  commission: string;
+  spread: string | null;
+  level: number;
+  partner_id: string;
+  partner_customer_id: string;
+  plan_id: string;
+  under_case: boolean;
+}
+
+interface PlanRow {
+  id: string;
+  currency: string;
+  basis: 'commission_pct' | 'per_lot' | 'spread_pct';
+  levels: IbLevelValue[];
+  max_per_lot: string | null;
+  group_ids: string[] | null;
+  symbol_overrides: Record<string, IbLevelValue[]> | null;
+  charge: 'instant' | 'daily';
+  min_hold_seconds: number;
+}
+
+/** What one level of a close earns, before the exclusions: the plan's value for that level applied to the basis. */
+export function levelAmounts(plan: PlanRow, symbol: string, lots: Dec, commission: Dec, spread: Dec | null): Map<number, Dec> {
+  const levels = plan.symbol_overrides?.[symbol.toUpperCase()] ?? plan.levels;
+  const out = new Map<number, Dec>();
+  // Amounts are cut to the cent downwards, so the levels together never pass what the order paid.
+  const cut = (v: Dec) => v.toDecimalPlaces(2, Decimal.ROUND_DOWN);
+  let capLeft = plan.basis === 'per_lot' && plan.max_per_lot ? dec(plan.max_per_lot).times(lots) : null;
+  for (const l of [...levels].sort((a, b) => a.level - b.level)) {
+    let amount: Dec;
+    if (plan.basis === 'commission_pct') amount = cut(commission.times(l.value).div(100));
+    else if (plan.basis === 'spread_pct') amount = spread ? cut(spread.times(l.value).div(100)) : dec(0);
+    else amount = cut(lots.times(l.value));
+    // max_per_lot caps the sum across levels: the nearest levels are served first.
+    if (capLeft) {
+      amount = Decimal.min(amount, cut(capLeft));
+      capLeft = capLeft.minus(amount);
+    }
+    out.set(l.level, amount);
+  }
+  return out;
+}
+
+/**
+ * Accrues one closed order: one row per partner of the chain, whatever it earns (an exclusion
+ * is a row of 0 with its reason), so the order is settled once. The plan is the one of the
+ * chain's first partner, so the levels of one order never share more than that plan allows.
+ * Instant plans pay in this transaction; daily ones wait for the end of day.
+ */
+export async function accrueClose(run: RunBound, ticket: string): Promise<void> {
+  const chain = await run<ChainRow>(CLOSE_CHAIN.bind({ ticket }));
+  if (chain.length === 0) return;
+  const first = chain[0]!;
+  const [plan] = await run<PlanRow>(PLAN_BY_ID.bind({ id: first.plan_id }));
+  if (!plan) return;
+  if (plan.group_ids && plan.group_ids.length > 0 && !(first.group_id && plan.group_ids.includes(first.group_id))) return;
+
+  const lots = dec(first.lots);
+  const amounts = levelAmounts(plan, first.symbol, lots, dec(first.commission), first.spread ? dec(first.spread) : null);
+  const commonReason =
+    first.currency !== plan.currency || plan.currency !== WALLET_CURRENCY
+      ? 'currency'
+      : first.held_seconds < plan.min_hold_seconds
+        ? 'short_hold'
+        : null;
+  // The ib_accrual rules see the client's close; a review holds every level of it.
+  let held = false;
+  let blocked = false;
+  if (!commonReason && chain.some((c) => (amounts.get(c.level) ?? dec(0)).gt(0))) {
+    const verdict = await evaluateFraudOn(
+      run,
+      'ib_accrual',
+      {
+        customerId: first.customer_id,
+        amount: dec(first.commission).toFixed(2),
+        currency: first.currency,
+        country: first.country,
+      },
+      { type: 'order', id: ticket },
+    );
+    // A close cannot be refused: a block rule leaves the order without rewards instead.
+    blocked = verdict.decision === 'block';
+    held = verdict.decision === 'review';
+  }
+  // A level the plan does not pay is no row at all; a partner's own order is, to say why it earned nothing.
+  const paying = chain.filter((c) => amounts.has(c.level) || c.partner_customer_id === c.customer_id);
+  const rows = paying.map((c) => {
+    const earned = amounts.get(c.level) ?? dec(0);
+    let status: string = plan.charge === 'instant' ? 'paid' : 'accrued';
+    let reason: string | null = null;
+    if (c.partner_customer_id === c.customer_id) reason = 'self_trading';
+    else if (commonReason) reason = commonReason;
+    else if (blocked) reason = 'fraud_blocked';
+    else if (earned.isZero()) reason = 'no_reward';
+    if (reason) status = 'excluded';
+    else if (held || c.under_case) {
+      status = 'on_hold';
+      reason = 'fraud_case';
+    }
+    return {
+      ticket,
+      partner_id: c.partner_id,
+      level: c.level,
+      plan_id: plan.id,
+      client_customer_id: c.customer_id,
+      login: c.login,
+      symbol: c.symbol,
+      lots: c.lots,
+      amount: status === 'excluded' ? '0.00' : earned.toFixed(2),
+      currency: plan.currency,
+      // Inserted as accrued; an instant payment marks it paid once its ledger row is booked.
+      status: status === 'paid' ? 'accrued' : status,
+      reason,
+      charge: plan.charge,
+      closed_at: new Date(c.closed_at).toISOString(),
+      partner_customer_id: c.partner_customer_id,
+    };
+  });
+  const inserted = await run<{
+    id: string;
+    partner_id: string;
+    level: number;
+    amount: string;
+    status: string;
+    reason: string | null;
+  }>(INSERT_ACCRUALS.bind({ rows: JSON.stringify(rows) }));
+  for (const ins of inserted) {
+    const row = rows.find((r) => r.partner_id === ins.partner_id && r.level === ins.level)!;
+    const view = {
+      id: ins.id,
+      ticket,
+      partner_id: ins.partner_id,
+      level: ins.level,
+      symbol: row.symbol,
+      lots: dec(row.lots).toFixed(2),
+      amount: dec(ins.amount).toFixed(2),
+      currency: row.currency,
+      status: ins.status,
+      reason: ins.reason,
+      closed_at: row.closed_at,
+    };
+    await run(
+      ACCRUED_EVENT.bind({
+        partner_id: ins.partner_id,
+        customer_id: row.partner_customer_id,
+        ticket,
+        data: JSON.stringify(view),
+      }),
+    );
+    if (plan.charge === 'instant' && ins.status === 'accrued' && dec(ins.amount).gt(0)) {
+      const paid = await run(
+        PAY_INSTANT.bind({
+          customer_id: row.partner_customer_id,
+          partner_id: ins.partner_id,
+          amount: ins.amount,
+          reference_id: ticket,
+          comment: `IB reward, level ${ins.level}, order ${ticket}`,
+          data: JSON.stringify({ partner_id: ins.partner_id, amount: view.amount, currency: view.currency, accruals: 1, ticket }),
+        }),
+      );
+      // A partner without a wallet is paid nothing: the accrual stays owed, never marked paid.
+      if (paid.length) await run(MARK_PAID.bind({ ids: JSON.stringify([ins.id]), payment_id: null }));
+    }
+  }
+}

@@ -1,0 +1,313 @@
+import { namedStatement } from '../../platform/named-sql';
+import { auditInsertSql, type AuditParams } from '../audit/audit';
+import { eventInsertSql } from '../events/outbox';
+import { ledgerInsertSql } from '../ledger/ledger';
+import { balanceUpdateSql } from '../ledger/posting';
+
+// --- the tree --------------------------------------------------------------------------
+
+/** A partner and the partners above it, nearest first (`depth` 0 is the partner itself). */
+export const ANCESTORS = namedStatement<{ partner_id: string }>(
+  `with recursive up(id, parent_partner_id, depth) as (
+     select id, parent_partner_id, 0 from partners where id = :partner_id::uuid
+     union all
+     select p.id, p.parent_partner_id, up.depth + 1 from partners p join up on p.id = up.parent_partner_id where up.depth < 64
+   ) select id, depth from up order by depth`,
+);
+
+/** A partner and every partner below it, with the depth below it (0 is the partner itself). */
+export const SUBTREE = namedStatement<{ partner_id: string }>(
+  `with recursive down(id, depth) as (
+     select id, 0 from partners where id = :partner_id::uuid
+     union all
+     select p.id, down.depth + 1 from partners p join down on p.parent_partner_id = down.id where down.depth < 64
+   ) select id, depth from down`,
+);
+
+/** Every partner's depth in the tree (1 at the top), in one walk down from the top partners. */
+export const ALL_DEPTHS = namedStatement<Record<string, never>>(
+  `with recursive t(id, depth) as (
+     select id, 1 from partners where parent_partner_id is null
+     union all
+     select p.id, t.depth + 1 from partners p join t on p.parent_partner_id = t.id where t.depth < 64
+   ) select id, depth from t`,
+);
+
+/** A partner by its code, whatever the case it is typed in, or by its id. */
+export const PARTNER_BY_REF = namedStatement<{ ref: string }>(
+  `select id, code, customer_id from partners
+    where code = upper(:ref::text) or (:ref::text ~* '^[0-9a-f-]{36}$' and id::text = lower(:ref::text)) limit 1`,
+);
+
+// --- accrual at a close ----------------------------------------------------------------
+
+/**
+ * A closed order as the accrual reads it, with the chain of partners above its customer: the
+ * customer's own partner record first when it is a partner (its own orders start the chain at
+ * itself), else the partner it is attributed to; then each parent, up to 10 levels. The
+ * commission is what the order paid over both sides; the spread is the group's markup on it.
+ */
+export const CLOSE_CHAIN = namedStatement<{ ticket: string }>(
+  `with recursive o as (
+     select o.ticket, o.login::text as login, o.symbol, o.volume, o.created_at, o.closed_at, a.id as account_id,
+            a.customer_id, a.currency, a.group_id, c.email, c.country,
+            coalesce((select p.id from partners p where p.customer_id = a.customer_id), c.partner_id) as entry
+       from orders o join accounts a on a.id = o.account_id join customers c on c.id = a.customer_id
+      where o.ticket = :ticket::bigint and o.status = 'closed'
+   ), chain(partner_id, level) as (
+     select entry, 1 from o where entry is not null
+     union all
+     select p.parent_partner_id, chain.level + 1 from chain join partners p on p.id = chain.partner_id
+      where p.parent_partner_id is not null and chain.level < 10
+   )
+   select o.ticket::text as ticket, o.login, o.symbol, o.volume::text as lots, o.closed_at, o.customer_id, o.currency,
+          o.group_id, o.email, o.country,
+          extract(epoch from (o.closed_at - o.created_at))::float8 as held_seconds,
+          (select coalesce(-sum(l.amount), 0)::text from ledger_entries l
+            where l.reference_type = 'order' and l.reference_id = o.ticket::text and l.kind = 'commission') as commission,
+          (select (gi.spread * power(10::numeric, -i.digits) * o.volume * i.contract_size)::text
+             from group_instruments gi join instruments i on i.id = gi.instrument_id
+            where gi.group_id = o.group_id and i.symbol = o.symbol and i.quote_currency = o.currency) as spread,
+          ch.level, p.id as partner_id, p.customer_id as partner_customer_id, p.plan_id,
+          exists (select 1 from fraud_cases f where f.status in ('open', 'investigating')
+                   and f.customer_id in (o.customer_id, p.customer_id)) as under_case
+     from o join chain ch on true join partners p on p.id = ch.partner_id
+    order by ch.level`,
+);
+
+export const PLAN_BY_ID = namedStatement<{ id: string }>(
+  `select id, currency, basis, levels, max_per_lot::text as max_per_lot, group_ids, symbol_overrides, charge, min_hold_seconds
+     from ib_plans where id = :id::uuid`,
+);
+
+/** The accruals of one close, once: a retried close inserts nothing (unique on order, partner, level). */
+export const INSERT_ACCRUALS = namedStatement<{ rows: string }>(
+  `insert into ib_accruals (id, created_at, updated_at, ticket, partner_id, level, plan_id, client_customer_id, login, symbol,
+     lots, amount, currency, status, reason, charge, closed_at)
+   select gen_random_uuid(), now(), now(), r.ticket::bigint, r.partner_id::uuid, r.level, r.plan_id::uuid,
+          r.client_customer_id::uuid, r.login::bigint, r.symbol, r.lots::numeric, r.amount::numeric, r.currency, r.status,
+          r.reason, r.charge, r.closed_at::timestamptz
+     from jsonb_to_recordset(:rows::jsonb) as r(ticket text, partner_id text, level int, plan_id text, client_customer_id text,
+          login text, symbol text, lots text, amount text, currency text, status text, reason text, charge text, closed_at text)
+   on conflict (ticket, partner_id, level) do nothing
+   returning id, partner_id, level, amount::text as amount, status, reason`,
+);
+
+/** `ib.reward_accrued` on the partner's own stream, one per order and partner. */
+export const ACCRUED_EVENT = namedStatement<{ partner_id: string; customer_id: string; ticket: string; data: string }>(
+  eventInsertSql({
+    type: 'ib.reward_accrued',
+    aggregateType: 'partner',
+    aggregateId: ':partner_id',
+    customerId: ':customer_id::uuid',
+    data: ':data::jsonb',
+    at: 'now()',
+  }),
+);
+
+// --- payment ---------------------------------------------------------------------------
+
+function payReward(referenceType: 'order' | 'ib_payment') {
+  return namedStatement<{
+    customer_id: string;
+    partner_id: string;
+    amount: string;
+    reference_id: string;
+    comment: string;
+    data: string;
+  }>(`with a as (
+  ${balanceUpdateSql({
+    delta: ':amount::numeric',
+    at: 'now()',
+    where: "customer_id = :customer_id::uuid and kind = 'wallet'",
+    returning: 'id, login, customer_id, balance',
+  })}
+), l as (
+  ${ledgerInsertSql([
+    {
+      id: 'gen_random_uuid()',
+      bookedAt: 'now()',
+      accountId: 'a.id',
+      kind: 'ib_reward',
+      amount: ':amount::numeric',
+      balanceAfter: 'a.balance',
+      referenceType,
+      referenceId: ':reference_id',
+      comment: ':comment',
+      from: 'a',
+    },
+  ])}
+), e as (
+  ${eventInsertSql({
+    type: 'ib.reward_paid',
+    aggregateType: 'partner',
+    aggregateId: ':partner_id',
+    customerId: 'a.customer_id',
+    data: `:data::jsonb || jsonb_build_object('login', a.login::text)`,
+    at: 'now()',
+    from: 'a',
+  })}
+)
+select a.login::text as login, a.balance::text as balance from a`);
+}
+
+/**
+ * Pays a partner `amount` into its wallet: the balance, its `ib_reward` row (referencing the
+ * order, for an instant payment, or the daily payment) and `ib.reward_paid`, in one statement.
+ * The wallet row is locked by the update itself.
+ */
+export const PAY_INSTANT = payReward('order');
+export const PAY_DAILY = payReward('ib_payment');
+
+export const MARK_PAID = namedStatement<{ ids: string; payment_id: string | null }>(
+  `update ib_accruals set status = 'paid', paid_at = now(), updated_at = now(), payment_id = :payment_id::uuid
+    where id in (select jsonb_array_elements_text(:ids::jsonb)::uuid) and status = 'accrued'`,
+);
+
+/**
+ * The partners with daily accruals owed (of orders closed before `until`), each with what is
+ * due: the end of day pays each once per date.
+ */
+export const DAILY_DUE = namedStatement<{ until: Date; trading_date: string }>(
+  `select a.partner_id, p.customer_id, sum(a.amount)::text as amount, count(*)::int as n
+     from ib_accruals a join partners p on p.id = a.partner_id
+    where a.status = 'accrued' and a.charge = 'daily' and a.closed_at < :until
+      and not exists (select 1 from ib_payments x where x.partner_id = a.partner_id and x.trading_date = :trading_date::date)
+    group by a.partner_id, p.customer_id order by a.partner_id`,
+);
+
+/** The date's payment of a partner, once: a rerun of the date inserts nothing and pays nothing. */
+export const INSERT_PAYMENT = namedStatement<{ partner_id: string; trading_date: string; amount: string; n: number }>(
+  `insert into ib_payments (id, created_at, updated_at, partner_id, trading_date, amount, accruals)
+   values (gen_random_uuid(), now(), now(), :partner_id::uuid, :trading_date::date, :amount::numeric, :n)
+   on conflict (partner_id, trading_date) do nothing returning id`,
+);
+
+/** The accruals one daily payment covers, locked, so a close paying at the same time cannot pay them twice. */
+export const DUE_OF_PARTNER = namedStatement<{ partner_id: string; until: Date }>(
+  `select id, amount::text as amount from ib_accruals
+    where partner_id = :partner_id::uuid and status = 'accrued' and charge = 'daily' and closed_at < :until
+    order by id for update`,
+);
+
+// --- holds and clawback ----------------------------------------------------------------
+
+/** The held accruals of a customer's orders, or of the customer as a partner, locked. */
+export const HELD_OF_CUSTOMER = namedStatement<{ customer_id: string }>(
+  `select a.id, a.partner_id, p.customer_id as partner_customer_id, a.amount::text as amount, a.charge, a.ticket::text as ticket
+     from ib_accruals a join partners p on p.id = a.partner_id
+    where a.status = 'on_hold' and (a.client_customer_id = :customer_id::uuid or p.customer_id = :customer_id::uuid)
+    order by a.id for update of a`,
+);
+
+export const SET_ACCRUAL_STATUS = namedStatement<{ ids: string; status: string; reason: string | null }>(
+  `update ib_accruals set status = :status, reason = coalesce(:reason, reason), updated_at = now()
+    where id in (select jsonb_array_elements_text(:ids::jsonb)::uuid)`,
+);
+
+/** A customer's paid rewards since a date, by partner, locked: what a clawback takes back. */
+export const PAID_SINCE = namedStatement<{ customer_id: string; since: Date }>(
+  `select a.id, a.partner_id, p.customer_id as partner_customer_id, a.amount::text as amount, a.status
+     from ib_accruals a join partners p on p.id = a.partner_id
+    where a.client_customer_id = :customer_id::uuid and a.status in ('paid', 'accrued', 'on_hold') and a.closed_at >= :since
+      and a.amount > 0
+    order by a.partner_id, a.id for update of a`,
+);
+
+/** Takes back `amount` from a partner's wallet (its balance may go below zero), with `ib.reward_reversed`. */
+export const REVERSE_REWARD = namedStatement<{
+  customer_id: string;
+  partner_id: string;
+  amount: string;
+  reference_id: string;
+  comment: string;
+  data: string;
+}>(`with a as (
+  ${balanceUpdateSql({
+    delta: '-(:amount::numeric)',
+    at: 'now()',
+    where: "customer_id = :customer_id::uuid and kind = 'wallet'",
+    returning: 'id, login, customer_id, balance',
+  })}
+), l as (
+  ${ledgerInsertSql([
+    {
+      id: 'gen_random_uuid()',
+      bookedAt: 'now()',
+      accountId: 'a.id',
+      kind: 'ib_reward_reversal',
+      amount: '-(:amount::numeric)',
+      balanceAfter: 'a.balance',
+      referenceType: 'ib_clawback',
+      referenceId: ':reference_id',
+      comment: ':comment',
+      from: 'a',
+    },
+  ])}
+), e as (
+  ${eventInsertSql({
+    type: 'ib.reward_reversed',
+    aggregateType: 'partner',
+    aggregateId: ':partner_id',
+    customerId: 'a.customer_id',
+    data: `:data::jsonb || jsonb_build_object('login', a.login::text)`,
+    at: 'now()',
+    from: 'a',
+  })}
+)
+select a.login::text as login, a.balance::text as balance from a`);
+
+/** An audit row written in the statement stream of a posting hook (which holds no unit of work). */
+export const AUDIT_ROW = namedStatement<AuditParams>(auditInsertSql('now()', '(select 1) as one'));
+
+/** A charge-back's deposit: whether the reversal was a charge-back, and when the deposit it takes back was booked. */
+export const CHARGED_BACK_DEPOSIT = namedStatement<{ reference_id: string }>(
+  `select bool_or(kind = 'chargeback') as charged_back, min(created_at) filter (where kind = 'deposit') as deposited_at
+     from ledger_entries where reference_type = 'deposit_intent' and reference_id = :reference_id`,
+);
+
+/** When a customer was created: a fraud verdict's clawback takes back every reward its orders earned. */
+export const CUSTOMER_SINCE = namedStatement<{ customer_id: string }>(
+  `select created_at from customers where id = :customer_id::uuid`,
+);
+
+// --- the partner portal ----------------------------------------------------------------
+
+/** A partner's totals: its clients, its partners below, and its rewards by state. */
+export const PARTNER_TOTALS = namedStatement<{ partner_id: string }>(
+  `select (select count(*)::int from customers c where c.partner_id = :partner_id::uuid) as clients,
+          (select count(*)::int from partners p where p.parent_partner_id = :partner_id::uuid) as sub_partners,
+          coalesce(sum(a.amount) filter (where a.status = 'paid'), 0)::numeric(38,2)::text as paid,
+          coalesce(sum(a.amount) filter (where a.status = 'accrued'), 0)::numeric(38,2)::text as pending,
+          coalesce(sum(a.amount) filter (where a.status = 'on_hold'), 0)::numeric(38,2)::text as on_hold,
+          coalesce(sum(a.amount) filter (where a.status = 'reversed'), 0)::numeric(38,2)::text as reversed
+     from ib_accruals a where a.partner_id = :partner_id::uuid`,
+);
+
+/** A partner's own clients with their closed lots: never their balances. */
+export const PARTNER_CLIENTS = namedStatement<{ partner_id: string }>(
+  `select c.email, c.country, c.created_at, c.ftd_at,
+          (select coalesce(sum(o.volume), 0)::numeric(20,2)::text from orders o join accounts a on a.id = o.account_id
+            where a.customer_id = c.id and o.status = 'closed') as lots
+     from customers c where c.partner_id = :partner_id::uuid order by c.created_at, c.id limit 1000`,
+);
+
+/** A partner's accruals closed in [from, to), newest first. */
+export const PARTNER_REWARDS = namedStatement<{ partner_id: string; from: Date; to: Date }>(
+  `select id, ticket::text as ticket, level, symbol, lots::text as lots, amount::text as amount, currency, status, reason,
+          closed_at, paid_at
+     from ib_accruals where partner_id = :partner_id::uuid and closed_at >= :from and closed_at < :to
+    order by closed_at desc, id limit 5000`,
+);
+
+/** The partners below one, at any depth, with their own client counts. */
+export const SUB_PARTNERS = namedStatement<{ partner_id: string }>(
+  `with recursive down(id, depth) as (
+     select id, 0 from partners where id = :partner_id::uuid
+     union all
+     select p.id, down.depth + 1 from partners p join down on p.parent_partner_id = down.id where down.depth < 10
+   )
+   select p.id, p.code, p.parent_partner_id, d.depth, p.created_at,
+          (select count(*)::int from customers c where c.partner_id = p.id) as clients
+     from down d join partners p on p.id = d.id where d.depth > 0 order by d.depth, p.created_at, p.id`,
+);
