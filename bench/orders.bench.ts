@@ -55,14 +55,14 @@ const INSTRUMENTS = [
   { symbol: 'USDJPY', digits: 3, base: 'USD', quote: 'JPY', bid: 150, ask: 150.02 },
 ] as const;
 
-interface Holder {
+export interface Holder {
   customerId: string;
   token: string;
   account: { id: string; login: string };
 }
 
 /** Request `seq`: whose account, and which order. */
-function orderOf(holders: Holder[], seq: number): { holder: Holder; order: NewMarketOrder } {
+export function orderOf(holders: Holder[], seq: number): { holder: Holder; order: NewMarketOrder } {
   const holder = holders[seq % CUSTOMERS]!;
   const turn = Math.floor(seq / CUSTOMERS);
   return {
@@ -213,9 +213,9 @@ async function rollback(client: PoolClient): Promise<void> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Setup, through the API as a broker would do it
+// Setup, through the API as a broker would do it (bench/replica.bench.ts opens orders on the same)
 
-async function setUp(api: Server, pool: Pool, tag: string): Promise<Holder[]> {
+export async function setUp(api: Server, pool: Pool, tag: string): Promise<Holder[]> {
   const admin = (await request<{ access_token: string }>(api, 'POST', '/api/admin/users/login', '', ADMIN, 200)).access_token;
   const group = await request<{ id: string }>(
     api,

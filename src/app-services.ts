@@ -14,6 +14,7 @@ import type { WebhookSender } from './domain/webhooks/sender';
 import type { Metrics } from './platform/metrics';
 import type { VerificationLevels } from './domain/compliance/verification-levels';
 import type { StreamHub } from './api/streams/stream-hub';
+import type { ReadReplica } from './db/read-replica';
 
 /**
  * The long-lived parts both tiers share, built once per process by the composition root
@@ -25,6 +26,8 @@ export interface AppServices {
   config: Config;
   logger: Logger;
   orm: MikroORM;
+  /** The read replica heavy reads go to (DATABASE_REPLICA_URL); undefined: everything reads the primary. */
+  replica: ReadReplica | undefined;
   /** Producer-side Redis: offline queue off, so it fails fast. */
   redis: RedisClient;
   /** The auth caches' and throttles' connection (auto-pipelined; see createRedis). */

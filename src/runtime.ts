@@ -1,12 +1,13 @@
 import type { Server } from 'node:http';
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { RedisClient } from './platform/redis';
 import type { Logger } from 'pino';
 import { createApp } from './api/app';
 import { answerClientErrors } from './api/http/client-errors';
 import type { RouteSpec } from './api/http/route';
 import type { Config } from './config/config';
-import { ensureDatabase, openOrm, runMigrations } from './db/database';
+import { ensureDatabase, openOrm, openReplicaOrm, runMigrations } from './db/database';
+import { attachReadReplica, ReadReplica } from './db/read-replica';
 import { JOB_DEFINITIONS } from './jobs';
 import type { JobDefinition } from './jobs/job-definition';
 import { JobProducer } from './jobs/job-producer';
@@ -132,6 +133,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     recordUnsealFailure(redis, config.queuePrefix, failure.purpose, failure.reason);
   });
   metrics.watchOutbox(() => outboxLagSeconds(orm.em.fork() as EntityManager));
+  const replica = config.replica ? await startReadReplica(config.replica, orm, logger, metrics) : undefined;
   const quotes = new QuoteStore(redis, config.queuePrefix);
   const authRedis = createRedis(config.redis, 'auth', logger);
   await redisReady(authRedis, Math.max(config.bootTimeoutMs, 3000));
@@ -149,6 +151,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     config,
     logger,
     orm,
+    replica,
     redis,
     authRedis,
     jobs,
@@ -237,6 +240,28 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
   return { services, server, port, workers, workerHttpPort, stop };
 }
 
+/** The read replica of DATABASE_REPLICA_URL, attached to the primary's ORM (readOnReplica finds it there), its metrics and its probe running. */
+async function startReadReplica(
+  settings: NonNullable<Config['replica']>,
+  orm: MikroORM,
+  logger: Logger,
+  metrics: Metrics,
+): Promise<ReadReplica> {
+  const replica = new ReadReplica(await openReplicaOrm(settings.url, logger), orm, {
+    maxLagMs: settings.maxLagMs,
+    waitMs: settings.waitMs,
+    logger,
+    onFallback: (reason) => countFallback(reason),
+  });
+  const countFallback = metrics.watchReplica(() => {
+    const status = replica.status();
+    return { up: status.state === 'streaming' || status.state === 'lagging', lagMs: status.lag_ms };
+  });
+  attachReadReplica(orm, replica);
+  replica.start();
+  return replica;
+}
+
 function listen(app: ReturnType<typeof createApp>, host: string, port: number): Promise<Server> {
   return new Promise((resolve, reject) => {
     const server = app.listen(port, host);
@@ -272,6 +297,7 @@ async function closeServices(services: AppServices): Promise<void> {
     () => closeRedis(services.authRedis),
     () => services.mail.close(),
     () => services.webhookSender.close(),
+    () => services.replica?.close(),
     () => services.orm.close(true),
   ]);
 }

@@ -57,6 +57,10 @@ const EnvSchema = z.object({
   ROLE: z.enum(['all', 'api', 'worker'], { message: 'must be all, api or worker' }).default('all'),
   DATABASE_URL: urlText(['postgres:', 'postgresql:']).default('postgres://postgres@127.0.0.1:5432/trading'),
   DATABASE_MIGRATION_URL: urlText(['postgres:', 'postgresql:']).optional(),
+  // A streaming replica of DATABASE_URL's server for the heavy reads (src/db/read-replica.ts).
+  DATABASE_REPLICA_URL: urlText(['postgres:', 'postgresql:']).optional(),
+  REPLICA_MAX_LAG_MS: integerText(0, 600000).default(5000),
+  REPLICA_WAIT_MS: integerText(0, 60000).default(1000),
   // One URL, or for a cluster (REDIS_CLUSTER) its seed nodes, comma-separated.
   REDIS_URL: z
     .string()
@@ -162,6 +166,7 @@ const SECRET_VARIABLES = new Set([
   'BOOTSTRAP_ADMIN_PASSWORD',
   'DATABASE_URL',
   'DATABASE_MIGRATION_URL',
+  'DATABASE_REPLICA_URL',
   'REDIS_URL',
   'SMTP_URL',
 ]);
@@ -179,6 +184,8 @@ export interface Config {
   databaseUrl: string;
   /** Where migrations run: a direct (session) connection when DATABASE_URL goes through PgBouncer in transaction mode. */
   migrationDatabaseUrl: string;
+  /** The read replica heavy reads go to, how far behind it may be, how long a read waits for it; undefined: none. */
+  replica: { url: string; maxLagMs: number; waitMs: number } | undefined;
   redis: RedisTarget;
   port: number;
   /** The address the API and a worker's HTTP listener bind. */
@@ -301,6 +308,9 @@ export function loadConfig(env: Env = process.env): Config {
     role: e.ROLE,
     databaseUrl: e.DATABASE_URL,
     migrationDatabaseUrl: e.DATABASE_MIGRATION_URL ?? e.DATABASE_URL,
+    replica: e.DATABASE_REPLICA_URL
+      ? { url: e.DATABASE_REPLICA_URL, maxLagMs: e.REPLICA_MAX_LAG_MS, waitMs: e.REPLICA_WAIT_MS }
+      : undefined,
     redis: { url: e.REDIS_URL, cluster: e.REDIS_CLUSTER },
     port: e.PORT,
     host: e.HOST,

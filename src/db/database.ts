@@ -1,5 +1,12 @@
 import { Client } from 'pg';
-import { DefaultLogger, MikroORM, type LogContext, type LoggerNamespace, type LoggerOptions } from '@mikro-orm/postgresql';
+import {
+  DefaultLogger,
+  MikroORM,
+  type LogContext,
+  type LoggerNamespace,
+  type LoggerOptions,
+  type Options,
+} from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { ormConfig } from './orm-config';
 
@@ -87,6 +94,20 @@ class StructuredOrmLogger extends DefaultLogger {
 }
 
 /** The ORM of a running process. */
-export async function openOrm(url: string, logger?: Logger): Promise<MikroORM> {
-  return MikroORM.init(ormConfig(url, logger ? { loggerFactory: (options) => new StructuredOrmLogger(options, logger) } : {}));
+export async function openOrm(url: string, logger?: Logger, overrides: Options = {}): Promise<MikroORM> {
+  return MikroORM.init(
+    ormConfig(url, { ...(logger ? { loggerFactory: (options) => new StructuredOrmLogger(options, logger) } : {}), ...overrides }),
+  );
+}
+
+/**
+ * The ORM of the read replica: the same entities on DATABASE_REPLICA_URL. Nothing connects
+ * until the first read, so a replica that is down at start delays nothing; a connection
+ * attempt that hangs (a host gone from the network) gives up after 2 s, and the read goes to
+ * the primary.
+ */
+export function openReplicaOrm(url: string, logger?: Logger): Promise<MikroORM> {
+  // A context name of its own: MikroORM hands every call on an EntityManager to the one bound to
+  // the running job or request under the same name, which would be the primary's.
+  return openOrm(url, logger, { contextName: 'replica', driverOptions: { connectionTimeoutMillis: 2000 } });
 }

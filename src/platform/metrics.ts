@@ -145,6 +145,39 @@ export class Metrics {
   }
 
   /**
+   * The read replica as this process's last probe saw it: `db_replica_up` (1 answering, 0 not)
+   * and `db_replica_lag_seconds` (NaN while it does not answer); and the counter it answers,
+   * `db_replica_fallbacks_total{reason}`: reads meant for it that the primary served. Only a
+   * process with a replica configured has these series.
+   */
+  watchReplica(read: () => { up: boolean; lagMs: number | null }): (reason: string) => void {
+    const fallbacks = new Counter({
+      name: 'db_replica_fallbacks_total',
+      help: 'Reads meant for the read replica that went to the primary, by reason (down, lagging, behind, failed)',
+      labelNames: ['reason'] as const,
+      registers: [this.registry],
+    });
+    new Gauge({
+      name: 'db_replica_up',
+      help: 'Whether the read replica answered the last probe (1) or not (0)',
+      registers: [this.registry],
+      collect() {
+        this.set(read().up ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'db_replica_lag_seconds',
+      help: 'How far the read replica was behind the primary at the last probe (NaN when it did not answer)',
+      registers: [this.registry],
+      collect() {
+        const { lagMs } = read();
+        this.set(lagMs === null ? Number.NaN : lagMs / 1000);
+      },
+    });
+    return (reason) => fallbacks.inc({ reason });
+  }
+
+  /**
    * A run's progress (the end of day's), read at scrape time from the run rows: one series per
    * run and state (total, done, failed, pending), labelled with its trading date and status.
    */

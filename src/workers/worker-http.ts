@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AppServices } from '../app-services';
+import { replicaHealth } from '../db/read-replica';
 import { METRICS_REFUSED, metricsAllowed } from '../platform/metrics-access';
 import { StartupRefused } from '../startup-refused';
 
@@ -41,7 +42,7 @@ async function answer(services: AppServices, req: IncomingMessage, res: ServerRe
     res.setHeader('Allow', 'GET, HEAD');
     return sendJson(res, 405, { detail: 'Method not allowed', code: 'METHOD_NOT_ALLOWED' });
   }
-  if (path === '/health') return sendJson(res, 200, { status: 'ok' });
+  if (path === '/health') return sendJson(res, 200, { status: 'ok', ...replicaHealth(services.replica) });
   if (!metricsAllowed(req.headers.authorization, services.config.metricsToken, services.config.metricsPublic)) {
     res.setHeader('WWW-Authenticate', 'Bearer');
     return sendJson(res, 401, { detail: METRICS_REFUSED, code: 'UNAUTHENTICATED' });

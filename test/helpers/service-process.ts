@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import type { Config } from '../../src/config/config';
 import { TEST_PROCESS_ENV } from './test-env';
-import { directDatabaseUrl } from './test-database';
+import { directDatabaseUrl, replicaDatabaseUrl } from './test-database';
 
 const ROOT = join(__dirname, '..', '..');
 
@@ -17,7 +17,8 @@ export interface ServiceProcess {
 
 /**
  * What a deployment behind a cluster or a pooler adds (scripts/cluster-check.sh runs tests so):
- * REDIS_CLUSTER, and a direct DATABASE_MIGRATION_URL beside a DATABASE_URL that goes through PgBouncer.
+ * REDIS_CLUSTER, and a direct DATABASE_MIGRATION_URL beside a DATABASE_URL that goes through PgBouncer;
+ * and under scripts/replica-check.sh, the replica's DATABASE_REPLICA_URL.
  */
 function deploymentEnv(env: Record<string, string>): Record<string, string> {
   const extra: Record<string, string> = {};
@@ -25,6 +26,8 @@ function deploymentEnv(env: Record<string, string>): Record<string, string> {
   if (process.env.TEST_DATABASE_APP_URL && env.DATABASE_URL && !env.DATABASE_MIGRATION_URL) {
     extra.DATABASE_MIGRATION_URL = directDatabaseUrl(decodeURIComponent(new URL(env.DATABASE_URL).pathname.slice(1)));
   }
+  const replica = env.DATABASE_URL && replicaDatabaseUrl(decodeURIComponent(new URL(env.DATABASE_URL).pathname.slice(1)));
+  if (replica && !env.DATABASE_REPLICA_URL) extra.DATABASE_REPLICA_URL = replica;
   return extra;
 }
 

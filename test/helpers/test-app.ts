@@ -14,7 +14,15 @@ import type { Processor } from '../../src/workers/processor';
 import { ADMIN } from './identity';
 import { PRISM_DOCUMENT, startPrismProxy, violationsOf, type PrismProxy } from './prism-proxy';
 import { TEST_PROCESS_ENV } from './test-env';
-import { cloneTemplateDatabase, databaseUrl, directDatabaseUrl, dropDatabase, runId } from './test-database';
+import {
+  cloneTemplateDatabase,
+  databaseUrl,
+  directDatabaseUrl,
+  dropDatabase,
+  replicaDatabaseUrl,
+  replicaHasDatabase,
+  runId,
+} from './test-database';
 
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 /** TEST_REDIS_CLUSTER=true: REDIS_URL names a Redis Cluster's seed nodes (scripts/cluster-check.sh). */
@@ -104,12 +112,16 @@ export interface TestAppOptions {
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const shared = options.shareWith;
   const databaseName = shared?.databaseName ?? (await cloneTemplateDatabase(options.label ?? 'app'));
+  // Under scripts/replica-check.sh the heavy reads go to a streaming replica of the test server.
+  const replicaUrl = replicaDatabaseUrl(databaseName);
+  if (replicaUrl) await replicaHasDatabase(databaseName);
   const config = loadConfig({
     NODE_ENV: 'test',
     PORT: '0',
     DATABASE_URL: databaseUrl(databaseName),
     // Behind a pooler in transaction mode, what needs a session (the outbox wake's LISTEN) connects directly.
     DATABASE_MIGRATION_URL: directDatabaseUrl(databaseName),
+    ...(replicaUrl ? { DATABASE_REPLICA_URL: replicaUrl } : {}),
     REDIS_URL,
     ...(REDIS_CLUSTER ? { REDIS_CLUSTER: 'true' } : {}),
     QUEUE_PREFIX: shared?.config.queuePrefix ?? testQueuePrefix(),

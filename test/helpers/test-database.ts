@@ -40,6 +40,39 @@ export function directDatabaseUrl(name: string): string {
   return url.toString();
 }
 
+/**
+ * A streaming replica of the test server (TEST_DATABASE_REPLICA_URL, started by
+ * scripts/replica-check.sh): every test database exists there too, once it has replayed the
+ * clone, and the service under test reads its heavy reads from it.
+ */
+export const TEST_REPLICA_URL = process.env.TEST_DATABASE_REPLICA_URL;
+
+export function replicaDatabaseUrl(name: string): string | undefined {
+  if (!TEST_REPLICA_URL) return undefined;
+  const url = new URL(TEST_REPLICA_URL);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/** Waits until the replica has replayed the database's creation, so the service's first read finds it there. */
+export async function replicaHasDatabase(name: string, timeoutMs = 15_000): Promise<void> {
+  const url = replicaDatabaseUrl(name);
+  if (!url) return;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const client = new Client({ connectionString: url });
+    try {
+      await client.connect();
+      await client.end();
+      return;
+    } catch (err) {
+      await client.end().catch(() => undefined);
+      if (Date.now() > deadline) throw new Error(`the replica has no database ${name} after ${timeoutMs} ms`, { cause: err });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+}
+
 export async function withAdmin<T>(fn: (client: Client) => Promise<T>): Promise<T> {
   const client = new Client({ connectionString: splitDatabaseUrl(TEST_SERVER_URL).adminUrl });
   await client.connect();

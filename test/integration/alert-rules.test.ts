@@ -15,7 +15,7 @@ function metricsNamedByRules(): Map<string, string> {
   const found = new Map<string, string>();
   for (const { expr } of file.groups.flatMap((g) => g.rules)) {
     // Our metric families all start with one of these; label names (queue, le) do not.
-    for (const [name] of expr.matchAll(/\b(?:http|queue|outbox|secrets)_[a-z_]+\b/g))
+    for (const [name] of expr.matchAll(/\b(?:http|queue|outbox|secrets|db_replica)_[a-z_]+\b/g))
       found.set(name.replace(HISTOGRAM_SERIES, ''), expr);
   }
   return found;
@@ -23,7 +23,8 @@ function metricsNamedByRules(): Map<string, string> {
 
 let app: TestApp;
 beforeAll(async () => {
-  app = await startTestApp({ label: 'alert-rules' });
+  // A replica configured (one nobody answers at): its series exist only then.
+  app = await startTestApp({ label: 'alert-rules', env: { DATABASE_REPLICA_URL: 'postgres://postgres@127.0.0.1:1/trading' } });
 });
 afterAll(() => app?.stop());
 

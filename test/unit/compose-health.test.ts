@@ -13,8 +13,10 @@ import { parse } from 'yaml';
 const ROOT = join(__dirname, '..', '..');
 type Service = {
   image?: string;
-  ports?: string[];
   command?: string[];
+  ports?: string[];
+  volumes?: string[];
+  user?: string;
   environment?: Record<string, string>;
   healthcheck?: { test?: string[]; disable?: boolean };
   restart?: string;
@@ -98,6 +100,30 @@ test('when the demo runs, then it is one-shot, waits for a healthy api, and seed
   for (const variable of ['DATABASE_URL', 'REDIS_URL', 'QUEUE_PREFIX', 'JWT_SECRET'])
     expect({ variable, value: demo.environment![variable] }).toEqual({ variable, value: api.environment![variable] });
   expect(demo.environment!.PORT).toBe(api.environment!.PORT);
+});
+
+test('when the read replica is read, then it runs the primary’s pinned image, copies and follows it, is published on loopback only, and the app reads from it', () => {
+  const primary = compose.services.postgres!;
+  const replica = compose.services['postgres-replica']!;
+  // A streaming replica needs the primary's major version: the same image, pinned to a release.
+  expect(replica.image).toBe(primary.image);
+  expect(replica.image).toMatch(/^postgres:\d+\.\d+$/);
+  expect(replica.depends_on?.postgres).toEqual({ condition: 'service_healthy' });
+  const script = replica.command!.join(' ');
+  expect(script).toMatch(/pg_basebackup -d 'host=postgres port=5432 [^']*' -D "\$\$PGDATA" -R -X stream/);
+  expect(script).toContain('exec postgres');
+  expect(replica.ports).toEqual(['127.0.0.1:5433:5432']);
+  expect(replica.volumes).toEqual(['postgres-replica-data:/var/lib/postgresql/data']);
+  // The primary lets it stream: the init script adds a replication rule to pg_hba.conf.
+  const init = primary.volumes!.find((v) => v.includes('/docker-entrypoint-initdb.d/'))!;
+  const file = join(ROOT, init.split(':')[0]!);
+  expect(readFileSync(file, 'utf8')).toMatch(/^echo 'host replication all all scram-sha-256' >>"\$PGDATA\/pg_hba.conf"$/m);
+  // The api, every worker pool and the demo name it, on the replica's port inside the network.
+  for (const [name, service] of services.filter(([, s]) => s.environment?.DATABASE_URL))
+    expect({ name, replica: service.environment!.DATABASE_REPLICA_URL }).toEqual({
+      name,
+      replica: 'postgres://postgres:postgres@postgres-replica:5432/trading',
+    });
 });
 
 test('when docker-compose is read, then every image is pinned to a version and every published port is on the loopback', () => {

@@ -14,6 +14,7 @@ import { TradingDate } from '../../domain/eod/rollover';
 import { AccountDailySnapshot } from '../../entities/account-daily-snapshot.entity';
 import { EodRun } from '../../entities/eod-run.entity';
 import { findPage } from '../../db/find-page';
+import { readOnReplica } from '../../db/read-replica';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { asStaff } from '../http/access';
 import { LoginText } from '../http/amounts';
@@ -27,15 +28,21 @@ const DailyQuery = z.object({
   ...pageQuery(),
 });
 
+/**
+ * A page of an account's snapshots, read on the read replica once it has replayed every commit
+ * up to the request (a run reported finished has every snapshot there).
+ */
 async function dailyPage(em: EntityManager, accountId: string, query: z.output<typeof DailyQuery>) {
   const tradingDate = { ...(query.from ? { $gte: query.from } : {}), ...(query.to ? { $lte: query.to } : {}) };
-  return findPage(
-    em,
-    AccountDailySnapshot,
-    { account: accountId, ...(query.from || query.to ? { tradingDate } : {}) },
-    query,
-    { orderBy: { tradingDate: 'asc' } },
-    dailySnapshotView,
+  return readOnReplica(em, 'primary', (readEm) =>
+    findPage(
+      readEm,
+      AccountDailySnapshot,
+      { account: accountId, ...(query.from || query.to ? { tradingDate } : {}) },
+      query,
+      { orderBy: { tradingDate: 'asc' } },
+      dailySnapshotView,
+    ),
   );
 }
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { replicaHealth } from '../../db/read-replica';
 import { errors } from '../../platform/errors';
 import { METRICS_REFUSED, metricsAllowed } from '../../platform/metrics-access';
 import { withTimeout } from '../../platform/with-timeout';
@@ -6,7 +7,24 @@ import { defineRoute, json, type RouteSpec } from '../http/route';
 
 const PROBE_TIMEOUT_MS = 1000;
 
-const HealthSchema = z.object({ status: z.literal('ok') }).meta({ id: 'Health' });
+const ReplicaHealthSchema = z
+  .object({
+    state: z
+      .enum(['streaming', 'lagging', 'down', 'unknown'])
+      .describe(
+        'streaming: within REPLICA_MAX_LAG_MS, heavy reads go to it; lagging: further behind, they go to the primary; ' +
+          'down: it did not answer the last probe; unknown: not probed yet',
+      ),
+    lag_ms: z.int().nullable().describe('How far it was behind the primary at the last probe; null when it did not answer'),
+    checked_at: z.iso.datetime().nullable().describe('When this process last probed it'),
+  })
+  .meta({ id: 'ReplicaHealth' });
+const HealthSchema = z
+  .object({
+    status: z.literal('ok'),
+    replica: ReplicaHealthSchema.optional().describe('Present when the deployment sets DATABASE_REPLICA_URL'),
+  })
+  .meta({ id: 'Health' });
 const ReadySchema = z
   .object({
     status: z.enum(['ready', 'unavailable']),
@@ -20,10 +38,13 @@ export const systemRoutes: RouteSpec[] = [
     path: '/health',
     operationId: 'getHealth',
     summary: 'Liveness: the process is up',
+    description:
+      'Always 200 while the process runs. With a read replica configured, `replica` says how this process last saw it; ' +
+      'a replica that is down or behind sends heavy reads to the primary and does not make the process unhealthy.',
     tags: ['observability'],
     access: { kind: 'public' },
     responses: { 200: { description: 'Alive', schema: HealthSchema } },
-    handler: () => json(200, { status: 'ok' }),
+    handler: ({ services }) => json(200, { status: 'ok' as const, ...replicaHealth(services.replica) }),
   }),
   defineRoute({
     method: 'get',

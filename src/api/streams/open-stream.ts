@@ -5,6 +5,7 @@ import type { AppServices } from '../../app-services';
 import type { Caller } from '../../platform/caller';
 import { MAX_STREAMS_PER_PRINCIPAL, MAX_STREAMS_PER_SESSION, type StreamHolder } from '../../domain/streams/stream-slots';
 import { replayAfter, resumePoint } from '../../domain/streams/replay';
+import { readOnReplica } from '../../db/read-replica';
 import { sha256Hex } from '../../platform/crypto';
 import { customerScopeOf } from '../../platform/customer-scope';
 import { AppError, errors } from '../../platform/errors';
@@ -87,22 +88,34 @@ export async function openStream(r: StreamRequest): Promise<void> {
   }
   if (lastEventId === undefined) return;
   try {
-    const point = LAST_EVENT_ID.test(lastEventId) ? await resumePoint(r.em, BigInt(lastEventId)) : undefined;
-    if (point === undefined) {
-      stream.control(plainFrame('reset', { detail: 'Events after this id are no longer kept: reload your state' }));
-      stream.goLive(undefined);
-      return;
-    }
-    let last = point;
+    // The replay reads the replica once it has replayed every commit up to now: the stream is
+    // registered above, so an event handed over before this point is in the replay and one
+    // after it reaches the stream live. A replica lost mid-replay: the primary goes on from
+    // the last event replayed.
+    let point: bigint | undefined;
+    let last: bigint | undefined;
     const filter = {
       customerId: r.filter.customerId,
       staff: customerScopeOf(caller).staff,
       types: r.filter.types ? [...r.filter.types] : undefined,
     };
-    for await (const page of replayAfter(r.em, point, filter)) {
-      if (!stream.isOpen) return;
-      for (const e of page) stream.replay(e);
-      last = BigInt(page[page.length - 1]!.published);
+    await readOnReplica(r.em, 'primary', async (em) => {
+      if (last === undefined) {
+        point = LAST_EVENT_ID.test(lastEventId) ? await resumePoint(em, BigInt(lastEventId)) : undefined;
+        if (point === undefined) return;
+        last = point;
+      }
+      for await (const page of replayAfter(em, last, filter)) {
+        if (!stream.isOpen) return;
+        for (const e of page) stream.replay(e);
+        last = BigInt(page[page.length - 1]!.published);
+      }
+    });
+    if (!stream.isOpen) return;
+    if (point === undefined) {
+      stream.control(plainFrame('reset', { detail: 'Events after this id are no longer kept: reload your state' }));
+      stream.goLive(undefined);
+      return;
     }
     stream.goLive(last);
   } catch (err) {

@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { Customer } from '../../entities/customer.entity';
 import { executeNamed } from '../../db/bound-statement';
+import { readOnReplica } from '../../db/read-replica';
 import { inScopeOr404, type CustomerScope } from '../../platform/customer-scope';
 import { namedStatement } from '../../platform/named-sql';
 
@@ -52,12 +53,27 @@ interface Row {
   ref_id: string;
 }
 
-/** Newest first, `limit` items strictly before `before`, of the kinds asked for (every kind by default). */
-export async function customerTimeline(
+type TimelineOptions = { types?: TimelineKind[] | undefined; before?: string | undefined; limit: number };
+
+/**
+ * Newest first, `limit` items strictly before `before`, of the kinds asked for (every kind by
+ * default). Read on the read replica once it has replayed every commit up to the request, so a
+ * note just added is on the page.
+ */
+export function customerTimeline(
   em: EntityManager,
   scope: CustomerScope,
   customerId: string,
-  options: { types?: TimelineKind[] | undefined; before?: string | undefined; limit: number },
+  options: TimelineOptions,
+): Promise<z.output<typeof TimelineSchema>> {
+  return readOnReplica(em, 'primary', (readEm) => timelinePage(readEm, scope, customerId, options));
+}
+
+async function timelinePage(
+  em: EntityManager,
+  scope: CustomerScope,
+  customerId: string,
+  options: TimelineOptions,
 ): Promise<z.output<typeof TimelineSchema>> {
   await inScopeOr404(em, scope, await em.findOne(Customer, customerId), (c) => c.id, 'Customer');
   const kinds = options.types?.length ? options.types : TIMELINE_KINDS;

@@ -3,6 +3,7 @@ import type { ReportScope } from '../../entities/report.entity';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { executeBound } from '../../db/bound-statement';
+import { readOnReplica } from '../../db/read-replica';
 import { SnapshotReader } from '../../db/snapshot-reader';
 import { DEFAULT_BROKER_NAME } from '../../entities/broker-settings.entity';
 import type { ReportFormat, ReportType } from '../../entities/report.entity';
@@ -34,23 +35,27 @@ export async function buildReport(
     START_BUILD.bind({ id: reportId }),
   );
   if (!claimed) return { status: 'skipped' };
-  await clearChunks(em, reportId);
   const [settings] = await executeBound<{ broker_name: string }>(em, BROKER_NAME.bind({}));
-  const reader = await SnapshotReader.open(em);
-  const out = new ChunkWriter(em, reportId);
-  let outcome: WriteOutcome;
-  try {
-    const doc = await documentFor(claimed.type, claimed.params, {
-      em,
-      reader,
-      quotes,
-      now: new Date(),
-      scope: reportScopeOf(claimed.scope),
-    });
-    outcome = await write(claimed.format, doc, out, settings?.broker_name ?? DEFAULT_BROKER_NAME);
-  } finally {
-    await reader.close();
-  }
+  // The rows come from the read replica once it has replayed everything committed before the
+  // build began (the report includes what was booked before it was asked for); the chunks are
+  // written to the primary. A replica lost mid-build starts the file again on the primary.
+  const { outcome, out } = await readOnReplica(em, 'primary', async (readEm) => {
+    await clearChunks(em, reportId);
+    const reader = await SnapshotReader.open(readEm);
+    const out = new ChunkWriter(em, reportId);
+    try {
+      const doc = await documentFor(claimed.type, claimed.params, {
+        em: readEm,
+        reader,
+        quotes,
+        now: new Date(),
+        scope: reportScopeOf(claimed.scope),
+      });
+      return { outcome: await write(claimed.format, doc, out, settings?.broker_name ?? DEFAULT_BROKER_NAME), out };
+    } finally {
+      await Promise.all([reader.close(), out.settled()]);
+    }
+  });
   await executeBound(em, COMPLETE_BUILD.bind({ id: reportId, rows: outcome.rows, bytes: out.bytes }));
   logger?.info({ report_id: reportId, rows: outcome.rows, bytes: out.bytes }, 'report built');
   return { status: 'completed', rows: outcome.rows, bytes: out.bytes };

@@ -16,6 +16,8 @@ export class ChunkWriter extends Writable {
   private pending: Buffer[] = [];
   private pendingBytes = 0;
   private seq = 0;
+  /** The store in flight, if any: a build that failed waits for it before it starts the file again. */
+  private storing: Promise<void> = Promise.resolve();
   bytes = 0;
 
   constructor(
@@ -30,11 +32,18 @@ export class ChunkWriter extends Writable {
     this.pendingBytes += chunk.length;
     this.bytes += chunk.length;
     if (this.pendingBytes < CHUNK_BYTES) return done();
-    this.store(false).then(() => done(), done);
+    this.storing = this.store(false);
+    this.storing.then(() => done(), done);
   }
 
   override _final(done: (err?: Error | null) => void): void {
-    this.store(true).then(() => done(), done);
+    this.storing = this.store(true);
+    this.storing.then(() => done(), done);
+  }
+
+  /** Resolves once no chunk insert is in flight, whatever its outcome. */
+  async settled(): Promise<void> {
+    await this.storing.catch(() => undefined);
   }
 
   /** Stores whole chunks, and with `all` the remainder too. */

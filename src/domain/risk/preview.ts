@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
+import { readOnReplica } from '../../db/read-replica';
 import { Group } from '../../entities/group.entity';
 import { RISK_RUN_STATUSES, RiskRun, type RiskCounts } from '../../entities/risk-run.entity';
 import type { JobProducer } from '../../jobs/job-producer';
@@ -153,7 +154,12 @@ export async function runRiskPreview(em: EntityManager, runId: string): Promise<
   if (run.status !== 'running') return run.counts ?? null;
   const { input, window } = runInput(run);
   const query = classCountsQuery(input, window);
-  const { counts, evaluated } = countsOf(await withAggregateMemory(em, (tx) => tx.execute(query.sql, query.values)));
+  // The aggregate reads the read replica once it has replayed every commit up to now: the
+  // window ended when the preview was asked for, so every order it covers is there.
+  const rows = await readOnReplica(em, 'primary', (readEm) =>
+    withAggregateMemory(readEm, (tx) => tx.execute<Array<{ risk_class: string; n: number }>>(query.sql, query.values)),
+  );
+  const { counts, evaluated } = countsOf(rows);
   await em.nativeUpdate(
     RiskRun,
     { id: runId, status: 'running' },
