@@ -64,6 +64,8 @@ import { PendingRegistration } from './pending-registration.entity';
 import { CustomerNote } from './customer-note.entity';
 import { Conversation } from './conversation.entity';
 import { ConversationMessage } from './conversation-message.entity';
+import { ConversationAttachment } from './conversation-attachment.entity';
+import { ConversationAttachmentFile } from './conversation-attachment-file.entity';
 import { SalesStatus } from './sales-status.entity';
 
 /** Every entity the ORM knows. Listed explicitly: no folder scanning at start-up. */
@@ -140,5 +142,7 @@ export const ENTITIES = [
   CustomerNote,
   Conversation,
   ConversationMessage,
+  ConversationAttachment,
+  ConversationAttachmentFile,
   SalesStatus,
 ];

@@ -51,6 +51,7 @@ import { Migration20261128113000_Credit } from './Migration20261128113000_Credit
 import { Migration20261128113100_Bonuses } from './Migration20261128113100_Bonuses';
 import { Migration20261128113200_PromoCodes } from './Migration20261128113200_PromoCodes';
 import { Migration20261128113300_PromotionsReport } from './Migration20261128113300_PromotionsReport';
+import { Migration20261128130000_KycAndAttachments } from './Migration20261128130000_KycAndAttachments';
 
 export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122185420', class: Migration20261122185420 },
@@ -104,4 +105,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261128113200_PromoCodes', class: Migration20261128113200_PromoCodes },
   { name: 'Migration20261128113300_PromotionsReport', class: Migration20261128113300_PromotionsReport },
   { name: 'Migration20261128120500_Conversations', class: Migration20261128120500_Conversations },
+  { name: 'Migration20261128130000_KycAndAttachments', class: Migration20261128130000_KycAndAttachments },
 ];

@@ -13,7 +13,7 @@ import { executeBoundInTransaction, executeNamed } from '../../db/bound-statemen
 import { findPage, type Paging } from '../../db/find-page';
 import { errors } from '../../platform/errors';
 import type { SecretBox } from '../../platform/secret-box';
-import { recordAudit } from '../audit/audit';
+import { recordAudit, type IntegrationActor } from '../audit/audit';
 import { recordEvent } from '../events/outbox';
 import type { StaffCaller } from '../../platform/caller';
 import {
@@ -194,7 +194,7 @@ export function levelReached(levels: readonly LevelTerms[], approved: ReadonlySe
  */
 export async function decideDocument(
   em: EntityManager,
-  actor: StaffCaller,
+  actor: StaffCaller | IntegrationActor,
   id: string,
   decision: Decision,
 ): Promise<StaffDocumentView> {
@@ -209,7 +209,8 @@ export async function decideDocument(
     doc.status = decision.kind === 'approve' ? 'approved' : 'rejected';
     if (decision.kind === 'reject') doc.reason = decision.reason;
     doc.decidedAt = new Date();
-    doc.decidedBy = actor.userId;
+    // A provider's review has no staff user: the audit row names the integration.
+    doc.decidedBy = actor.kind === 'integration' ? null : actor.userId;
     const view = staffDocumentView(doc);
     recordAudit(tx, actor, {
       action: decision.kind === 'approve' ? 'document.approved' : 'document.rejected',
@@ -241,7 +242,7 @@ export async function decideDocument(
 /** Writes a new level with its audit row, and a customer.verified event when it rises. */
 async function changeLevel(
   tx: EntityManager,
-  actor: StaffCaller,
+  actor: StaffCaller | IntegrationActor,
   customerId: string,
   from: number,
   to: number,
