@@ -42,7 +42,7 @@ import { RefreshToken } from './refresh-token.entity';
 import { Role } from './role.entity';
 import { Session } from './session.entity';
 import { StaffUser } from './staff-user.entity';
-import { Task, TaskRule } from './task.entity';
+import { Task, TaskRule, TaskTarget } from './task.entity';
 import { Team } from './team.entity';
 import { TeamMember } from './team-member.entity';
 import { Transfer } from './transfer.entity';
@@ -80,6 +80,7 @@ export const ENTITIES = [
   TeamMember,
   Task,
   TaskRule,
+  TaskTarget,
   Customer,
   Session,
   RefreshToken,

@@ -52,6 +52,7 @@ import { Migration20261128113100_Bonuses } from './Migration20261128113100_Bonus
 import { Migration20261128113200_PromoCodes } from './Migration20261128113200_PromoCodes';
 import { Migration20261128113300_PromotionsReport } from './Migration20261128113300_PromotionsReport';
 import { Migration20261128130000_KycAndAttachments } from './Migration20261128130000_KycAndAttachments';
+import { Migration20261128130100_TaskTargets } from './Migration20261128130100_TaskTargets';
 
 export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122185420', class: Migration20261122185420 },
@@ -106,4 +107,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261128113300_PromotionsReport', class: Migration20261128113300_PromotionsReport },
   { name: 'Migration20261128120500_Conversations', class: Migration20261128120500_Conversations },
   { name: 'Migration20261128130000_KycAndAttachments', class: Migration20261128130000_KycAndAttachments },
+  { name: 'Migration20261128130100_TaskTargets', class: Migration20261128130100_TaskTargets },
 ];
