@@ -19,9 +19,15 @@ import { INSERT_ATTACHMENT_FILE, READ_ATTACHMENT_FILE, TAKE_ATTACHMENTS } from '
 export const AttachmentSchema = z
   .object({
     id: z.uuid(),
-    file_name: z.string().describe('As the client named the file; its type is recognised from its content, never its name'),
+    file_name: z
+      .string()
+      .describe('As the client named the file; its type is recognised from its content, never its name')
+      .meta({ examples: ['receipt.pdf'] }),
     content_type: z.enum(DOCUMENT_CONTENT_TYPES).describe('Recognised from the content; the download is served as this'),
-    size: z.int().describe('Bytes'),
+    size: z
+      .int()
+      .describe('Bytes')
+      .meta({ examples: [48213] }),
     created_at: z.iso.datetime(),
   })
   .meta({ id: 'ConversationAttachment' });

@@ -69,7 +69,7 @@ export const KycCallbackAnswerSchema = z.object({
   outcome: z.enum(['processed', 'duplicate']),
   inbound_id: z.uuid(),
   documents: z
-    .array(z.object({ id: z.uuid(), status: z.enum(DOCUMENT_STATUSES) }))
+    .array(z.object({ id: z.uuid(), status: z.enum(DOCUMENT_STATUSES) }).meta({ id: 'KycDecidedDocument' }))
     .describe('The documents this call decided; empty for a duplicate or a call that decided nothing'),
 });
 export type KycCallbackAnswer = z.output<typeof KycCallbackAnswerSchema>;
