@@ -36,8 +36,18 @@ export const KYC_ADAPTERS = ['sumsub_like', 'generic_hmac'] as const;
 
 export const KycCallbackSchema = z
   .object({
-    type: z.string().min(1).max(64).describe('`applicantReviewed` decides documents; any other type is logged and ignored'),
-    external_id: z.string().min(1).max(128).optional().describe("The provider's id of this review (or `correlationId`)"),
+    type: z
+      .string()
+      .min(1)
+      .max(64)
+      .default('applicantReviewed')
+      .describe('`applicantReviewed` (the default) decides documents; any other type is logged and ignored'),
+    external_id: z
+      .string()
+      .min(1)
+      .max(128)
+      .optional()
+      .describe("The provider's id of this review (or `correlationId`; without either, the `webhook-id` header)"),
     correlationId: z.string().min(1).max(128).optional(),
     applicantId: z.string().min(1).max(128).optional().describe("The provider's applicant id (kept in the log only)"),
     externalUserId: z.uuid().optional().describe('Our customer id, as the applicant was created with (or `customer_id`)'),
@@ -57,8 +67,6 @@ export const KycCallbackSchema = z
       .optional(),
   })
   .superRefine((b, ctx) => {
-    if (!b.external_id && !b.correlationId)
-      ctx.addIssue({ code: 'custom', path: ['external_id'], message: 'external_id or correlationId is required' });
     if (!b.externalUserId && !b.customer_id)
       ctx.addIssue({ code: 'custom', path: ['externalUserId'], message: 'externalUserId or customer_id is required' });
     if (b.type === 'applicantReviewed' && !b.reviewResult)
@@ -88,8 +96,22 @@ class UnknownSubject extends Error {}
 
 const dedupeKey = (r: KycReport) => `${r.external_id}:${r.answer ?? r.type}`;
 
-function parseReport(body: unknown): { ok: true; report: KycReport } | { ok: false; issues: ValidationItem[] } {
+/**
+ * The body read as a review. Its key is the body's `external_id` (or `correlationId`), else the
+ * id the call was signed under (`webhook-id`, which a provider keeps across retries of one
+ * message): a review with neither is 422 at `external_id`.
+ */
+function parseReport(
+  body: unknown,
+  messageId: string | null,
+): { ok: true; report: KycReport } | { ok: false; issues: ValidationItem[] } {
   const parsed = KycCallbackSchema.safeParse(body);
+  const externalId = parsed.success ? (parsed.data.external_id ?? parsed.data.correlationId ?? messageId) : null;
+  if (parsed.success && !externalId)
+    return {
+      ok: false,
+      issues: [{ loc: ['body', 'external_id'], msg: 'external_id or correlationId is required', type: 'missing' }],
+    };
   if (!parsed.success)
     return {
       ok: false,
@@ -107,7 +129,7 @@ function parseReport(body: unknown): { ok: true; report: KycReport } | { ok: fal
   return {
     ok: true,
     report: {
-      external_id: (b.external_id ?? b.correlationId)!,
+      external_id: externalId!.slice(0, 128),
       type: b.type,
       customer_id: (b.externalUserId ?? b.customer_id)!,
       document_ids: b.document_ids,
@@ -225,7 +247,8 @@ export async function receiveKycCallback(
     await recordInbound(em, integration.id, req, { outcome: 'rejected', signatureValid: true, error: 'integration disabled' });
     throw errors.conflict('INTEGRATION_DISABLED', 'This integration is disabled');
   }
-  const parsed = parseReport(readJson(req.rawBody));
+  const messageId = req.headers['webhook-id'];
+  const parsed = parseReport(readJson(req.rawBody), typeof messageId === 'string' && messageId ? messageId : null);
   if (!parsed.ok) {
     await recordInbound(em, integration.id, req, {
       outcome: 'failed',
@@ -271,7 +294,7 @@ export async function receiveKycCallback(
  * Audited; a call that still cannot apply stays `failed` with the reason.
  */
 export async function reprocessKycInbound(em: EntityManager, actor: StaffCaller, call: InboundCall): Promise<InboundView> {
-  const parsed = parseReport(readJson(call.body));
+  const parsed = parseReport(readJson(call.body), call.externalId ?? null);
   if (!parsed.ok)
     throw errors.conflict('INBOUND_NOT_REPROCESSABLE', 'The stored body is not a valid callback: reprocessing cannot mend it');
   const report = parsed.report;

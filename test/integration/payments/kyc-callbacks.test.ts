@@ -43,9 +43,13 @@ async function createKyc(): Promise<{ id: string; secret: string }> {
   return { id: body.id, secret };
 }
 
-function sendReview(body: Record<string, unknown>, secret = kyc.secret, integrationId = kyc.id): Promise<TestResponse> {
+function sendReview(
+  body: Record<string, unknown>,
+  secret = kyc.secret,
+  integrationId = kyc.id,
+  msgId = `msg_${randomUUID()}`,
+): Promise<TestResponse> {
   const raw = JSON.stringify(body);
-  const msgId = `msg_${randomUUID()}`;
   const at = new Date();
   return app.request('POST', `/api/integrations/kyc/${integrationId}/callbacks`, {
     rawBody: raw,
@@ -199,4 +203,42 @@ test('when a signed body misses its review result, then it is 422 and logged fai
   expect(res.body.detail[0].loc).toEqual(['body', 'reviewResult']);
   expect(await documentOf(customer, docId)).toMatchObject({ status: 'pending' });
   expect(await inboundOutcomes(app, integration.id)).toEqual({ failed: 1 });
+});
+
+test('when a review carries Sumsub’s own fields, then correlationId keys it, and without any id the signed message id does', async () => {
+  const integration = await createKyc();
+  const customer = await createCustomer(app, admin);
+  const first = await pendingDocument(customer);
+  // As Sumsub sends it: no `external_id`, fields we do not read, the customer as externalUserId.
+  const sumsub = {
+    applicantId: '5cb56e8e0a975a35f333cb83',
+    inspectionId: '5cb56e8e0a975a35f333cb84',
+    correlationId: `req-${randomUUID()}`,
+    externalUserId: customer.id,
+    levelName: 'basic-kyc-level',
+    type: 'applicantReviewed',
+    reviewStatus: 'completed',
+    createdAtMs: '2026-11-28 10:00:00.000',
+    reviewResult: { reviewAnswer: 'GREEN' },
+  };
+  expect(expectOk(await sendReview(sumsub, integration.secret, integration.id), 200).outcome).toBe('processed');
+  expect(expectOk(await sendReview(sumsub, integration.secret, integration.id), 200).outcome).toBe('duplicate');
+  expect(await documentOf(customer, first)).toMatchObject({ status: 'approved' });
+  const [logged] = await sql<{ external_id: string }>(
+    app,
+    `select external_id from integration_inbound where integration_id = ? and outcome = 'processed'`,
+    [integration.id],
+  );
+  expect(logged!.external_id).toBe(sumsub.correlationId);
+
+  const second = await pendingDocument(customer);
+  const { correlationId: _, ...unnamed } = sumsub;
+  const red = { ...unnamed, reviewResult: { reviewAnswer: 'RED', rejectLabels: ['SELFIE_MISMATCH'] } };
+  const msgId = `msg_${randomUUID()}`;
+  expect(expectOk(await sendReview(red, integration.secret, integration.id, msgId), 200).documents).toEqual([
+    { id: second, status: 'rejected' },
+  ]);
+  // The provider's retry of that message (same webhook-id, signed again) is the same review.
+  expect(expectOk(await sendReview(red, integration.secret, integration.id, msgId), 200).outcome).toBe('duplicate');
+  expect(await inboundOutcomes(app, integration.id)).toEqual({ processed: 2, duplicate: 2 });
 });
