@@ -120,7 +120,7 @@ export const conversationAttachmentRoutes: RouteSpec[] = [
     description:
       `${UPLOAD_RULES} Name the answer's \`id\` in \`attachment_ids\` of ` +
       '`POST /api/crm/conversations/{conversation_id}/messages`. The customer may download it once a public message ' +
-      'carries it (never from an internal note).',
+      'carries it (never from an internal note). Audited (`conversation.attachment_uploaded`).',
     tags: ['conversations'],
     access: { kind: 'staff', permission: 'reply_conversations' },
     params: ConversationId,
@@ -134,13 +134,25 @@ export const conversationAttachmentRoutes: RouteSpec[] = [
     handler: async ({ req, params, em, services, caller }) => {
       const conversation = await scopedConversation(em, customerScopeOf(caller), params.conversation_id);
       const file = (await readDocumentUpload(req, [])).file();
-      const view = await storeAttachment(em, services.documentSecrets, {
-        customerId: conversation.customerId,
-        uploadedBy: { type: 'staff', id: asStaff(caller).userId },
-        fileName: file.name,
-        contentType: file.contentType,
-        bytes: file.bytes,
-      });
+      const staff = asStaff(caller);
+      const view = await storeAttachment(
+        em,
+        services.documentSecrets,
+        {
+          customerId: conversation.customerId,
+          uploadedBy: { type: 'staff', id: staff.userId },
+          fileName: file.name,
+          contentType: file.contentType,
+          bytes: file.bytes,
+        },
+        (tx, stored) =>
+          recordAudit(tx, staff, {
+            action: 'conversation.attachment_uploaded',
+            entityType: 'conversation',
+            entityId: conversation.id,
+            after: { ...stored, customer_id: conversation.customerId },
+          }),
+      );
       return json(201, view);
     },
   }),

@@ -53,8 +53,16 @@ export interface AttachmentUpload {
   bytes: Buffer;
 }
 
-/** Stores an attachment: its row and its sealed bytes in one transaction, once the whole upload is read and checked. */
-export async function storeAttachment(em: EntityManager, box: SecretBox, file: AttachmentUpload): Promise<AttachmentView> {
+/**
+ * Stores an attachment: its row and its sealed bytes in one transaction, once the whole upload
+ * is read and checked; `also` adds to that transaction (a staff upload's audit row).
+ */
+export async function storeAttachment(
+  em: EntityManager,
+  box: SecretBox,
+  file: AttachmentUpload,
+  also?: (tx: EntityManager, view: AttachmentView) => void,
+): Promise<AttachmentView> {
   return em.transactional(async (tx) => {
     const attachment = tx.create(ConversationAttachment, {
       customerId: file.customerId,
@@ -67,7 +75,9 @@ export async function storeAttachment(em: EntityManager, box: SecretBox, file: A
     await tx.flush();
     const { keyId, sealed } = box.sealBytes(file.bytes, attachment.id);
     await executeBoundInTransaction(tx, INSERT_ATTACHMENT_FILE.bind({ id: attachment.id, key_id: keyId, content: sealed }));
-    return attachmentView(attachment);
+    const view = attachmentView(attachment);
+    also?.(tx, view);
+    return view;
   });
 }
 

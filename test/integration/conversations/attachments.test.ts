@@ -155,6 +155,12 @@ test('when staff send a file in a public answer and another in an internal note,
   };
   const shared = await upload();
   const secret = await upload();
+  const uploads = await sql(
+    app,
+    `select 1 from audit_entries where action = 'conversation.attachment_uploaded' and entity_id = ?`,
+    [conversationId],
+  );
+  expect(uploads).toHaveLength(2);
   // A file the desk has not sent yet is not the customer's to send.
   expect((await reply(customer, conversationId, [shared])).status).toBe(422);
   const answer = await app.request('POST', `/api/crm/conversations/${conversationId}/messages`, {
