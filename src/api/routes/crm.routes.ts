@@ -96,7 +96,7 @@ export const crmRoutes: RouteSpec[] = [
       `The customers of \`GET /api/crm/customers\` (same filter, newest first, at most ${CUSTOMER_EXPORT_MAX_ROWS} rows) as ` +
       'RFC 4180 CSV with a header row of column keys; a text cell that a spreadsheet would read as a formula starts ' +
       "with `'`. Without `view_customer_pii` the email and phone are masked as in every answer (`j***@example.com`, " +
-      '`+44********12`). Audited (`customers.exported`).',
+      '`+44******12`). Audited (`customers.exported`).',
     tags: ['customers'],
     access: { kind: 'staff', permission: 'view_customers' },
     query: z.object({ email: z.string().max(320).optional().describe('Exact email, case-insensitive') }),
