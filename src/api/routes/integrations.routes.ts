@@ -161,7 +161,8 @@ export const integrationRoutes: RouteSpec[] = [
       "body, shaped like Sumsub's `applicantReviewed` webhook). No bearer token: the call is authenticated by its " +
       "Standard Webhooks signature (`webhook-id`, `webhook-timestamp`, `webhook-signature`) made with the integration's " +
       '`callback_secret` (or, for 24 hours after a change, the replaced one), with a timestamp at most 5 minutes from ' +
-      'now. Anything else is 401 `SIGNATURE_INVALID`, and the attempt is logged (`rejected`) all the same.\n\n' +
+      'now, and, when its `config.allowed_ips` is set, a source address among them. Anything else is 401 ' +
+      '`SIGNATURE_INVALID`, and the attempt is logged (`rejected`) all the same.\n\n' +
       '`reviewResult.reviewAnswer` `GREEN` approves, `RED` rejects (the reason is the `rejectLabels` and ' +
       '`moderationComment`), the documents named in `document_ids`, or without it every pending document of the ' +
       'customer `externalUserId`, exactly as the compliance desk would: the customer may rise a verification level. ' +

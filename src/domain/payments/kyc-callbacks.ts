@@ -14,6 +14,7 @@ import { recordAudit, type IntegrationActor } from '../audit/audit';
 import { decideDocument } from '../compliance/documents';
 import { standardWebhooksSigned } from './adapters';
 import { callbackSecrets } from './integrations';
+import { addressAllowed } from './integration-views';
 import {
   inboundView,
   recordInbound,
@@ -235,6 +236,16 @@ export async function receiveKycCallback(
 ): Promise<KycCallbackAnswer> {
   const integration = await em.findOne(Integration, { id: integrationId, kind: 'kyc' });
   if (!integration) throw errors.notFound('KYC integration');
+  // As for payment providers: `config.allowed_ips`, when set, names the only addresses it calls from.
+  const allowed = integration.config.allowed_ips;
+  if (Array.isArray(allowed) && allowed.length && !addressAllowed(req.sourceIp, allowed.map(String))) {
+    await recordInbound(em, integration.id, req, {
+      outcome: 'rejected',
+      signatureValid: false,
+      error: `source address ${req.sourceIp ?? 'unknown'} is outside allowed_ips`,
+    });
+    throw signatureInvalid('The callback is not signed by this provider');
+  }
   if (!standardWebhooksSigned(req, await callbackSecrets(em, box, integration))) {
     await recordInbound(em, integration.id, req, {
       outcome: 'rejected',

@@ -25,7 +25,7 @@ beforeAll(async () => {
 });
 afterAll(() => app?.stop());
 
-async function createKyc(): Promise<{ id: string; secret: string }> {
+async function createKyc(config: Record<string, unknown> = {}): Promise<{ id: string; secret: string }> {
   const secret = newSecret();
   const body = expectOk(
     await app.request('POST', '/api/admin/integrations', {
@@ -34,7 +34,7 @@ async function createKyc(): Promise<{ id: string; secret: string }> {
         kind: 'kyc',
         adapter: 'sumsub_like',
         name: `KYC ${randomBytes(3).toString('hex')}`,
-        config: {},
+        config,
         secrets: { callback_secret: secret },
       },
     }),
@@ -241,4 +241,18 @@ test('when a review carries Sumsub’s own fields, then correlationId keys it, a
   // The provider's retry of that message (same webhook-id, signed again) is the same review.
   expect(expectOk(await sendReview(red, integration.secret, integration.id, msgId), 200).outcome).toBe('duplicate');
   expect(await inboundOutcomes(app, integration.id)).toEqual({ processed: 2, duplicate: 2 });
+});
+
+test('when the integration names allowed_ips and a signed call comes from elsewhere, then 401 SIGNATURE_INVALID, logged rejected', async () => {
+  const integration = await createKyc({ allowed_ips: ['203.0.113.0/24'] });
+  const customer = await createCustomer(app, admin);
+  const docId = await pendingDocument(customer);
+  expectError(await sendReview(review(customer, 'GREEN'), integration.secret, integration.id), 401, 'SIGNATURE_INVALID');
+  expect(await documentOf(customer, docId)).toMatchObject({ status: 'pending' });
+  const [row] = await sql<{ outcome: string; error: string }>(
+    app,
+    'select outcome, error from integration_inbound where integration_id = ?',
+    [integration.id],
+  );
+  expect(row).toEqual({ outcome: 'rejected', error: expect.stringContaining('outside allowed_ips') });
 });
