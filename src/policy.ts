@@ -5,6 +5,8 @@ import { BonusForfeitHook, BonusTurnoverHook, DepositBonusHook, DepositReversalB
 import { expireBonuses } from './domain/bonuses/bonuses';
 import { executeBoundInTransaction } from './db/bound-statement';
 import { CustomerAccessHook, FraudPostingHook, ReversalCaseHook } from './domain/fraud/hooks';
+import type { CaseActionHandler, HoldHandler } from './domain/fraud/cases';
+import { forfeitCustomerBonuses, resolveHeldBonuses } from './domain/bonuses/bonus-holds';
 import { NegativeWalletHook } from './domain/money/negative-wallet';
 import { NotificationsConsumer } from './domain/notifications/notifications';
 import { PropChallengesConsumer } from './domain/prop/challenge-consumer';
@@ -62,3 +64,18 @@ export const EVENT_CONSUMERS: readonly EventConsumer[] = [
   LifecycleConsumer,
   TaskRulesConsumer,
 ];
+
+/**
+ * What a fraud case's resolution does beyond its built-in actions (src/domain/fraud/cases.ts),
+ * in the resolution's transaction with the customer's accounts locked: `forfeit_bonuses` ends
+ * the customer's bonuses, and the bonus holds (held bonuses and their promo redemptions) are
+ * granted by `release_holds` or voided by a `fraud` verdict without it.
+ */
+export const FRAUD_CASE_ACTIONS: Readonly<Partial<Record<'forfeit_bonuses' | 'clawback_ib', CaseActionHandler>>> = {
+  forfeit_bonuses: (tx, fraudCase) =>
+    forfeitCustomerBonuses((s) => executeBoundInTransaction(tx, s), fraudCase.customerId).then(() => undefined),
+};
+
+export const FRAUD_HOLD_HANDLERS: Readonly<Record<string, HoldHandler>> = {
+  bonuses: (tx, fraudCase, outcome) => resolveHeldBonuses((s) => executeBoundInTransaction(tx, s), fraudCase.customerId, outcome),
+};

@@ -16,7 +16,8 @@ import { createMailTransport } from './mail/mail-transport';
 import { checkConsumers, type EventConsumer } from './domain/events/consumers';
 import { installPostingHooks } from './domain/ledger/posting';
 import { installFraudRecorder } from './domain/fraud/evaluate';
-import { EVENT_CONSUMERS, POSTING_HOOKS } from './policy';
+import { EVENT_CONSUMERS, FRAUD_CASE_ACTIONS, FRAUD_HOLD_HANDLERS, POSTING_HOOKS } from './policy';
+import { registerCaseAction, registerHoldHandler } from './domain/fraud/cases';
 import { outboxLagSeconds } from './domain/events/relay';
 import { runsForMetrics, syncRolloverSchedule } from './domain/eod/eod-runs';
 import { createIdentity } from './domain/identity/identity';
@@ -78,6 +79,9 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
   const processors = [...(options.processors ?? PROCESSORS), ...(options.extraJobs ?? []).map((j) => j.processor)];
   const eventConsumers = checkConsumers([...EVENT_CONSUMERS, ...(options.consumers ?? [])], definitions);
   installPostingHooks(POSTING_HOOKS);
+  for (const [action, handler] of Object.entries(FRAUD_CASE_ACTIONS))
+    registerCaseAction(action as keyof typeof FRAUD_CASE_ACTIONS, handler);
+  for (const [name, handler] of Object.entries(FRAUD_HOLD_HANDLERS)) registerHoldHandler(name, handler);
   if (config.webhooksAllowPrivateUrls)
     logger.warn(
       'WEBHOOKS_ALLOW_PRIVATE_URLS is on: webhooks may reach loopback and private networks over plain http (development and tests only)',

@@ -1,4 +1,4 @@
-import { Entity, Index, Property, Unique } from '@mikro-orm/decorators/legacy';
+import { Entity, Index, PrimaryKey, Property, Unique } from '@mikro-orm/decorators/legacy';
 import { BaseEntity } from './base.entity';
 
 /** One named fraud list (blocked_ips, allowed_ips, ...): replaced whole by staff. */
@@ -163,4 +163,22 @@ export class FraudCase extends BaseEntity<
 
   @Property({ type: 'uuid', nullable: true })
   resolvedBy?: string | null = null;
+}
+
+/**
+ * One row: a stamp that changes with every change of the rules or lists. Each process keeps
+ * its copy of the rules and lists beside the stamp it read them at, and reads only the stamp
+ * at an evaluation (src/domain/fraud/rule-cache.ts). A random stamp rather than a counter, so a
+ * copy taken from one database never passes for another's (test databases are clones).
+ */
+@Entity({ tableName: 'fraud_rules_stamp' })
+export class FraudRulesStamp {
+  @PrimaryKey({ type: 'integer', autoincrement: false })
+  id!: number;
+
+  @Property({ type: 'uuid' })
+  stamp!: string;
+
+  @Property({ type: 'datetime', columnType: 'timestamptz' })
+  changedAt: Date = new Date();
 }

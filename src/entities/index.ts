@@ -1,4 +1,4 @@
-import { FraudCase, FraudEvaluation, FraudList, FraudRule, FraudSignal } from './fraud.entity';
+import { FraudCase, FraudEvaluation, FraudList, FraudRule, FraudRulesStamp, FraudSignal } from './fraud.entity';
 import { Account } from './account.entity';
 import { Bonus } from './bonus.entity';
 import { Campaign } from './campaign.entity';
@@ -139,6 +139,7 @@ export const ENTITIES = [
   FraudSignal,
   FraudEvaluation,
   FraudCase,
+  FraudRulesStamp,
   PendingRegistration,
   CustomerNote,
   Conversation,

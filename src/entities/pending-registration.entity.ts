@@ -9,7 +9,7 @@ import { BaseEntity } from './base.entity';
 @Entity({ tableName: 'pending_registrations' })
 @Index({ properties: ['email'] })
 export class PendingRegistration extends BaseEntity<
-  'phone' | 'partnerCode' | 'promoCode' | 'deviceId' | 'clientIp' | 'usedAt' | 'customerId'
+  'phone' | 'partnerCode' | 'promoCode' | 'deviceId' | 'clientIp' | 'usedAt' | 'customerId' | 'fraudEvaluationId'
 > {
   @Property({ type: 'string', length: 320 })
   email!: string;
@@ -53,6 +53,10 @@ export class PendingRegistration extends BaseEntity<
 
   @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
   usedAt?: Date | null = null;
+
+  /** A `review` of the sign-up's fraud evaluation: the customer is created `close_only`, with a case. */
+  @Property({ type: 'uuid', nullable: true })
+  fraudEvaluationId?: string | null = null;
 
   /** The customer the confirmation created. */
   @Property({ type: 'uuid', nullable: true })

@@ -2,10 +2,14 @@ import { Entity, Index, Property } from '@mikro-orm/decorators/legacy';
 import { BaseEntity } from './base.entity';
 import { bigintText, decimalText, MONEY_COLUMN } from './column-types';
 
-export const REDEMPTION_STATUSES = ['applied', 'armed', 'on_hold', 'expired'] as const;
+export const REDEMPTION_STATUSES = ['applied', 'armed', 'on_hold', 'expired', 'void'] as const;
 export type RedemptionStatus = (typeof REDEMPTION_STATUSES)[number];
 
-/** One customer's use of a promo code: `applied` (bonus granted) or `armed` (waiting for a qualifying deposit). */
+/**
+ * One customer's use of a promo code: `applied` (bonus granted), `armed` (its bonus `pending`
+ * until a qualifying deposit), `on_hold` (held for a fraud review), `expired` (the code expired
+ * while armed) or `void` (a review found fraud, or the bonus was ended before it was granted).
+ */
 @Entity({ tableName: 'promo_redemptions' })
 @Index({ properties: ['promoCodeId', 'customerId'] })
 @Index({ properties: ['customerId', 'status'] })

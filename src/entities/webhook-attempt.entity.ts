@@ -4,8 +4,9 @@ import { WebhookDelivery } from './webhook-delivery.entity';
 
 /**
  * One request of a delivery and what came of it: the status code and the start of the
- * receiver's answer, or why there was none. Written with SQL by the delivery step and the
- * deliverer; an attempt whose worker stopped is recorded by the next claim.
+ * receiver's answer, or why there was none. Written only by the stored function
+ * `webhook_attempts_record` (src/db/functions), for a success, a failure, or the attempt of a
+ * worker that stopped (recorded by the next claim).
  */
 @Entity({ tableName: 'webhook_attempts' })
 @Index({ name: 'webhook_attempts_delivery_index', properties: ['delivery', 'attempt'] })

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineRoute, json, type RouteSpec } from '../../src/api/http/route';
+import { buildOpenApiDocument } from '../../src/api/openapi/openapi-document';
 import { ROUTES } from '../../src/api/routes';
 import { AppError, fieldError } from '../../src/platform/errors';
 import { startTestApp, type TestApp } from '../helpers/test-app';
@@ -255,5 +256,18 @@ describe('request ids', () => {
     expect(kept.headers.get('x-request-id')).toBe('client-abc-12345');
     const replaced = await app.request('GET', '/health', { headers: { 'x-request-id': 'bad id\twith tab' } });
     expect(replaced.headers.get('x-request-id')).not.toContain('bad');
+  });
+});
+
+describe('the documented refusals', () => {
+  test('when a token does not verify, then the 401 is the one the API description shows', async () => {
+    const doc = buildOpenApiDocument(ROUTES) as any;
+    const documented = doc.components.responses.Unauthenticated.content['application/json'].example;
+    const res = await app.request('GET', '/customers/me', { headers: { authorization: 'Bearer not-a-token' } });
+    expect({ status: res.status, body: res.body, challenge: res.headers.get('www-authenticate') }).toEqual({
+      status: 401,
+      body: documented,
+      challenge: 'Bearer',
+    });
   });
 });

@@ -363,3 +363,55 @@ describe('the dashboard cookie as a credential', () => {
     expect(secure).toMatch(/SameSite=Strict/);
   });
 });
+
+describe('the dashboard pages in a browser’s way', () => {
+  const signInWith = (fields: Record<string, string>) =>
+    fetch(`${app.baseUrl}/admin/login`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: app.baseUrl },
+      body: new URLSearchParams(fields).toString(),
+    });
+
+  test('when a page is asked for signed out, then sign-in comes back to that page, and never to another site', async () => {
+    const away = await fetch(`${app.baseUrl}/admin/live`, { redirect: 'manual' });
+    expect({ status: away.status, location: away.headers.get('location') }).toEqual({
+      status: 303,
+      location: '/admin/login?next=%2Fadmin%2Flive',
+    });
+    const form = await (await fetch(`${app.baseUrl}${away.headers.get('location')}`)).text();
+    expect(form).toContain('<input type="hidden" name="next" value="/admin/live">');
+
+    const credentials = { email: ADMIN.email, password: ADMIN.password };
+    const back = await signInWith({ ...credentials, next: '/admin/live' });
+    expect({ status: back.status, location: back.headers.get('location') }).toEqual({ status: 303, location: '/admin/live' });
+    for (const next of ['https://evil.example/admin/live', '//evil.example/admin/queues', '/admin/../api/admin/users', '/docs'])
+      expect({ next, location: (await signInWith({ ...credentials, next })).headers.get('location') }).toEqual({
+        next,
+        location: '/admin/queues',
+      });
+  });
+
+  test('when the dashboard is opened, then it asks no other host for a font, and every page has an icon', async () => {
+    const cookie = await cookieOf(await signInWith({ email: ADMIN.email, password: ADMIN.password }));
+    const page = await (await fetch(`${app.baseUrl}/admin/queues`, { headers: { cookie } })).text();
+    expect(page).toContain('<link href="/admin/dashboard.css" rel="stylesheet">');
+    expect(page).not.toMatch(/fonts\.googleapis|fonts\.gstatic/);
+    for (const path of ['/favicon.ico', '/favicon.svg']) {
+      const icon = await fetch(`${app.baseUrl}${path}`);
+      expect({ path, status: icon.status, type: icon.headers.get('content-type') }).toEqual({
+        path,
+        status: 200,
+        type: 'image/svg+xml; charset=utf-8',
+      });
+      expect(await icon.text()).toMatch(/^<svg /);
+    }
+    const live = await (await fetch(`${app.baseUrl}/admin/live`, { headers: { cookie } })).text();
+    expect(live).toContain('<link rel="icon" type="image/svg+xml" href="/favicon.svg">');
+  });
+});
+
+const cookieOf = async (res: Response) => {
+  expect(res.status).toBe(303);
+  return res.headers.get('set-cookie')!.split(';')[0]!;
+};

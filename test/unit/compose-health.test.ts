@@ -12,6 +12,8 @@ import { parse } from 'yaml';
  */
 const ROOT = join(__dirname, '..', '..');
 type Service = {
+  image?: string;
+  ports?: string[];
   command?: string[];
   environment?: Record<string, string>;
   healthcheck?: { test?: string[]; disable?: boolean };
@@ -96,4 +98,16 @@ test('when the demo runs, then it is one-shot, waits for a healthy api, and seed
   for (const variable of ['DATABASE_URL', 'REDIS_URL', 'QUEUE_PREFIX', 'JWT_SECRET'])
     expect({ variable, value: demo.environment![variable] }).toEqual({ variable, value: api.environment![variable] });
   expect(demo.environment!.PORT).toBe(api.environment!.PORT);
+});
+
+test('when docker-compose is read, then every image is pinned to a version and every published port is on the loopback', () => {
+  for (const [name, service] of services.filter(([, s]) => s.image !== undefined)) {
+    // A tag with a minor version at least: `latest` or a bare major moves under the stack.
+    expect({ name, pinned: /:v?\d+\.\d+(\.\d+)?(-[a-z0-9.-]+)?$/.test(service.image!) }).toEqual({ name, pinned: true });
+  }
+  const published = services.flatMap(([name, s]) => (s.ports ?? []).map((port) => ({ name, port })));
+  for (const { name, port } of published) expect({ name, port: port.startsWith('127.0.0.1:') }).toEqual({ name, port: true });
+  // The README runs the service on the host against these two.
+  expect(published.map((p) => p.port)).toEqual(expect.arrayContaining(['127.0.0.1:5432:5432', '127.0.0.1:6379:6379']));
+  expect(/^ARG NODE_IMAGE=node:\d+\.\d+\.\d+-/m.test(readFileSync(join(ROOT, 'Dockerfile'), 'utf8'))).toBe(true);
 });

@@ -114,6 +114,35 @@ describe('the examples of the OpenAPI document', () => {
     const negative = JSON.stringify(examples).match(/"(login|order|ticket|volume|[a-z_]*price|bid|ask)":-\d/g) ?? [];
     expect(negative).toEqual([]);
   });
+
+  test('when an operation moves an object to a state, then its example shows the object in that state', () => {
+    const leaves: Record<string, string> = {
+      openOrder: 'open',
+      closeOrder: 'closed',
+      cancelPendingOrder: 'cancelled',
+      approveDocument: 'approved',
+      rejectDocument: 'rejected',
+      requestWithdrawal: 'pending',
+      rejectWithdrawal: 'rejected',
+      grantBonus: 'active',
+      cancelBonus: 'cancelled',
+      startPropChallenge: 'active',
+      requestPayout: 'pending',
+      rejectPayout: 'rejected',
+      createDepositIntent: 'pending',
+      cancelMyDeposit: 'cancelled',
+      approveDeposit: 'completed',
+      rejectDeposit: 'failed',
+      resolveFraudCase: 'resolved',
+    };
+    const shown: Record<string, unknown> = {};
+    for (const route of ROUTES.filter((r) => r.operationId in leaves)) {
+      const op = doc.paths[route.path][route.method];
+      const status = Object.keys(op.responses).find((s) => /^2/.test(s))!;
+      shown[route.operationId] = resolve(op.responses[status]).content['application/json'].example.status;
+    }
+    expect(shown).toEqual(leaves);
+  });
 });
 
 function exampleGapsOf(schema: Parameters<typeof exampleOf>[0], io: 'input' | 'output'): string[] {

@@ -14,6 +14,7 @@ const OWNERS = [
   { table: 'ledger_entries', entity: 'LedgerEntry', owner: 'src/domain/ledger/ledger.ts' },
   { table: 'domain_events', entity: 'DomainEvent', owner: 'src/domain/events/outbox.ts' },
   { table: 'audit_entries', entity: 'AuditEntry', owner: 'src/domain/audit/audit.ts' },
+  { table: 'webhook_attempts', entity: 'WebhookAttempt', owner: 'src/db/functions/webhook_attempts_record.sql' },
 ];
 
 const root = join(__dirname, '../..');
@@ -22,7 +23,8 @@ function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) return entry.name === 'migrations' ? [] : sources(path);
-    return entry.name.endsWith('.ts') ? [relative(root, path)] : [];
+    // Stored functions' bodies too: a function can be a table's writer.
+    return /\.(ts|sql)$/.test(entry.name) ? [relative(root, path)] : [];
   });
 }
 

@@ -14,6 +14,7 @@ import { ALL_QUEUES } from '../../jobs/queues';
 import { AppError } from '../../platform/errors';
 import { allowedChange, HIDDEN_CONTROLS_CSS } from './dashboard-actions';
 import { livePage, LIVE_SCRIPT } from './live-page';
+import { mountFavicon } from './favicon';
 import { loginPage } from './login-page';
 
 /**
@@ -89,12 +90,36 @@ function setSessionCookie(res: Response, value: string | null, rules: CookieRule
   res.append('Set-Cookie', `${COOKIE}=${value ? encodeURIComponent(value) : ''}; ${attributes.join('; ')}`);
 }
 
-/** bull-board's page, with the stylesheet that hides the controls of refused changes (see dashboard-actions). */
-function linkStylesheet(res: Response): void {
+/**
+ * bull-board's page, with the stylesheet that hides the controls of refused changes (see
+ * dashboard-actions), and without its web-font link: the page asks no other host for anything
+ * (the CSP would refuse it anyway), and its text falls back to the system font.
+ */
+function adjustBoardPage(res: Response): void {
   const send = res.send.bind(res);
   res.send = (body?: unknown) =>
-    send(typeof body === 'string' ? body.replace('</head>', `<link href="${STYLESHEET_PATH}" rel="stylesheet"></head>`) : body);
+    send(
+      typeof body === 'string'
+        ? body
+            .replace(/<link[^>]*href="https:\/\/fonts\.googleapis\.com[^>]*>\s*/g, '')
+            .replace('</head>', `<link href="${STYLESHEET_PATH}" rel="stylesheet"></head>`)
+        : body,
+    );
 }
+
+/**
+ * Where the sign-in form sends the browser once signed in: the dashboard page it was turned
+ * away from, when `next` names one of this origin's dashboard pages; the queues otherwise. Only
+ * a path under /admin/ is taken, never `//host` or a scheme, so the form cannot be made to send
+ * anyone to another site.
+ */
+export function afterSignIn(next: unknown): string {
+  if (typeof next !== 'string' || next.length > 512) return DASHBOARD_PATH;
+  return /^\/admin\/(?:queues|live)(?:[/?#][^\\\s]*)?$/.test(next) && !next.startsWith('//') ? next : DASHBOARD_PATH;
+}
+
+/** The sign-in page's address that comes back to this request's page afterwards. */
+const signInFor = (req: Request) => `${LOGIN_PATH}?next=${encodeURIComponent(req.originalUrl)}`;
 
 /** A state change must come from a page of this origin: SameSite=Strict already keeps other sites' cookies out; this is the second lock. */
 function sameOrigin(req: Request): boolean {
@@ -120,6 +145,7 @@ export function mountQueueDashboard(app: Express, services: AppServices): void {
   });
 
   const form = express.urlencoded({ extended: false, limit: '8kb' });
+  mountFavicon(app);
 
   app.get(STYLESHEET_PATH, (req, res) => {
     req.routeTemplate = STYLESHEET_PATH;
@@ -128,7 +154,10 @@ export function mountQueueDashboard(app: Express, services: AppServices): void {
 
   app.get(LOGIN_PATH, ...pageCsp(false), (req, res) => {
     req.routeTemplate = LOGIN_PATH;
-    res.set('Cache-Control', 'no-store').type('html').send(loginPage({}));
+    res
+      .set('Cache-Control', 'no-store')
+      .type('html')
+      .send(loginPage({ next: afterSignIn(req.query.next) }));
   });
 
   app.post(LOGIN_PATH, ...pageCsp(false), form, async (req, res, next) => {
@@ -144,6 +173,7 @@ export function mountQueueDashboard(app: Express, services: AppServices): void {
     const email = typeof req.body?.email === 'string' ? req.body.email.slice(0, 320) : '';
     const password = typeof req.body?.password === 'string' ? req.body.password.slice(0, 1024) : '';
     const totp = typeof req.body?.totp_code === 'string' && req.body.totp_code ? req.body.totp_code.slice(0, 64) : undefined;
+    const goTo = afterSignIn(req.body?.next);
     try {
       const em = services.orm.em.fork() as EntityManager;
       const client = { ip: req.clientIp, userAgent: req.get('user-agent') ?? null };
@@ -152,12 +182,12 @@ export function mountQueueDashboard(app: Express, services: AppServices): void {
         res
           .status(401)
           .type('html')
-          .send(loginPage({ email, error: 'Enter the code from your authenticator app too.', askTotp: true }));
+          .send(loginPage({ email, next: goTo, error: 'Enter the code from your authenticator app too.', askTotp: true }));
         return;
       }
       const { cookie } = await openDashboardSession(em, result.principalId, client, lifetimes);
       setSessionCookie(res, cookie, cookieRules);
-      res.redirect(303, DASHBOARD_PATH);
+      res.redirect(303, goTo);
     } catch (err) {
       if (err instanceof AppError && (err.status === 401 || err.status === 429)) {
         if (err.headers['Retry-After']) res.set('Retry-After', err.headers['Retry-After']);
@@ -166,7 +196,7 @@ export function mountQueueDashboard(app: Express, services: AppServices): void {
         res
           .status(err.status)
           .type('html')
-          .send(loginPage({ email, error: message }));
+          .send(loginPage({ email, next: goTo, error: message }));
         return;
       }
       next(err);
@@ -193,7 +223,7 @@ export function mountQueueDashboard(app: Express, services: AppServices): void {
       const caller = await cookieCaller(req, services, lifetimes);
       const isPage = req.method === 'GET';
       if (!caller || caller.kind !== 'user') {
-        if (isPage) res.redirect(303, LOGIN_PATH);
+        if (isPage) res.redirect(303, signInFor(req));
         else res.status(401).json({ detail: 'Sign in at /admin/login', code: 'UNAUTHENTICATED' });
         return;
       }
@@ -254,7 +284,7 @@ export function mountQueueDashboard(app: Express, services: AppServices): void {
       const isApi = req.path.startsWith('/api/');
       if (!caller || caller.kind !== 'user') {
         if (isApi) res.status(401).json({ detail: 'Sign in at /admin/login', code: 'UNAUTHENTICATED' });
-        else res.redirect(303, LOGIN_PATH);
+        else res.redirect(303, signInFor(req));
         return;
       }
       if (!caller.permissions.has('view_queues')) {
@@ -299,7 +329,7 @@ export function mountQueueDashboard(app: Express, services: AppServices): void {
         });
       }
       req.dashboardCaller = caller;
-      if (!isApi && req.method === 'GET') linkStylesheet(res);
+      if (!isApi && req.method === 'GET') adjustBoardPage(res);
       next();
     } catch (err) {
       next(err);

@@ -16,6 +16,7 @@ export function livePage(): string {
   <meta name="viewport" content="width=device-width, initial-scale=1">
   <meta name="robots" content="noindex">
   <title>Live events · Trading</title>
+  <link rel="icon" type="image/svg+xml" href="/favicon.svg">
   <style>
     body { font-family: system-ui, sans-serif; background: #151a21; color: #e6e9ee; margin: 0; padding: 1rem 1.5rem; }
     header { display: flex; gap: 1rem; align-items: center; flex-wrap: wrap; }

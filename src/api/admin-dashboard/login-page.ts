@@ -5,7 +5,7 @@
 const escapeHtml = (value: string) =>
   value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
-export function loginPage(state: { email?: string; error?: string; askTotp?: boolean }): string {
+export function loginPage(state: { email?: string; error?: string; askTotp?: boolean; next?: string }): string {
   const error = state.error ? `<p class="error" role="alert">${escapeHtml(state.error)}</p>` : '';
   return `<!doctype html>
 <html lang="en">
@@ -14,6 +14,7 @@ export function loginPage(state: { email?: string; error?: string; askTotp?: boo
   <meta name="viewport" content="width=device-width, initial-scale=1">
   <meta name="robots" content="noindex">
   <title>Sign in · Trading queues</title>
+  <link rel="icon" type="image/svg+xml" href="/favicon.svg">
   <style>
     body { font-family: system-ui, sans-serif; background: #151a21; color: #e6e9ee; display: grid; place-items: center; min-height: 100vh; margin: 0; }
     form { background: #1f2630; padding: 2rem; border-radius: 8px; width: 20rem; display: grid; gap: 0.75rem; }
@@ -27,6 +28,7 @@ export function loginPage(state: { email?: string; error?: string; askTotp?: boo
 <body>
   <form method="post" action="/admin/login">
     <h1>Trading queues</h1>
+    <input type="hidden" name="next" value="${escapeHtml(state.next ?? '/admin/queues')}">
     ${error}
     <label>Email <input name="email" type="email" autocomplete="username" required value="${escapeHtml(state.email ?? '')}"></label>
     <label>Password <input name="password" type="password" autocomplete="current-password" required></label>

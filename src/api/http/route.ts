@@ -30,6 +30,11 @@ export interface ResponseSpec {
   schema?: z.ZodType;
   /** A `text/event-stream` answer: its event names and the schema of each one's `data:`, and a sample of the stream. */
   eventStream?: { events: Record<string, z.ZodType>; example: string };
+  /**
+   * Fields of this answer's example that differ from the object's usual example: the state
+   * this operation leaves the object in (an order just opened is `open`, with no close yet).
+   */
+  example?: Record<string, unknown>;
 }
 
 /** What a handler receives: parsed input, the request's unit of work, and the services. */

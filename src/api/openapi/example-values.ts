@@ -117,7 +117,7 @@ export const FIELD_EXAMPLES: Record<string, Typed> = {
   max_open_positions: { number: 200 },
   spread: { number: 1.5 },
   swap_long: { number: -0.62 },
-  swap_short: { number: 0.18 },
+  swap_short: { number: 0.25 },
   digits: { number: 5 },
   contract_size: { number: 100000 },
   interval_ms: { number: 1000 },

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Access, ResponseSpec, RouteSpec } from '../http/route';
 import './component-names';
 import { ErrorSchema, ValidationErrorSchema } from './error-schemas';
+import { INVALID_ACCESS_TOKEN } from '../../domain/identity/authenticate';
 import { exampleOf, type Io } from './examples';
 import { SchemaComponents, type JsonSchema } from './schema-components';
 import { TAGS, TAG_GROUPS } from './tags';
@@ -65,7 +66,14 @@ const sharedError = (status: string, description: string) => ({ description, con
 /** The answers every route of a kind can give, referenced from each operation. */
 const SHARED_RESPONSES = {
   Unauthenticated: {
-    ...sharedError('401', 'UNAUTHENTICATED: the token is missing, malformed, expired or revoked'),
+    description: 'UNAUTHENTICATED: the token is missing, malformed, expired or revoked',
+    // The service's own words for the most common case, not a sentence made up for the document.
+    content: {
+      'application/json': {
+        schema: { $ref: '#/components/schemas/Error' },
+        example: ErrorSchema.parse({ detail: INVALID_ACCESS_TOKEN, code: 'UNAUTHENTICATED' }),
+      },
+    },
     headers: { 'WWW-Authenticate': { description: 'Always `Bearer`', schema: { type: 'string' } } },
   },
   NotFound: sharedError('404', 'NOT_FOUND: no such object, or it is not yours to see'),
@@ -194,12 +202,21 @@ const IGNORED_BODY = z
   .meta({ examples: [{}] })
   .describe('This operation reads no body: one may be sent (as `{}`), and any field in it is ignored');
 
-function contentOf(schema: z.ZodType, io: Io, components: SchemaComponents, area: string | undefined, name?: string): JsonSchema {
+function contentOf(
+  schema: z.ZodType,
+  io: Io,
+  components: SchemaComponents,
+  area: string | undefined,
+  name?: string,
+  patch?: Record<string, unknown>,
+): JsonSchema {
   let json = components.convert(schema, io);
   // A request body is named after its operation (OpenOrderRequest), so a client has a type for it.
   if (name && json.$ref === undefined && json.type === 'object') json = components.add(name, json);
   const example = exampleOf(schema, io, area);
-  return { 'application/json': { schema: json, ...(example.ok ? { example: example.value } : {}) } };
+  if (!example.ok) return { 'application/json': { schema: json } };
+  const value = patch ? { ...(example.value as Record<string, unknown>), ...patch } : example.value;
+  return { 'application/json': { schema: json, example: value } };
 }
 
 function parametersOf(
@@ -263,7 +280,7 @@ function responsesOf(route: RouteSpec, components: SchemaComponents): Record<str
     const content = spec.eventStream
       ? eventStreamContent(spec.eventStream, components)
       : spec.schema
-        ? contentOf(spec.schema, 'output', components, route.tags[0])
+        ? contentOf(spec.schema, 'output', components, route.tags[0], undefined, spec.example)
         : isError
           ? errorContent(status, spec.description)
           : undefined;

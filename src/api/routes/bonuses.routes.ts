@@ -12,11 +12,11 @@ import {
   PromoCodeInputSchema,
   PromoCodeSchema,
   PromoPreviewSchema,
-  redeemPromoCode,
   RedemptionSchema,
   setPromoCodeActive,
   validatePromoCode,
 } from '../../domain/bonuses/promo-codes';
+import { redeemPromoCode } from '../../domain/bonuses/promo-redeem';
 import { PROMO_ATTEMPTS } from '../../domain/identity/identity';
 import { BonusProgram } from '../../entities/bonus-program.entity';
 import { Customer } from '../../entities/customer.entity';
@@ -102,15 +102,17 @@ export const bonusRoutes: RouteSpec[] = [
     summary: 'Grant a bonus by hand',
     description:
       "Grants a bonus of the programme on one of the customer's trading accounts (`login`): `amount` or the programme's " +
-      'fixed amount, booked as credit (`credit_in`) at once, status `active`. An account outside the programme (group, ' +
-      'currency, kind) or a disabled or finished programme is 422 at `login`. Accepts an Idempotency-Key header.',
+      'fixed amount, booked as credit (`credit_in`) at once, status `active`. The `bonus_grant` fraud rules run first: ' +
+      'a review records it `on_hold` with no credit until its case releases it; a block is 403 `FRAUD_BLOCKED`. An ' +
+      'account outside the programme (group, currency, kind) or a disabled or finished programme is 422 at `login`. ' +
+      'Accepts an Idempotency-Key header.',
     tags: ['bonuses'],
     idempotent: true,
     access: { kind: 'staff', permission: 'manage_bonuses' },
     params: CustomerParam,
     body: z.strictObject({ program_id: z.uuid(), login: z.int().positive(), amount: MoneyAmount.optional() }),
     responses: {
-      201: { description: 'Granted', schema: BonusSchema },
+      201: { description: 'Granted', schema: BonusSchema, example: { status: 'active' } },
       404: { description: 'No such customer, or the login is not theirs' },
     },
     handler: async ({ params, body, em, caller }) => {
@@ -152,13 +154,14 @@ export const bonusRoutes: RouteSpec[] = [
     operationId: 'cancelBonus',
     summary: 'Cancel a bonus',
     description:
-      "The bonus's unreleased credit leaves the account (`credit_out`); one not active or pending is 409 BONUS_NOT_ACTIVE.",
+      "An active bonus's unreleased credit leaves the account (`credit_out`); a pending or held one booked none (its " +
+      'promo redemption becomes `void`). One not active, pending or on hold is 409 BONUS_NOT_ACTIVE.',
     tags: ['bonuses'],
     access: { kind: 'staff', permission: 'manage_bonuses' },
     params: z.object({ bonus_id: z.uuid() }),
     body: z.strictObject({ reason: z.string().min(1).max(500) }),
     responses: {
-      200: { description: 'Cancelled', schema: BonusSchema },
+      200: { description: 'Cancelled', schema: BonusSchema, example: { status: 'cancelled' } },
       404: { description: 'No such bonus' },
       409: { description: 'BONUS_NOT_ACTIVE' },
     },
@@ -238,16 +241,19 @@ export const bonusRoutes: RouteSpec[] = [
     operationId: 'redeemPromoCode',
     summary: 'Use a promo code',
     description:
-      'Grants the bonus at once (`applied`, with `bonus_id`) on `login` or your first eligible trading account, or arms ' +
-      'the code until your first qualifying deposit (`armed`; arming expires with the code). Errors as for validate. ' +
-      'Accepts an Idempotency-Key header.',
+      'Grants the bonus at once (`applied`) on `login` or your first eligible trading account, or arms the code until ' +
+      'your first qualifying deposit (`armed`: its bonus is `pending`, without credit, until that deposit makes it ' +
+      '`active`; arming expires with the code). `bonus_id` names the bonus in every case. The redeem runs the ' +
+      '`promo_redeem` fraud rules: a hold answers `on_hold` (the bonus `on_hold`, no credit) until a review decides; a ' +
+      'block is 403 `FRAUD_BLOCKED`. An `X-Device-Id` header is recorded. Errors as for validate. Accepts an ' +
+      'Idempotency-Key header.',
     tags: ['bonuses'],
     idempotent: true,
     access: { kind: 'customer' },
     body: z.object({ code: z.string().min(1).max(64), login: z.int().positive().optional() }),
     responses: {
       201: { description: 'Redeemed', schema: RedemptionSchema },
-      403: { description: 'PROMO_NOT_ELIGIBLE' },
+      403: { description: 'PROMO_NOT_ELIGIBLE, or FRAUD_BLOCKED' },
       404: { description: 'PROMO_CODE_NOT_FOUND' },
       409: { description: 'PROMO_CODE_EXPIRED, PROMO_CODE_EXHAUSTED or PROMO_CODE_ALREADY_USED' },
     },

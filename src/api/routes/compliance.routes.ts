@@ -205,7 +205,7 @@ export const complianceRoutes: RouteSpec[] = [
     access: { kind: 'staff', permission: 'manage_compliance' },
     params: DocumentIdParam,
     responses: {
-      200: { description: 'Approved', schema: StaffDocumentSchema },
+      200: { description: 'Approved', schema: StaffDocumentSchema, example: { status: 'approved', reason: null } },
       404: { description: "No such document (or outside the caller's scope)" },
       409: { description: 'DOCUMENT_NOT_PENDING: already approved or rejected' },
     },

@@ -58,8 +58,10 @@ export const crmLifecycleRoutes: RouteSpec[] = [
       '(`registration` settings) is 403 COUNTRY_NOT_ALLOWED. Every attempt from one client address counts against ' +
       '`registration.max_per_ip_per_hour` (default 5), refused ones included: past it, 429 RATE_LIMITED with ' +
       'Retry-After. `ref` (a partner code) and `promo_code` are stored with the customer for the partner and promo ' +
-      'programmes, which apply them once they exist. An `X-Device-Id` header is recorded with the sign-up. During ' +
-      'maintenance: 503 MAINTENANCE.',
+      'programmes, which apply them once they exist. An `X-Device-Id` header is recorded with the sign-up. The ' +
+      '`signup` fraud rules run on every attempt (email, country, address, device): a block is 403 `FRAUD_BLOCKED`; ' +
+      'a review lets the sign-up through, and its confirmation creates the customer with access `close_only` and a ' +
+      'review case. During maintenance: 503 MAINTENANCE.',
     tags: ['registration'],
     access: { kind: 'public' },
     body: z.object({
@@ -79,6 +81,7 @@ export const crmLifecycleRoutes: RouteSpec[] = [
     }),
     responses: {
       202: { description: 'Accepted (whether or not the email is taken)', schema: RegistrationAcceptedSchema },
+      403: { description: 'COUNTRY_NOT_ALLOWED, or FRAUD_BLOCKED' },
       429: { description: 'Too many sign-up attempts from this address' },
     },
     handler: async ({ body, em, services, req }) => {

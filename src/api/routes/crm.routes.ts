@@ -20,6 +20,7 @@ import {
 import { PERMISSIONS } from '../../domain/identity/permissions';
 import { setCustomerLevel } from '../../domain/compliance/documents';
 import { MAX_LEVEL } from '../../domain/compliance/verification-levels';
+import { screenVerificationChange } from '../../domain/fraud/screens';
 import { ApiToken } from '../../entities/api-token.entity';
 import { Customer, CUSTOMER_ACCESS_LEVELS } from '../../entities/customer.entity';
 import { Session } from '../../entities/session.entity';
@@ -152,7 +153,9 @@ export const crmRoutes: RouteSpec[] = [
       "A webhook with an `affiliate_id` receives the events about this customer's accounts from the change on. " +
       '`verification_level` (0 to 3) sets what the customer may do, whatever its documents, and needs ' +
       '`manage_compliance` besides (403 otherwise); audited (`customer.verification_level_changed`), and a rise is a ' +
-      '`customer.verified` event, as a rise by approved documents is.',
+      '`customer.verified` event, as a rise by approved documents is. The change runs the `verification_change` fraud ' +
+      'rules (the built-in one, disabled as shipped, opens a case when the staff user is not on the ' +
+      "`verification_exceptions` list); a `review` opens or extends the customer's case and the change stands.",
     tags: ['customers'],
     access: { kind: 'staff', permission: 'manage_customers' },
     params: z.object({ customer_id: z.uuid() }),
@@ -196,7 +199,9 @@ export const crmRoutes: RouteSpec[] = [
       if (level !== undefined) {
         if (!staff.permissions.has('manage_compliance'))
           throw errors.forbidden('Setting verification_level needs the permission manage_compliance');
-        await setCustomerLevel(em, staff, params.customer_id, level);
+        await setCustomerLevel(em, staff, params.customer_id, level, (tx, change) =>
+          screenVerificationChange(tx, staff, params.customer_id, change),
+        );
       }
       if ((level === undefined && access === undefined) || rest.affiliate_id !== undefined || rest.sales_status !== undefined)
         return json(200, customerView(await updateCustomer(em, staff, params.customer_id, rest), { pii }));

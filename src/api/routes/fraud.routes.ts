@@ -37,13 +37,16 @@ import { customersInScope } from '../../domain/customers/customers';
 
 const RULES =
   'A rule is checked at one `event` (`signup`, `login`, `deposit` (a deposit intent), `withdrawal`, `transfer`, ' +
-  '`bonus_grant`, `promo_redeem`, `ib_accrual`). Evaluation order: the allow list (`allowed_ips`), then the block ' +
+  '`bonus_grant`, `promo_redeem`, `ib_accrual`, `verification_change` (a staff change of a verification level)). A ' +
+  'change of a rule or a list decides the next evaluation in every process. Evaluation order: the allow list (`allowed_ips`), then the block ' +
   'lists, then the enabled rules of the event by `position` (then age), then `allow`; the first match decides. ' +
   '`match: all` needs every condition, `any` one. A condition compares a field with `value` by `op` (`eq`, `neq` and ' +
   '`in` compare text without case; `gt`, `gte`, `lt`, `lte` need a number). **A field without a value never matches**, ' +
   'whatever the operator (so `neq` on a missing field is false). Outcomes: `block` refuses with 403 `FRAUD_BLOCKED` and ' +
   'a sentence naming no rule; `review` holds the action (a withdrawal stays `pending` with `review_reason`, a deposit ' +
-  "intent goes to `review`) and opens or extends the customer's case; `allow` lets it through. " +
+  'intent goes to `review`, a sign-up creates its customer `close_only`, a promo redemption or a bonus grant is ' +
+  "`on_hold` with no credit; a verification change stands) and opens or extends the customer's case; `allow` lets " +
+  'it through. ' +
   `Fields: ${FIELDS_DESCRIPTION}.`;
 
 const RuleId = z.object({ rule_id: z.uuid() });
@@ -58,7 +61,9 @@ export const fraudRoutes: RouteSpec[] = [
     description:
       '`allowed_ips` (shared NAT: such an address is let through the lists and rules, and is never evidence of a link), ' +
       '`blocked_ips`, `blocked_cidrs` (IPv4 or IPv6 ranges), `blocked_devices` (X-Device-Id values), `blocked_countries` ' +
-      "(ISO 3166-1 alpha-2, matched against the customer's country), `blocked_email_domains`. Audited.",
+      "(ISO 3166-1 alpha-2, matched against the customer's country), `blocked_email_domains`, `verification_exceptions` " +
+      '(staff user ids or emails whose changes of a verification level the built-in rule leaves alone). Audited; the ' +
+      'next evaluation in every process reads the new list.',
     tags: ['fraud'],
     access: { kind: 'staff', permission: 'manage_fraud_rules' },
     params: z.object({ list: z.enum(FRAUD_LISTS) }),
@@ -221,14 +226,21 @@ export const fraudRoutes: RouteSpec[] = [
     summary: 'Resolve a case and apply its actions in one transaction',
     description:
       "`block_customer` sets the customer's access to `no_login` (its sessions end); `disable_trading` refuses new orders " +
-      'on its trading accounts; `release_holds` lets its withdrawals held for review go to staff approval as usual; ' +
-      '`forfeit_bonuses` and `clawback_ib` are applied by the bonus and partner features where installed. Audited; ' +
-      'event `fraud.case_resolved`. A resolved or discarded case is 409 `CASE_CLOSED`.',
+      'on its trading accounts; `forfeit_bonuses` forfeits its active, held and pending bonuses (`bonus.forfeited`, the ' +
+      'unreleased credit of an active one leaves with `credit_out`); `release_holds` lets its withdrawals held for ' +
+      'review go to staff approval as usual and grants its held bonuses and promo redemptions now (a redemption waiting ' +
+      'for a deposit becomes `armed` again). A `fraud` verdict without `release_holds` voids the held bonuses ' +
+      '(`cancelled`) and promo redemptions (`void`); a `legitimate` one without it leaves them held. Forfeiting runs ' +
+      'before releasing. `clawback_ib` is applied by the partner feature where installed. Audited; event ' +
+      '`fraud.case_resolved`. A resolved or discarded case is 409 `CASE_CLOSED`.',
     tags: ['fraud'],
     access: { kind: 'staff', permission: 'review_fraud_cases' },
     params: CaseId,
     body: ResolveCaseSchema,
-    responses: { 200: { description: 'The resolved case', schema: FraudCaseSchema }, 404: { description: 'Not found' } },
+    responses: {
+      200: { description: 'The resolved case', schema: FraudCaseSchema, example: { status: 'resolved' } },
+      404: { description: 'Not found' },
+    },
     handler: async ({ params, body, em, caller, services }) => {
       const { fraudCase, revokeSessionsOf } = await resolveCase(em, asStaff(caller), params.case_id, body);
       if (revokeSessionsOf) {

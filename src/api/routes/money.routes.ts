@@ -118,7 +118,7 @@ export const moneyRoutes: RouteSpec[] = [
       comment: z.string().max(500).optional(),
     }),
     responses: {
-      202: { description: 'Accepted, awaiting approval', schema: WithdrawalRequestResultSchema },
+      202: { description: 'Accepted, awaiting approval', schema: WithdrawalRequestResultSchema, example: { status: 'pending' } },
       403: {
         description:
           "VERIFICATION_REQUIRED: the customer's verification level may not withdraw (or FORBIDDEN: a token without the permission)",
@@ -242,7 +242,7 @@ export const moneyRoutes: RouteSpec[] = [
     params: WithdrawalIdParam,
     body: z.strictObject({ reason: z.string().min(1).max(500) }),
     responses: {
-      200: { description: 'Rejected', schema: WithdrawalSchema },
+      200: { description: 'Rejected', schema: WithdrawalSchema, example: { status: 'rejected' } },
       404: { description: 'No such withdrawal' },
       409: { description: 'Not pending (WITHDRAWAL_NOT_PENDING)' },
     },

@@ -65,14 +65,18 @@ export const orderRoutes: RouteSpec[] = [
     body: z.strictObject({
       login: Login,
       symbol: z.string().min(1).max(32),
-      cmd: z.literal([0, 1]).describe('0 buy, 1 sell'),
+      cmd: z.literal([0, 1]).meta({ type: 'integer' }).describe('0 buy, 1 sell'),
       volume: Volume,
       sl: Price.nullable().optional(),
       tp: Price.nullable().optional(),
       comment: z.string().max(255).optional(),
     }),
     responses: {
-      201: { description: 'Opened', schema: OrderSchema },
+      201: {
+        description: 'Opened',
+        schema: OrderSchema,
+        example: { status: 'open', closed_at: null, close_price: null, profit: null, close_reason: null, swap: '0.00' },
+      },
       403: {
         description:
           "VERIFICATION_REQUIRED: the customer's verification level may not trade (or FORBIDDEN: a token without the permission)",
@@ -134,6 +138,7 @@ export const orderRoutes: RouteSpec[] = [
       symbol: z.string().min(1).max(32),
       cmd: z
         .literal([2, 3, 4, 5, 6, 7])
+        .meta({ type: 'integer' })
         .describe('2 buy limit, 3 sell limit, 4 buy stop, 5 sell stop, 6 buy stop limit, 7 sell stop limit'),
       volume: Volume,
       trigger_price: Price,
@@ -209,7 +214,10 @@ export const orderRoutes: RouteSpec[] = [
     access: { kind: 'staff_or_customer', permission: 'modify_orders' },
     params: OrderIdParam,
     query: LoginOnly,
-    responses: { 200: { description: 'Cancelled', schema: PendingOrderSchema }, 409: { description: 'ORDER_NOT_PENDING' } },
+    responses: {
+      200: { description: 'Cancelled', schema: PendingOrderSchema, example: { status: 'cancelled' } },
+      409: { description: 'ORDER_NOT_PENDING' },
+    },
     handler: async ({ params, query, em, caller }) => {
       const account = await accessibleAccount(em, query.login, customerScopeOf(caller));
       return json(200, pendingOrderView(await cancelPendingOrder(em, account, params.order_id)));

@@ -178,7 +178,7 @@ export const paymentRoutes: RouteSpec[] = [
     body: DepositIntentCreateSchema.extend({ amount: MoneyAmount }).meta({
       examples: [{ provider_id: '0b5f8e1e-6f3c-4f5e-9d43-2a8f7b7f2c11', amount: 250, currency: 'USD' }],
     }),
-    responses: { 201: { description: 'The intent, pending', schema: DepositIntentSchema } },
+    responses: { 201: { description: 'The intent, pending', schema: DepositIntentSchema, example: { status: 'pending' } } },
     handler: async ({ body, em, caller }) => json(201, await createDepositIntent(em, asCustomer(caller).customerId, body)),
   }),
   defineRoute({
@@ -218,7 +218,7 @@ export const paymentRoutes: RouteSpec[] = [
     params: DepositId,
     body: NoFields,
     responses: {
-      200: { description: 'The deposit, cancelled', schema: DepositIntentSchema },
+      200: { description: 'The deposit, cancelled', schema: DepositIntentSchema, example: { status: 'cancelled' } },
       404: { description: 'Not yours or none' },
       409: { description: 'DEPOSIT_NOT_PENDING' },
     },
@@ -320,7 +320,7 @@ export const paymentRoutes: RouteSpec[] = [
     params: DepositId,
     body: z.strictObject({ amount: MoneyAmount.optional() }).optional(),
     responses: {
-      200: { description: 'The deposit, completed', schema: StaffDepositSchema },
+      200: { description: 'The deposit, completed', schema: StaffDepositSchema, example: { status: 'completed' } },
       404: { description: 'Not found' },
       409: { description: 'DEPOSIT_NOT_IN_REVIEW' },
     },
@@ -343,7 +343,7 @@ export const paymentRoutes: RouteSpec[] = [
     params: DepositId,
     body: z.strictObject({ reason: z.string().trim().min(1).max(500) }),
     responses: {
-      200: { description: 'The deposit, failed', schema: StaffDepositSchema },
+      200: { description: 'The deposit, failed', schema: StaffDepositSchema, example: { status: 'failed' } },
       404: { description: 'Not found' },
       409: { description: 'DEPOSIT_NOT_IN_REVIEW' },
     },

@@ -83,7 +83,7 @@ export const propRoutes: RouteSpec[] = [
     tags: ['prop'],
     access: { kind: 'staff', permission: 'manage_prop' },
     body: z.object({ program_id: z.uuid(), customer_id: z.uuid() }),
-    responses: { 201: { description: 'Phase 1, active', schema: ChallengeSchema } },
+    responses: { 201: { description: 'Phase 1, active', schema: ChallengeSchema, example: { status: 'active' } } },
     handler: async ({ body, em, services, caller }) => {
       // A customer outside the caller's scope is as unknown as one that does not exist.
       if (!(await inScope(em, customerScopeOf(caller), body.customer_id)))
@@ -166,7 +166,7 @@ export const propRoutes: RouteSpec[] = [
         .describe('Confirms the bonus forfeiture quoted by a 409 BONUS_FORFEIT_UNCONFIRMED'),
     }),
     responses: {
-      201: { description: 'Requested, pending', schema: PayoutSchema },
+      201: { description: 'Requested, pending', schema: PayoutSchema, example: { status: 'pending' } },
       403: {
         description:
           "VERIFICATION_REQUIRED: the customer's verification level may not withdraw (or FORBIDDEN: a token without the permission)",
@@ -273,7 +273,7 @@ export const propRoutes: RouteSpec[] = [
     params: PayoutIdParam,
     body: z.strictObject({ reason: z.string().min(1).max(500) }),
     responses: {
-      200: { description: 'Rejected', schema: PayoutSchema },
+      200: { description: 'Rejected', schema: PayoutSchema, example: { status: 'rejected' } },
       404: { description: 'No such payout' },
       409: { description: 'PAYOUT_NOT_PENDING' },
     },

@@ -6,6 +6,7 @@ export const SQL_FUNCTIONS = [
   'ledger_entries_append_only',
   'user_permissions',
   'open_session',
+  'webhook_attempts_record',
   'webhook_delivery_steps',
   'domain_events_notify',
 ] as const;

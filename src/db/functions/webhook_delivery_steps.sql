@@ -1,6 +1,6 @@
 -- A webhook's delivery loop, many deliveries a call: records the successful attempts of the
 -- previous call (p_done, a JSON array of {id, attempt_id, started_at, duration_ms, status_code,
--- response_body}), hands back the deliveries it claimed but did not attempt (p_release: their
+-- response_body}, through webhook_attempts_record), hands back the deliveries it claimed but did not attempt (p_release: their
 -- lease and attempt count go back), then claims up to p_claim deliveries under one lease: the
 -- oldest open delivery alone when one is due (a retry goes out before anything newer), or else
 -- new deliveries of the oldest messages not yet sent, batch_size_max each, in event order. It
@@ -25,10 +25,7 @@ declare
   v_open boolean := false;
 begin
   if jsonb_array_length(p_done) > 0 then
-    insert into webhook_attempts (id, delivery_id, attempt, started_at, duration_ms, status_code, error, response_body)
-      select t.attempt_id, t.id, coalesce((select max(a.attempt) from webhook_attempts a where a.delivery_id = t.id), 0) + 1,
-             t.started_at, t.duration_ms, t.status_code, null, t.response_body
-        from jsonb_to_recordset(p_done) as t(id uuid, attempt_id uuid, started_at timestamptz, duration_ms int, status_code int, response_body text);
+    perform webhook_attempts_record(p_done);
     update webhook_deliveries dd set status = 'delivered', delivered_at = now(), lease_until = null, updated_at = now()
      where dd.id in (select (x->>'id')::uuid from jsonb_array_elements(p_done) x);
     if p_clear_failing then
@@ -77,10 +74,8 @@ begin
       return;
     end if;
     if d.abandoned then
-      insert into webhook_attempts (id, delivery_id, attempt, started_at, duration_ms, status_code, error, response_body)
-        select gen_random_uuid(), d.id, coalesce(max(a.attempt), 0) + 1, now(), 0, null,
-               'no outcome recorded: the worker stopped during the attempt', null
-          from webhook_attempts a where a.delivery_id = d.id;
+      perform webhook_attempts_record(jsonb_build_array(jsonb_build_object(
+        'id', d.id, 'error', 'no outcome recorded: the worker stopped during the attempt')));
     end if;
     update webhook_deliveries dd set attempts = dd.attempts + 1, lease_until = now() + p_lease_ms * interval '1 millisecond',
            updated_at = now() where dd.id = d.id;

@@ -47,12 +47,14 @@ import { Migration20261128090000_ReportRequeue } from './Migration20261128090000
 import { Migration20261128093000_Payments } from './Migration20261128093000_Payments';
 import { Migration20261128093001_OneDepositPerIntent } from './Migration20261128093001_OneDepositPerIntent';
 import { Migration20261128110200_Fraud } from './Migration20261128110200_Fraud';
+import { Migration20261128130000_FraudHolds } from './Migration20261128130000_FraudHolds';
 import { Migration20261128113000_Credit } from './Migration20261128113000_Credit';
 import { Migration20261128113100_Bonuses } from './Migration20261128113100_Bonuses';
 import { Migration20261128113200_PromoCodes } from './Migration20261128113200_PromoCodes';
 import { Migration20261128113300_PromotionsReport } from './Migration20261128113300_PromotionsReport';
-import { Migration20261128130000_KycAndAttachments } from './Migration20261128130000_KycAndAttachments';
-import { Migration20261128130100_TaskTargets } from './Migration20261128130100_TaskTargets';
+import { Migration20261128124500_WebhookAttemptsOnePlace } from './Migration20261128124500_WebhookAttemptsOnePlace';
+import { Migration20261128133000_KycAndAttachments } from './Migration20261128133000_KycAndAttachments';
+import { Migration20261128133100_TaskTargets } from './Migration20261128133100_TaskTargets';
 
 export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122185420', class: Migration20261122185420 },
@@ -106,6 +108,8 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261128113200_PromoCodes', class: Migration20261128113200_PromoCodes },
   { name: 'Migration20261128113300_PromotionsReport', class: Migration20261128113300_PromotionsReport },
   { name: 'Migration20261128120500_Conversations', class: Migration20261128120500_Conversations },
-  { name: 'Migration20261128130000_KycAndAttachments', class: Migration20261128130000_KycAndAttachments },
-  { name: 'Migration20261128130100_TaskTargets', class: Migration20261128130100_TaskTargets },
+  { name: 'Migration20261128124500_WebhookAttemptsOnePlace', class: Migration20261128124500_WebhookAttemptsOnePlace },
+  { name: 'Migration20261128130000_FraudHolds', class: Migration20261128130000_FraudHolds },
+  { name: 'Migration20261128133000_KycAndAttachments', class: Migration20261128133000_KycAndAttachments },
+  { name: 'Migration20261128133100_TaskTargets', class: Migration20261128133100_TaskTargets },
 ];

@@ -60,7 +60,7 @@ export async function forfeitOnMoneyOut(
       continue;
     }
     // A proportional forfeit shrinks the bonus: what is left of it stays active.
-    await moveCredit(run, q.bonus.account_id, 'out', q.amount, 'forfeit', q.bonus.id, 'Bonus forfeited in part by money out');
+    await moveCredit(run, q.bonus.account_id!, 'out', q.amount, 'forfeit', q.bonus.id, 'Bonus forfeited in part by money out');
     const amountLeft = dec(q.bonus.amount).minus(q.amount);
     await run(
       UPDATE_BONUS.bind({

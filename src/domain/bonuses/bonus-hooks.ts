@@ -1,8 +1,9 @@
 import { dec } from '../../platform/decimal';
 import type { PostingHook } from '../ledger/posting';
-import { countClose, forfeitForReversedDeposit, grantOnDeposit } from './bonuses';
+import { forfeitForReversedDeposit, grantOnDeposit } from './bonuses';
+import { countClose } from './bonus-turnover';
 import { forfeitOnMoneyOut } from './bonus-forfeit';
-import { grantArmedOnDeposit } from './promo-codes';
+import { grantArmedOnDeposit } from './promo-redeem';
 import { LOCK_ACCOUNT, type BonusAccountRow } from './bonus-statements';
 
 /**
@@ -35,9 +36,10 @@ export const BonusForfeitHook: PostingHook = {
 };
 
 /**
- * Deposit bonuses: a completed deposit grants the deposit programmes the account qualifies for.
- * Where the fraud rules' `bonus_grant` evaluation belongs: before grantOnAccount, inside
- * grantOnDeposit, so a `review` keeps the bonus on hold and a `block` grants nothing.
+ * Deposit bonuses: a completed deposit grants the deposit programmes the account qualifies for,
+ * and the pending bonuses of the customer's armed promo codes it qualifies for. Each grant runs
+ * the `bonus_grant` fraud rules: a `review` keeps the bonus on hold, a `block` grants nothing
+ * and leaves the deposit booked.
  */
 export const DepositBonusHook: PostingHook = {
   name: 'deposit_bonus',

@@ -32,8 +32,9 @@ export interface BonusRow {
   id: string;
   program_id: string;
   customer_id: string;
-  account_id: string;
-  login: string;
+  /** Null only while a pending bonus waits for a deposit on any eligible account. */
+  account_id: string | null;
+  login: string | null;
   amount: string;
   released: string;
   lots_required: string;
@@ -43,6 +44,7 @@ export interface BonusRow {
   source_type: string;
   source_id: string | null;
   end_reason: string | null;
+  hold_to: 'pending' | 'active' | null;
   created_at: Date;
   release_mode: 'on_target' | 'per_lot';
   on_transfer_out: 'forfeit' | 'proportional';
@@ -51,7 +53,7 @@ export interface BonusRow {
 
 const BONUS_COLUMNS = `b.id, b.program_id, b.customer_id, b.account_id, b.login::text as login, b.amount::text as amount,
   b.released::text as released, b.lots_required::text as lots_required, b.lots_done::text as lots_done, b.status,
-  b.expires_at, b.source_type, b.source_id, b.end_reason, b.created_at,
+  b.expires_at, b.source_type, b.source_id, b.end_reason, b.hold_to, b.created_at,
   p.release_mode, p.on_transfer_out, p.min_hold_seconds`;
 
 /** The active bonuses of an account, oldest first, locked (the account row is locked first by the caller). */
@@ -88,22 +90,71 @@ export const EXPIRED_BONUSES = namedStatement<{ account_id: string; at: Date }>(
     order by b.created_at, b.id for update of b`,
 );
 
+/** A new bonus: `active` (its credit booked next by the caller), `pending`, or `on_hold` with what its release makes it. */
 export const INSERT_BONUS = namedStatement<{
+  id: string;
   program_id: string;
   customer_id: string;
-  account_id: string;
-  login: string;
+  account_id: string | null;
+  login: string | null;
   amount: string;
   lots_required: string;
   expires_at: Date | null;
   source_type: string;
   source_id: string | null;
+  status: 'active' | 'pending' | 'on_hold';
+  hold_to: 'pending' | 'active' | null;
 }>(
   `insert into bonuses (id, created_at, updated_at, program_id, customer_id, account_id, login, amount, released,
-     lots_required, lots_done, status, expires_at, source_type, source_id)
-   values (gen_random_uuid(), now(), now(), :program_id::uuid, :customer_id::uuid, :account_id::uuid, :login::bigint,
-     :amount::numeric, 0, :lots_required::numeric, 0, 'active', :expires_at, :source_type, :source_id)
+     lots_required, lots_done, status, expires_at, source_type, source_id, hold_to)
+   values (:id::uuid, now(), now(), :program_id::uuid, :customer_id::uuid, :account_id::uuid, :login::bigint,
+     :amount::numeric, 0, :lots_required::numeric, 0, :status, :expires_at, :source_type, :source_id, :hold_to)
    returning id`,
+);
+
+/** A pending or held bonus takes its account, amount and terms: `active` (credit booked next), or `on_hold`. */
+export const SETTLE_BONUS = namedStatement<{
+  id: string;
+  account_id: string | null;
+  login: string | null;
+  amount: string;
+  lots_required: string;
+  expires_at: Date | null;
+  status: 'active' | 'pending' | 'on_hold';
+  hold_to: 'pending' | 'active' | null;
+}>(
+  `update bonuses set account_id = :account_id::uuid, login = :login::bigint, amount = :amount::numeric,
+     lots_required = :lots_required::numeric, expires_at = :expires_at, status = :status, hold_to = :hold_to, updated_at = now()
+   where id = :id::uuid`,
+);
+
+/** A customer's bonuses in the given states, locked (the customer's accounts are locked first by the caller). */
+export const CUSTOMER_BONUSES_IN = namedStatement<{ customer_id: string; statuses: string[] }>(
+  `select ${BONUS_COLUMNS} from bonuses b join bonus_programs p on p.id = b.program_id
+    where b.customer_id = :customer_id::uuid and b.status = any(:statuses::text[]) order by b.created_at, b.id for update of b`,
+);
+
+/**
+ * The redemption of a bonus that ends before it was granted (pending or on hold) is void, and
+ * gives back what it took of its code and campaign: nothing was granted by it. Locks the code,
+ * then the campaign, after the account (the order redeem takes them in).
+ */
+export const VOID_REDEMPTION_OF_BONUS = namedStatement<{ bonus_id: string }>(
+  `with old as (select id, promo_code_id, cost from promo_redemptions
+                 where bonus_id = :bonus_id::uuid and status in ('armed', 'on_hold') for update),
+   r as (update promo_redemptions p set status = 'void', cost = 0, updated_at = now() from old where p.id = old.id
+          returning old.promo_code_id, old.cost),
+   c as (update promo_codes pc set redemptions = greatest(pc.redemptions - 1, 0), updated_at = now() from r
+          where pc.id = r.promo_code_id returning pc.campaign_id, r.cost)
+   update campaigns k set budget_used = greatest(k.budget_used - case when k.budget_type = 'usage' then 1 else c.cost end, 0),
+          updated_at = now()
+     from c where k.id = c.campaign_id and k.budget_type is not null`,
+);
+
+/** The redemption of a bonus follows it: `applied` once granted, `armed` while pending, `on_hold` while held. */
+export const SET_REDEMPTION_OF_BONUS = namedStatement<{ bonus_id: string; status: string; cost: string | null }>(
+  `update promo_redemptions set status = :status, cost = coalesce(:cost::numeric, cost), updated_at = now()
+    where bonus_id = :bonus_id::uuid and status in ('armed', 'on_hold')`,
 );
 
 export const UPDATE_BONUS = namedStatement<{

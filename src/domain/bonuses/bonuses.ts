@@ -8,15 +8,16 @@ import { D, dec, money, type Dec } from '../../platform/decimal';
 import { errors, fieldError } from '../../platform/errors';
 import { MoneyText } from '../../platform/money-text';
 import type { StaffCaller } from '../../platform/caller';
+import { randomUUID } from 'node:crypto';
+import { currentSignals } from '../../platform/request-signals';
 import { recordAudit } from '../audit/audit';
+import { evaluateFraudOn, fraudBlocked, type FraudDecision } from '../fraud/evaluate';
 import {
   ACTIVE_BONUSES,
   BONUS_BY_ID,
   BONUSES_OF_DEPOSIT,
   CUSTOMER_BONUSES,
   bonusEvent,
-  CLOSED_ORDER,
-  COUNT_TURNOVER,
   CREDIT_IN,
   CREDIT_OUT,
   DEPOSIT_COUNT,
@@ -26,13 +27,13 @@ import {
   LOCK_ACCOUNT,
   LOCK_BONUS,
   LOCK_CUSTOMER_ACCOUNT,
-  RELEASE_FROM_CREDIT,
-  RELEASE_TO_BALANCE,
   UPDATE_BONUS,
+  VOID_REDEMPTION_OF_BONUS,
   type BonusAccountRow,
   type BonusRow,
   type ProgramTerms,
 } from './bonus-statements';
+import { LOCK_REDEEM_ACCOUNTS } from './promo-statements';
 
 /**
  * Bonuses: credit granted under a programme, turned into withdrawable balance by trading.
@@ -45,12 +46,24 @@ export const BonusSchema = z.object({
   id: z.uuid(),
   program_id: z.uuid(),
   customer_id: z.uuid(),
-  login: z.int(),
-  amount: MoneyText.describe('What the bonus granted (less anything forfeited proportionally by a transfer out)'),
+  login: z
+    .int()
+    .nullable()
+    .describe('The account; null only while a `pending` bonus waits for a qualifying deposit on any eligible account'),
+  amount: MoneyText.describe(
+    'What the bonus granted (less anything forfeited proportionally by a transfer out); while `pending` on a deposit ' +
+      'percentage programme, 0.00 until the qualifying deposit sets it',
+  ),
   released: MoneyText.describe('What has moved from credit to balance so far'),
   lots_required: z.string().describe('Lots of counted turnover to release the whole bonus (decimal text)'),
   lots_done: z.string().describe('Lots counted so far (decimal text)'),
-  status: z.enum(BONUS_STATUSES),
+  status: z
+    .enum(BONUS_STATUSES)
+    .describe(
+      '`pending`: granted by an armed promo code, no credit until the qualifying deposit; `on_hold`: held for a fraud ' +
+        'review, no credit until the case releases it; `active`: credit booked; then `completed`, `expired`, ' +
+        '`forfeited` or `cancelled`',
+    ),
   expires_at: z.iso.datetime().nullable(),
   source: z.object({ type: z.enum(BONUS_SOURCES), id: z.string().nullable() }),
   end_reason: z.string().nullable(),
@@ -65,7 +78,7 @@ export function bonusView(b: BonusRow): BonusView {
     id: b.id,
     program_id: b.program_id,
     customer_id: b.customer_id,
-    login: Number(b.login),
+    login: b.login === null ? null : Number(b.login),
     amount: dec(b.amount).toFixed(2),
     released: dec(b.released).toFixed(2),
     lots_required: dec(b.lots_required).toFixed(2),
@@ -78,7 +91,7 @@ export function bonusView(b: BonusRow): BonusView {
   };
 }
 
-async function one<T>(run: RunBound, statement: Parameters<RunBound>[0]): Promise<T | undefined> {
+export async function one<T>(run: RunBound, statement: Parameters<RunBound>[0]): Promise<T | undefined> {
   return (await run<T>(statement))[0];
 }
 
@@ -123,7 +136,7 @@ export async function moveCredit(
 }
 
 /** The account's credit as it stands now (locked by the caller). */
-async function creditOf(run: RunBound, accountId: string): Promise<Dec> {
+export async function creditOf(run: RunBound, accountId: string): Promise<Dec> {
   return dec((await one<BonusAccountRow>(run, LOCK_ACCOUNT.bind({ account_id: accountId })))!.credit);
 }
 
@@ -156,9 +169,49 @@ export function ineligible(program: ProgramTerms, account: BonusAccountRow): str
   return null;
 }
 
+/** Lots required and expiry of a bonus of `amount` granted now. */
+export function termsOfGrant(program: ProgramTerms, amount: Dec): { lots: Dec; expires: Date | null } {
+  return {
+    lots: amount.times(program.lotsPerUnit).toDecimalPlaces(2, D.ROUND_UP),
+    expires: program.lifetimeDays ? new Date(Date.now() + program.lifetimeDays * 86_400_000) : null,
+  };
+}
+
 /**
- * Grants a bonus on a locked account: the bonus row (`active`), its credit_in and
- * `bonus.granted`. Lots required = amount x lots_per_unit.
+ * The `bonus_grant` fraud rules, before any bonus credit is booked: `allow`, `review` (the
+ * bonus is kept `on_hold`, no credit, until a case releases it) or `block` (nothing is granted).
+ */
+export async function screenGrant(
+  run: RunBound,
+  customerId: string,
+  amount: Dec,
+  currency: string,
+  bonusId: string,
+): Promise<FraudDecision> {
+  const request = currentSignals();
+  const verdict = await evaluateFraudOn(
+    run,
+    'bonus_grant',
+    { customerId, amount: amount.toFixed(2), currency, ip: request.ip, deviceId: request.deviceId },
+    { type: 'bonus', id: bonusId },
+  );
+  return verdict.decision;
+}
+
+/** Books a bonus's credit (`credit_in`) now that it is `active`, with `bonus.granted`. */
+export async function bookGrant(run: RunBound, bonusId: string, accountId: string, amount: Dec, name: string): Promise<BonusRow> {
+  await moveCredit(run, accountId, 'in', amount, 'bonus', bonusId, `Bonus ${name}`);
+  const bonus = await reload(run, bonusId);
+  await emit(run, 'bonus.granted', bonus);
+  return bonus;
+}
+
+/**
+ * Grants a bonus on a locked account, once the `bonus_grant` fraud rules have run: the bonus
+ * row `active` with its credit_in and `bonus.granted`, or `on_hold` with no credit on a review.
+ * A block throws 403 FRAUD_BLOCKED (`onBlock: 'throw'`, a request) or grants nothing and
+ * answers null (`'skip'`: a deposit's bonus, which must not undo the deposit).
+ * Lots required = amount x lots_per_unit.
  */
 export async function grantOnAccount(
   run: RunBound,
@@ -166,26 +219,34 @@ export async function grantOnAccount(
   account: BonusAccountRow,
   amount: Dec,
   source: { type: 'deposit' | 'promo' | 'manual'; id: string | null },
-): Promise<BonusRow> {
-  const lots = amount.times(program.lotsPerUnit).toDecimalPlaces(2, D.ROUND_UP);
-  const expires = program.lifetimeDays ? new Date(Date.now() + program.lifetimeDays * 86_400_000) : null;
-  const [row] = await run<{ id: string }>(
+  onBlock: 'throw' | 'skip' = 'throw',
+): Promise<BonusRow | null> {
+  const id = randomUUID();
+  const decision = await screenGrant(run, account.customer_id, amount, program.currency, id);
+  if (decision === 'block') {
+    if (onBlock === 'throw') throw fraudBlocked();
+    return null;
+  }
+  const { lots, expires } = termsOfGrant(program, amount);
+  const held = decision === 'review';
+  await run(
     INSERT_BONUS.bind({
+      id,
       program_id: program.id,
       customer_id: account.customer_id,
       account_id: account.id,
       login: account.login,
       amount: amount.toFixed(2),
       lots_required: lots.toFixed(2),
-      expires_at: expires,
+      expires_at: held ? null : expires,
       source_type: source.type,
       source_id: source.id,
+      status: held ? 'on_hold' : 'active',
+      hold_to: held ? 'active' : null,
     }),
   );
-  await moveCredit(run, account.id, 'in', amount, 'bonus', row!.id, `Bonus ${program.name}`);
-  const bonus = await reload(run, row!.id);
-  await emit(run, 'bonus.granted', bonus);
-  return bonus;
+  if (held) return reload(run, id);
+  return bookGrant(run, id, account.id, amount, program.name);
 }
 
 /** POST /api/crm/customers/{id}/bonuses: a bonus by hand on one of the customer's accounts. */
@@ -208,7 +269,7 @@ export async function grantByHand(
     if (why) throw fieldError('body', ['login'], why);
     const amount = input.amount !== undefined ? money(input.amount) : grantAmount(program, null);
     if (amount.lte(0)) throw fieldError('body', ['amount'], 'A deposit percentage programme granted by hand needs its amount');
-    const bonus = await grantOnAccount(run, program, account, amount, { type: 'manual', id: null });
+    const bonus = (await grantOnAccount(run, program, account, amount, { type: 'manual', id: null }))!;
     const view = bonusView(bonus);
     recordAudit(tx, actor, { action: 'bonus.granted', entityType: 'bonus', entityId: bonus.id, after: view });
     return view;
@@ -233,7 +294,7 @@ export async function grantOnDeposit(run: RunBound, accountId: string, deposit: 
       if (depositCount > 1) continue;
     }
     const amount = grantAmount(program, deposit);
-    if (amount.gt(0)) await grantOnAccount(run, program, account, amount, { type: 'deposit', id: depositId });
+    if (amount.gt(0)) await grantOnAccount(run, program, account, amount, { type: 'deposit', id: depositId }, 'skip');
   }
 }
 
@@ -242,11 +303,17 @@ export async function grantOnDeposit(run: RunBound, accountId: string, deposit: 
 type EndStatus = 'expired' | 'forfeited' | 'cancelled';
 const END_EVENTS = { expired: 'bonus.expired', forfeited: 'bonus.forfeited', cancelled: 'bonus.cancelled' } as const;
 
-/** Ends an active bonus: its unreleased credit leaves (`credit_out`), the status is terminal, its event is written. */
+/**
+ * Ends a bonus: the unreleased credit of an active one leaves (`credit_out`), the status is
+ * terminal, its event is written. A pending or held bonus booked no credit: nothing leaves, and
+ * its promo redemption (armed or on hold) is void.
+ */
 export async function endBonus(run: RunBound, b: BonusRow, status: EndStatus, reason: string): Promise<BonusRow> {
-  const freed = unreleased(b, await creditOf(run, b.account_id));
+  const booked = b.status === 'active' && b.account_id !== null;
+  const freed = booked ? unreleased(b, await creditOf(run, b.account_id!)) : new D(0);
+  if (!booked) await run(VOID_REDEMPTION_OF_BONUS.bind({ bonus_id: b.id }));
   const creditReason = reason === 'stop_out' ? 'stop_out' : status === 'forfeited' ? 'forfeit' : 'bonus_end';
-  await moveCredit(run, b.account_id, 'out', freed, creditReason, b.id, `Bonus ${status}: ${reason}`);
+  if (booked) await moveCredit(run, b.account_id!, 'out', freed, creditReason, b.id, `Bonus ${status}: ${reason}`);
   await run(
     UPDATE_BONUS.bind({ id: b.id, amount: b.amount, released: b.released, lots_done: b.lots_done, status, end_reason: reason }),
   );
@@ -262,10 +329,15 @@ export async function cancelBonus(em: EntityManager, actor: StaffCaller, id: str
     const found = await one<BonusRow>(run, BONUS_BY_ID.bind({ id }));
     if (!found) throw errors.notFound('Bonus');
     // The account first, then the bonus: the order every bonus path locks in.
-    await run(LOCK_ACCOUNT.bind({ account_id: found.account_id }));
+    // A pending bonus with no account yet: every account its deposit could land on.
+    if (found.account_id) await run(LOCK_ACCOUNT.bind({ account_id: found.account_id }));
+    else await run(LOCK_REDEEM_ACCOUNTS.bind({ customer_id: found.customer_id, login: null }));
     const b = (await one<BonusRow>(run, LOCK_BONUS.bind({ id })))!;
-    if (b.status !== 'active' && b.status !== 'pending')
-      throw errors.conflict('BONUS_NOT_ACTIVE', `The bonus is ${b.status}: only an active or pending bonus can be cancelled`);
+    if (b.status !== 'active' && b.status !== 'pending' && b.status !== 'on_hold')
+      throw errors.conflict(
+        'BONUS_NOT_ACTIVE',
+        `The bonus is ${b.status}: only an active, pending or held bonus can be cancelled`,
+      );
     const ended = await endBonus(run, b, 'cancelled', reason);
     const view = bonusView(ended);
     recordAudit(tx, actor, { action: 'bonus.cancelled', entityType: 'bonus', entityId: id, before: bonusView(b), after: view });
@@ -294,79 +366,6 @@ export async function forfeitAfterStopOut(run: RunBound, accountId: string): Pro
 export async function forfeitForReversedDeposit(run: RunBound, accountId: string, depositId: string): Promise<void> {
   for (const b of await run<BonusRow>(BONUSES_OF_DEPOSIT.bind({ account_id: accountId, deposit_id: depositId })))
     await endBonus(run, b, 'forfeited', 'deposit_reversed');
-}
-
-// --- turnover and release --------------------------------------------------------------
-
-/**
- * The turnover rules, applied to one close (see docs/bonuses.md): an order held less than the
- * programme's min_hold_seconds counts 0; the part of its volume matched by opposite positions
- * in the symbol open at the same time counts 0 (only net volume counts); profit or loss does
- * not matter. An order counts once per bonus (a unique row per bonus and ticket).
- */
-export async function countClose(run: RunBound, accountId: string, ticket: string): Promise<void> {
-  const bonuses = await run<BonusRow>(ACTIVE_BONUSES.bind({ account_id: accountId }));
-  if (bonuses.length === 0) return;
-  const order = await one<{ volume: string; held_seconds: number; hedged: string }>(run, CLOSED_ORDER.bind({ ticket }));
-  if (!order) return;
-  for (const b of bonuses) {
-    const counts = order.held_seconds >= b.min_hold_seconds ? D.max(dec(order.volume).minus(order.hedged), 0) : new D(0);
-    const inserted = await run(COUNT_TURNOVER.bind({ bonus_id: b.id, ticket, lots: counts.toFixed(2) }));
-    if (inserted.length === 0 || counts.isZero()) continue;
-    await advance(run, b, counts);
-  }
-}
-
-async function advance(run: RunBound, b: BonusRow, counted: Dec): Promise<void> {
-  const lotsDone = dec(b.lots_done).plus(counted);
-  const required = dec(b.lots_required);
-  const remaining = dec(b.amount).minus(b.released);
-  const done = lotsDone.gte(required);
-  let release: Dec;
-  if (done) release = remaining;
-  else if (b.release_mode === 'per_lot')
-    release = D.min(counted.times(b.amount).div(required).toDecimalPlaces(2, D.ROUND_DOWN), remaining);
-  else release = new D(0);
-  const credit = await creditOf(run, b.account_id);
-  release = D.max(D.min(release, credit), 0);
-  if (release.gt(0)) {
-    await run(
-      RELEASE_FROM_CREDIT.bind({
-        account_id: b.account_id,
-        delta: release.neg().toFixed(2),
-        direction: 'out',
-        reason: 'bonus_release',
-        reference_type: 'bonus',
-        reference_id: b.id,
-        comment: 'Bonus released to the balance',
-      }),
-    );
-    await run(
-      RELEASE_TO_BALANCE.bind({
-        account_id: b.account_id,
-        amount: release.toFixed(2),
-        reference_id: b.id,
-        comment: 'Bonus released to the balance',
-      }),
-    );
-  }
-  const released = dec(b.released).plus(release);
-  // Fully released, or the target reached with nothing left in credit to release: it is over.
-  const status = done ? 'completed' : 'active';
-  await run(
-    UPDATE_BONUS.bind({
-      id: b.id,
-      amount: b.amount,
-      released: released.toFixed(2),
-      lots_done: lotsDone.toFixed(2),
-      status,
-      end_reason: null,
-    }),
-  );
-  const after = await reload(run, b.id);
-  await emit(run, 'bonus.progress', after, { lots_counted: counted.toFixed(2) });
-  if (release.gt(0)) await emit(run, 'bonus.released', after, { released_now: release.toFixed(2) });
-  if (done) await emit(run, 'bonus.completed', after);
 }
 
 // --- money leaving ---------------------------------------------------------------------

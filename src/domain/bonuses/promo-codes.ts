@@ -14,8 +14,7 @@ import { MoneyText } from '../../platform/money-text';
 import type { StaffCaller } from '../../platform/caller';
 import { recordAudit } from '../audit/audit';
 import { Moment } from './moment';
-import { recordEvent } from '../events/outbox';
-import { grantAmount, grantOnAccount, ineligible } from './bonuses';
+import { grantAmount, ineligible } from './bonuses';
 import { DEPOSIT_COUNT, LOCK_ACCOUNT, LOCK_CUSTOMER_ACCOUNT, type BonusAccountRow, type ProgramTerms } from './bonus-statements';
 import {
   LOCK_CODE,
@@ -24,22 +23,17 @@ import {
   FIND_CAMPAIGN,
   CUSTOMER_USES,
   FIRST_ELIGIBLE_ACCOUNT,
-  USE_CODE,
-  USE_BUDGET,
-  INSERT_REDEMPTION,
   PROGRAM_TERMS,
   CodeRow,
   CampaignRow,
-  ARMED_OF_CUSTOMER,
-  APPLY_REDEMPTION,
-  LOCK_CAMPAIGN_BY_ID,
 } from './promo-statements';
 
 /**
- * Campaigns and promo codes. A redeem locks the code's row (and its campaign's), so every limit
- * (the code's max_redemptions, the customer's max_per_customer, the campaign's usage or spend
- * budget) is counted by one redeem at a time and consumed in the transaction of the grant:
- * N parallel redeems of the last use give exactly one redemption.
+ * Campaigns and promo codes, and the checks of a redeem (promo-redeem.ts). A redeem locks the
+ * code's row (and its campaign's), so every limit (the code's max_redemptions, the customer's
+ * max_per_customer, the campaign's usage or spend budget) is counted by one redeem at a time
+ * and consumed in the transaction of the grant: N parallel redeems of the last use give
+ * exactly one redemption.
  */
 
 const CODE = /^[A-Z0-9-]{4,32}$/;
@@ -199,8 +193,14 @@ export async function setPromoCodeActive(em: EntityManager, actor: StaffCaller, 
 export const RedemptionSchema = z.object({
   id: z.uuid(),
   code: z.string(),
-  status: z.enum(REDEMPTION_STATUSES),
-  bonus_id: z.uuid().optional(),
+  status: z
+    .enum(REDEMPTION_STATUSES)
+    .describe(
+      '`applied` (bonus granted), `armed` (its bonus `pending` until the qualifying deposit), `on_hold` (held for a ' +
+        'fraud review), `expired` (the code expired while armed), `void` (voided by a fraud case, or its bonus ended ' +
+        'before it was granted)',
+    ),
+  bonus_id: z.uuid().optional().describe('The bonus of the redemption (pending, held or granted)'),
 });
 
 export const PromoPreviewSchema = z.object({
@@ -222,7 +222,7 @@ const exhausted = () => new AppError(409, 'PROMO_CODE_EXHAUSTED', 'This promo co
 const alreadyUsed = () => new AppError(409, 'PROMO_CODE_ALREADY_USED', 'You have already used this promo code');
 const notEligible = (why: string) => new AppError(403, 'PROMO_NOT_ELIGIBLE', why);
 
-interface Decision {
+export interface Decision {
   code: CodeRow;
   campaign: CampaignRow | null;
   program: ProgramTerms;
@@ -235,7 +235,7 @@ interface Decision {
  * Every check of a redeem, in the order the errors are given; `lock` reads the code and its
  * campaign for update (redeem) or plainly (validate, which reserves nothing).
  */
-async function decide(
+export async function decide(
   run: RunBound,
   em: EntityManager,
   customerId: string,
@@ -312,98 +312,6 @@ export async function validatePromoCode(em: EntityManager, customerId: string, i
       status: d.armed ? ('armed' as const) : ('applied' as const),
     };
   });
-}
-
-/**
- * POST /customers/me/promo-codes/redeem. Where the fraud rules' `promo_redeem` evaluation
- * belongs: right after decide() (the code and campaign locked, every limit checked) and before
- * anything is written, so `block` writes nothing and `review` records the redemption
- * `on_hold` without granting.
- */
-export async function redeemPromoCode(em: EntityManager, customerId: string, input: { code: string; login?: number }) {
-  return em.transactional(async (tx) => {
-    const run: RunBound = (s) => executeBoundInTransaction(tx, s);
-    const d = await decide(run, tx, customerId, input, true);
-    let bonusId: string | null = null;
-    if (!d.armed) {
-      const bonus = await grantOnAccount(run, d.program, d.account!, d.amount, { type: 'promo', id: d.code.id });
-      bonusId = bonus.id;
-    }
-    const status = d.armed ? 'armed' : 'applied';
-    const [row] = await run<{ id: string; created_at: Date }>(
-      INSERT_REDEMPTION.bind({
-        promo_code_id: d.code.id,
-        code: d.code.code,
-        customer_id: customerId,
-        login: input.login !== undefined ? String(input.login) : null,
-        status,
-        bonus_id: bonusId,
-        cost: d.amount.toFixed(2),
-      }),
-    );
-    await run(USE_CODE.bind({ id: d.code.id }));
-    if (d.campaign?.budget_type)
-      await run(USE_BUDGET.bind({ id: d.campaign.id, amount: d.campaign.budget_type === 'usage' ? '1' : d.amount.toFixed(2) }));
-    // A code with a partner attributes the customer to it, unless the customer has one.
-    if (d.code.partner_id) {
-      const customer = await tx.findOneOrFail(Customer, customerId);
-      customer.affiliateId ??= d.code.partner_id;
-    }
-    const view = { id: row!.id, code: d.code.code, status, ...(bonusId ? { bonus_id: bonusId } : {}) } as z.output<
-      typeof RedemptionSchema
-    >;
-    recordEvent(tx, {
-      type: 'promo.redeemed',
-      aggregateType: 'promo_code',
-      aggregateId: d.code.id,
-      customerId,
-      data: {
-        ...view,
-        customer_id: customerId,
-        login: d.account ? Number(d.account.login) : null,
-        campaign_id: d.code.campaign_id,
-      },
-    });
-    return view;
-  });
-}
-
-/**
- * Armed codes at a completed deposit on a trading account: each armed redemption of the
- * customer whose code has not expired, whose account (when named) is this one and whose
- * minimum the deposit meets is granted on it (`applied`); one whose code expired is `expired`.
- */
-export async function grantArmedOnDeposit(run: RunBound, account: BonusAccountRow, deposit: Dec): Promise<void> {
-  const armed = await run<{
-    id: string;
-    login: string | null;
-    promo_code_id: string;
-    bonus_program_id: string;
-    min_deposit: string | null;
-    campaign_id: string | null;
-    expires_at: Date | null;
-  }>(ARMED_OF_CUSTOMER.bind({ customer_id: account.customer_id }));
-  for (const r of armed) {
-    if (r.expires_at && new Date(r.expires_at).getTime() <= Date.now()) {
-      await run(APPLY_REDEMPTION.bind({ id: r.id, status: 'expired', bonus_id: null, cost: '0' }));
-      continue;
-    }
-    if (r.login !== null && r.login !== account.login) continue;
-    if (r.min_deposit !== null && deposit.lt(r.min_deposit)) continue;
-    const [program] = await run<ProgramTerms>(PROGRAM_TERMS.bind({ id: r.bonus_program_id }));
-    if (!program || ineligible(program, account)) continue;
-    let amount = grantAmount(program, deposit);
-    if (r.campaign_id) {
-      const [campaign] = await run<CampaignRow>(LOCK_CAMPAIGN_BY_ID.bind({ id: r.campaign_id }));
-      if (campaign?.budget_type === 'spend') {
-        amount = D.min(amount, dec(campaign.budget_limit!).minus(campaign.budget_used));
-        if (amount.gt(0)) await run(USE_BUDGET.bind({ id: campaign.id, amount: amount.toFixed(2) }));
-      }
-    }
-    if (amount.lte(0)) continue;
-    const bonus = await grantOnAccount(run, program, account, amount, { type: 'promo', id: r.promo_code_id });
-    await run(APPLY_REDEMPTION.bind({ id: r.id, status: 'applied', bonus_id: bonus.id, cost: amount.toFixed(2) }));
-  }
 }
 
 export async function redemptionsOf(em: EntityManager, customerId: string) {

@@ -32,6 +32,7 @@ export const USE_BUDGET = namedStatement<{ id: string; amount: string }>(
   `update campaigns set budget_used = budget_used + :amount::numeric, updated_at = now() where id = :id::uuid`,
 );
 export const INSERT_REDEMPTION = namedStatement<{
+  id: string;
   promo_code_id: string;
   code: string;
   customer_id: string;
@@ -41,7 +42,7 @@ export const INSERT_REDEMPTION = namedStatement<{
   cost: string;
 }>(
   `insert into promo_redemptions (id, created_at, updated_at, promo_code_id, code, customer_id, login, status, bonus_id, cost)
-   values (gen_random_uuid(), now(), now(), :promo_code_id::uuid, :code, :customer_id::uuid, :login::bigint, :status,
+   values (:id::uuid, now(), now(), :promo_code_id::uuid, :code, :customer_id::uuid, :login::bigint, :status,
            :bonus_id::uuid, :cost::numeric)
    returning id, created_at`,
 );
@@ -77,7 +78,7 @@ export interface CampaignRow {
 }
 
 export const ARMED_OF_CUSTOMER = namedStatement<{ customer_id: string }>(
-  `select r.id, r.login::text as login, r.promo_code_id, c.bonus_program_id, c.min_deposit::text as min_deposit,
+  `select r.id, r.login::text as login, r.promo_code_id, r.bonus_id, c.bonus_program_id, c.min_deposit::text as min_deposit,
           c.campaign_id, c.expires_at
      from promo_redemptions r join promo_codes c on c.id = r.promo_code_id
     where r.customer_id = :customer_id::uuid and r.status = 'armed' order by r.created_at for update of r`,
@@ -87,3 +88,13 @@ export const APPLY_REDEMPTION = namedStatement<{ id: string; status: string; bon
     where id = :id::uuid`,
 );
 export const LOCK_CAMPAIGN_BY_ID = LOCK_CAMPAIGN;
+
+/**
+ * The customer's trading accounts a redeem may grant on (the one named, or all of them), locked
+ * by id before anything else: see the lock order in promo-redeem.ts.
+ */
+export const LOCK_REDEEM_ACCOUNTS = namedStatement<{ customer_id: string; login: string | null }>(
+  `select id from accounts where customer_id = :customer_id::uuid and kind in ('live', 'prop')
+      and (:login::bigint is null or login = :login::bigint)
+    order by id for update`,
+);

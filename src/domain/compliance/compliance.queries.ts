@@ -50,8 +50,19 @@ export const INSERT_DOCUMENT_FILE = namedStatement<{ id: string; key_id: string;
   `insert into customer_document_files (document_id, key_id, content) values (:id, :key_id, :content)`,
 );
 
+/** Appends the next piece of a sealed file being stored (see storeDocument). */
+export const APPEND_DOCUMENT_FILE = namedStatement<{ id: string; piece: Buffer }>(
+  `update customer_document_files set content = content || :piece where document_id = :id`,
+);
+
+/** A sealed file's key and size: its bytes are read a piece at a time (READ_DOCUMENT_FILE_PIECE). */
 export const READ_DOCUMENT_FILE = namedStatement<{ id: string }>(
-  `select key_id, content from customer_document_files where document_id = :id`,
+  `select key_id, octet_length(content) as size from customer_document_files where document_id = :id`,
+);
+
+/** `count` bytes of a sealed file from byte `from` (1-based, as substring counts). */
+export const READ_DOCUMENT_FILE_PIECE = namedStatement<{ id: string; from: number; count: number }>(
+  `select substring(content from :from for :count) as piece from customer_document_files where document_id = :id`,
 );
 
 /** Every level's terms, in level order. */

@@ -9,7 +9,7 @@ import {
   type DocumentContentType,
   type DocumentType,
 } from '../../entities/customer-document.entity';
-import { executeBoundInTransaction, executeNamed } from '../../db/bound-statement';
+import { executeNamed } from '../../db/bound-statement';
 import { findPage, type Paging } from '../../db/find-page';
 import { errors } from '../../platform/errors';
 import type { SecretBox } from '../../platform/secret-box';
@@ -17,13 +17,16 @@ import { recordAudit, type IntegrationActor } from '../audit/audit';
 import { recordEvent } from '../events/outbox';
 import type { StaffCaller } from '../../platform/caller';
 import {
+  APPEND_DOCUMENT_FILE,
   APPROVED_TYPES,
   INSERT_DOCUMENT_FILE,
   LOCK_CUSTOMER_LEVEL,
   READ_DOCUMENT_FILE,
+  READ_DOCUMENT_FILE_PIECE,
   SET_CUSTOMER_LEVEL,
 } from './compliance.queries';
 import { readLevels, type LevelTerms } from './verification-levels';
+import { readSealedFile, writeSealedFile, type SealedFileStatements } from './sealed-files';
 
 /** The largest file a customer may submit: 10 MiB (decisions, section 16). */
 export const DOCUMENT_MAX_BYTES = 10 * 1024 * 1024;
@@ -114,8 +117,7 @@ export async function storeDocument(
     });
     // The metadata row first: the file's row references it.
     await tx.flush();
-    const { keyId, sealed } = box.sealBytes(file.bytes, doc.id);
-    await executeBoundInTransaction(tx, INSERT_DOCUMENT_FILE.bind({ id: doc.id, key_id: keyId, content: sealed }));
+    await writeSealedFile(tx, box, DOCUMENT_FILES, doc.id, file.bytes);
     return view;
   });
 }
@@ -142,9 +144,8 @@ export async function openDocumentFile(
 ): Promise<{ document: CustomerDocument; bytes: Buffer }> {
   const document = await em.findOne(CustomerDocument, id);
   if (!document) throw errors.notFound('Document');
-  const [row] = await executeNamed<{ key_id: string; content: Buffer }>(em, READ_DOCUMENT_FILE.bind({ id }));
-  if (!row) throw errors.notFound('Document file');
-  const bytes = box.openBytes(row.content, row.key_id, id, `the file of document ${id}`);
+  const bytes = await readSealedFile(em, box, DOCUMENT_FILES, id, `the file of document ${id}`);
+  if (!bytes) throw errors.notFound('Document file');
   recordAudit(em, actor, {
     action: 'document.downloaded',
     entityType: 'document',
@@ -154,6 +155,14 @@ export async function openDocumentFile(
   await em.flush();
   return { document, bytes };
 }
+
+/** Where documents' files are kept (customer_document_files). */
+const DOCUMENT_FILES: SealedFileStatements = {
+  insert: INSERT_DOCUMENT_FILE,
+  append: APPEND_DOCUMENT_FILE,
+  meta: READ_DOCUMENT_FILE,
+  piece: READ_DOCUMENT_FILE_PIECE,
+};
 
 const EXTENSION: Record<DocumentContentType, string> = {
   'application/pdf': 'pdf',
@@ -275,11 +284,20 @@ async function changeLevel(
  * Staff set a customer's level (PATCH /api/crm/customers/{id}): audited; a rise is a
  * customer.verified event like a promotion by documents. Setting the level it has changes nothing.
  */
-export async function setCustomerLevel(em: EntityManager, actor: StaffCaller, customerId: string, level: number): Promise<void> {
+export async function setCustomerLevel(
+  em: EntityManager,
+  actor: StaffCaller,
+  customerId: string,
+  level: number,
+  /** Policy on a staff change, in its transaction (the fraud rules' `verification_change`). */
+  onChange?: (tx: EntityManager, change: { from: number; to: number }) => Promise<unknown>,
+): Promise<void> {
   await em.transactional(async (tx) => {
     const [locked] = await executeNamed<{ level: number }>(tx, LOCK_CUSTOMER_LEVEL.bind({ customer_id: customerId }));
     if (!locked) throw errors.notFound('Customer');
     const current = Number(locked.level);
-    if (current !== level) await changeLevel(tx, actor, customerId, current, level, 'staff');
+    if (current === level) return;
+    await changeLevel(tx, actor, customerId, current, level, 'staff');
+    await onChange?.(tx, { from: current, to: level });
   });
 }

@@ -3,12 +3,27 @@ import { z } from 'zod';
 import { ConversationAttachment } from '../../entities/conversation-attachment.entity';
 import { ConversationMessage } from '../../entities/conversation-message.entity';
 import { DOCUMENT_CONTENT_TYPES, type DocumentContentType } from '../../entities/customer-document.entity';
-import { executeBoundInTransaction, executeNamed } from '../../db/bound-statement';
+import { executeNamed } from '../../db/bound-statement';
 import { errors, ValidationFailure } from '../../platform/errors';
 import type { SecretBox } from '../../platform/secret-box';
 import { uuidArrayLiteral } from '../../platform/customer-scope';
 import { downloadName } from '../compliance/documents';
-import { INSERT_ATTACHMENT_FILE, READ_ATTACHMENT_FILE, TAKE_ATTACHMENTS } from './conversations.queries';
+import { readSealedFile, writeSealedFile, type SealedFileStatements } from '../compliance/sealed-files';
+import {
+  APPEND_ATTACHMENT_FILE,
+  INSERT_ATTACHMENT_FILE,
+  READ_ATTACHMENT_FILE,
+  READ_ATTACHMENT_FILE_PIECE,
+  TAKE_ATTACHMENTS,
+} from './conversations.queries';
+
+/** Where attachments' bytes are kept, written and read as documents' are. */
+const ATTACHMENT_FILES: SealedFileStatements = {
+  insert: INSERT_ATTACHMENT_FILE,
+  append: APPEND_ATTACHMENT_FILE,
+  meta: READ_ATTACHMENT_FILE,
+  piece: READ_ATTACHMENT_FILE_PIECE,
+};
 
 /**
  * Files that go with support messages. An attachment is uploaded first (the document file
@@ -73,8 +88,7 @@ export async function storeAttachment(
       size: file.bytes.length,
     });
     await tx.flush();
-    const { keyId, sealed } = box.sealBytes(file.bytes, attachment.id);
-    await executeBoundInTransaction(tx, INSERT_ATTACHMENT_FILE.bind({ id: attachment.id, key_id: keyId, content: sealed }));
+    await writeSealedFile(tx, box, ATTACHMENT_FILES, attachment.id, file.bytes);
     const view = attachmentView(attachment);
     also?.(tx, view);
     return view;
@@ -148,9 +162,8 @@ export interface AttachmentFile {
 }
 
 async function openFile(em: EntityManager, box: SecretBox, attachment: ConversationAttachment): Promise<AttachmentFile> {
-  const [row] = await executeNamed<{ key_id: string; content: Buffer }>(em, READ_ATTACHMENT_FILE.bind({ id: attachment.id }));
-  if (!row) throw errors.notFound('Attachment');
-  const bytes = box.openBytes(row.content, row.key_id, attachment.id, `the file of attachment ${attachment.id}`);
+  const bytes = await readSealedFile(em, box, ATTACHMENT_FILES, attachment.id, `the file of attachment ${attachment.id}`);
+  if (!bytes) throw errors.notFound('Attachment');
   return {
     attachment,
     bytes,

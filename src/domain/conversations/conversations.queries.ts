@@ -1,12 +1,20 @@
 import { namedStatement } from '../../platform/named-sql';
 
-/** An attachment's sealed bytes, written in the transaction that writes its metadata. */
+/** An attachment's sealed bytes (the first piece), written in the transaction that writes its metadata. */
 export const INSERT_ATTACHMENT_FILE = namedStatement<{ id: string; key_id: string; content: Buffer }>(
   `insert into conversation_attachment_files (attachment_id, key_id, content) values (:id, :key_id, :content)`,
 );
 
+export const APPEND_ATTACHMENT_FILE = namedStatement<{ id: string; piece: Buffer }>(
+  `update conversation_attachment_files set content = content || :piece where attachment_id = :id`,
+);
+
 export const READ_ATTACHMENT_FILE = namedStatement<{ id: string }>(
-  `select key_id, content from conversation_attachment_files where attachment_id = :id`,
+  `select key_id, octet_length(content) as size from conversation_attachment_files where attachment_id = :id`,
+);
+
+export const READ_ATTACHMENT_FILE_PIECE = namedStatement<{ id: string; from: number; count: number }>(
+  `select substring(content from :from for :count) as piece from conversation_attachment_files where attachment_id = :id`,
 );
 
 /**

@@ -20,6 +20,7 @@ import { openSession, type ClientInfo, type TokenPair } from '../identity/sessio
 import { dispatchMail, queueMail } from '../mail/mail-outbox';
 import { assertCountryAllowed, registrationSettings } from './registration-rules';
 import { assignNewCustomer } from '../teams/assignment';
+import { holdSignup, screenSignup } from '../fraud/screens';
 
 /** A confirmation link works for 24 hours, once. */
 export const REGISTRATION_TOKEN_TTL_HOURS = 24;
@@ -70,6 +71,9 @@ export async function register(
   assertCountryAllowed(settings, input.country);
   const email = normalizeEmail(input.email);
   assertPasswordPolicy(input.password, { email, names: [input.first_name, input.last_name] });
+  // The `signup` fraud rules, for a known email and a new one alike (the answer must not differ):
+  // a block is 403 FRAUD_BLOCKED; a review is kept with the pending registration for its confirmation.
+  const reviewEvaluationId = await screenSignup(em, { email, country: input.country, ip: client.ip, deviceId: client.deviceId });
   const passwordHash = await hashPassword(input.password);
   const owner = await em.findOne(Customer, { email });
   let mail: MailMessage;
@@ -94,6 +98,7 @@ export async function register(
       promoCode: input.promo_code ?? null,
       deviceId: client.deviceId,
       clientIp: client.ip,
+      fraudEvaluationId: reviewEvaluationId,
       tokenHash: sha256Hex(token),
       expiresAt: new Date(Date.now() + REGISTRATION_TOKEN_TTL_HOURS * 3600_000),
     });
@@ -141,6 +146,8 @@ export async function confirmRegistration(
       promoCode: pending.promoCode ?? null,
       signupDeviceId: pending.deviceId ?? null,
       lifecycle: 'registered',
+      // A sign-up the fraud rules sent to review may close positions and withdraw only, until a case decides.
+      access: pending.fraudEvaluationId ? 'close_only' : 'full',
     });
     openWallet(tx as EntityManager, created);
     await tx.nativeUpdate(PendingRegistration, { id: pending.id }, { customerId: created.id });
@@ -160,6 +167,11 @@ export async function confirmRegistration(
     });
     await assignNewCustomer(tx as EntityManager, created);
     await flushUnique(tx as EntityManager, () => errors.conflict('EMAIL_TAKEN', 'A customer with this email exists'));
+    await holdSignup(tx as EntityManager, created, {
+      ip: pending.clientIp ?? null,
+      deviceId: pending.deviceId ?? null,
+      reviewEvaluationId: pending.fraudEvaluationId ?? null,
+    });
     return created;
   });
   return { customer, pair: await openSession(em, identity, 'customer', customer.id, client) };

@@ -40,7 +40,7 @@ export const EodRunSchema = z.object({
 });
 export type EodRunView = z.output<typeof EodRunSchema>;
 
-export const EodRunAcceptedSchema = z.object({ id: z.uuid(), status_url: z.string() });
+export const EodRunAcceptedSchema = z.object({ id: z.uuid(), status_url: z.string().meta({ format: 'uri-reference' }) });
 
 export function eodRunAccepted(runId: string): z.output<typeof EodRunAcceptedSchema> {
   return { id: runId, status_url: `/api/backoffice/eod/runs/${runId}` };

@@ -10,6 +10,7 @@ import type { StaffCaller } from '../../platform/caller';
 import { errors } from '../../platform/errors';
 import { recordAudit } from '../audit/audit';
 import { eventInsertSql, recordEvent } from '../events/outbox';
+import { LOCK_CUSTOMER, LOCK_CUSTOMER_ACCOUNTS } from './fraud.queries';
 
 export const CASE_ACTIONS = ['block_customer', 'forfeit_bonuses', 'clawback_ib', 'disable_trading', 'release_holds'] as const;
 export type CaseAction = (typeof CASE_ACTIONS)[number];
@@ -25,6 +26,21 @@ const extensions = new Map<CaseAction, CaseActionHandler>();
 
 export function registerCaseAction(action: 'forfeit_bonuses' | 'clawback_ib', handler: CaseActionHandler): void {
   extensions.set(action, handler);
+}
+
+/**
+ * What happens to what a review held (a bonus or a promo redemption `on_hold`) when the case
+ * resolves: `release` (the resolution lists `release_holds`: grant it now) or `void` (a `fraud`
+ * verdict without `release_holds`: it never takes effect). A `legitimate` verdict without
+ * `release_holds` leaves the holds as they are. Features that hold register here at start-up;
+ * a handler runs in the resolution's transaction, with the customer's accounts already locked.
+ */
+export type HoldOutcome = 'release' | 'void';
+export type HoldHandler = (tx: EntityManager, fraudCase: FraudCase, outcome: HoldOutcome, actor: StaffCaller) => Promise<void>;
+const holdHandlers = new Map<string, HoldHandler>();
+
+export function registerHoldHandler(name: string, handler: HoldHandler): void {
+  holdHandlers.set(name, handler);
 }
 
 export const CaseReferenceSchema = z.object({ type: z.string(), id: z.string() });
@@ -182,13 +198,24 @@ export async function resolveCase(
   input: z.output<typeof ResolveCaseSchema>,
 ): Promise<{ fraudCase: FraudCase; revokeSessionsOf: string | null }> {
   return em.transactional(async (tx) => {
-    const c = await tx.findOne(FraudCase, id, { lockMode: 4 });
+    const peek = await tx.findOne(FraudCase, id);
+    if (!peek) throw errors.notFound('Case');
+    // The order every path that holds or releases takes its locks in: the customer's accounts
+    // (by id, as transfers lock them), then the customer, then the case. A withdrawal or a
+    // deposit bonus held for review locks its account, then the customer and the case; the
+    // resolution, which grants and forfeits on those accounts, must not take them the other way.
+    await executeBoundInTransaction(tx, LOCK_CUSTOMER_ACCOUNTS.bind({ customer_id: peek.customerId }));
+    await executeBoundInTransaction(tx, LOCK_CUSTOMER.bind({ customer_id: peek.customerId }));
+    const c = await tx.findOne(FraudCase, id, { lockMode: 4, refresh: true });
     if (!c) throw errors.notFound('Case');
     if (!LIVE.has(c.status)) throw errors.conflict('CASE_CLOSED', `This case is already ${c.status}`);
     const before = fraudCaseView(c);
     const actions = [...new Set(input.actions)];
+    // Forfeiting runs before releasing, whatever order they were sent in: "forfeit and release"
+    // releases the withdrawals and forfeits the bonuses, never grants a bonus to forfeit it.
+    const ordered = CASE_ACTIONS.filter((a) => actions.includes(a));
     let revokeSessionsOf: string | null = null;
-    for (const action of actions) {
+    for (const action of ordered) {
       if (action === 'block_customer') {
         const customer = await tx.findOneOrFail(Customer, c.customerId);
         if (customer.access !== 'no_login') {
@@ -223,11 +250,14 @@ export async function resolveCase(
           { customer: c.customerId, status: 'pending', reviewReason: { $ne: null } },
           { reviewReason: null },
         );
+        for (const handler of holdHandlers.values()) await handler(tx, c, 'release', actor);
       } else {
         const handler = extensions.get(action);
         if (handler) await handler(tx, c, actor);
       }
     }
+    if (input.verdict === 'fraud' && !actions.includes('release_holds'))
+      for (const handler of holdHandlers.values()) await handler(tx, c, 'void', actor);
     c.status = 'resolved';
     c.verdict = input.verdict;
     c.actions = actions;

@@ -7,6 +7,7 @@ import { currentSignals } from '../../platform/request-signals';
 import { FRAUD_FIELDS, type FieldValue, type FraudEvent, type FraudSignals } from './fields';
 import { inCidr, ruleMatches, type FraudListName } from './rules';
 import { openOrExtendCase } from './cases';
+import { fraudConfig } from './rule-cache';
 
 let outside: EntityManager | null = null;
 
@@ -31,13 +32,8 @@ export const fraudBlocked = () =>
 /** The generic reason a held action carries; staff read the evaluation for the detail. */
 export const REVIEW_REASON = 'Held for a fraud review';
 
-async function lists(run: RunBound): Promise<Map<FraudListName, string[]>> {
-  const rows = await run<{ name: FraudListName; items: string[] }>({ sql: 'select name, items from fraud_lists', values: [] });
-  return new Map(rows.map((r) => [r.name, r.items]));
-}
-
 function listVerdict(
-  all: Map<FraudListName, string[]>,
+  all: ReadonlyMap<FraudListName, readonly string[]>,
   s: FraudSignals,
   emailDomain: string | null,
 ): { decision: FraudDecision; by: string } | null {
@@ -69,24 +65,17 @@ export async function evaluateFraudOn(
   signals: FraudSignals,
   reference: { type: string; id: string } | null = null,
 ): Promise<FraudVerdict> {
-  const rules = await run<{
-    id: string;
-    version: number;
-    match: string;
-    conditions: Array<{ field: string; op: string; value: unknown }>;
-    action: FraudDecision;
-  }>({
-    sql: 'select id, version, match, conditions, action from fraud_rules where enabled and event = ? order by position, created_at',
-    values: [event],
-  });
+  const config = await fraudConfig(run);
+  const rules = config.rules.get(event) ?? [];
+  const ctx = { lists: config.lists };
   const needed = new Set(rules.flatMap((r) => r.conditions.map((c) => c.field)));
   const values: Record<string, FieldValue> = {};
-  for (const field of needed) values[field] = FRAUD_FIELDS[field] ? await FRAUD_FIELDS[field].read(run, signals) : null;
-  const emailDomain = (await FRAUD_FIELDS['customer.email_domain']!.read(run, signals)) as string | null;
+  for (const field of needed) values[field] = FRAUD_FIELDS[field] ? await FRAUD_FIELDS[field].read(run, signals, ctx) : null;
+  const emailDomain = (await FRAUD_FIELDS['customer.email_domain']!.read(run, signals, ctx)) as string | null;
   let decision: FraudDecision = 'allow';
   let decidedBy = 'default';
   let rule: { id: string; version: number } | null = null;
-  const listed = listVerdict(await lists(run), signals, emailDomain);
+  const listed = listVerdict(config.lists, signals, emailDomain);
   if (listed) ({ decision, by: decidedBy } = listed);
   else {
     const hit = rules.find((r) => ruleMatches(r, values));
@@ -136,7 +125,8 @@ export async function evaluateFraud(
   signals: FraudSignals,
   reference: { type: string; id: string } | null = null,
 ): Promise<FraudVerdict> {
-  const request = currentSignals();
+  // A staff change comes from the staff member's address and device: never the customer's signals.
+  const request = event === 'verification_change' ? { ip: null, deviceId: null } : currentSignals();
   const full = { ...signals, ip: signals.ip ?? request.ip, deviceId: signals.deviceId ?? request.deviceId };
   const run: RunBound = (statement) => executeBoundInTransaction(em, statement);
   if (full.customerId) await recordSignal(run, event, full);

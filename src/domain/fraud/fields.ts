@@ -1,6 +1,9 @@
 import type { RunBound } from '../../db/bound-transaction';
 
-/** The events a fraud rule can be written for. */
+/**
+ * The events a fraud rule can be written for. `verification_change` is a staff change of a
+ * customer's verification level: it never holds the change, a `review` opens a case.
+ */
 export const FRAUD_EVENTS = [
   'signup',
   'login',
@@ -10,6 +13,7 @@ export const FRAUD_EVENTS = [
   'bonus_grant',
   'promo_redeem',
   'ib_accrual',
+  'verification_change',
 ] as const;
 export type FraudEvent = (typeof FRAUD_EVENTS)[number];
 
@@ -31,13 +35,22 @@ export interface FraudSignals {
   /** A payment instrument fingerprint (from a provider), or a withdrawal destination fingerprint. */
   instrument?: string | null;
   destination?: string | null;
+  /** At `verification_change`: the staff user who changed the level, and the level before and after. */
+  staff?: { id: string; email: string } | null;
+  levelFrom?: number | null;
+  levelTo?: number | null;
+}
+
+/** What a field may read beyond the event: the lists as this evaluation sees them. */
+export interface FieldContext {
+  lists: ReadonlyMap<string, readonly string[]>;
 }
 
 export type FieldValue = string | number | boolean | null;
 
 interface FieldDef {
   description: string;
-  read(run: RunBound, s: FraudSignals): Promise<FieldValue>;
+  read(run: RunBound, s: FraudSignals, ctx: FieldContext): Promise<FieldValue>;
 }
 
 async function one<T>(run: RunBound, sql: string, values: unknown[]): Promise<T | undefined> {
@@ -79,6 +92,23 @@ function customerRow(run: RunBound, s: FraudSignals): Promise<CustomerFields | u
  * only when an enabled rule of the event names it; a field with no value (null) never matches.
  */
 export const FRAUD_FIELDS: Readonly<Record<string, FieldDef>> = {
+  'staff.excepted': {
+    description:
+      'At `verification_change`: whether the staff user who changed the level is on the `verification_exceptions` list (by id or email)',
+    read: async (_r, s, ctx) => {
+      if (!s.staff) return null;
+      const exceptions = ctx.lists.get('verification_exceptions') ?? [];
+      return exceptions.includes(s.staff.id.toLowerCase()) || exceptions.includes(s.staff.email.toLowerCase());
+    },
+  },
+  'verification.level_from': {
+    description: 'At `verification_change`: the level before the change',
+    read: async (_r, s) => s.levelFrom ?? null,
+  },
+  'verification.level_to': {
+    description: 'At `verification_change`: the level after the change',
+    read: async (_r, s) => s.levelTo ?? null,
+  },
   'customer.id': { description: 'The customer id (uuid)', read: async (_r, s) => s.customerId },
   'customer.email_domain': {
     description: 'The part of the email after @, lower case',

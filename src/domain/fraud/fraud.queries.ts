@@ -2,3 +2,41 @@ import { namedStatement } from '../../platform/named-sql';
 
 /** Serialises the creation of fraud rules, so two at once cannot both pass the cap. */
 export const LOCK_FRAUD_RULES = namedStatement<Record<string, never>>(`select pg_advisory_xact_lock(hashtext('fraud_rules'))`);
+
+/** The stamp of the rules and lists as they stand (one row, one index read). */
+export const READ_RULES_STAMP = namedStatement<Record<string, never>>(
+  `select stamp::text as stamp from fraud_rules_stamp where id = 1`,
+);
+
+/** A new stamp, in the transaction of a change of a rule or a list: every process's copy is stale once it commits. */
+export const BUMP_RULES_STAMP = namedStatement<Record<string, never>>(
+  `update fraud_rules_stamp set stamp = gen_random_uuid(), changed_at = now() where id = 1`,
+);
+
+/**
+ * The stamp, the enabled rules of every event in evaluation order and the lists, in one
+ * statement (one snapshot): a copy can never hold rules newer or older than its stamp.
+ */
+export const READ_RULES_AND_LISTS = namedStatement<Record<string, never>>(
+  `select s.stamp::text as stamp,
+          coalesce((select json_agg(json_build_object('id', r.id, 'version', r.version, 'event', r.event, 'match', r.match,
+                      'conditions', r.conditions, 'action', r.action) order by r.event, r.position, r.created_at)
+                      from fraud_rules r where r.enabled), '[]'::json) as rules,
+          coalesce((select json_object_agg(l.name, l.items) from fraud_lists l), '{}'::json) as lists
+     from fraud_rules_stamp s where s.id = 1`,
+);
+
+/** Attaches a sign-up's evaluation to the customer its confirmation created. */
+export const ATTACH_EVALUATION = namedStatement<{ id: string; customer_id: string }>(
+  `update fraud_evaluations set customer_id = :customer_id::uuid, updated_at = now() where id = :id::uuid and customer_id is null`,
+);
+
+/** A customer's accounts, locked by id (the order transfers lock two accounts in). */
+export const LOCK_CUSTOMER_ACCOUNTS = namedStatement<{ customer_id: string }>(
+  `select id from accounts where customer_id = :customer_id::uuid order by id for update`,
+);
+export const LOCK_CUSTOMER = namedStatement<{ customer_id: string }>(
+  `select 1 from customers where id = :customer_id::uuid for update`,
+);
+
+export const STAFF_EMAIL = namedStatement<{ id: string }>(`select email from staff_users where id = :id::uuid`);

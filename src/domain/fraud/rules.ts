@@ -6,7 +6,7 @@ import type { StaffCaller } from '../../platform/caller';
 import { recordAudit } from '../audit/audit';
 import { FIELD_NAMES, FIELDS_DESCRIPTION, FRAUD_EVENTS, type FieldValue } from './fields';
 import { executeNamed } from '../../db/bound-statement';
-import { LOCK_FRAUD_RULES } from './fraud.queries';
+import { BUMP_RULES_STAMP, LOCK_FRAUD_RULES } from './fraud.queries';
 
 export const MAX_FRAUD_RULES = 100;
 
@@ -17,6 +17,7 @@ export const FRAUD_LISTS = [
   'blocked_countries',
   'allowed_ips',
   'blocked_email_domains',
+  'verification_exceptions',
 ] as const;
 export type FraudListName = (typeof FRAUD_LISTS)[number];
 
@@ -123,6 +124,7 @@ export async function createFraudRule(em: EntityManager, actor: StaffCaller, inp
     if ((await tx.count(FraudRule, {})) >= MAX_FRAUD_RULES)
       throw errors.conflict('FRAUD_RULE_LIMIT', `At most ${MAX_FRAUD_RULES} fraud rules can exist; delete one first`);
     const rule = tx.create(FraudRule, { ...input });
+    await executeNamed(tx, BUMP_RULES_STAMP.bind({}));
     recordAudit(tx, actor, {
       action: 'fraud_rule.created',
       entityType: 'fraud_rule',
@@ -159,6 +161,7 @@ export async function updateFraudRule(
       version: rule.version + 1,
       updatedAt: new Date(),
     });
+    await executeNamed(tx, BUMP_RULES_STAMP.bind({}));
     recordAudit(tx, actor, {
       action: 'fraud_rule.updated',
       entityType: 'fraud_rule',
@@ -176,6 +179,7 @@ export async function deleteFraudRule(em: EntityManager, actor: StaffCaller, id:
     if (!rule) throw errors.notFound('Fraud rule');
     recordAudit(tx, actor, { action: 'fraud_rule.deleted', entityType: 'fraud_rule', entityId: id, before: fraudRuleView(rule) });
     tx.remove(rule);
+    await executeNamed(tx, BUMP_RULES_STAMP.bind({}));
   });
 }
 
@@ -202,6 +206,7 @@ export async function replaceFraudList(
       list.items = normalised;
       list.updatedAt = new Date();
     } else tx.create(FraudList, { name, items: normalised });
+    await executeNamed(tx, BUMP_RULES_STAMP.bind({}));
     recordAudit(tx, actor, {
       action: 'fraud_list.replaced',
       entityType: 'fraud_list',

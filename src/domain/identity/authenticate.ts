@@ -7,6 +7,9 @@ import type { Identity, SessionFacts } from './identity';
 import { findPrincipal, permissionsOf } from './principals';
 import { staffDataScope } from './staff-scope';
 
+/** What a 401 says for an access token that does not verify: the most common one, the API description's example. */
+export const INVALID_ACCESS_TOKEN = 'The access token is invalid or expired';
+
 const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]+)$/i;
 
 /**
@@ -51,7 +54,7 @@ export async function authenticate(
   }
 
   const claims = await identity.accessTokens.verify(token);
-  if (!claims) throw errors.unauthenticated('The access token is invalid or expired');
+  if (!claims) throw errors.unauthenticated(INVALID_ACCESS_TOKEN);
   return sessionCaller(em, identity, claims);
 }
 

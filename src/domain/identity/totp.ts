@@ -20,7 +20,7 @@ const SECRET_BYTES = 20;
 const BACKUP_CODE_COUNT = 10;
 const ISSUER = 'Trading Back Office';
 
-export const TotpSetupSchema = z.object({ secret: z.string(), otpauth_url: z.string() });
+export const TotpSetupSchema = z.object({ secret: z.string(), otpauth_url: z.string().meta({ format: 'uri' }) });
 export const BackupCodesSchema = z.object({ backup_codes: z.array(z.string()) });
 
 /** Starts enrolment: a new secret, kept pending (sealed) until a code proves the app has it. */

@@ -29,7 +29,7 @@ export const BulkCloseResultSchema = z.object({
 export type BulkCloseResult = z.output<typeof BulkCloseResultSchema>;
 
 /** What a bulk close answers (202) when its tickets take longer than the wait. */
-export const BulkCloseAcceptedSchema = z.object({ id: z.uuid(), status_url: z.string() });
+export const BulkCloseAcceptedSchema = z.object({ id: z.uuid(), status_url: z.string().meta({ format: 'uri-reference' }) });
 
 export function bulkCloseAccepted(runId: string): z.output<typeof BulkCloseAcceptedSchema> {
   return { id: runId, status_url: `/orders/bulk-close/${runId}` };

@@ -10,7 +10,10 @@ export const OrderSchema = z.object({
   order: z.int().describe('Ticket'),
   login: z.int(),
   symbol: z.string(),
-  cmd: z.int().describe('0 buy, 1 sell'),
+  cmd: z
+    .int()
+    .meta({ enum: [0, 1] })
+    .describe('0 buy, 1 sell'),
   volume: z.number(),
   open_price: z.number(),
   sl: z.number().nullable(),

@@ -54,7 +54,10 @@ export const PendingOrderSchema = z.object({
   request_id: z.string(),
   login: z.int(),
   symbol: z.string(),
-  cmd: z.int().describe('2 buy limit, 3 sell limit, 4 buy stop, 5 sell stop, 6 buy stop limit, 7 sell stop limit'),
+  cmd: z
+    .int()
+    .meta({ enum: [2, 3, 4, 5, 6, 7] })
+    .describe('2 buy limit, 3 sell limit, 4 buy stop, 5 sell stop, 6 buy stop limit, 7 sell stop limit'),
   volume: z.number(),
   trigger_price: z.number(),
   sl: z.number().nullable(),

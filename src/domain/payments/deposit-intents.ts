@@ -64,7 +64,11 @@ export const DepositIntentSchema = z.object({
   amount: MoneyText,
   currency: CurrencyCode,
   login: z.int().describe('The account credited: the wallet unless the request named one of your trading accounts'),
-  redirect_url: z.string().optional().describe("The provider's payment page, when its adapter has one (the simulator has none)"),
+  redirect_url: z
+    .string()
+    .meta({ format: 'uri' })
+    .optional()
+    .describe("The provider's payment page, when its adapter has one (the simulator has none)"),
   external_id: z.string().nullable().describe("The provider's id of the payment, once it called back"),
   credited_amount: MoneyText.nullable().describe('What the account was credited, in its currency, once completed'),
   reason: z.string().nullable(),

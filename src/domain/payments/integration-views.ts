@@ -5,7 +5,7 @@ import { dec } from '../../platform/decimal';
 import { CurrencyCode, MoneyText } from '../../platform/money-text';
 import { AMOUNT_MAX } from '../../platform/bounds';
 import { previousSecretValidUntil } from '../../platform/rotating-secret';
-import { secretProblem } from '../webhooks/signature';
+import { signingSecretField } from '../webhooks/signature';
 import { withPlaces } from '../../platform/decimal-places';
 import { PSP_ADAPTERS } from './adapters';
 
@@ -16,16 +16,10 @@ import { PSP_ADAPTERS } from './adapters';
 
 const Amount = withPlaces(z.number().gt(0).max(AMOUNT_MAX), 2);
 
-const CallbackSecret = z
-  .string()
-  .superRefine((v, ctx) => {
-    const problem = secretProblem(v);
-    if (problem) ctx.addIssue({ code: 'custom', message: problem, params: { type: 'value_error' } });
-  })
-  .describe(
-    'Write-only: the key callbacks are signed with (Standard Webhooks): at least 24 characters, or `whsec_` and the ' +
-      'base64 of 24 to 64 bytes. Never returned; replacing it keeps the old one valid for 24 hours.',
-  );
+const CallbackSecret = signingSecretField(
+  'Write-only: the key callbacks are signed with (Standard Webhooks): at least 24 characters, or `whsec_` and the ' +
+    'base64 of 24 to 64 bytes. Never returned; replacing it keeps the old one valid for 24 hours.',
+);
 
 const Cidr = z
   .string()
@@ -109,9 +103,12 @@ export const ProviderSchema = z.object({
   max_amount: MoneyText,
   fee: ProviderFeeSchema,
   allowed_ips: z.array(z.string()).nullable(),
-  payment_page_url: z.string().nullable(),
+  payment_page_url: z.string().meta({ format: 'uri' }).nullable(),
   enabled: z.boolean(),
-  callback_url: z.string().describe('Where the provider sends its callbacks: the public callback route of this provider'),
+  callback_url: z
+    .string()
+    .meta({ format: 'uri-reference' })
+    .describe('Where the provider sends its callbacks: the public callback route of this provider'),
   previous_secret_expires_at: z.iso
     .datetime()
     .nullable()

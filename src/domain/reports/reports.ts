@@ -38,7 +38,10 @@ const basePath = (audience: ReportAudience['kind']) =>
 
 export const ReportAcceptedSchema = z.object({
   id: z.uuid(),
-  status_url: z.string().describe("Where the report's status is read: `GET` it until `status` is `completed` or `failed`"),
+  status_url: z
+    .string()
+    .meta({ format: 'uri-reference' })
+    .describe("Where the report's status is read: `GET` it until `status` is `completed` or `failed`"),
 });
 
 export const ReportSchema = z.object({
@@ -56,7 +59,11 @@ export const ReportSchema = z.object({
   created_at: z.iso.datetime(),
   finished_at: z.iso.datetime().nullable(),
   error: z.string().nullable().describe('Why the build failed; null otherwise'),
-  download_url: z.string().nullable().describe('Where the file is downloaded, once completed; null before'),
+  download_url: z
+    .string()
+    .meta({ format: 'uri-reference' })
+    .nullable()
+    .describe('Where the file is downloaded, once completed; null before'),
   scope: z
     .object({
       data_scope: z.enum(['own', 'team', 'all']),

@@ -27,7 +27,7 @@ export const RiskPreviewResultSchema = z.object({
 });
 type RiskPreviewResult = z.output<typeof RiskPreviewResultSchema>;
 
-export const RiskRunAcceptedSchema = z.object({ id: z.uuid(), status_url: z.string() });
+export const RiskRunAcceptedSchema = z.object({ id: z.uuid(), status_url: z.string().meta({ format: 'uri-reference' }) });
 
 export function riskPreviewAccepted(runId: string): z.output<typeof RiskRunAcceptedSchema> {
   return { id: runId, status_url: `/risk/previews/${runId}` };

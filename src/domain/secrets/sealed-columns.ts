@@ -186,13 +186,13 @@ async function resealFiles(em: EntityManager, box: SecretBox, files: SealedFiles
     for (const row of rows) {
       let plain: Buffer;
       try {
-        plain = box.openBytes(row.content, row.key_id, row.id, `${files.describe} ${row.id}`);
+        plain = await box.openBytes(row.content, row.key_id, row.id, `${files.describe} ${row.id}`);
       } catch (err) {
         if (!(err instanceof UnsealError)) throw err;
         failures.push(err);
         continue;
       }
-      const { keyId, sealed } = box.sealBytes(plain, row.id);
+      const { keyId, sealed } = await box.sealBytes(plain, row.id);
       const done = await em.transactional((tx) =>
         executeBoundInTransaction<{ id: string }>(
           tx,

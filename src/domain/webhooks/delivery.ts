@@ -6,7 +6,7 @@ import {
   FINISH_ATTEMPT,
   MARK_FAILING,
   PREVIOUS_SECRET,
-  RECORD_ATTEMPT,
+  RECORD_ATTEMPTS,
 } from './webhooks.queries';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { UnsealError, type SecretBox } from '../../platform/secret-box';
@@ -102,16 +102,7 @@ async function steps(
       webhook_id: webhookId,
       lease_ms: leaseMs,
       claim,
-      done: JSON.stringify(
-        done.map((s) => ({
-          id: s.claim.deliveryId,
-          attempt_id: randomUUID(),
-          started_at: s.startedAt.toISOString(),
-          duration_ms: s.result.durationMs,
-          status_code: s.result.statusCode,
-          response_body: s.result.responseBody,
-        })),
-      ),
+      done: JSON.stringify(done.map((s) => attemptRow(s.claim, s.result, s.startedAt))),
       release: JSON.stringify(release.map((c) => c.deliveryId)),
       clear_failing: done.some((s) => s.claim.failing),
       held: JSON.stringify(held.map((c) => c.deliveryId)),
@@ -138,6 +129,19 @@ export async function claimDelivery(em: EntityManager, webhookId: string, leaseM
 
 export type AttemptOutcome = 'delivered' | 'retry' | 'failed' | 'disabled';
 
+/** One attempt as webhook_attempts_record takes it: the same shape for a success and a failure. */
+function attemptRow(claim: Claim, result: SendResult, startedAt: Date) {
+  return {
+    id: claim.deliveryId,
+    attempt_id: randomUUID(),
+    started_at: startedAt.toISOString(),
+    duration_ms: result.durationMs,
+    status_code: result.statusCode,
+    error: result.error,
+    response_body: result.responseBody,
+  };
+}
+
 /** Records a failed attempt and decides what follows it (retry, give up, disable), in the caller's transaction. */
 export async function recordFailure(
   tx: EntityManager,
@@ -146,18 +150,7 @@ export async function recordFailure(
   startedAt: Date,
   now = new Date(),
 ): Promise<Exclude<AttemptOutcome, 'delivered'>> {
-  await executeNamed(
-    tx,
-    RECORD_ATTEMPT.bind({
-      id: randomUUID(),
-      delivery_id: claim.deliveryId,
-      started_at: startedAt,
-      duration_ms: result.durationMs,
-      status_code: result.statusCode,
-      error: result.error,
-      response_body: result.responseBody,
-    }),
-  );
+  await executeNamed(tx, RECORD_ATTEMPTS.bind({ attempts: JSON.stringify([attemptRow(claim, result, startedAt)]) }));
   const finish = (status: 'failed' | 'pending', nextAt?: Date) =>
     executeNamed(tx, FINISH_ATTEMPT.bind({ status, next_attempt_at: nextAt ?? null, delivery_id: claim.deliveryId }));
   if (result.statusCode === 410) {

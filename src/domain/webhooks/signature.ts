@@ -1,4 +1,5 @@
 import { Webhook } from 'standardwebhooks';
+import { z } from 'zod';
 
 /**
  * Standard Webhooks signing: `webhook-signature: v1,<base64 of
@@ -54,4 +55,20 @@ export function secretProblem(secret: string): string | undefined {
   }
   if (secret.length < 24) return 'The secret must be at least 24 characters, or whsec_ followed by base64';
   return undefined;
+}
+
+/**
+ * A write-only signing secret as a request field: secretProblem's rule, with the length bounds
+ * both forms share in the OpenAPI description so a generated client refuses a short one too
+ * (a `whsec_` secret of 24 bytes is 38 characters).
+ */
+export function signingSecretField(description: string) {
+  return z
+    .string()
+    .superRefine((v, ctx) => {
+      const problem = secretProblem(v);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem, params: { type: 'value_error' } });
+    })
+    .meta({ minLength: 24, maxLength: 256 })
+    .describe(description);
 }

@@ -58,19 +58,8 @@ export const DELIVERY_STEPS = namedStatement<{
      :clear_failing::boolean, :held::jsonb)`,
 );
 
-export const RECORD_ATTEMPT = namedStatement<{
-  id: string;
-  delivery_id: string;
-  started_at: Date;
-  duration_ms: number;
-  status_code: number | null;
-  error: string | null;
-  response_body: string | null;
-}>(
-  `insert into webhook_attempts (id, delivery_id, attempt, started_at, duration_ms, status_code, error, response_body)
-   select :id, :delivery_id, coalesce(max(attempt), 0) + 1, :started_at, :duration_ms, :status_code, :error, :response_body
-     from webhook_attempts where delivery_id = :delivery_id`,
-);
+/** Records attempts through the one function that writes them (a JSON array, as DELIVERY_STEPS's `done`). */
+export const RECORD_ATTEMPTS = namedStatement<{ attempts: string }>(`select webhook_attempts_record(:attempts::jsonb)`);
 
 export const FINISH_ATTEMPT = namedStatement<{ status: 'failed' | 'pending'; next_attempt_at: Date | null; delivery_id: string }>(
   `update webhook_deliveries set status = :status, next_attempt_at = coalesce(:next_attempt_at, next_attempt_at), lease_until = null,

@@ -9,7 +9,7 @@ import { EVENT_TYPES } from '../events/event-types';
 import { recordEvent } from '../events/outbox';
 import type { StaffCaller } from '../../platform/caller';
 import { previousSecretValidUntil, rotateSealedSecret } from '../../platform/rotating-secret';
-import { secretProblem } from './signature';
+import { signingSecretField } from './signature';
 import { checkEndpoint, EndpointRefused, type Lookup } from './url-guard';
 
 const BATCH_SIZE_MAX_LIMIT = 1000;
@@ -21,16 +21,10 @@ const EventTypeList = z
   .max(EVENT_TYPES.length)
   .describe('Event types this webhook receives; omitted or null: every type, including types added later');
 
-const Secret = z
-  .string()
-  .superRefine((v, ctx) => {
-    const problem = secretProblem(v);
-    if (problem) ctx.addIssue({ code: 'custom', message: problem, params: { type: 'value_error' } });
-  })
-  .describe(
-    'Write-only signing secret: at least 24 characters (the key is its UTF-8 bytes), or `whsec_` followed by the ' +
-      'base64 of 24 to 64 random bytes (the Standard Webhooks form; the key is those bytes). Never returned.',
-  );
+const Secret = signingSecretField(
+  'Write-only signing secret: at least 24 characters (the key is its UTF-8 bytes), or `whsec_` followed by the ' +
+    'base64 of 24 to 64 random bytes (the Standard Webhooks form; the key is those bytes). Never returned.',
+);
 
 const EndpointUrl = z
   .string()
@@ -39,7 +33,8 @@ const EndpointUrl = z
   .describe(
     'https URL on a public address. Loopback, private, link-local, unique-local, metadata and unspecified addresses ' +
       'are refused, as literals in any notation or as names resolving to them, now and at every delivery.',
-  );
+  )
+  .meta({ format: 'uri' });
 
 const BatchSizeMax = z
   .int()
@@ -72,7 +67,7 @@ export type WebhookPatch = z.output<typeof WebhookPatchSchema>;
 
 export const WebhookSchema = z.object({
   id: z.uuid(),
-  endpoint_url: z.string(),
+  endpoint_url: z.string().meta({ format: 'uri' }),
   is_active: z.boolean(),
   batch_size_max: z.int(),
   affiliate_id: z.string().nullable(),

@@ -132,15 +132,22 @@ test('when a campaign budget of one use is spent, then the next customer gets PR
   expectError(await redeem(b.customer, { code: c.code }), 409, 'PROMO_CODE_EXHAUSTED');
 });
 
-test('when a first-deposit code is redeemed before any deposit, then it is armed and the first deposit grants the bonus', async () => {
+test('when a first-deposit code is redeemed before any deposit, then it is armed with a pending bonus the first qualifying deposit makes active', async () => {
   const c = await code({ first_deposit_only: true, min_deposit: 100 });
   const { customer, live } = await trader(0);
   const armed = expectOk(await redeem(customer, { code: c.code }), 201);
-  expect(armed).toEqual({ id: armed.id, code: c.code, status: 'armed' });
+  expect(armed).toEqual({ id: armed.id, code: c.code, status: 'armed', bonus_id: expect.any(String) });
+  const mine = async () =>
+    expectOk(await app.request('GET', '/customers/me/bonuses', { token: customer.token }), 200).items.find(
+      (b: { id: string }) => b.id === armed.bonus_id,
+    );
+  expect(await mine()).toMatchObject({ status: 'pending', amount: '50.00', login: null, source: { type: 'promo' } });
   expectOk(await app.request('POST', `/api/backoffice/accounts/${live}/deposits`, { token: admin, body: { amount: 50 } }), 201);
   expect(await creditOf(live)).toBe('0.00');
+  expect((await mine()).status).toBe('pending');
   expectOk(await app.request('POST', `/api/backoffice/accounts/${live}/deposits`, { token: admin, body: { amount: 150 } }), 201);
   expect(await creditOf(live)).toBe('50.00');
+  expect(await mine()).toMatchObject({ status: 'active', amount: '50.00', login: live });
   const [row] = await sql<{ status: string }>(app, 'select status from promo_redemptions where id = ?', [armed.id]);
   expect(row!.status).toBe('applied');
   // Having deposited, the customer is no longer eligible for another first-deposit code.

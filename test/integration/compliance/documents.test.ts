@@ -176,7 +176,7 @@ describe('a customer submitting a document', () => {
     );
     expect(row!.key_id).toBe('k2');
     const onlyNew = new DataKeyRing([K2], undefined, () => undefined).box(SECRET_PURPOSES.document);
-    expect(onlyNew.openBytes(row!.content, 'k2', doc.id, 'test').equals(bytes)).toBe(true);
+    expect((await onlyNew.openBytes(row!.content, 'k2', doc.id, 'test')).equals(bytes)).toBe(true);
   });
 });
 

@@ -233,7 +233,7 @@ test('when the keys rotate and the re-seal runs, then attachment files move to t
   );
   expect(row!.key_id).toBe('k2');
   const onlyNew = new DataKeyRing([K2], undefined, () => undefined).box(SECRET_PURPOSES.document);
-  expect(onlyNew.openBytes(row!.content, 'k2', file.id, 'test').equals(bytes)).toBe(true);
+  expect((await onlyNew.openBytes(row!.content, 'k2', file.id, 'test')).equals(bytes)).toBe(true);
 });
 
 test('when the queue is filtered by team_id, then only conversations of that team’s customers are listed, within scope', async () => {

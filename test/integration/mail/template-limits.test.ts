@@ -1,4 +1,4 @@
-import { PerformanceObserver } from 'node:perf_hooks';
+import { watchEventLoop } from '../../helpers/event-loop';
 import { adminToken } from '../../helpers/identity';
 import { sql, startTestApp, type TestApp } from '../../helpers/test-app';
 
@@ -46,66 +46,6 @@ const WORST_SAMPLE = {
   reset_url: 'https://portal.broker.test/reset?token=abc',
 };
 
-/**
- * Watches the event loop while `load` runs: a 2 ms interval timer reads this thread's CPU time
- * at each tick, so the largest step between ticks is the longest stretch of work done without
- * yielding (request handling, garbage collection, this test's own client). CPU time, not wall
- * time: on a machine shared with other test runs the wall clock stretches every step, the CPU
- * time of a step does not. Meanwhile a client polls /health, one request after another, and the
- * slowest answer is kept. The service runs in this process, so both see every request's work.
- */
-async function eventLoopDuring(
-  load: () => Promise<void>,
-): Promise<{ longestCpuMs: number; slowestHealthMs: number; polls: number }> {
-  let done = false;
-  let slowestHealthMs = 0;
-  let polls = 0;
-  let longestCpuMs = 0;
-  // Garbage collection pauses are the runtime's, not a request's: in a jest worker whose heap
-  // still holds the files it ran before, one full collection can take well over 100 ms.
-  // Each step keeps its time window; afterwards the collections that started inside it are
-  // taken off, so what is left is the work of requests (and this client).
-  const collections: Array<{ start: number; duration: number }> = [];
-  const gc = new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) collections.push({ start: entry.startTime, duration: entry.duration });
-  });
-  gc.observe({ entryTypes: ['gc'] });
-  const steps: Array<{ from: number; to: number; cpuMs: number }> = [];
-  let last = process.threadCpuUsage();
-  let lastAt = performance.now();
-  const ticker = setInterval(() => {
-    const used = process.threadCpuUsage(last);
-    const now = performance.now();
-    steps.push({ from: lastAt, to: now, cpuMs: (used.user + used.system) / 1000 });
-    last = process.threadCpuUsage();
-    lastAt = performance.now();
-  }, 2);
-  const poll = (async () => {
-    while (!done) {
-      const started = performance.now();
-      const res = await fetch(`${app.baseUrl}/health`);
-      await res.arrayBuffer();
-      slowestHealthMs = Math.max(slowestHealthMs, performance.now() - started);
-      polls += 1;
-    }
-  })();
-  try {
-    await load();
-  } finally {
-    done = true;
-    await poll;
-    clearInterval(ticker);
-    // Entries are delivered after the fact: let the observer catch up before it stops.
-    await new Promise((resolve) => setImmediate(resolve));
-    gc.disconnect();
-  }
-  for (const step of steps) {
-    const paused = collections.filter((c) => c.start >= step.from && c.start < step.to).reduce((sum, c) => sum + c.duration, 0);
-    longestCpuMs = Math.max(longestCpuMs, step.cpuMs - paused);
-  }
-  return { longestCpuMs, slowestHealthMs, polls };
-}
-
 /*
  * The bounds. Decisions section 18: no request may hold the event loop for more than 100 ms.
  * That is asserted as CPU time (above), which holds however busy the machine is. /health's
@@ -120,7 +60,7 @@ const HEALTH_BOUND_MS = 1000;
 test('when the worst allowed template is saved and previewed, then /health stays prompt and the answer stays within 256 KiB', async () => {
   const translations = Object.fromEntries(['en', 'de', 'fr', 'it'].map((l) => [l, worstTranslation()]));
   let answer: { status: number; text: string } | undefined;
-  const loop = await eventLoopDuring(async () => {
+  const loop = await watchEventLoop(app.baseUrl, async () => {
     const created = await app.request('POST', '/email-templates', {
       token: admin,
       body: { key: 'worst_case', name: 'Worst case', default_locale: 'en', translations },
@@ -153,7 +93,7 @@ test('when a preview would answer more than 256 KiB, then it is 422 at sample_da
     },
   });
   let res: { status: number; body: { detail: unknown }; text: string } | undefined;
-  const loop = await eventLoopDuring(async () => {
+  const loop = await watchEventLoop(app.baseUrl, async () => {
     // 250 KB of sample data, 200 times over: 50 MB of answer without the cap.
     res = await app.request('POST', '/email-templates/amplifier/preview', {
       token: admin,
@@ -179,7 +119,7 @@ test('when a stored template has 13,000 placeholders, then its preview is 422 at
     [JSON.stringify({ en: { subject: 'x', html: huge, text: huge } })],
   );
   let res: { status: number; body: { detail: Array<{ loc: unknown[]; msg: string }> } } | undefined;
-  const loop = await eventLoopDuring(async () => {
+  const loop = await watchEventLoop(app.baseUrl, async () => {
     res = await app.request('POST', '/email-templates/huge/preview', {
       token: admin,
       body: { locale: 'en', sample_data: { a: 'x'.repeat(2500) } },

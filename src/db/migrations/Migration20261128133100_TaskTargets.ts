@@ -1,8 +1,8 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /** Task targets: the records a task is about besides its customer, one row per record. */
-export class Migration20261128130100_TaskTargets extends Migration {
-  override name = 'Migration20261128130100_TaskTargets';
+export class Migration20261128133100_TaskTargets extends Migration {
+  override name = 'Migration20261128133100_TaskTargets';
 
   override up(): void | Promise<void> {
     this.addSql(`create table "task_targets" ("id" uuid not null, "created_at" timestamptz not null, "updated_at" timestamptz not null, "task_id" uuid not null, "deposit_id" uuid null, "withdrawal_id" uuid null, "document_id" uuid null, "conversation_id" uuid null, "payout_id" uuid null, primary key ("id"));`);

@@ -4,8 +4,8 @@ import { Migration } from '@mikro-orm/migrations';
  * Conversation attachments (metadata, and sealed bytes kept apart as documents' are), and the
  * audit actor `integration`: a KYC provider's review decides documents under its own name.
  */
-export class Migration20261128130000_KycAndAttachments extends Migration {
-  override name = 'Migration20261128130000_KycAndAttachments';
+export class Migration20261128133000_KycAndAttachments extends Migration {
+  override name = 'Migration20261128133000_KycAndAttachments';
 
   override up(): void | Promise<void> {
     this.addSql(`create table "conversation_attachments" ("id" uuid not null, "created_at" timestamptz not null, "updated_at" timestamptz not null, "customer_id" uuid not null, "uploaded_by_type" varchar(16) not null, "uploaded_by" uuid not null, "file_name" varchar(255) not null, "content_type" text not null, "size" int not null, "message_id" uuid null, "conversation_id" uuid null, primary key ("id"));`);

@@ -1,0 +1,52 @@
+import type { RunBound } from '../../db/bound-transaction';
+import { READ_RULES_AND_LISTS, READ_RULES_STAMP } from './fraud.queries';
+import type { FraudListName } from './rules';
+
+export interface CachedRule {
+  id: string;
+  version: number;
+  event: string;
+  match: string;
+  conditions: Array<{ field: string; op: string; value: unknown }>;
+  action: 'allow' | 'review' | 'block';
+}
+
+export interface FraudConfig {
+  stamp: string;
+  /** The enabled rules of each event, in evaluation order (position, then age). */
+  rules: ReadonlyMap<string, readonly CachedRule[]>;
+  lists: ReadonlyMap<FraudListName, readonly string[]>;
+}
+
+/**
+ * This process's copy of the enabled fraud rules and the lists. Every evaluation (each login,
+ * withdrawal, transfer, deposit intent...) reads the one-row stamp in its own transaction and
+ * uses the copy when the stamp is the one the copy was read at; every change of a rule or a
+ * list writes a new stamp in its transaction. So a change takes effect at the next evaluation
+ * in every process (API or worker) once it commits, and an evaluation pays one index read
+ * instead of reading the rules and the lists each time.
+ */
+let copy: FraudConfig | null = null;
+/** How many times this process read the rules and lists (not just the stamp): what tests and benchmarks watch. */
+let loads = 0;
+
+export async function fraudConfig(run: RunBound): Promise<FraudConfig> {
+  const [now] = await run<{ stamp: string }>(READ_RULES_STAMP.bind({}));
+  if (copy && now && copy.stamp === now.stamp) return copy;
+  const [row] = await run<{ stamp: string; rules: CachedRule[]; lists: Record<string, string[]> }>(READ_RULES_AND_LISTS.bind({}));
+  loads += 1;
+  const rules = new Map<string, CachedRule[]>();
+  for (const r of row?.rules ?? []) {
+    const of = rules.get(r.event) ?? [];
+    of.push(r);
+    rules.set(r.event, of);
+  }
+  const lists = new Map(Object.entries(row?.lists ?? {}) as Array<[FraudListName, string[]]>);
+  const next: FraudConfig = { stamp: row?.stamp ?? '', rules, lists };
+  copy = next;
+  return next;
+}
+
+export function fraudConfigLoads(): number {
+  return loads;
+}
