@@ -1,7 +1,8 @@
 import { Entity, Enum, Index, Property } from '@mikro-orm/decorators/legacy';
 import { BaseEntity } from './base.entity';
 
-export type ActorType = 'user' | 'api_token' | 'system';
+export const ACTOR_TYPES = ['user', 'api_token', 'system', 'integration'] as const;
+export type ActorType = (typeof ACTOR_TYPES)[number];
 
 /** Who changed what, when, with the state before and after; written in the change's own transaction. */
 @Entity({ tableName: 'audit_entries' })
@@ -9,10 +10,10 @@ export type ActorType = 'user' | 'api_token' | 'system';
 @Index({ properties: ['entityType', 'entityId'] })
 @Index({ properties: ['actorId', 'createdAt'] })
 export class AuditEntry extends BaseEntity<'before' | 'after' | 'requestId' | 'actorId' | 'entityId'> {
-  @Enum({ items: ['user', 'api_token', 'system'], type: 'string' })
+  @Enum({ items: [...ACTOR_TYPES], type: 'string' })
   actorType!: ActorType;
 
-  /** The staff user (directly, or as the issuer of the API token used); null for the system. */
+  /** The staff user (directly, or as the issuer of the API token used), or the integration; null for the system. */
   @Property({ type: 'uuid', nullable: true })
   actorId?: string | null = null;
 

@@ -43,7 +43,7 @@ import { RefreshToken } from './refresh-token.entity';
 import { Role } from './role.entity';
 import { Session } from './session.entity';
 import { StaffUser } from './staff-user.entity';
-import { Task, TaskRule } from './task.entity';
+import { Task, TaskRule, TaskTarget } from './task.entity';
 import { Team } from './team.entity';
 import { TeamMember } from './team-member.entity';
 import { Transfer } from './transfer.entity';
@@ -65,6 +65,8 @@ import { PendingRegistration } from './pending-registration.entity';
 import { CustomerNote } from './customer-note.entity';
 import { Conversation } from './conversation.entity';
 import { ConversationMessage } from './conversation-message.entity';
+import { ConversationAttachment } from './conversation-attachment.entity';
+import { ConversationAttachmentFile } from './conversation-attachment-file.entity';
 import { SalesStatus } from './sales-status.entity';
 
 /** Every entity the ORM knows. Listed explicitly: no folder scanning at start-up. */
@@ -79,6 +81,7 @@ export const ENTITIES = [
   TeamMember,
   Task,
   TaskRule,
+  TaskTarget,
   Customer,
   Session,
   RefreshToken,
@@ -142,6 +145,8 @@ export const ENTITIES = [
   CustomerNote,
   Conversation,
   ConversationMessage,
+  ConversationAttachment,
+  ConversationAttachmentFile,
   SalesStatus,
   IbPlan,
   Partner,

@@ -1,4 +1,5 @@
-import { Entity, Index, Property, Unique } from '@mikro-orm/decorators/legacy';
+import { Collection, type Ref } from '@mikro-orm/core';
+import { Check, Entity, Index, ManyToOne, OneToMany, Property, Unique } from '@mikro-orm/decorators/legacy';
 import { BaseEntity } from './base.entity';
 
 export const TASK_KINDS = ['call', 'email', 'meeting', 'follow_up', 'other'] as const;
@@ -26,6 +27,7 @@ export type TaskStatus = (typeof TASK_STATUSES)[number];
 })
 @Unique({ properties: ['ruleId', 'sourceEventId'] })
 export class Task extends BaseEntity<
+  | 'targets'
   | 'body'
   | 'status'
   | 'remindAt'
@@ -86,6 +88,48 @@ export class Task extends BaseEntity<
 
   @Property({ type: 'uuid', nullable: true })
   sourceEventId?: string | null = null;
+
+  /** The records the task is about besides its customer: one row each. */
+  @OneToMany(() => TaskTarget, (t) => t.task, { orderBy: { createdAt: 'asc', id: 'asc' } })
+  targets = new Collection<TaskTarget>(this);
+}
+
+export const TASK_TARGET_TYPES = ['deposit', 'withdrawal', 'document', 'conversation', 'payout'] as const;
+export type TaskTargetType = (typeof TASK_TARGET_TYPES)[number];
+
+/**
+ * One record a task is about, of the task's customer: a row per record with one nullable
+ * relation per record type, exactly one set. The records themselves carry nothing of the
+ * tasks about them, so a new kind of target is a column here, never one on another table.
+ */
+@Entity({ tableName: 'task_targets' })
+@Check({
+  name: 'task_targets_one_record',
+  expression: 'num_nonnulls(deposit_id, withdrawal_id, document_id, conversation_id, payout_id) = 1',
+})
+@Index({ properties: ['depositId'] })
+@Index({ properties: ['withdrawalId'] })
+@Index({ properties: ['documentId'] })
+@Index({ properties: ['conversationId'] })
+@Index({ properties: ['payoutId'] })
+export class TaskTarget extends BaseEntity<'depositId' | 'withdrawalId' | 'documentId' | 'conversationId' | 'payoutId'> {
+  @ManyToOne({ entity: () => Task, ref: true, deleteRule: 'cascade', index: true })
+  task!: Ref<Task>;
+
+  @Property({ type: 'uuid', nullable: true })
+  depositId?: string | null = null;
+
+  @Property({ type: 'uuid', nullable: true })
+  withdrawalId?: string | null = null;
+
+  @Property({ type: 'uuid', nullable: true })
+  documentId?: string | null = null;
+
+  @Property({ type: 'uuid', nullable: true })
+  conversationId?: string | null = null;
+
+  @Property({ type: 'uuid', nullable: true })
+  payoutId?: string | null = null;
 }
 
 /** Makes a task for each matching domain event about a customer. */

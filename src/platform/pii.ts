@@ -12,10 +12,15 @@ export function maskEmail(email: string): string {
   return `${email.slice(0, 1)}***${email.slice(at)}`;
 }
 
-/** `+441234567812` → `+44*******12`: the first 3 and last 2 characters kept, each digit between masked. */
+/**
+ * `+44 20 7946 0912` → `+44******12`: the first 3 and last 2 characters, and six stars between
+ * whatever the number's length or spacing, as the email keeps three (the mask tells nothing of
+ * what it hides). A number too short to keep 5 characters of is all stars.
+ */
 export function maskPhone(phone: string): string {
-  if (phone.length <= 5) return '*'.repeat(phone.length);
-  return phone.slice(0, 3) + phone.slice(3, -2).replace(/[0-9]/g, '*') + phone.slice(-2);
+  const compact = phone.replace(/[\s()-]/g, '');
+  if (compact.length <= 5) return '******';
+  return `${compact.slice(0, 3)}******${compact.slice(-2)}`;
 }
 
 /** Whether a caller (by its permissions; a customer passes none and sees its own data whole) sees personal data unmasked. */

@@ -12,7 +12,6 @@ import {
   staffDocumentView,
   storeDocument,
 } from '../../domain/compliance/documents';
-import { RECOGNITION_BYTES, recogniseDocument } from '../../domain/compliance/file-kind';
 import {
   levelView,
   MAX_LEVEL,
@@ -25,7 +24,7 @@ import { DOCUMENT_TYPES } from '../../entities/customer-document.entity';
 import { fieldError } from '../../platform/errors';
 import { asCustomer, asStaff } from '../http/access';
 import { MoneyAmount } from '../http/amounts';
-import { readUpload } from '../http/multipart-upload';
+import { readDocumentUpload } from '../http/document-upload';
 import { pageQuery, pageSchema } from '../http/paging';
 import { defineRoute, json, type RouteSpec } from '../http/route';
 
@@ -121,20 +120,17 @@ export const complianceRoutes: RouteSpec[] = [
     },
     handler: async ({ req, em, services, caller }) => {
       const customerId = asCustomer(caller).customerId;
-      const upload = await readUpload(req, { maxFileBytes: DOCUMENT_MAX_BYTES, fields: ['type'], fileField: 'file' });
+      const upload = await readDocumentUpload(req, ['type']);
       const type = z.enum(DOCUMENT_TYPES).safeParse(upload.fields.type);
       if (upload.fields.type === undefined) throw fieldError('body', ['type'], 'Field required', 'missing');
       if (!type.success)
         throw fieldError('body', ['type'], `Input should be ${DOCUMENT_TYPES.map((t) => `'${t}'`).join(', ')}`, 'literal_error');
-      if (!upload.file) throw fieldError('body', ['file'], 'Field required', 'missing');
-      if (upload.file.bytes.length === 0) throw fieldError('body', ['file'], 'The file is empty', 'value_error');
-      const contentType = recogniseDocument(upload.file.bytes.subarray(0, RECOGNITION_BYTES));
-      if (!contentType) throw fieldError('body', ['file'], 'The file is not a PDF, JPEG or PNG', 'value_error');
+      const file = upload.file();
       const view = await storeDocument(em, services.documentSecrets, customerId, {
         type: type.data,
-        fileName: upload.file.name,
-        contentType,
-        bytes: upload.file.bytes,
+        fileName: file.name,
+        contentType: file.contentType,
+        bytes: file.bytes,
       });
       return json(201, view);
     },

@@ -24,6 +24,7 @@ import {
   REOPEN_WINDOW_DAYS,
   Subject,
 } from '../../domain/conversations/conversation-views';
+import { MAX_ATTACHMENTS_PER_MESSAGE } from '../../domain/conversations/attachments';
 import { customerScopeOf } from '../../platform/customer-scope';
 import { asCustomer, asStaff } from '../http/access';
 import { defineRoute, json, type RouteSpec } from '../http/route';
@@ -37,6 +38,7 @@ const NewConversation = z.strictObject({
   category: Category.optional(),
   ref: RefSchema.optional(),
 });
+const AttachmentIds = z.array(z.uuid()).max(MAX_ATTACHMENTS_PER_MESSAGE).optional();
 const LIMIT_TEXT =
   `At most ${CUSTOMER_MESSAGE_LIMIT} customer messages in any ${CUSTOMER_MESSAGE_WINDOW_SECONDS} seconds, ` +
   'opening messages included: past it, 429 RATE_LIMITED with Retry-After.';
@@ -100,11 +102,9 @@ export const conversationRoutes: RouteSpec[] = [
     params: ConversationId,
     body: z.strictObject({
       body: MessageBody,
-      attachment_ids: z
-        .array(z.uuid())
-        .max(10)
-        .optional()
-        .describe('Files to attach; attachment uploads are not offered yet, so any id is 422 (unknown attachment)'),
+      attachment_ids: AttachmentIds.describe(
+        'Files uploaded with `POST /customers/me/attachments` that no message carries yet; any other id is 422 at it',
+      ),
     }),
     responses: {
       201: { description: 'The message', schema: MessageSchema },
@@ -126,6 +126,7 @@ export const conversationRoutes: RouteSpec[] = [
       status: ConversationStatusSchema.optional(),
       assignee: z.enum(['me', 'unassigned']).optional(),
       customer_id: z.uuid().optional(),
+      team_id: z.uuid().optional().describe("Only conversations of customers of this team (the customer's `team_id`)"),
       limit: z.coerce.number().int().min(1).max(500).default(100),
     }),
     responses: { 200: { description: 'Conversations', schema: z.object({ items: z.array(ConversationSchema) }) } },
@@ -157,7 +158,13 @@ export const conversationRoutes: RouteSpec[] = [
     tags: ['conversations'],
     access: { kind: 'staff', permission: 'reply_conversations' },
     params: ConversationId,
-    body: z.strictObject({ body: MessageBody, internal: z.boolean().default(false) }),
+    body: z.strictObject({
+      body: MessageBody,
+      internal: z.boolean().default(false),
+      attachment_ids: AttachmentIds.describe(
+        'Files uploaded with `POST /api/crm/conversations/{conversation_id}/attachments` that no message carries yet; any other id is 422 at it',
+      ),
+    }),
     responses: {
       201: { description: 'The message', schema: MessageSchema },
       404: { description: 'Not found or outside your scope' },

@@ -1,5 +1,6 @@
 import type { Request } from 'express';
 import { z } from 'zod';
+import { seesPii } from '../../platform/pii';
 import { CustomerSchema, customerView, PersonName } from '../../domain/customers/customers';
 import { closeCustomer } from '../../domain/crm/close-customer';
 import { Country, createLead, InviteSentSchema, inviteLead, NewLeadSchema, Phone } from '../../domain/crm/leads';
@@ -137,6 +138,7 @@ export const crmLifecycleRoutes: RouteSpec[] = [
         200,
         customerView(
           await closeCustomer(em, services.identity, asStaff(caller), customerScopeOf(caller), params.customer_id, body.reason),
+          { pii: seesPii(asStaff(caller).permissions) },
         ),
       ),
   }),
@@ -183,7 +185,8 @@ export const crmLifecycleRoutes: RouteSpec[] = [
       403: { description: 'COUNTRY_NOT_ALLOWED' },
       409: { description: 'EMAIL_TAKEN' },
     },
-    handler: async ({ body, em, caller }) => json(201, customerView(await createLead(em, asStaff(caller), body))),
+    handler: async ({ body, em, caller }) =>
+      json(201, customerView(await createLead(em, asStaff(caller), body), { pii: seesPii(asStaff(caller).permissions) })),
   }),
   defineRoute({
     method: 'post',

@@ -30,6 +30,8 @@ import { revokeSessions } from '../../domain/identity/sessions';
 import { errors } from '../../platform/errors';
 import { customerScopeOf } from '../../platform/customer-scope';
 import { seesPii } from '../../platform/pii';
+import { recordAudit } from '../../domain/audit/audit';
+import { CUSTOMER_EXPORT_MAX_ROWS, writeCustomerCsv } from '../../domain/customers/customer-export';
 import { asCustomer, asStaff } from '../http/access';
 import { findPage } from '../../db/find-page';
 import { pageQuery, pageSchema } from '../http/paging';
@@ -85,6 +87,42 @@ export const crmRoutes: RouteSpec[] = [
           customerView(c, { pii }),
         ),
       );
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/crm/customers/export',
+    operationId: 'exportCustomers',
+    summary: 'The customer list as a CSV file, within your scope',
+    description:
+      `The customers of \`GET /api/crm/customers\` (same filter, newest first, at most ${CUSTOMER_EXPORT_MAX_ROWS} rows) as ` +
+      'RFC 4180 CSV with a header row of column keys; a text cell that a spreadsheet would read as a formula starts ' +
+      "with `'`. Without `view_customer_pii` the email and phone are masked as in every answer (`j***@example.com`, " +
+      '`+44******12`). Audited (`customers.exported`).',
+    tags: ['customers'],
+    access: { kind: 'staff', permission: 'view_customers' },
+    query: z.object({ email: z.string().max(320).optional().describe('Exact email, case-insensitive') }),
+    raw: true,
+    responses: { 200: { description: 'The file, `text/csv; charset=utf-8`, as an attachment' } },
+    handler: async ({ query, em, caller, res }) => {
+      const staff = asStaff(caller);
+      const pii = seesPii(staff.permissions);
+      recordAudit(em, staff, {
+        action: 'customers.exported',
+        entityType: 'customer_export',
+        after: { pii, email: query.email ?? null },
+      });
+      await em.flush();
+      res.status(200);
+      res.attachment('customers.csv');
+      res.setHeader('Content-Type', 'text/csv; charset=utf-8');
+      await writeCustomerCsv(
+        em,
+        customerScopeOf(staff),
+        { pii, ...(query.email ? { filter: { email: query.email.trim().toLowerCase() } } : {}) },
+        res,
+      );
+      return undefined;
     },
   }),
   defineRoute({

@@ -8,6 +8,7 @@ import { complianceRoutes } from './compliance.routes';
 import { crmRoutes } from './crm.routes';
 import { crmLifecycleRoutes } from './crm-lifecycle.routes';
 import { conversationRoutes } from './conversations.routes';
+import { conversationAttachmentRoutes } from './conversation-attachments.routes';
 import { docsRoutes } from './docs.routes';
 import { eodRoutes } from './eod.routes';
 import { emailTemplateRoutes } from './email-templates.routes';
@@ -44,6 +45,7 @@ export const ROUTES: RouteSpec[] = [
   ...teamRoutes,
   ...taskRoutes,
   ...conversationRoutes,
+  ...conversationAttachmentRoutes,
   ...complianceRoutes,
   ...passwordResetRoutes,
   ...emailTemplateRoutes,

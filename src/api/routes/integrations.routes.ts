@@ -1,7 +1,8 @@
 import { customerScopeOf } from '../../platform/customer-scope';
 import { z } from 'zod';
 import { Integration } from '../../entities/integration.entity';
-import { InboundQuery, InboundSchema, listInbound, reprocessInbound } from '../../domain/payments/callbacks';
+import { reprocessInbound } from '../../domain/payments/callbacks';
+import { InboundQuery, InboundSchema, listInbound } from '../../domain/payments/inbound-log';
 import { createIntegration, deleteIntegration, findIntegration, updateIntegration } from '../../domain/payments/integrations';
 import {
   IntegrationCreateSchema,
@@ -9,6 +10,12 @@ import {
   IntegrationSchema,
   integrationView,
 } from '../../domain/payments/integration-views';
+import {
+  KYC_ADAPTERS,
+  KycCallbackAnswerSchema,
+  KycCallbackSchema,
+  receiveKycCallback,
+} from '../../domain/payments/kyc-callbacks';
 import { EventFeedQuery, EventFeedSchema, readEventFeed } from '../../domain/streams/event-feed';
 import { asStaff } from '../http/access';
 import { pageQuery, pageSchema } from '../http/paging';
@@ -143,6 +150,63 @@ export const integrationRoutes: RouteSpec[] = [
     },
     handler: async ({ params, em, caller, services }) =>
       json(200, await reprocessInbound(em, callbackDeps(services), asStaff(caller), params.integration_id, params.inbound_id)),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/api/integrations/kyc/{integration_id}/callbacks',
+    operationId: 'receiveKycCallback',
+    summary: "A KYC provider's review of a customer",
+    description:
+      `For integrations of kind \`kyc\` (adapters ${KYC_ADAPTERS.map((a) => `\`${a}\``).join(', ')}, which read the same ` +
+      "body, shaped like Sumsub's `applicantReviewed` webhook). No bearer token: the call is authenticated by its " +
+      "Standard Webhooks signature (`webhook-id`, `webhook-timestamp`, `webhook-signature`) made with the integration's " +
+      '`callback_secret` (or, for 24 hours after a change, the replaced one), with a timestamp at most 5 minutes from ' +
+      'now, and, when its `config.allowed_ips` is set, a source address among them. Anything else is 401 ' +
+      '`SIGNATURE_INVALID`, and the attempt is logged (`rejected`) all the same.\n\n' +
+      '`reviewResult.reviewAnswer` `GREEN` approves, `RED` rejects (the reason is the `rejectLabels` and ' +
+      '`moderationComment`), the documents named in `document_ids`, or without it every pending document of the ' +
+      'customer `externalUserId`, exactly as the compliance desk would: the customer may rise a verification level. ' +
+      'The audit names the actor `integration:<id>`. Every call is recorded in the inbound log keyed by ' +
+      '`(external_id, reviewAnswer)`: the same review again answers 200 `duplicate` and changes nothing. Documents ' +
+      'already decided are left as they are. An unknown customer or document is 404 and the call is logged `failed`, ' +
+      'to be reprocessed once mended.',
+    tags: ['integrations'],
+    access: { kind: 'public' },
+    params: IntegrationId,
+    requestBody: {
+      required: true,
+      content: {
+        'application/json': {
+          schema: z.toJSONSchema(KycCallbackSchema, { io: 'input' }),
+          example: {
+            type: 'applicantReviewed',
+            external_id: 'rev_5f2a91',
+            applicantId: '5cb56e8e0a975a35f333cb83',
+            externalUserId: '6e1c2b7a-3f4d-4b8e-9a51-0c2d3e4f5a6b',
+            reviewResult: {
+              reviewAnswer: 'RED',
+              rejectLabels: ['DOCUMENT_DAMAGED'],
+              moderationComment: 'The scan is unreadable',
+            },
+          },
+        },
+      },
+    },
+    responses: {
+      200: { description: 'Taken (`processed`) or already seen (`duplicate`)', schema: KycCallbackAnswerSchema },
+      401: { description: 'SIGNATURE_INVALID' },
+      404: { description: 'No such KYC integration, or no such customer or document' },
+      409: { description: 'INTEGRATION_DISABLED' },
+    },
+    handler: async ({ params, em, services, req }) =>
+      json(
+        200,
+        await receiveKycCallback(em, services.integrationSecrets, params.integration_id, {
+          rawBody: req.rawBody,
+          headers: req.headers,
+          sourceIp: req.clientIp,
+        }),
+      ),
   }),
   defineRoute({
     method: 'get',

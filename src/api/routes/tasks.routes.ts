@@ -52,7 +52,12 @@ export const taskRoutes: RouteSpec[] = [
     handler: async ({ query, em, caller }) => {
       const where = await taskFilter(em, asStaff(caller), query);
       const now = new Date();
-      return json(200, await findPage(em, Task, where, query, { orderBy: { dueAt: 'asc', id: 'asc' } }, (t) => taskView(t, now)));
+      return json(
+        200,
+        await findPage(em, Task, where, query, { orderBy: { dueAt: 'asc', id: 'asc' }, populate: ['targets'] }, (t) =>
+          taskView(t, now),
+        ),
+      );
     },
   }),
   defineRoute({

@@ -55,6 +55,8 @@ import { Migration20261128113300_PromotionsReport } from './Migration20261128113
 import { Migration20261128124500_WebhookAttemptsOnePlace } from './Migration20261128124500_WebhookAttemptsOnePlace';
 import { Migration20261128133000_Partners } from './Migration20261128133000_Partners';
 import { Migration20261128133100_PartnerReports } from './Migration20261128133100_PartnerReports';
+import { Migration20261128134000_KycAndAttachments } from './Migration20261128134000_KycAndAttachments';
+import { Migration20261128134100_TaskTargets } from './Migration20261128134100_TaskTargets';
 import { Migration20261128134500_OrderedJson } from './Migration20261128134500_OrderedJson';
 
 export const MIGRATIONS: MigrationObject[] = [
@@ -113,5 +115,7 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261128130000_FraudHolds', class: Migration20261128130000_FraudHolds },
   { name: 'Migration20261128133000_Partners', class: Migration20261128133000_Partners },
   { name: 'Migration20261128133100_PartnerReports', class: Migration20261128133100_PartnerReports },
+  { name: 'Migration20261128134000_KycAndAttachments', class: Migration20261128134000_KycAndAttachments },
+  { name: 'Migration20261128134100_TaskTargets', class: Migration20261128134100_TaskTargets },
   { name: 'Migration20261128134500_OrderedJson', class: Migration20261128134500_OrderedJson },
 ];

@@ -1,8 +1,19 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { AuditEntry } from '../../entities/audit-entry.entity';
+import { ACTOR_TYPES, AuditEntry } from '../../entities/audit-entry.entity';
 import type { StaffCaller } from '../../platform/caller';
 import { logContext } from '../../platform/logger';
+
+/**
+ * An outside system acting on its own report (a KYC provider's review): audited under its
+ * integration, `integration:<id>`, never as a staff user.
+ */
+export interface IntegrationActor {
+  kind: 'integration';
+  integrationId: string;
+}
+
+export type AuditActor = StaffCaller | 'system' | IntegrationActor;
 
 export interface AuditChange {
   action: string;
@@ -16,15 +27,15 @@ export interface AuditChange {
  * Adds an audit row to the caller's unit of work, so it commits (or not) with the change
  * it describes. `before` and `after` are the API views of the entity: never secrets.
  */
-export function recordAudit(em: EntityManager, actor: StaffCaller | 'system', change: AuditChange): AuditEntry {
+export function recordAudit(em: EntityManager, actor: AuditActor, change: AuditChange): AuditEntry {
   return em.create(AuditEntry, auditFields(actor, change));
 }
 
 /** The audit row's values, for the few hot paths that write it with plain SQL in one statement. */
-export function auditFields(actor: StaffCaller | 'system', change: AuditChange) {
+export function auditFields(actor: AuditActor, change: AuditChange) {
   return {
     actorType: actor === 'system' ? ('system' as const) : actor.kind,
-    actorId: actor === 'system' ? null : actor.userId,
+    actorId: actor === 'system' ? null : actor.kind === 'integration' ? actor.integrationId : actor.userId,
     apiTokenId: actor !== 'system' && actor.kind === 'api_token' ? actor.tokenId : null,
     action: change.action,
     entityType: change.entityType,
@@ -78,8 +89,12 @@ from ${from}`;
 
 export const AuditSchema = z.object({
   id: z.uuid(),
-  actor_type: z.enum(['user', 'api_token', 'system']),
-  actor_id: z.uuid().nullable(),
+  actor_type: z.enum(ACTOR_TYPES),
+  actor_id: z.uuid().nullable().describe('The staff user (also for an API token: its issuer), or the integration'),
+  actor: z
+    .string()
+    .describe('Who acted, as one string: `user:<id>`, `api_token:<token id>`, `integration:<id>` or `system`')
+    .meta({ examples: ['integration:6e1c2b7a-3f4d-4b8e-9a51-0c2d3e4f5a6b'] }),
   api_token_id: z.uuid().nullable(),
   action: z.string(),
   entity_type: z.string(),
@@ -91,11 +106,18 @@ export const AuditSchema = z.object({
 });
 export type AuditView = z.output<typeof AuditSchema>;
 
+function actorText(a: AuditEntry): string {
+  if (a.actorType === 'system') return 'system';
+  if (a.actorType === 'api_token') return `api_token:${a.apiTokenId ?? ''}`;
+  return `${a.actorType}:${a.actorId ?? ''}`;
+}
+
 export function auditView(a: AuditEntry): AuditView {
   return {
     id: a.id,
     actor_type: a.actorType,
     actor_id: a.actorId ?? null,
+    actor: actorText(a),
     api_token_id: a.apiTokenId ?? null,
     action: a.action,
     entity_type: a.entityType,

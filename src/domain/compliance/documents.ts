@@ -9,11 +9,11 @@ import {
   type DocumentContentType,
   type DocumentType,
 } from '../../entities/customer-document.entity';
-import { executeBoundInTransaction, executeNamed } from '../../db/bound-statement';
+import { executeNamed } from '../../db/bound-statement';
 import { findPage, type Paging } from '../../db/find-page';
 import { errors } from '../../platform/errors';
 import type { SecretBox } from '../../platform/secret-box';
-import { recordAudit } from '../audit/audit';
+import { recordAudit, type IntegrationActor } from '../audit/audit';
 import { recordEvent } from '../events/outbox';
 import type { StaffCaller } from '../../platform/caller';
 import {
@@ -26,6 +26,7 @@ import {
   SET_CUSTOMER_LEVEL,
 } from './compliance.queries';
 import { readLevels, type LevelTerms } from './verification-levels';
+import { readSealedFile, writeSealedFile, type SealedFileStatements } from './sealed-files';
 
 /** The largest file a customer may submit: 10 MiB (decisions, section 16). */
 export const DOCUMENT_MAX_BYTES = 10 * 1024 * 1024;
@@ -116,19 +117,7 @@ export async function storeDocument(
     });
     // The metadata row first: the file's row references it.
     await tx.flush();
-    const { keyId, sealed } = await box.sealBytes(file.bytes, doc.id);
-    // In pieces: the driver copies a parameter into its message in one go, which for a 10 MiB
-    // file holds the event loop for 20 to 40 ms; a few pieces keep each turn short, for a few
-    // more megabytes rewritten by Postgres.
-    const pieces = Math.ceil(sealed.length / STORE_PIECE_BYTES);
-    await executeBoundInTransaction(
-      tx,
-      INSERT_DOCUMENT_FILE.bind({ id: doc.id, key_id: keyId, content: sealed.subarray(0, STORE_PIECE_BYTES) }),
-    );
-    for (let i = 1; i < pieces; i += 1) {
-      const piece = sealed.subarray(i * STORE_PIECE_BYTES, (i + 1) * STORE_PIECE_BYTES);
-      await executeBoundInTransaction(tx, APPEND_DOCUMENT_FILE.bind({ id: doc.id, piece }));
-    }
+    await writeSealedFile(tx, box, DOCUMENT_FILES, doc.id, file.bytes);
     return view;
   });
 }
@@ -155,9 +144,8 @@ export async function openDocumentFile(
 ): Promise<{ document: CustomerDocument; bytes: Buffer }> {
   const document = await em.findOne(CustomerDocument, id);
   if (!document) throw errors.notFound('Document');
-  const [row] = await executeNamed<{ key_id: string; size: number }>(em, READ_DOCUMENT_FILE.bind({ id }));
-  if (!row) throw errors.notFound('Document file');
-  const bytes = await box.openBytes(await readSealedFile(em, id, row.size), row.key_id, id, `the file of document ${id}`);
+  const bytes = await readSealedFile(em, box, DOCUMENT_FILES, id, `the file of document ${id}`);
+  if (!bytes) throw errors.notFound('Document file');
   recordAudit(em, actor, {
     action: 'document.downloaded',
     entityType: 'document',
@@ -168,21 +156,13 @@ export async function openDocumentFile(
   return { document, bytes };
 }
 
-/**
- * A sealed file's bytes, read a mebibyte at a time: the driver receives bytea as hex text and
- * decodes a whole row in one go, which for a 10 MiB file holds the event loop for about 50 ms.
- */
-async function readSealedFile(em: EntityManager, id: string, size: number): Promise<Buffer> {
-  const pieces: Buffer[] = [];
-  for (let from = 1; from <= size; from += FILE_PIECE_BYTES) {
-    const [row] = await executeNamed<{ piece: Buffer }>(em, READ_DOCUMENT_FILE_PIECE.bind({ id, from, count: FILE_PIECE_BYTES }));
-    if (!row) throw errors.notFound('Document file');
-    pieces.push(row.piece);
-  }
-  return Buffer.concat(pieces);
-}
-const FILE_PIECE_BYTES = 1024 * 1024;
-const STORE_PIECE_BYTES = 4 * 1024 * 1024;
+/** Where documents' files are kept (customer_document_files). */
+const DOCUMENT_FILES: SealedFileStatements = {
+  insert: INSERT_DOCUMENT_FILE,
+  append: APPEND_DOCUMENT_FILE,
+  meta: READ_DOCUMENT_FILE,
+  piece: READ_DOCUMENT_FILE_PIECE,
+};
 
 const EXTENSION: Record<DocumentContentType, string> = {
   'application/pdf': 'pdf',
@@ -223,7 +203,7 @@ export function levelReached(levels: readonly LevelTerms[], approved: ReadonlySe
  */
 export async function decideDocument(
   em: EntityManager,
-  actor: StaffCaller,
+  actor: StaffCaller | IntegrationActor,
   id: string,
   decision: Decision,
 ): Promise<StaffDocumentView> {
@@ -238,7 +218,8 @@ export async function decideDocument(
     doc.status = decision.kind === 'approve' ? 'approved' : 'rejected';
     if (decision.kind === 'reject') doc.reason = decision.reason;
     doc.decidedAt = new Date();
-    doc.decidedBy = actor.userId;
+    // A provider's review has no staff user: the audit row names the integration.
+    doc.decidedBy = actor.kind === 'integration' ? null : actor.userId;
     const view = staffDocumentView(doc);
     recordAudit(tx, actor, {
       action: decision.kind === 'approve' ? 'document.approved' : 'document.rejected',
@@ -270,7 +251,7 @@ export async function decideDocument(
 /** Writes a new level with its audit row, and a customer.verified event when it rises. */
 async function changeLevel(
   tx: EntityManager,
-  actor: StaffCaller,
+  actor: StaffCaller | IntegrationActor,
   customerId: string,
   from: number,
   to: number,

@@ -7,6 +7,7 @@ import {
   CONVERSATION_STATUSES,
 } from '../../entities/conversation.entity';
 import { ConversationMessage } from '../../entities/conversation-message.entity';
+import { AttachmentSchema, type AttachmentView } from './attachments';
 
 /** Customer messages allowed in any sliding window, the opening message included. */
 export const CUSTOMER_MESSAGE_LIMIT = 20;
@@ -36,6 +37,7 @@ export const MessageSchema = z
     body: z.string(),
     internal: z.boolean().describe('A staff note: never shown to the customer'),
     attachment_ids: z.array(z.uuid()),
+    attachments: z.array(AttachmentSchema).describe('The files of the message, as `attachment_ids` names them'),
     created_at: z.iso.datetime(),
   })
   .meta({ id: 'ConversationMessage' });
@@ -88,7 +90,7 @@ export function conversationView(c: Conversation): ConversationView {
   };
 }
 
-export function messageView(m: ConversationMessage): MessageView {
+export function messageView(m: ConversationMessage, attachments: readonly AttachmentView[] = []): MessageView {
   return {
     id: m.id,
     conversation_id: m.conversationId,
@@ -97,6 +99,7 @@ export function messageView(m: ConversationMessage): MessageView {
     body: m.body,
     internal: m.internal,
     attachment_ids: m.attachmentIds,
+    attachments: [...attachments],
     created_at: m.createdAt.toISOString(),
   };
 }

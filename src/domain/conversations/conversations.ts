@@ -26,6 +26,7 @@ import {
   messageView,
   DEFAULT_FIRST_RESPONSE_MINUTES,
 } from './conversation-views';
+import { attachmentsOf, takeAttachments, viewsOf, type AttachmentView } from './attachments';
 
 /**
  * Whether the customer owns the object a ref names: uuids for withdrawals, deposits,
@@ -73,7 +74,7 @@ async function guardCustomerRate(em: EntityManager, customerId: string): Promise
   }
 }
 
-function messageEvent(em: EntityManager, c: Conversation, m: ConversationMessage): void {
+function messageEvent(em: EntityManager, c: Conversation, m: ConversationMessage, files: AttachmentView[] = []): void {
   // Internal notes are the desk's: no event carries them, so no webhook, stream or notification can.
   if (m.internal) return;
   recordEvent(em, {
@@ -81,8 +82,21 @@ function messageEvent(em: EntityManager, c: Conversation, m: ConversationMessage
     aggregateType: 'conversation',
     aggregateId: c.id,
     customerId: c.customerId,
-    data: { ...messageView(m), subject: c.subject, status: c.status },
+    data: { ...messageView(m, files), subject: c.subject, status: c.status },
   });
+}
+
+/** The message takes the attachments it names (422 when one is not the side's to give), and their views. */
+async function attach(
+  t: EntityManager,
+  c: Conversation,
+  message: ConversationMessage,
+  side: 'customer' | 'staff',
+  ids: readonly string[] | undefined,
+): Promise<AttachmentView[]> {
+  const owner = { customerId: c.customerId, conversationId: c.id, messageId: message.id, uploadedBy: side };
+  message.attachmentIds = await takeAttachments(t, ids, owner);
+  return viewsOf(t, message.attachmentIds);
 }
 
 export function setStatus(em: EntityManager, c: Conversation, to: ConversationStatus, now: Date): void {
@@ -191,7 +205,11 @@ async function messagesOf(em: EntityManager, conversationId: string, withInterna
     orderBy: { createdAt: 'asc', id: 'asc' },
     limit: 1000,
   });
-  return messages.map(messageView);
+  const files = await attachmentsOf(
+    em,
+    messages.filter((m) => m.attachmentIds.length > 0).map((m) => m.id),
+  );
+  return messages.map((m) => messageView(m, files.get(m.id)));
 }
 
 /** The customer's own conversation, or 404 (another customer's answers alike). */
@@ -223,8 +241,6 @@ export async function replyByCustomer(
   return em.transactional(async (tx) => {
     const t = tx as EntityManager;
     const c = await ownConversation(t, customerId, id, true);
-    // No attachment can be uploaded yet, so every id names nothing of the caller's.
-    if (input.attachment_ids?.length) throw fieldError('body', ['attachment_ids', 0], 'Unknown attachment', 'value_error');
     const now = new Date();
     if (c.status === 'resolved' && c.resolvedAt && now.getTime() - c.resolvedAt.getTime() > REOPEN_WINDOW_DAYS * 86_400_000)
       throw errors.conflict(
@@ -243,17 +259,23 @@ export async function replyByCustomer(
       createdAt: now,
       updatedAt: now,
     });
+    const files = await attach(t, c, message, 'customer', input.attachment_ids);
     c.lastCustomerMessageAt = now;
     c.updatedAt = now;
     setStatus(t, c, 'open', now);
-    messageEvent(t, c, message);
+    messageEvent(t, c, message, files);
     await t.flush();
-    return messageView(message);
+    return messageView(message, files);
   });
 }
 
 /** The conversation within the staff caller's scope, or 404. */
-async function scopedConversation(em: EntityManager, scope: CustomerScope, id: string, lock = false): Promise<Conversation> {
+export async function scopedConversation(
+  em: EntityManager,
+  scope: CustomerScope,
+  id: string,
+  lock = false,
+): Promise<Conversation> {
   const found = await em.findOne(Conversation, id, lock ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {});
   return inScopeOr404(em, scope, found, (c) => c.customerId, 'Conversation');
 }
@@ -273,6 +295,7 @@ const LIST_FOR_STAFF = namedStatement<
     assignee: string | null;
     unassigned: boolean;
     for_customer: string | null;
+    team: string | null;
     limit: number;
   }
 >(
@@ -282,6 +305,7 @@ const LIST_FOR_STAFF = namedStatement<
       and (:assignee::uuid is null or c.assignee_id = :assignee::uuid)
       and (not :unassigned::boolean or c.assignee_id is null)
       and (:for_customer::uuid is null or c.customer_id = :for_customer::uuid)
+      and (:team::uuid is null or exists (select 1 from customers t where t.id = c.customer_id and t.team_id = :team::uuid))
     order by c.updated_at desc, c.id desc limit :limit`,
 );
 
@@ -293,6 +317,7 @@ export async function listForStaff(
     status?: ConversationStatus | undefined;
     assignee?: 'me' | 'unassigned' | undefined;
     customer_id?: string | undefined;
+    team_id?: string | undefined;
     limit: number;
   },
 ): Promise<ConversationView[]> {
@@ -304,6 +329,7 @@ export async function listForStaff(
       assignee: filter.assignee === 'me' ? actor.userId : null,
       unassigned: filter.assignee === 'unassigned',
       for_customer: filter.customer_id ?? null,
+      team: filter.team_id ?? null,
       limit: filter.limit,
     }),
   );
@@ -318,7 +344,7 @@ export async function replyByStaff(
   actor: StaffCaller,
   scope: CustomerScope,
   id: string,
-  input: { body: string; internal?: boolean | undefined },
+  input: { body: string; internal?: boolean | undefined; attachment_ids?: string[] | undefined },
 ): Promise<MessageView> {
   return em.transactional(async (tx) => {
     const t = tx as EntityManager;
@@ -336,19 +362,20 @@ export async function replyByStaff(
       createdAt: now,
       updatedAt: now,
     });
+    const files = await attach(t, c, message, 'staff', input.attachment_ids);
     if (!internal) {
       c.firstResponseAt ??= now;
       c.updatedAt = now;
     }
-    messageEvent(t, c, message);
+    messageEvent(t, c, message, files);
     recordAudit(t, actor, {
       action: internal ? 'conversation.note_added' : 'conversation.replied',
       entityType: 'conversation',
       entityId: c.id,
-      after: { message_id: message.id, internal },
+      after: { message_id: message.id, internal, attachment_ids: message.attachmentIds },
     });
     await t.flush();
-    return messageView(message);
+    return messageView(message, files);
   });
 }
 

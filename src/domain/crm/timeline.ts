@@ -35,7 +35,8 @@ const SOURCES: Record<TimelineKind, string> = {
             from domain_events where customer_id = :customer_id::uuid and created_at < :before::timestamptz`,
   note: `select created_at as at, 'note' as kind, author_id::text as actor, left(body, 200) as summary, 'note' as ref_type, id::text as ref_id
            from customer_notes where customer_id = :customer_id::uuid and deleted_at is null and created_at < :before::timestamptz`,
-  staff_action: `select created_at as at, 'staff_action' as kind, actor_id::text as actor, action as summary, 'audit' as ref_type, id::text as ref_id
+  staff_action: `select created_at as at, 'staff_action' as kind,
+                   case when actor_type = 'integration' then 'integration:' || actor_id::text else actor_id::text end as actor, action as summary, 'audit' as ref_type, id::text as ref_id
                    from audit_entries where entity_type = 'customer' and entity_id = :customer_id::text and created_at < :before::timestamptz`,
   task: `select created_at as at, 'task' as kind, null::text as actor, left(title, 200) as summary, 'task' as ref_type, id::text as ref_id
            from tasks where customer_id = :customer_id::uuid and created_at < :before::timestamptz`,

@@ -11,7 +11,7 @@ import { normalizeEmail } from '../identity/principals';
 import { openWallet } from '../accounts/accounts';
 import { recordEvent } from '../events/outbox';
 import { flushUnique } from '../../db/flush-unique';
-import { maskEmail } from '../../platform/pii';
+import { maskEmail, maskPhone } from '../../platform/pii';
 import type { CustomerScope } from '../../platform/customer-scope';
 import type { FilterQuery } from '@mikro-orm/core';
 import { assignNewCustomer } from '../teams/assignment';
@@ -107,7 +107,8 @@ export type CustomerView = z.output<typeof CustomerSchema>;
 
 /**
  * The customer as the API answers it. `pii: false` (staff without view_customer_pii) masks the
- * email; events and audit rows keep the record whole.
+ * email and the phone: this is the one place they are masked, for answers and exports alike.
+ * Events and audit rows keep the record whole.
  */
 export function customerView(c: Customer, options: { pii?: boolean } = {}): CustomerView {
   return {
@@ -126,7 +127,7 @@ export function customerView(c: Customer, options: { pii?: boolean } = {}): Cust
     ftd_at: c.ftdAt ? c.ftdAt.toISOString() : null,
     ftd_amount: c.ftdAmount ?? null,
     sales_status: c.salesStatus ?? null,
-    phone: c.phone ?? null,
+    phone: c.phone ? (options.pii === false ? maskPhone(c.phone) : c.phone) : null,
     lead_source: c.leadSource ?? null,
     lead_campaign: c.leadCampaign ?? null,
     partner_code: c.partnerCode ?? null,

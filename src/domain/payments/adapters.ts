@@ -65,7 +65,7 @@ function headerText(v: string | string[] | undefined): string {
  * `<webhook-id>.<webhook-timestamp>.<raw body>` under one of the secrets, with the timestamp
  * at most 5 minutes from now (the `standardwebhooks` package's tolerance).
  */
-function standardWebhooksSigned(call: InboundCallText, secrets: readonly string[]): boolean {
+export function standardWebhooksSigned(call: InboundCallText, secrets: readonly string[]): boolean {
   if (call.rawBody === undefined) return false;
   const headers = {
     'webhook-id': headerText(call.headers['webhook-id']),

@@ -2,7 +2,7 @@ import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { INBOUND_OUTCOMES, InboundCall, type InboundOutcome } from '../../entities/inbound-call.entity';
+import { InboundCall, type InboundOutcome } from '../../entities/inbound-call.entity';
 import { DEPOSIT_STATUSES } from '../../entities/deposit-intent.entity';
 import { Integration } from '../../entities/integration.entity';
 import { AppError, errors, ValidationFailure } from '../../platform/errors';
@@ -10,20 +10,21 @@ import type { SecretBox } from '../../platform/secret-box';
 import { recordAudit } from '../audit/audit';
 import type { StaffCaller } from '../../platform/caller';
 import type { QuoteStore } from '../prices/quote-store';
-import { findPage, type Paging } from '../../db/find-page';
 import { applyPaymentReport, UnknownIntent, type CallbackEffect } from './deposit-intents';
 import { pspAdapter, type PaymentReport } from './adapters';
 import { callbackSecrets } from './integrations';
 import { addressAllowed, pspConfig } from './integration-views';
 import { executeNamed } from '../../db/bound-statement';
+import { CLAIM_FAILED_INBOUND, CLAIM_INBOUND, NOTE_INBOUND, SETTLE_FAILED_INBOUND } from './payments.queries';
 import {
-  CLAIM_FAILED_INBOUND,
-  CLAIM_INBOUND,
-  NOTE_INBOUND,
-  SETTLE_FAILED_INBOUND,
-  TOUCH_INTEGRATION,
-  TOUCH_INTEGRATION_WITH_ERROR,
-} from './payments.queries';
+  inboundView,
+  recordInbound,
+  signatureInvalid,
+  touchIntegration,
+  type InboundRequest,
+  type InboundView,
+} from './inbound-log';
+import { reprocessKycInbound } from './kyc-callbacks';
 
 /**
  * A provider's callback (`POST /api/integrations/payments/{provider_id}/callbacks`): verified
@@ -39,85 +40,13 @@ export const CallbackAnswerSchema = z.object({
 });
 export type CallbackAnswer = z.output<typeof CallbackAnswerSchema>;
 
-export const InboundSchema = z.object({
-  id: z.uuid(),
-  integration_id: z.uuid(),
-  received_at: z.iso.datetime(),
-  source_ip: z.string().nullable(),
-  signature_valid: z.boolean(),
-  external_id: z.string().nullable(),
-  outcome: z.enum(INBOUND_OUTCOMES),
-  error: z.string().nullable(),
-  body: z.string().nullable().describe('The body as received (kept 30 days)'),
-});
-export type InboundView = z.output<typeof InboundSchema>;
-
-export function inboundView(c: InboundCall): InboundView {
-  return {
-    id: c.id,
-    integration_id: c.integration.id,
-    received_at: c.createdAt.toISOString(),
-    source_ip: c.sourceIp ?? null,
-    signature_valid: c.signatureValid,
-    external_id: c.externalId ?? null,
-    outcome: c.outcome,
-    error: c.error ?? null,
-    body: c.body ?? null,
-  };
-}
-
-export interface InboundRequest {
-  rawBody: string | undefined;
-  headers: Record<string, string | string[] | undefined>;
-  sourceIp: string | null;
-}
+const dedupeKey = (r: { external_id: string; status: string }) => `${r.external_id}:${r.status}`;
 
 export interface CallbackDeps {
   box: SecretBox;
   quotes: QuoteStore;
   /** Told of each report ignored as an illegal transition (the caller logs it). */
   onIgnored?: (effect: CallbackEffect, report: PaymentReport) => void;
-}
-
-const signatureInvalid = (detail: string) => new AppError(401, 'SIGNATURE_INVALID', detail);
-
-const dedupeKey = (r: { external_id: string; status: string }) => `${r.external_id}:${r.status}`;
-
-function bestEffortExternalId(raw: string | undefined): string | null {
-  try {
-    const v = (JSON.parse(raw ?? '') as { external_id?: unknown }).external_id;
-    return typeof v === 'string' ? v.slice(0, 128) : null;
-  } catch {
-    return null;
-  }
-}
-
-/** Writes one inbound row that took no effect (rejected, duplicate, failed), with the integration's last call, in its own transaction. */
-async function recordInbound(
-  em: EntityManager,
-  integrationId: string,
-  req: InboundRequest,
-  fields: { outcome: InboundOutcome; signatureValid: boolean; error?: string | null; externalId?: string | null },
-): Promise<InboundCall> {
-  return em.fork().transactional(async (tx) => {
-    const call = tx.create(InboundCall, {
-      integration: integrationId,
-      sourceIp: req.sourceIp,
-      signatureValid: fields.signatureValid,
-      externalId: fields.externalId ?? bestEffortExternalId(req.rawBody),
-      outcome: fields.outcome,
-      error: fields.error?.slice(0, 500) ?? null,
-      body: req.rawBody ?? null,
-    });
-    await touchIntegration(tx, integrationId, fields.outcome === 'duplicate' ? undefined : (fields.error ?? null));
-    return call;
-  });
-}
-
-/** Marks the integration's last inbound call; `error` replaces its last error when given (null clears it). */
-async function touchIntegration(tx: EntityManager, id: string, error: string | null | undefined) {
-  if (error === undefined) await executeNamed(tx, TOUCH_INTEGRATION.bind({ id }));
-  else await executeNamed(tx, TOUCH_INTEGRATION_WITH_ERROR.bind({ id, error: error?.slice(0, 500) ?? null }));
 }
 
 export async function receivePaymentCallback(
@@ -238,20 +167,6 @@ async function claimAndApply(
   return { outcome: 'processed', inbound_id: inboundId, deposit_status: effect.intent.status };
 }
 
-export const InboundQuery = z.object({ outcome: z.enum(INBOUND_OUTCOMES).optional() });
-
-export async function listInbound(em: EntityManager, integrationId: string, outcome: InboundOutcome | undefined, paging: Paging) {
-  if (!(await em.findOne(Integration, integrationId, { fields: ['id'] }))) throw errors.notFound('Integration');
-  return findPage(
-    em,
-    InboundCall,
-    { integration: integrationId, ...(outcome ? { outcome } : {}) },
-    paging,
-    { orderBy: { createdAt: 'desc', id: 'desc' } },
-    inboundView,
-  );
-}
-
 /**
  * Re-runs a `failed` inbound call from its stored body, as if it arrived again (its signature
  * was checked when it did). Idempotent: the call takes its dedupe key as it is applied, so a
@@ -269,7 +184,8 @@ export async function reprocessInbound(
   if (call.outcome !== 'failed')
     throw errors.conflict('INBOUND_NOT_FAILED', `The call was ${call.outcome}: only a failed call is reprocessed`);
   const integration = await em.findOneOrFail(Integration, integrationId);
-  if (integration.kind !== 'psp') throw errors.conflict('INBOUND_NOT_FAILED', 'Only payment callbacks are reprocessed');
+  if (integration.kind === 'kyc') return reprocessKycInbound(em, actor, call);
+  if (integration.kind !== 'psp') throw errors.conflict('INBOUND_NOT_FAILED', 'Only payment and KYC callbacks are reprocessed');
   let json: unknown;
   try {
     json = JSON.parse(call.body ?? '');

@@ -214,8 +214,11 @@ export async function deleteIntegration(
  */
 export async function callbackSecrets(em: EntityManager, box: SecretBox, integration: Integration): Promise<string[]> {
   await em.populate(integration, ['secretSealed', 'previousSecretSealed']);
-  const read = (sealed: string, what: string) =>
-    (JSON.parse(box.open(sealed, `${what} of integration ${integration.id}`)) as Record<string, string>).callback_secret;
+  // A payment provider's key is `callback_secret`; a KYC provider's registry entry may name it as its vendor does.
+  const read = (sealed: string, what: string) => {
+    const s = JSON.parse(box.open(sealed, `${what} of integration ${integration.id}`)) as Record<string, string | undefined>;
+    return s.callback_secret ?? s.webhook_secret ?? s.secret;
+  };
   const keys = [read(integration.secretSealed, 'the secrets')];
   if (integration.previousSecretSealed && previousSecretValidUntil(integration))
     keys.push(read(integration.previousSecretSealed, 'the previous secrets'));

@@ -14,6 +14,9 @@ export const INBOUND_CALL_RETENTION_HOURS = 30 * 24;
  */
 export const PENDING_REGISTRATION_RETENTION_HOURS = 7 * 24;
 
+/** How long an uploaded conversation attachment waits for a message to take it before it is deleted. */
+export const UNUSED_ATTACHMENT_RETENTION_HOURS = 24;
+
 /** How long each kind of row is kept once nothing needs it any more, in hours. */
 export interface RetentionAges {
   outboxHours: number;

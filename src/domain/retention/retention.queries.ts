@@ -85,3 +85,11 @@ export const deleteOldInboundCalls = namedStatement<RetentionBatch>(
       where created_at < :cutoff
       limit :limit for update skip locked)`),
 );
+
+/** Conversation attachments no message took, a day after their upload (their sealed files go with them). */
+export const deleteUnusedAttachments = namedStatement<RetentionBatch>(
+  counted(`delete from conversation_attachments where id in (
+     select id from conversation_attachments
+      where message_id is null and created_at < :cutoff
+      limit :limit for update skip locked)`),
+);

@@ -9,17 +9,19 @@ import {
   deletePublishedEvents,
   deleteOldInboundCalls,
   deleteOldPendingRegistrations,
+  deleteUnusedAttachments,
   type RetentionBatch,
 } from './retention.queries';
 import {
   INBOUND_CALL_RETENTION_HOURS,
   PENDING_REGISTRATION_RETENTION_HOURS,
+  UNUSED_ATTACHMENT_RETENTION_HOURS,
   STREAM_RESUME_WINDOW_HOURS,
   type RetentionAges,
 } from './retention-ages';
 
 export type RetentionOutcome = Record<
-  'inbox' | 'webhookDeliveries' | 'mail' | 'outbox' | 'reports' | 'inbound' | 'registrations',
+  'inbox' | 'webhookDeliveries' | 'mail' | 'outbox' | 'reports' | 'inbound' | 'registrations' | 'attachments',
   number
 >;
 
@@ -57,5 +59,11 @@ export async function removeExpiredRows(
     reports: await sweep(deleteFinishedReports, before(ages.reportDays * 24), Math.min(options.batchSize, REPORT_BATCH)),
     inbound: await sweep(deleteOldInboundCalls, before(INBOUND_CALL_RETENTION_HOURS)),
     registrations: await sweep(deleteOldPendingRegistrations, before(PENDING_REGISTRATION_RETENTION_HOURS)),
+    // Up to 10 MiB each, as reports' files: small batches.
+    attachments: await sweep(
+      deleteUnusedAttachments,
+      before(UNUSED_ATTACHMENT_RETENTION_HOURS),
+      Math.min(options.batchSize, REPORT_BATCH),
+    ),
   };
 }

@@ -1,7 +1,13 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { UnsealError, type SecretBox } from '../../platform/secret-box';
 import { executeBoundInTransaction, executeNamed } from '../../db/bound-statement';
-import { DOCUMENT_FILES_TO_RESEAL, RESEAL_DOCUMENT_FILE } from './secrets.queries';
+import type { NamedStatement } from '../../platform/named-sql';
+import {
+  ATTACHMENT_FILES_TO_RESEAL,
+  DOCUMENT_FILES_TO_RESEAL,
+  RESEAL_ATTACHMENT_FILE,
+  RESEAL_DOCUMENT_FILE,
+} from './secrets.queries';
 
 /** How sealedByKey names values of earlier releases, sealed under JWT_SECRET (no key id can look like it). */
 export const LEGACY_KEY_LABEL = '(JWT_SECRET)';
@@ -29,8 +35,8 @@ interface SealedColumn {
 
 /**
  * Every text column that holds a sealed value. The re-seal job walks exactly these: a new one
- * must be listed. Documents' files are bytes with their key id in a column of its own: the
- * job moves them too (resealDocuments), in small batches, since one file is up to 10 MiB.
+ * must be listed. Documents' and attachments' files are bytes with their key id in a column of
+ * their own: the job moves them too (SEALED_FILES), in small batches, since one file is up to 10 MiB.
  */
 export const SEALED_COLUMNS: readonly SealedColumn[] = [
   { table: 'webhooks', column: 'secret_sealed', purpose: SECRET_PURPOSES.webhook, describe: 'the signing secret of webhook' },
@@ -124,7 +130,8 @@ export async function resealAll(em: EntityManager, boxes: Record<SecretPurpose, 
       after = rows[rows.length - 1]!.id;
     }
   }
-  moved['customer_document_files.content'] = await resealDocuments(em, boxes[SECRET_PURPOSES.document], failures);
+  for (const files of SEALED_FILES)
+    moved[`${files.table}.content`] = await resealFiles(em, boxes[SECRET_PURPOSES.document], files, failures);
   const first = failures[0];
   if (first) {
     const what = failures.length === 1 ? first.subject : `${failures.length} sealed values (the first: ${first.subject})`;
@@ -136,38 +143,66 @@ export async function resealAll(em: EntityManager, boxes: Record<SecretPurpose, 
 /** Files per batch: up to 10 MiB each, so a batch holds at most about 100 MiB sealed and opened. */
 const DOCUMENT_BATCH = 5;
 
+interface SealedFiles {
+  table: string;
+  /** Names a row's file in logs and errors: `${describe} ${id}`. */
+  describe: string;
+  toReseal: NamedStatement<{ current: string; after: string; limit: number }>;
+  reseal: NamedStatement<{ id: string; key_id: string; content: Buffer; old_key_id: string }>;
+}
+
 /**
- * Moves every document file not under the current key to it, as resealAll does for text
+ * Every table of sealed files (bytes under the documents' subkey, each sealed with its row's
+ * id as context, its key id in a column of its own). The re-seal job walks exactly these: a
+ * new one must be listed.
+ */
+export const SEALED_FILES: readonly SealedFiles[] = [
+  {
+    table: 'customer_document_files',
+    describe: 'the file of document',
+    toReseal: DOCUMENT_FILES_TO_RESEAL,
+    reseal: RESEAL_DOCUMENT_FILE,
+  },
+  {
+    table: 'conversation_attachment_files',
+    describe: 'the file of attachment',
+    toReseal: ATTACHMENT_FILES_TO_RESEAL,
+    reseal: RESEAL_ATTACHMENT_FILE,
+  },
+];
+
+/**
+ * Moves every file of one table not under the current key to it, as resealAll does for text
  * values: written only if the row still holds what was read.
  */
-async function resealDocuments(em: EntityManager, box: SecretBox, failures: UnsealError[]): Promise<number> {
+async function resealFiles(em: EntityManager, box: SecretBox, files: SealedFiles, failures: UnsealError[]): Promise<number> {
   let moved = 0;
   let after = '00000000-0000-0000-0000-000000000000';
   for (;;) {
-    const rows = await executeNamed<{ document_id: string; key_id: string; content: Buffer }>(
+    const rows = await executeNamed<{ id: string; key_id: string; content: Buffer }>(
       em,
-      DOCUMENT_FILES_TO_RESEAL.bind({ current: box.currentKeyId, after, limit: DOCUMENT_BATCH }),
+      files.toReseal.bind({ current: box.currentKeyId, after, limit: DOCUMENT_BATCH }),
     );
     for (const row of rows) {
       let plain: Buffer;
       try {
-        plain = await box.openBytes(row.content, row.key_id, row.document_id, `the file of document ${row.document_id}`);
+        plain = await box.openBytes(row.content, row.key_id, row.id, `${files.describe} ${row.id}`);
       } catch (err) {
         if (!(err instanceof UnsealError)) throw err;
         failures.push(err);
         continue;
       }
-      const { keyId, sealed } = await box.sealBytes(plain, row.document_id);
+      const { keyId, sealed } = await box.sealBytes(plain, row.id);
       const done = await em.transactional((tx) =>
-        executeBoundInTransaction<{ document_id: string }>(
+        executeBoundInTransaction<{ id: string }>(
           tx,
-          RESEAL_DOCUMENT_FILE.bind({ id: row.document_id, key_id: keyId, content: sealed, old_key_id: row.key_id }),
+          files.reseal.bind({ id: row.id, key_id: keyId, content: sealed, old_key_id: row.key_id }),
         ),
       );
       moved += done.length;
     }
     if (rows.length < DOCUMENT_BATCH) break;
-    after = rows[rows.length - 1]!.document_id;
+    after = rows[rows.length - 1]!.id;
   }
   return moved;
 }
@@ -179,7 +214,7 @@ export async function sealedByKey(em: EntityManager): Promise<Record<string, num
       `select case when left("${c.column}", 3) = 'v2:' then split_part("${c.column}", ':', 2) else '${LEGACY_KEY_LABEL}' end as key_id
          from "${c.table}" where "${c.column}" is not null`,
   )
-    .concat([`select key_id from customer_document_files`])
+    .concat(SEALED_FILES.map((f) => `select key_id from ${f.table}`))
     .join(' union all ');
   const rows = await em.execute<Array<{ key_id: string; n: number }>>(
     `select key_id, count(*)::int as n from (${unions}) s group by key_id order by key_id`,

@@ -32,6 +32,7 @@ export async function emitTaskAlerts(
       { status: { $in: ['open', 'in_progress'] }, remindedAt: null, remindAt: { $lte: now } },
       { lockMode: LockMode.PESSIMISTIC_PARTIAL_WRITE, orderBy: { remindAt: 'asc' }, limit: BATCH, refresh: true },
     );
+    await tx.populate([...overdue, ...reminders], ['targets']);
     const assigneeIds = [...new Set([...overdue, ...reminders].map((t) => t.assigneeId).filter((id): id is string => !!id))];
     const assignees = assigneeIds.length ? await tx.find(StaffUser, { id: { $in: assigneeIds }, isActive: true }) : [];
     const mails: MailMessage[] = [];

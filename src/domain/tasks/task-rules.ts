@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { StaffUser } from '../../entities/staff-user.entity';
-import { TASK_KINDS, TaskRule } from '../../entities/task.entity';
+import { TASK_KINDS, TASK_TARGET_TYPES, TaskRule } from '../../entities/task.entity';
 import type { StaffCaller } from '../../platform/caller';
 import { fieldError } from '../../platform/errors';
 import { namedStatement } from '../../platform/named-sql';
@@ -13,8 +13,10 @@ import { eventInsertSql } from '../events/outbox';
 
 /**
  * Task rules: for each domain event of `on_event` about a customer, a task due
- * `due_in_minutes` later, assigned to the customer's account manager, to a lead of its team,
- * or to a named staff user (no assignee when the customer has none). One task per (rule,
+ * `due_in_minutes` later, assigned to the customer's account manager, to an active lead of its
+ * team (or, when the team has none, of the nearest team above it), or to a named staff user;
+ * no assignee when that person is missing or deactivated. The record the event is about (a
+ * deposit, a withdrawal, a document, a conversation, a payout) becomes the task's target row. One task per (rule,
  * event), whatever the number of deliveries: the pair is unique on the tasks table. The tasks'
  * own events are not rule triggers, so a rule cannot feed itself.
  */
@@ -96,19 +98,41 @@ const APPLY_RULE = namedStatement<{
   title: string;
   kind: string;
   due_in_minutes: number;
+  target_type: string | null;
+  target_id: string | null;
 }>(
-  `with c as (select id, account_manager_id, team_id from customers where id = :customer_id::uuid),
+  `with recursive c as (select id, account_manager_id, team_id from customers where id = :customer_id::uuid),
+   up (team_id, depth) as (
+     select c.team_id, 0 from c where c.team_id is not null
+     union all
+     select t.parent_team_id, up.depth + 1 from up join teams t on t.id = up.team_id
+      where t.parent_team_id is not null and up.depth < 32),
+   team_lead as (
+     select m.user_id from up
+       join team_members m on m.team_id = up.team_id and m.role = 'lead'
+       join staff_users u on u.id = m.user_id and u.is_active
+      order by up.depth, m.created_at, m.user_id limit 1),
    made as (
      insert into tasks (id, created_at, updated_at, title, kind, priority, status, due_at, assignee_id, customer_id, rule_id, source_event_id)
      select gen_random_uuid(), now(), now(), :title, :kind, 'normal', 'open', now() + make_interval(mins => :due_in_minutes::int),
        case :assign_to::text
-         when 'account_manager' then c.account_manager_id
-         when 'team_lead' then (select m.user_id from team_members m where m.team_id = c.team_id and m.role = 'lead' order by m.user_id limit 1)
-         else :assignee_user::uuid end,
+         when 'account_manager' then (select s.id from staff_users s where s.id = c.account_manager_id and s.is_active)
+         when 'team_lead' then (select user_id from team_lead)
+         else (select s.id from staff_users s where s.id = :assignee_user::uuid and s.is_active) end,
        c.id, :rule_id::uuid, :event_id::uuid
      from c
      on conflict (rule_id, source_event_id) do nothing
      returning *),
+   targeted as (
+     insert into task_targets (id, created_at, updated_at, task_id, deposit_id, withdrawal_id, document_id, conversation_id, payout_id)
+     select gen_random_uuid(), now(), now(), made.id,
+       case when :target_type::text = 'deposit' then :target_id::uuid end,
+       case when :target_type::text = 'withdrawal' then :target_id::uuid end,
+       case when :target_type::text = 'document' then :target_id::uuid end,
+       case when :target_type::text = 'conversation' then :target_id::uuid end,
+       case when :target_type::text = 'payout' then :target_id::uuid end
+     from made where :target_type::text is not null
+     returning task_id),
    told as (${eventInsertSql({
      type: 'task.created',
      aggregateType: 'task',
@@ -118,6 +142,8 @@ const APPLY_RULE = namedStatement<{
         'status', made.status, 'due_at', to_char(made.due_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'remind_at', null,
         'assignee_id', made.assignee_id, 'customer_id', made.customer_id, 'created_by', null, 'completed_at', null, 'completed_by', null,
         'overdue', false, 'rule_id', made.rule_id,
+        'targets', case when :target_type::text is null then '[]'::jsonb
+          else jsonb_build_array(jsonb_build_object('type', :target_type::text, 'id', :target_id::text)) end,
         'created_at', to_char(made.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
         'updated_at', to_char(made.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))`,
      at: 'now()',
@@ -125,6 +151,16 @@ const APPLY_RULE = namedStatement<{
    })})
    select count(*)::int as made from made`,
 );
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The record an event is about, when it is one a task can target (a deposit, a withdrawal, ...): the task's target row. */
+function eventTarget(event: OutboxEvent): { target_type: string | null; target_id: string | null } {
+  const type = TASK_TARGET_TYPES.find((t) => t === event.aggregateType);
+  return type && UUID.test(event.aggregateId)
+    ? { target_type: type, target_id: event.aggregateId }
+    : { target_type: null, target_id: null };
+}
 
 /** The active rules, read once per relay batch (prepare): what `wants` answers from. */
 let rules: TaskRule[] = [];
@@ -150,6 +186,7 @@ export const TaskRulesConsumer = defineConsumer({
             title: rule.title,
             kind: rule.kind,
             due_in_minutes: rule.dueInMinutes,
+            ...eventTarget(event),
           }),
         );
     return [];

@@ -2,7 +2,18 @@ import { LockMode, type EntityManager, type FilterQuery } from '@mikro-orm/postg
 import { z } from 'zod';
 import { Customer } from '../../entities/customer.entity';
 import { StaffUser } from '../../entities/staff-user.entity';
-import { Task, TASK_KINDS, TASK_PRIORITIES, TASK_STATUSES, type TaskStatus } from '../../entities/task.entity';
+import {
+  Task,
+  TASK_KINDS,
+  TASK_PRIORITIES,
+  TASK_STATUSES,
+  TASK_TARGET_TYPES,
+  TaskTarget,
+  type TaskStatus,
+  type TaskTargetType,
+} from '../../entities/task.entity';
+import { executeNamed } from '../../db/bound-statement';
+import { TARGET_OF_CUSTOMER } from './tasks.queries';
 import type { StaffCaller } from '../../platform/caller';
 import { assignmentInScope, customerScopeOf, ownerInScopeOr404, type CustomerScope } from '../../platform/customer-scope';
 import { errors, fieldError } from '../../platform/errors';
@@ -16,6 +27,25 @@ import { staffDataScope } from '../identity/staff-scope';
  * staff user who can see that customer. The states move only along the allowed edges; any
  * other move is 409 TASK_STATE_CONFLICT.
  */
+export const TaskTargetSchema = z
+  .strictObject({ type: z.enum(TASK_TARGET_TYPES), id: z.uuid() })
+  .meta({ id: 'TaskTarget' })
+  .describe("A record of the task's customer the task is about");
+export type TaskTargetView = z.output<typeof TaskTargetSchema>;
+
+const TARGET_COLUMN: Record<TaskTargetType, 'depositId' | 'withdrawalId' | 'documentId' | 'conversationId' | 'payoutId'> = {
+  deposit: 'depositId',
+  withdrawal: 'withdrawalId',
+  document: 'documentId',
+  conversation: 'conversationId',
+  payout: 'payoutId',
+};
+
+export function targetView(t: TaskTarget): TaskTargetView {
+  const type = TASK_TARGET_TYPES.find((k) => t[TARGET_COLUMN[k]])!;
+  return { type, id: t[TARGET_COLUMN[type]]! };
+}
+
 export const TaskSchema = z.object({
   id: z.uuid(),
   title: z.string(),
@@ -32,6 +62,9 @@ export const TaskSchema = z.object({
   completed_by: z.uuid().nullable(),
   overdue: z.boolean().describe('Due and still open or in progress'),
   rule_id: z.uuid().nullable().describe('The task rule that made it; null for a task staff created'),
+  targets: z
+    .array(TaskTargetSchema)
+    .describe("The records the task is about besides its customer (a rule's task: the event's record)"),
   created_at: z.iso.datetime(),
   updated_at: z.iso.datetime(),
 });
@@ -56,6 +89,7 @@ export function taskView(t: Task, now = new Date()): TaskView {
     completed_by: t.completedBy ?? null,
     overdue: isOpen(t.status) && t.dueAt.getTime() <= now.getTime(),
     rule_id: t.ruleId ?? null,
+    targets: t.targets.isInitialized() ? t.targets.getItems().map(targetView) : [],
     created_at: t.createdAt.toISOString(),
     updated_at: t.updatedAt.toISOString(),
   };
@@ -78,6 +112,11 @@ export const NewTaskSchema = z.object({
   customer_id: z.uuid().optional(),
   kind: z.enum(TASK_KINDS),
   priority: z.enum(TASK_PRIORITIES),
+  targets: z
+    .array(TaskTargetSchema)
+    .max(10)
+    .optional()
+    .describe("Records of the task's customer it is about (each 422 unless it is that customer's); needs customer_id"),
 });
 
 export const TaskPatchSchema = z.object({
@@ -114,6 +153,16 @@ async function assertAssignable(em: EntityManager, assigneeId: string, customerI
     throw fieldError('body', ['assignee_id'], 'The assignee cannot see this customer');
 }
 
+/** 422 at a target that is not a record of the task's customer (a task about no customer has none). */
+async function assertTargets(em: EntityManager, customerId: string | null, targets: readonly TaskTargetView[]): Promise<void> {
+  if (targets.length === 0) return;
+  if (!customerId) throw fieldError('body', ['targets'], 'A task about records needs their customer_id');
+  for (const [i, t] of targets.entries()) {
+    const rows = await executeNamed(em, TARGET_OF_CUSTOMER.bind({ type: t.type, id: t.id, customer_id: customerId }));
+    if (rows.length === 0) throw fieldError('body', ['targets', i, 'id'], `No such ${t.type} of this customer`);
+  }
+}
+
 export async function createTask(
   em: EntityManager,
   actor: StaffCaller,
@@ -122,6 +171,7 @@ export async function createTask(
   if (input.customer_id) await ownerInScopeOr404(em, customerScopeOf(actor), 'customers', input.customer_id, 'Customer');
   const assigneeId = input.assignee_id ?? actor.userId;
   await assertAssignable(em, assigneeId, input.customer_id ?? null);
+  await assertTargets(em, input.customer_id ?? null, input.targets ?? []);
   const task = em.create(Task, {
     title: input.title,
     body: input.body ?? null,
@@ -133,6 +183,12 @@ export async function createTask(
     customerId: input.customer_id ?? null,
     createdBy: actor.userId,
   });
+  const seen = new Set<string>();
+  for (const target of input.targets ?? []) {
+    if (seen.has(`${target.type}:${target.id}`)) continue;
+    seen.add(`${target.type}:${target.id}`);
+    task.targets.add(em.create(TaskTarget, { task, [TARGET_COLUMN[target.type]]: target.id }));
+  }
   const view = taskView(task);
   recordAudit(em, actor, { action: 'task.created', entityType: 'task', entityId: task.id, after: view });
   recordEvent(em, {
@@ -148,7 +204,7 @@ export async function createTask(
 
 /** A task the caller may see: one about a customer outside its scope is 404. */
 export async function findTask(em: EntityManager, caller: StaffCaller, id: string): Promise<Task> {
-  const task = await em.findOne(Task, id);
+  const task = await em.findOne(Task, id, { populate: ['targets'] });
   if (!task) throw errors.notFound('Task');
   if (task.customerId) await ownerInScopeOr404(em, customerScopeOf(caller), 'customers', task.customerId, 'Task');
   return task;
@@ -163,6 +219,7 @@ export async function updateTask(
   await findTask(em, actor, id);
   return em.transactional(async (tx) => {
     const task = (await tx.findOne(Task, id, { lockMode: LockMode.PESSIMISTIC_WRITE }))!;
+    await tx.populate(task, ['targets']);
     const before = taskView(task);
     if (patch.status !== undefined && patch.status !== task.status) {
       if (!MOVES[task.status].includes(patch.status))

@@ -199,3 +199,112 @@ test('when a task rule matches a deposit, then one task is made for the account 
   const created = await sql(app, `select 1 from domain_events where type = 'task.created' and aggregate_id = ?`, [made[0]!.id]);
   expect(created).toHaveLength(1);
 });
+
+test('when tasks are listed by due_before, overdue and a named assignee, then exactly the matching tasks come back', async () => {
+  const other = await createStaff(app, ['manage_tasks'], admin);
+  const past = new Date(Date.now() - 3600_000).toISOString();
+  const late = ok(await task(admin, { assignee_id: other.id, due_at: past, title: 'Late' }), 201);
+  const soon = ok(await task(admin, { assignee_id: other.id, title: 'Soon' }), 201);
+  const lateDone = ok(await task(admin, { assignee_id: other.id, due_at: past, title: 'Late but done' }), 201);
+  ok(await app.request('PATCH', `/api/crm/tasks/${lateDone.id}`, { token: admin, body: { status: 'done' } }), 200);
+  const ids = async (query: string) =>
+    ok(await app.request('GET', `/api/crm/tasks?assignee=${other.id}&${query}`, { token: admin }), 200).items.map(
+      (x: { id: string }) => x.id,
+    );
+  // Soonest due first: the one due in an hour comes last.
+  const all = await ids('page_size=50');
+  expect(all.at(-1)).toBe(soon.id);
+  expect([...all].sort()).toEqual([late.id, lateDone.id, soon.id].sort());
+  expect(await ids('overdue=true')).toEqual([late.id]);
+  expect((await ids('overdue=false')).sort()).toEqual([lateDone.id, soon.id].sort());
+  expect((await ids(`due_before=${encodeURIComponent(new Date().toISOString())}`)).sort()).toEqual([late.id, lateDone.id].sort());
+  expect(await ids('status=done')).toEqual([lateDone.id]);
+  const late1 = ok(await app.request('GET', `/api/crm/tasks/${late.id}`, { token: admin }), 200);
+  expect(late1.overdue).toBe(true);
+});
+
+test('when a task names records of its customer as targets, then they are kept as its target rows; another customer’s record is 422', async () => {
+  const customer = await createCustomer(app, admin);
+  const stranger = await createCustomer(app, admin);
+  const ask = async (who: LoggedIn) =>
+    ok(
+      await app.request('POST', '/customers/me/conversations', { token: who.token, body: { subject: 'Help', body: 'Please' } }),
+      201,
+    ).id as string;
+  const mine = await ask(customer);
+  const theirs = await ask(stranger);
+  const made = ok(await task(admin, { customer_id: customer.id, targets: [{ type: 'conversation', id: mine }] }), 201);
+  expect(made.targets).toEqual([{ type: 'conversation', id: mine }]);
+  expect(ok(await app.request('GET', `/api/crm/tasks/${made.id}`, { token: admin }), 200).targets).toEqual([
+    { type: 'conversation', id: mine },
+  ]);
+  const rows = await sql(app, 'select conversation_id from task_targets where task_id = ?', [made.id]);
+  expect(rows).toEqual([{ conversation_id: mine }]);
+  const foreign = await task(admin, { customer_id: customer.id, targets: [{ type: 'conversation', id: theirs }] });
+  expect(foreign.status).toBe(422);
+  expect(foreign.body.detail[0].loc).toEqual(['body', 'targets', 0, 'id']);
+  const loose = await task(admin, { targets: [{ type: 'conversation', id: mine }] });
+  expect(loose.status).toBe(422);
+  expect(loose.body.detail[0].loc).toEqual(['body', 'targets']);
+  // Refused tasks keep nothing: the customer's conversation is the target of the one task only.
+  expect(await sql(app, 'select task_id from task_targets where conversation_id = ?', [mine])).toEqual([{ task_id: made.id }]);
+});
+
+test('when a team_lead rule fires for a customer of a team without an active lead, then the nearest active lead above gets the task, targeting the event’s record', async () => {
+  const parent = ok(
+    await app.request('POST', '/api/admin/teams', { token: admin, body: { name: `Region ${Date.now()}` } }),
+    201,
+  ).id;
+  const child = ok(
+    await app.request('POST', '/api/admin/teams', { token: admin, body: { name: `Desk ${Date.now()}`, parent_team_id: parent } }),
+    201,
+  ).id;
+  const boss = await createStaff(app, ['manage_tasks'], admin);
+  const gone = await createStaff(app, ['manage_tasks'], admin);
+  ok(await app.request('PUT', `/api/admin/teams/${parent}/members/${boss.id}`, { token: admin, body: { role: 'lead' } }), 200);
+  ok(await app.request('PUT', `/api/admin/teams/${child}/members/${gone.id}`, { token: admin, body: { role: 'lead' } }), 200);
+  ok(await app.request('PATCH', `/api/admin/users/${gone.id}`, { token: admin, body: { is_active: false } }), 200);
+  const customer = await createCustomer(app, admin);
+  ok(await app.request('POST', `/api/crm/customers/${customer.id}/assign`, { token: admin, body: { team_id: child } }), 200);
+  const rule = ok(
+    await app.request('POST', '/api/admin/task-rules', {
+      token: admin,
+      body: {
+        on_event: 'conversation.created',
+        title: 'Answer the new question',
+        kind: 'follow_up',
+        due_in_minutes: 60,
+        assign_to: 'team_lead',
+      },
+    }),
+    201,
+  );
+  const conversation = ok(
+    await app.request('POST', '/customers/me/conversations', {
+      token: customer.token,
+      body: { subject: 'Hi', body: 'A question' },
+    }),
+    201,
+  ).id;
+  const made = await waitFor(
+    'the rule task',
+    async () => {
+      const [row] = await sql<{ id: string; assignee_id: string | null }>(
+        app,
+        'select id, assignee_id from tasks where rule_id = ? and customer_id = ?',
+        [rule.id, customer.id],
+      );
+      return row;
+    },
+    30_000,
+  );
+  expect(made.assignee_id).toBe(boss.id);
+  const view = ok(await app.request('GET', `/api/crm/tasks/${made.id}`, { token: admin }), 200);
+  expect(view).toMatchObject({ rule_id: rule.id, targets: [{ type: 'conversation', id: conversation }] });
+  const [event] = await sql<{ data: { targets: unknown } }>(
+    app,
+    `select data from domain_events where type = 'task.created' and aggregate_id = ?`,
+    [made.id],
+  );
+  expect(event!.data.targets).toEqual([{ type: 'conversation', id: conversation }]);
+});

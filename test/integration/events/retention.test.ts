@@ -118,7 +118,16 @@ describe('retention of the outbox, the inbox, webhook deliveries and mail', () =
     const em = app.runtime.services.orm.em.fork() as EntityManager;
     // Batches of one: the sweep must go on past a full batch until the table has nothing more to delete.
     const first = await removeExpiredRows(em, AGES, { batchSize: 1, budgetMs: 30_000 });
-    expect(first).toEqual({ inbox: 3, webhookDeliveries: 1, mail: 3, outbox: 2, reports: 2, inbound: 0, registrations: 0 });
+    expect(first).toEqual({
+      inbox: 3,
+      webhookDeliveries: 1,
+      mail: 3,
+      outbox: 2,
+      reports: 2,
+      inbound: 0,
+      registrations: 0,
+      attachments: 0,
+    });
 
     const events = await sql<{ aggregate_id: string }>(
       app,
@@ -170,6 +179,7 @@ describe('retention of the outbox, the inbox, webhook deliveries and mail', () =
       reports: 0,
       inbound: 0,
       registrations: 0,
+      attachments: 0,
     });
   });
 
@@ -214,6 +224,7 @@ describe('the retention job', () => {
       reports: expect.any(Number),
       inbound: expect.any(Number),
       registrations: expect.any(Number),
+      attachments: expect.any(Number),
     });
     // A scheduled run may hold the old rows (SKIP LOCKED) until its own delete commits.
     await waitFor('the old event and mail to be deleted', async () => {

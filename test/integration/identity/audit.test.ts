@@ -4,8 +4,9 @@ import { clockPast, startTestApp, type TestApp, type TestResponse } from '../../
 
 interface AuditRow {
   id: string;
-  actor_type: 'user' | 'api_token' | 'system';
+  actor_type: 'user' | 'api_token' | 'system' | 'integration';
   actor_id: string | null;
+  actor: string;
   api_token_id: string | null;
   action: string;
   entity_type: string;
@@ -61,6 +62,7 @@ function expectRow(
     id: expect.any(String),
     actor_type: 'user',
     actor_id: adminId,
+    actor: `user:${adminId}`,
     api_token_id: null,
     entity_id: expect.any(String),
     before: null,
@@ -212,7 +214,12 @@ describe('what is recorded', () => {
     const [customer, role] = made;
     expect(customer!.res.status).toBe(201);
     expect(role!.res.status).toBe(201);
-    const actor = { actor_type: 'api_token' as const, actor_id: issuer.id, api_token_id: issued.body.id };
+    const actor = {
+      actor_type: 'api_token' as const,
+      actor_id: issuer.id,
+      actor: `api_token:${issued.body.id}`,
+      api_token_id: issued.body.id,
+    };
     expectRow(
       await rowsFor('customer', customer!.res.body.id),
       customer!.res,

@@ -19,8 +19,9 @@ const OPEN_OUTSIDE_FAMILIES = new Set([
   'GET /metrics',
   'GET /openapi.json',
   'GET /docs',
-  // A payment provider has no token: its callbacks are authenticated by their signature.
+  // A payment or KYC provider has no token: its callbacks are authenticated by their signature.
   'POST /api/integrations/payments/{provider_id}/callbacks',
+  'POST /api/integrations/kyc/{integration_id}/callbacks',
 ]);
 
 const nameOf = (r: RouteSpec) => `${r.method.toUpperCase()} ${r.path}`;

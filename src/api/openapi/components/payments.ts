@@ -1,4 +1,5 @@
-import { CallbackAnswerSchema, InboundSchema } from '../../../domain/payments/callbacks';
+import { CallbackAnswerSchema } from '../../../domain/payments/callbacks';
+import { InboundSchema } from '../../../domain/payments/inbound-log';
 import {
   DepositIntentSchema,
   DepositReviewSchema,
