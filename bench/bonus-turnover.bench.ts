@@ -1,17 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import { CHILD_EXEC_ARGV, fmt, type Figure, type Harness, type RunWindow, type Server } from './lib/harness';
-import {
-  BASE_DATABASE_URL,
-  BENCH_ADMIN as ADMIN,
-  benchCustomer,
-  benchPool,
-  dropDatabase,
-  measureLoop,
-  progressOf,
-  request,
-} from './lib/bench-kit';
+import { BENCH_ADMIN as ADMIN, benchCustomer, measureLoop, progressOf, request, ownDatabase } from './lib/bench-kit';
 import { call } from './lib/load';
-import { withDatabase } from './lib/bench-kit';
 
 /**
  * What an active bonus costs a close: POST /orders/{ticket}/close on accounts holding an active
@@ -40,23 +29,11 @@ interface Side {
 }
 
 export async function run(h: Harness): Promise<Figure[]> {
-  const tag = randomBytes(4).toString('hex');
-  const database = `trading_bench_bonus_${tag}`;
-  const databaseUrl = withDatabase(BASE_DATABASE_URL, database);
-  const pool = benchPool(databaseUrl, 2);
+  const own = ownDatabase('bonus');
+  const { tag, pool } = own;
   let api: Server | undefined;
   try {
-    api = await h.start({
-      entry: 'servers/service.ts',
-      name: 'api',
-      execArgv: CHILD_EXEC_ARGV,
-      env: {
-        BENCH_DATABASE_URL: databaseUrl,
-        BENCH_QUEUE_PREFIX: `bench-bonus-${tag}`,
-        BOOTSTRAP_ADMIN_EMAIL: ADMIN.email,
-        BOOTSTRAP_ADMIN_PASSWORD: ADMIN.password,
-      },
-    });
+    api = await h.start({ entry: 'servers/service.ts', name: 'api', execArgv: CHILD_EXEC_ARGV, env: own.apiEnv });
     const server = api;
     const { admin, bonus, plain } = await setUp(server, tag);
     let seq = 0;
@@ -111,8 +88,7 @@ export async function run(h: Harness): Promise<Figure[]> {
     return [figure];
   } finally {
     await api?.stop();
-    await pool.end().catch(() => undefined);
-    await dropDatabase(database).catch((err: unknown) => progress(`could not drop database ${database}: ${String(err)}`));
+    await own.close();
   }
 }
 

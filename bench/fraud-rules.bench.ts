@@ -1,15 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import { CHILD_EXEC_ARGV, fmt, type Figure, type Harness, type Server } from './lib/harness';
-import {
-  BASE_DATABASE_URL,
-  BENCH_ADMIN as ADMIN,
-  benchCustomer,
-  benchPool,
-  dropDatabase,
-  progressOf,
-  request,
-  withDatabase,
-} from './lib/bench-kit';
+import { BENCH_ADMIN as ADMIN, benchCustomer, progressOf, request, ownDatabase } from './lib/bench-kit';
 import { call, measure, nextSeq } from './lib/load';
 
 /**
@@ -50,23 +40,11 @@ interface Holder {
 }
 
 export async function run(h: Harness): Promise<Figure[]> {
-  const tag = randomBytes(4).toString('hex');
-  const database = `trading_bench_fraud_${tag}`;
-  const databaseUrl = withDatabase(BASE_DATABASE_URL, database);
-  const pool = benchPool(databaseUrl, 2);
+  const own = ownDatabase('fraud');
+  const { tag, pool } = own;
   let api: Server | undefined;
   try {
-    api = await h.start({
-      entry: 'servers/service.ts',
-      name: 'api',
-      execArgv: CHILD_EXEC_ARGV,
-      env: {
-        BENCH_DATABASE_URL: databaseUrl,
-        BENCH_QUEUE_PREFIX: `bench-fraud-${tag}`,
-        BOOTSTRAP_ADMIN_EMAIL: ADMIN.email,
-        BOOTSTRAP_ADMIN_PASSWORD: ADMIN.password,
-      },
-    });
+    api = await h.start({ entry: 'servers/service.ts', name: 'api', execArgv: CHILD_EXEC_ARGV, env: own.apiEnv });
     const holders = await setUp(api, tag);
     // The rules are written straight into the table (the API caps them at 100 in all, built-ins
     // included), disabled, and each side enables or disables them with a new stamp.
@@ -122,8 +100,7 @@ export async function run(h: Harness): Promise<Figure[]> {
     return [figure];
   } finally {
     await api?.stop();
-    await pool.end().catch(() => undefined);
-    await dropDatabase(database).catch((err: unknown) => progress(`could not drop database ${database}: ${String(err)}`));
+    await own.close();
   }
 }
 

@@ -1,15 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import type { Pool } from 'pg';
-import {
-  BASE_DATABASE_URL,
-  BENCH_ADMIN as ADMIN,
-  benchCustomer,
-  benchPool,
-  dropDatabase,
-  progressOf,
-  request,
-  withDatabase,
-} from './lib/bench-kit';
+import { BENCH_ADMIN as ADMIN, benchCustomer, progressOf, request, ownDatabase } from './lib/bench-kit';
 import { CHILD_EXEC_ARGV, fmt, type BatchRound, type Figure, type Harness, type Server } from './lib/harness';
 import { call } from './lib/load';
 
@@ -51,21 +41,16 @@ interface Holder {
 }
 
 export async function run(h: Harness): Promise<Figure[]> {
-  const tag = randomBytes(4).toString('hex');
-  const database = `trading_bench_partners_${tag}`;
-  const env = {
-    BENCH_DATABASE_URL: withDatabase(BASE_DATABASE_URL, database),
-    BENCH_QUEUE_PREFIX: `bench-partners-${tag}`,
-    BENCH_LOG_LEVEL: 'warn',
-  };
-  const pool = benchPool(env.BENCH_DATABASE_URL, 2);
+  const own = ownDatabase('partners');
+  const { tag, pool } = own;
+  const env = { ...own.env, BENCH_LOG_LEVEL: 'warn' };
   const servers: Server[] = [];
   try {
     const api = await h.start({
       entry: 'servers/service.ts',
       name: 'api',
       execArgv: CHILD_EXEC_ARGV,
-      env: { ...env, BOOTSTRAP_ADMIN_EMAIL: ADMIN.email, BOOTSTRAP_ADMIN_PASSWORD: ADMIN.password },
+      env: { ...own.apiEnv, BENCH_LOG_LEVEL: 'warn' },
     });
     servers.push(api);
     servers.push(await h.startWorker('eod-worker', { ...env, WORKER_QUEUES: 'eod' }));
@@ -76,8 +61,7 @@ export async function run(h: Harness): Promise<Figure[]> {
     return [closes, payment];
   } finally {
     await Promise.all(servers.map((s) => s.stop()));
-    await pool.end().catch(() => undefined);
-    await dropDatabase(database).catch((err: unknown) => progress(`could not drop database ${database}: ${String(err)}`));
+    await own.close();
   }
 }
 

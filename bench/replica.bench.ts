@@ -1,16 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import { Client, type Pool } from 'pg';
 import { ledgerInsertSql } from '../src/domain/ledger/ledger';
 import { fmt, CHILD_EXEC_ARGV, type Figure, type Harness, type Server } from './lib/harness';
-import {
-  BASE_DATABASE_URL,
-  BENCH_ADMIN as ADMIN,
-  benchPool,
-  dropDatabase,
-  progressOf,
-  request,
-  withDatabase,
-} from './lib/bench-kit';
+import { BENCH_ADMIN as ADMIN, progressOf, request, withDatabase, ownDatabase } from './lib/bench-kit';
 import { measure, type LoadResult } from './lib/load';
 import { orderOf, setUp, type Holder } from './orders.bench';
 
@@ -47,21 +38,17 @@ export async function run(h: Harness): Promise<Figure[]> {
     throw new Error(
       'BENCH_REPLICA_URL must name a streaming replica of the bench server: bash scripts/replica-check.sh --run npm run bench -- replica',
     );
-  const tag = randomBytes(4).toString('hex');
-  const database = `trading_bench_replica_${tag}`;
-  const env = {
-    BENCH_DATABASE_URL: withDatabase(BASE_DATABASE_URL, database),
-    DATABASE_REPLICA_URL: withDatabase(replicaServer, database),
-    BENCH_QUEUE_PREFIX: `bench-replica-${tag}`,
-  };
-  const pool = benchPool(env.BENCH_DATABASE_URL, 4);
+  const own = ownDatabase('replica', 4);
+  const { tag, pool } = own;
+  const replica = { DATABASE_REPLICA_URL: withDatabase(replicaServer, own.database) };
+  const env = { ...own.env, ...replica };
   const builds = new BuildLoop(pool);
   try {
     const api = await h.start({
       entry: 'servers/service.ts',
       name: 'api',
       execArgv: CHILD_EXEC_ARGV,
-      env: { ...env, BOOTSTRAP_ADMIN_EMAIL: ADMIN.email, BOOTSTRAP_ADMIN_PASSWORD: ADMIN.password },
+      env: { ...own.apiEnv, ...replica },
     });
     await h.startWorker('worker', { ...env, WORKER_QUEUES: 'reports', WORKER_CONCURRENCY: '1' });
     const holders = await setUp(api, pool, tag);
@@ -106,9 +93,8 @@ export async function run(h: Harness): Promise<Figure[]> {
     return [figure];
   } finally {
     await builds.stop().catch(() => undefined);
-    await pool.end().catch(() => undefined);
     await h.close();
-    await dropDatabase(database).catch((err: unknown) => progress(`could not drop database ${database}: ${String(err)}`));
+    await own.close();
   }
 }
 

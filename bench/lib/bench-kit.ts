@@ -39,6 +39,42 @@ export async function dropDatabase(database: string): Promise<void> {
   }
 }
 
+/** A bench's own database and queue prefix: what its service and workers run on, and how it goes. */
+export interface OwnDatabase {
+  tag: string;
+  database: string;
+  /** BENCH_DATABASE_URL and BENCH_QUEUE_PREFIX, for every child of the bench. */
+  env: { BENCH_DATABASE_URL: string; BENCH_QUEUE_PREFIX: string };
+  /** The same plus the bench admin's bootstrap login: the API child's. */
+  apiEnv: Record<string, string>;
+  pool: Pool;
+  /** Ends the pool and drops the database (children stopped first, by the caller). */
+  close(): Promise<void>;
+}
+
+/**
+ * A database of the bench's own, `trading_bench_<name>_<tag>` (created and migrated by the
+ * first child started on it), a queue prefix to match, and a pool of `poolSize` to it.
+ */
+export function ownDatabase(name: string, poolSize = 2): OwnDatabase {
+  const tag = randomBytes(4).toString('hex');
+  const database = `trading_bench_${name}_${tag}`;
+  const env = { BENCH_DATABASE_URL: withDatabase(BASE_DATABASE_URL, database), BENCH_QUEUE_PREFIX: `bench-${name}-${tag}` };
+  const pool = benchPool(env.BENCH_DATABASE_URL, poolSize);
+  const progress = progressOf(name);
+  return {
+    tag,
+    database,
+    env,
+    apiEnv: { ...env, BOOTSTRAP_ADMIN_EMAIL: BENCH_ADMIN.email, BOOTSTRAP_ADMIN_PASSWORD: BENCH_ADMIN.password },
+    pool,
+    close: async () => {
+      await pool.end().catch(() => undefined);
+      await dropDatabase(database).catch((err: unknown) => progress(`could not drop database ${database}: ${String(err)}`));
+    },
+  };
+}
+
 /** One call to the service during set-up or checks: anything but the expected status stops the run. */
 export async function request<T>(
   api: Server,
