@@ -42,6 +42,7 @@ test('when staff creates a customer, then 201 with its fields and defaults and n
     lead_source: null,
     lead_campaign: null,
     partner_code: null,
+    partner_id: null,
     promo_code: null,
     closed_at: null,
     account_manager_id: null,
