@@ -40,8 +40,8 @@ async function signIn(page: Page, email: string, password: string): Promise<void
   expect(new URL(page.url()).pathname).toBe('/admin/login');
   await page.fill('input[name=email]', email);
   await page.fill('input[name=password]', password);
-  await Promise.all([page.waitForURL(`${app.baseUrl}/admin/queues`), page.click('button[type=submit]')]);
-  await page.goto(`${app.baseUrl}/admin/live`);
+  // Signing in comes back to the page that sent the browser to the sign-in form.
+  await Promise.all([page.waitForURL(`${app.baseUrl}/admin/live`), page.click('button[type=submit]')]);
 }
 
 describeWithBrowser('the live events page in a browser', () => {

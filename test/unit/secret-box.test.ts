@@ -87,3 +87,28 @@ describe('sealing secrets at rest', () => {
     expect(ring([K1]).ring.box('mail-secret-data').seal(PLAIN).startsWith(box.currentPrefix)).toBe(false);
   });
 });
+
+describe('sealing files in pieces', () => {
+  /** `bytes` cut into pieces of `size` (the last one shorter), as the database hands them back. */
+  const cut = (bytes: Buffer, size: number) =>
+    Array.from({ length: Math.ceil(bytes.length / size) }, (_, i) => bytes.subarray(i * size, (i + 1) * size));
+
+  test('when sealed bytes come back in pieces of any size, even splitting the IV or the tag, then they open to the same bytes', async () => {
+    const box = ring([K1]).ring.box('document');
+    const file = randomBytes(3 * 1024 * 1024 + 5);
+    const { keyId, sealed } = await box.sealBytes(file, 'doc-1');
+    for (const size of [7, 13, 1000, 1024 * 1024, sealed.length - 3, sealed.length]) {
+      const opened = await box.openPieces(cut(sealed, size), keyId, 'doc-1', 'document doc-1');
+      expect({ size, same: Buffer.concat(opened).equals(file) }).toEqual({ size, same: true });
+    }
+  });
+
+  test('when one byte of a file in pieces is altered, or it is opened as another row, then nothing of it is returned', async () => {
+    const box = ring([K1]).ring.box('document');
+    const { keyId, sealed } = await box.sealBytes(randomBytes(100_000), 'doc-1');
+    const altered = Buffer.from(sealed);
+    altered[50_000] ^= 1;
+    await expect(box.openPieces(cut(altered, 4096), keyId, 'doc-1', 'document doc-1')).rejects.toBeInstanceOf(UnsealError);
+    await expect(box.openPieces(cut(sealed, 4096), keyId, 'doc-2', 'document doc-2')).rejects.toBeInstanceOf(UnsealError);
+  });
+});

@@ -1,3 +1,4 @@
+import { sendFile } from '../http/send-file';
 import { customerScopeOf, ownerInScopeOr404 } from '../../platform/customer-scope';
 import { z } from 'zod';
 import {
@@ -182,14 +183,8 @@ export const complianceRoutes: RouteSpec[] = [
     },
     handler: async ({ params, em, services, caller, res }) => {
       await ownerInScopeOr404(em, customerScopeOf(caller), 'customer_documents', params.document_id, 'Document');
-      const { document, bytes } = await openDocumentFile(em, services.documentSecrets, asStaff(caller), params.document_id);
-      res.status(200);
-      // attachment() would take the type from the name's extension: the stored kind decides both.
-      res.attachment(downloadName(document));
-      res.setHeader('Content-Type', document.contentType);
-      res.setHeader('Content-Length', String(bytes.length));
-      res.end(bytes);
-      return undefined;
+      const { document, pieces } = await openDocumentFile(em, services.documentSecrets, asStaff(caller), params.document_id);
+      return sendFile(res, { name: downloadName(document), contentType: document.contentType, pieces });
     },
   }),
   defineRoute({

@@ -1,3 +1,4 @@
+import { sendFile } from '../http/send-file';
 import type { Response } from 'express';
 import { z } from 'zod';
 import {
@@ -50,15 +51,9 @@ const DOWNLOAD_RESPONSES = {
   404: { description: 'No such attachment of yours (or outside your scope)' },
 };
 
-/** Sends a file as an attachment typed by the kind read at upload, never by its uploaded name. */
-function sendFile(res: Response, file: AttachmentFile): undefined {
-  res.status(200);
-  res.attachment(file.downloadName);
-  res.setHeader('Content-Type', file.attachment.contentType);
-  res.setHeader('Content-Length', String(file.bytes.length));
-  res.end(file.bytes);
-  return undefined;
-}
+/** Sends an attachment typed by the kind read at upload, never by its uploaded name. */
+const sendAttachment = (res: Response, file: AttachmentFile) =>
+  sendFile(res, { name: file.downloadName, contentType: file.attachment.contentType, pieces: file.pieces });
 
 const AttachmentId = z.object({ attachment_id: z.uuid() });
 const ConversationId = z.object({ conversation_id: z.uuid() });
@@ -107,7 +102,7 @@ export const conversationAttachmentRoutes: RouteSpec[] = [
     raw: true,
     responses: DOWNLOAD_RESPONSES,
     handler: async ({ params, em, services, caller, res }) =>
-      sendFile(
+      sendAttachment(
         res,
         await openCustomerAttachment(em, services.documentSecrets, asCustomer(caller).customerId, params.attachment_id),
       ),
@@ -179,7 +174,7 @@ export const conversationAttachmentRoutes: RouteSpec[] = [
         after: { attachment_id: file.attachment.id, customer_id: conversation.customerId, size: file.attachment.size },
       });
       await em.flush();
-      return sendFile(res, file);
+      return sendAttachment(res, file);
     },
   }),
 ];

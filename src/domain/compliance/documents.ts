@@ -141,11 +141,11 @@ export async function openDocumentFile(
   box: SecretBox,
   actor: StaffCaller,
   id: string,
-): Promise<{ document: CustomerDocument; bytes: Buffer }> {
+): Promise<{ document: CustomerDocument; pieces: Buffer[] }> {
   const document = await em.findOne(CustomerDocument, id);
   if (!document) throw errors.notFound('Document');
-  const bytes = await readSealedFile(em, box, DOCUMENT_FILES, id, `the file of document ${id}`);
-  if (!bytes) throw errors.notFound('Document file');
+  const pieces = await readSealedFile(em, box, DOCUMENT_FILES, id, `the file of document ${id}`);
+  if (!pieces) throw errors.notFound('Document file');
   recordAudit(em, actor, {
     action: 'document.downloaded',
     entityType: 'document',
@@ -153,7 +153,7 @@ export async function openDocumentFile(
     after: { customer_id: document.customer.id, type: document.type, size: document.size },
   });
   await em.flush();
-  return { document, bytes };
+  return { document, pieces };
 }
 
 /** Where documents' files are kept (customer_document_files). */

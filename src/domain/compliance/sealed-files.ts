@@ -47,9 +47,11 @@ export async function writeSealedFile(
 }
 
 /**
- * A file's bytes, opened, or undefined when it has no row. Read a mebibyte at a time: the
- * driver receives bytea as hex text and decodes a whole row in one go, which for a 10 MiB file
- * holds the event loop for about 50 ms. A file that cannot be opened fails loudly (UnsealError).
+ * A file's bytes, opened, in pieces (send them one after the other), or undefined when it has
+ * no row. Read a mebibyte at a time: the driver receives bytea as hex text and decodes a whole
+ * row in one go, which for a 10 MiB file holds the event loop for about 50 ms; and never joined
+ * into one buffer, a copy of the whole file in one turn. A file that cannot be opened fails
+ * loudly (UnsealError).
  */
 export async function readSealedFile(
   em: EntityManager,
@@ -57,7 +59,7 @@ export async function readSealedFile(
   statements: SealedFileStatements,
   id: string,
   subject: string,
-): Promise<Buffer | undefined> {
+): Promise<Buffer[] | undefined> {
   const [row] = await executeNamed<{ key_id: string; size: number }>(em, statements.meta.bind({ id }));
   if (!row) return undefined;
   const pieces: Buffer[] = [];
@@ -66,5 +68,5 @@ export async function readSealedFile(
     if (!part) return undefined;
     pieces.push(part.piece);
   }
-  return box.openBytes(Buffer.concat(pieces), row.key_id, id, subject);
+  return box.openPieces(pieces, row.key_id, id, subject);
 }

@@ -156,17 +156,18 @@ export async function attachmentsOf(em: EntityManager, messageIds: readonly stri
 
 export interface AttachmentFile {
   attachment: ConversationAttachment;
-  bytes: Buffer;
+  /** The file's bytes in pieces, to be sent one after the other. */
+  pieces: Buffer[];
   /** The name to download it under: the uploaded stem with the extension of its recognised kind. */
   downloadName: string;
 }
 
 async function openFile(em: EntityManager, box: SecretBox, attachment: ConversationAttachment): Promise<AttachmentFile> {
-  const bytes = await readSealedFile(em, box, ATTACHMENT_FILES, attachment.id, `the file of attachment ${attachment.id}`);
-  if (!bytes) throw errors.notFound('Attachment');
+  const pieces = await readSealedFile(em, box, ATTACHMENT_FILES, attachment.id, `the file of attachment ${attachment.id}`);
+  if (!pieces) throw errors.notFound('Attachment');
   return {
     attachment,
-    bytes,
+    pieces,
     downloadName: downloadName({ fileName: attachment.fileName, contentType: attachment.contentType }),
   };
 }

@@ -1,6 +1,4 @@
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { InboundCall, type InboundOutcome } from '../../entities/inbound-call.entity';
 import { DEPOSIT_STATUSES } from '../../entities/deposit-intent.entity';
@@ -15,12 +13,12 @@ import { pspAdapter, type PaymentReport } from './adapters';
 import { callbackSecrets } from './integrations';
 import { addressAllowed, pspConfig } from './integration-views';
 import { executeNamed } from '../../db/bound-statement';
-import { CLAIM_FAILED_INBOUND, CLAIM_INBOUND, NOTE_INBOUND, SETTLE_FAILED_INBOUND } from './payments.queries';
+import { CLAIM_FAILED_INBOUND, CLAIM_INBOUND, SETTLE_FAILED_INBOUND } from './payments.queries';
 import {
+  claimAndApply as claimInLog,
   inboundView,
   recordInbound,
   signatureInvalid,
-  touchIntegration,
   type InboundRequest,
   type InboundView,
 } from './inbound-log';
@@ -128,11 +126,9 @@ export async function receivePaymentCallback(
 }
 
 /**
- * The one transaction of a report: `claim` takes its key in the inbound log (false: another
- * call holds it, the report is a duplicate), then the report applies. A duplicate, or a
- * failure (the claim rolled back with everything else), is recorded by `recordOther` in a
- * transaction of its own. An unknown intent is 404; anything unexpected is rethrown (500, and
- * the provider's retry or a reprocess may take it later).
+ * A payment report through the inbound log's one transaction (claimAndApply): an unknown
+ * intent is 404; anything unexpected is rethrown (500, and the provider's retry or a reprocess
+ * may take it later).
  */
 async function claimAndApply(
   em: EntityManager,
@@ -142,29 +138,19 @@ async function claimAndApply(
   claim: (tx: EntityManager, inboundId: string) => Promise<boolean>,
   recordOther: (error: string | undefined) => Promise<string>,
 ): Promise<CallbackAnswer> {
-  const inboundId = randomUUID();
-  let effect: CallbackEffect | undefined;
-  try {
-    effect = await em.fork().transactional(async (tx) => {
-      if (!(await claim(tx, inboundId))) return undefined;
-      const applied = await applyPaymentReport(tx, deps.quotes, providerId, report);
-      if (!applied.applied) await executeNamed(tx, NOTE_INBOUND.bind({ id: inboundId, error: applied.note ?? null }));
-      await touchIntegration(tx, providerId, null);
-      return applied;
-    });
-  } catch (err) {
-    // The ledger's one-deposit-per-intent index: another call credited this intent first.
-    if (err instanceof UniqueConstraintViolationException)
-      return { outcome: 'duplicate', inbound_id: await recordOther(undefined), deposit_status: null };
-    const message =
-      err instanceof UnknownIntent ? err.message : `processing failed: ${err instanceof Error ? err.name : 'error'}`;
-    await recordOther(message);
-    if (err instanceof UnknownIntent) throw errors.notFound('Deposit intent');
-    throw err;
-  }
-  if (!effect) return { outcome: 'duplicate', inbound_id: await recordOther(undefined), deposit_status: null };
-  if (!effect.applied) deps.onIgnored?.(effect, report);
-  return { outcome: 'processed', inbound_id: inboundId, deposit_status: effect.intent.status };
+  const result = await claimInLog<CallbackEffect>(em, providerId, {
+    claim,
+    recordOther,
+    apply: async (tx) => {
+      const effect = await applyPaymentReport(tx, deps.quotes, providerId, report);
+      return { effect, note: effect.applied ? null : (effect.note ?? null) };
+    },
+    explain: (err) =>
+      err instanceof UnknownIntent ? { message: err.message, answer: errors.notFound('Deposit intent') } : undefined,
+  });
+  if (result.outcome === 'duplicate') return { outcome: 'duplicate', inbound_id: result.inboundId, deposit_status: null };
+  if (!result.effect.applied) deps.onIgnored?.(result.effect, report);
+  return { outcome: 'processed', inbound_id: result.inboundId, deposit_status: result.effect.intent.status };
 }
 
 /**

@@ -1,11 +1,13 @@
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { INBOUND_OUTCOMES, InboundCall, type InboundOutcome } from '../../entities/inbound-call.entity';
 import { Integration } from '../../entities/integration.entity';
 import { AppError, errors } from '../../platform/errors';
 import { findPage, type Paging } from '../../db/find-page';
 import { executeNamed } from '../../db/bound-statement';
-import { TOUCH_INTEGRATION, TOUCH_INTEGRATION_WITH_ERROR } from './payments.queries';
+import { NOTE_INBOUND, TOUCH_INTEGRATION, TOUCH_INTEGRATION_SETTLED, TOUCH_INTEGRATION_WITH_ERROR } from './payments.queries';
 
 /**
  * The inbound log every call to `/api/integrations/...` is written to, whoever sent it (a
@@ -99,4 +101,52 @@ export async function listInbound(em: EntityManager, integrationId: string, outc
     { orderBy: { createdAt: 'desc', id: 'desc' } },
     inboundView,
   );
+}
+
+/** What a report's transaction came to: applied (with a note when its state allowed no change), or a duplicate. */
+export type ClaimOutcome<E> =
+  { outcome: 'processed'; inboundId: string; effect: E } | { outcome: 'duplicate'; inboundId: string };
+
+/**
+ * The one transaction of an inbound report, for every kind of integration: `claim` takes its
+ * key in the inbound log (false: another call holds it, the report is a duplicate), then
+ * `apply` applies it; a `note` says why it changed nothing. A duplicate, or a failure (the claim
+ * rolled back with everything else), is recorded by `recordOther` in a transaction of its own.
+ * A unique violation inside (another call took the effect's own key first) is a duplicate too.
+ * `explain` names a failure for the log and gives the answer to throw instead of it (a 404 for
+ * an unknown subject), or nothing to rethrow it as is.
+ *
+ * The integration's last call is marked after the commit, at most once a second: marked inside
+ * the transaction, every call of one provider would wait on that row until the one before it
+ * committed.
+ */
+export async function claimAndApply<E>(
+  em: EntityManager,
+  integrationId: string,
+  steps: {
+    claim: (tx: EntityManager, inboundId: string) => Promise<boolean>;
+    apply: (tx: EntityManager) => Promise<{ effect: E; note?: string | null }>;
+    recordOther: (error: string | undefined) => Promise<string>;
+    explain: (err: unknown) => { message: string; answer?: Error } | undefined;
+  },
+): Promise<ClaimOutcome<E>> {
+  const inboundId = randomUUID();
+  let applied: { effect: E } | undefined;
+  try {
+    applied = await em.fork().transactional(async (tx) => {
+      if (!(await steps.claim(tx, inboundId))) return undefined;
+      const { effect, note } = await steps.apply(tx);
+      if (note) await executeNamed(tx, NOTE_INBOUND.bind({ id: inboundId, error: note }));
+      return { effect };
+    });
+  } catch (err) {
+    if (err instanceof UniqueConstraintViolationException)
+      return { outcome: 'duplicate', inboundId: await steps.recordOther(undefined) };
+    const explained = steps.explain(err);
+    await steps.recordOther(explained?.message ?? `processing failed: ${err instanceof Error ? err.name : 'error'}`);
+    throw explained?.answer ?? err;
+  }
+  if (!applied) return { outcome: 'duplicate', inboundId: await steps.recordOther(undefined) };
+  await executeNamed(em.fork(), TOUCH_INTEGRATION_SETTLED.bind({ id: integrationId }));
+  return { outcome: 'processed', inboundId, effect: applied.effect };
 }

@@ -1,6 +1,4 @@
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { CustomerDocument, DOCUMENT_STATUSES } from '../../entities/customer-document.entity';
 import { Customer } from '../../entities/customer.entity';
@@ -16,14 +14,14 @@ import { standardWebhooksSigned } from './adapters';
 import { callbackSecrets } from './integrations';
 import { addressAllowed } from './integration-views';
 import {
+  claimAndApply as claimInLog,
   inboundView,
   recordInbound,
   signatureInvalid,
-  touchIntegration,
   type InboundRequest,
   type InboundView,
 } from './inbound-log';
-import { CLAIM_FAILED_INBOUND, CLAIM_INBOUND, NOTE_INBOUND, SETTLE_FAILED_INBOUND } from './payments.queries';
+import { CLAIM_FAILED_INBOUND, CLAIM_INBOUND, SETTLE_FAILED_INBOUND } from './payments.queries';
 
 /**
  * A KYC provider's review callback (`POST /api/integrations/kyc/{integration_id}/callbacks`),
@@ -191,11 +189,7 @@ async function applyReview(tx: EntityManager, integrationId: string, report: Kyc
   return { documents: decided, note };
 }
 
-/**
- * The one transaction of a review: `claim` takes its key in the inbound log (false: another
- * call holds it, a duplicate), then the documents are decided. A duplicate or a failure is
- * recorded by `recordOther` in a transaction of its own; an unknown customer or document is 404.
- */
+/** A review through the inbound log's one transaction (claimAndApply): an unknown customer or document is 404. */
 async function claimAndApply(
   em: EntityManager,
   integrationId: string,
@@ -203,29 +197,22 @@ async function claimAndApply(
   claim: (tx: EntityManager, inboundId: string) => Promise<boolean>,
   recordOther: (error: string | undefined) => Promise<string>,
 ): Promise<KycCallbackAnswer> {
-  const inboundId = randomUUID();
-  let effect: ReviewEffect | undefined;
-  try {
-    effect = await em.fork().transactional(async (tx) => {
-      if (!(await claim(tx, inboundId))) return undefined;
-      const applied = await applyReview(tx, integrationId, report);
-      if (applied.note) await executeNamed(tx, NOTE_INBOUND.bind({ id: inboundId, error: applied.note }));
-      await touchIntegration(tx, integrationId, null);
-      return applied;
-    });
-  } catch (err) {
-    if (err instanceof UniqueConstraintViolationException)
-      return { outcome: 'duplicate', inbound_id: await recordOther(undefined), documents: [] };
-    const message =
-      err instanceof UnknownSubject || err instanceof AppError
-        ? err.message
-        : `processing failed: ${err instanceof Error ? err.name : 'error'}`;
-    await recordOther(message);
-    if (err instanceof UnknownSubject) throw errors.notFound('Customer or document');
-    throw err;
-  }
-  if (!effect) return { outcome: 'duplicate', inbound_id: await recordOther(undefined), documents: [] };
-  return { outcome: 'processed', inbound_id: inboundId, documents: effect.documents };
+  const result = await claimInLog<ReviewEffect>(em, integrationId, {
+    claim,
+    recordOther,
+    apply: async (tx) => {
+      const effect = await applyReview(tx, integrationId, report);
+      return { effect, note: effect.note };
+    },
+    explain: (err) =>
+      err instanceof UnknownSubject
+        ? { message: err.message, answer: errors.notFound('Customer or document') }
+        : err instanceof AppError
+          ? { message: err.message }
+          : undefined,
+  });
+  if (result.outcome === 'duplicate') return { outcome: 'duplicate', inbound_id: result.inboundId, documents: [] };
+  return { outcome: 'processed', inbound_id: result.inboundId, documents: result.effect.documents };
 }
 
 export async function receiveKycCallback(

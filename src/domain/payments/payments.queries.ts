@@ -43,6 +43,15 @@ export const NOTE_INBOUND = namedStatement<{ id: string; error: string | null }>
 
 export const TOUCH_INTEGRATION = namedStatement<{ id: string }>('update integrations set last_inbound_at = now() where id = :id');
 
+/**
+ * A call that took effect clears the last error and marks the last call, after its commit: at
+ * most once a second under a stream of calls (the row is the provider's, shared by every call).
+ */
+export const TOUCH_INTEGRATION_SETTLED = namedStatement<{ id: string }>(
+  `update integrations set last_inbound_at = now(), last_error = null
+    where id = :id and (last_error is not null or last_inbound_at is null or last_inbound_at < now() - interval '1 second')`,
+);
+
 export const TOUCH_INTEGRATION_WITH_ERROR = namedStatement<{ id: string; error: string | null }>(
   'update integrations set last_inbound_at = now(), last_error = :error where id = :id',
 );
