@@ -94,7 +94,7 @@ export class Task extends BaseEntity<
   targets = new Collection<TaskTarget>(this);
 }
 
-export const TASK_TARGET_TYPES = ['deposit', 'withdrawal', 'document', 'conversation', 'payout'] as const;
+export const TASK_TARGET_TYPES = ['account', 'deposit', 'withdrawal', 'document', 'conversation', 'payout'] as const;
 export type TaskTargetType = (typeof TASK_TARGET_TYPES)[number];
 
 /**
@@ -105,16 +105,23 @@ export type TaskTargetType = (typeof TASK_TARGET_TYPES)[number];
 @Entity({ tableName: 'task_targets' })
 @Check({
   name: 'task_targets_one_record',
-  expression: 'num_nonnulls(deposit_id, withdrawal_id, document_id, conversation_id, payout_id) = 1',
+  expression: 'num_nonnulls(account_login, deposit_id, withdrawal_id, document_id, conversation_id, payout_id) = 1',
 })
+@Index({ properties: ['accountLogin'] })
 @Index({ properties: ['depositId'] })
 @Index({ properties: ['withdrawalId'] })
 @Index({ properties: ['documentId'] })
 @Index({ properties: ['conversationId'] })
 @Index({ properties: ['payoutId'] })
-export class TaskTarget extends BaseEntity<'depositId' | 'withdrawalId' | 'documentId' | 'conversationId' | 'payoutId'> {
+export class TaskTarget extends BaseEntity<
+  'accountLogin' | 'depositId' | 'withdrawalId' | 'documentId' | 'conversationId' | 'payoutId'
+> {
   @ManyToOne({ entity: () => Task, ref: true, deleteRule: 'cascade', index: true })
   task!: Ref<Task>;
+
+  /** An account, by its login as every account route names it (as text, as a target's id is). */
+  @Property({ type: 'string', length: 20, nullable: true })
+  accountLogin?: string | null = null;
 
   @Property({ type: 'uuid', nullable: true })
   depositId?: string | null = null;

@@ -58,6 +58,7 @@ import { Migration20261128133100_PartnerReports } from './Migration2026112813310
 import { Migration20261128134000_KycAndAttachments } from './Migration20261128134000_KycAndAttachments';
 import { Migration20261128134100_TaskTargets } from './Migration20261128134100_TaskTargets';
 import { Migration20261128134500_OrderedJson } from './Migration20261128134500_OrderedJson';
+import { Migration20261128135000_TaskAccountTargets } from './Migration20261128135000_TaskAccountTargets';
 
 export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122185420', class: Migration20261122185420 },
@@ -118,4 +119,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261128134000_KycAndAttachments', class: Migration20261128134000_KycAndAttachments },
   { name: 'Migration20261128134100_TaskTargets', class: Migration20261128134100_TaskTargets },
   { name: 'Migration20261128134500_OrderedJson', class: Migration20261128134500_OrderedJson },
+  { name: 'Migration20261128135000_TaskAccountTargets', class: Migration20261128135000_TaskAccountTargets },
 ];

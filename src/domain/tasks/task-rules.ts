@@ -99,7 +99,9 @@ const APPLY_RULE = namedStatement<{
   kind: string;
   due_in_minutes: number;
   target_type: string | null;
-  target_id: string | null;
+  /** The target's id: a UUID, or an account's login in `target_login` (the other is null, so neither is cast to a type it is not). */
+  target_uuid: string | null;
+  target_login: string | null;
 }>(
   `with recursive c as (select id, account_manager_id, team_id from customers where id = :customer_id::uuid),
    up (team_id, depth) as (
@@ -124,13 +126,14 @@ const APPLY_RULE = namedStatement<{
      on conflict (rule_id, source_event_id) do nothing
      returning *),
    targeted as (
-     insert into task_targets (id, created_at, updated_at, task_id, deposit_id, withdrawal_id, document_id, conversation_id, payout_id)
+     insert into task_targets (id, created_at, updated_at, task_id, account_login, deposit_id, withdrawal_id, document_id, conversation_id, payout_id)
      select gen_random_uuid(), now(), now(), made.id,
-       case when :target_type::text = 'deposit' then :target_id::uuid end,
-       case when :target_type::text = 'withdrawal' then :target_id::uuid end,
-       case when :target_type::text = 'document' then :target_id::uuid end,
-       case when :target_type::text = 'conversation' then :target_id::uuid end,
-       case when :target_type::text = 'payout' then :target_id::uuid end
+       case when :target_type::text = 'account' then :target_login::text end,
+       case when :target_type::text = 'deposit' then :target_uuid::uuid end,
+       case when :target_type::text = 'withdrawal' then :target_uuid::uuid end,
+       case when :target_type::text = 'document' then :target_uuid::uuid end,
+       case when :target_type::text = 'conversation' then :target_uuid::uuid end,
+       case when :target_type::text = 'payout' then :target_uuid::uuid end
      from made where :target_type::text is not null
      returning task_id),
    told as (${eventInsertSql({
@@ -142,8 +145,8 @@ const APPLY_RULE = namedStatement<{
         'status', made.status, 'due_at', to_char(made.due_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'remind_at', null,
         'assignee_id', made.assignee_id, 'customer_id', made.customer_id, 'created_by', null, 'completed_at', null, 'completed_by', null,
         'overdue', false, 'rule_id', made.rule_id,
-        'targets', case when :target_type::text is null then '[]'::jsonb
-          else jsonb_build_array(jsonb_build_object('type', :target_type::text, 'id', :target_id::text)) end,
+        'targets', case when :target_type::text is null then '[]'::json
+          else json_build_array(json_build_object('type', :target_type::text, 'id', coalesce(:target_login::text, :target_uuid::text))) end,
         'created_at', to_char(made.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
         'updated_at', to_char(made.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))`,
      at: 'now()',
@@ -153,13 +156,20 @@ const APPLY_RULE = namedStatement<{
 );
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const LOGIN = /^[1-9][0-9]{0,15}$/;
 
-/** The record an event is about, when it is one a task can target (a deposit, a withdrawal, ...): the task's target row. */
-function eventTarget(event: OutboxEvent): { target_type: string | null; target_id: string | null } {
+/** The record an event is about, when it is one a task can target (an account, a deposit, ...): the task's target row. */
+function eventTarget(event: OutboxEvent): {
+  target_type: string | null;
+  target_uuid: string | null;
+  target_login: string | null;
+} {
   const type = TASK_TARGET_TYPES.find((t) => t === event.aggregateType);
-  return type && UUID.test(event.aggregateId)
-    ? { target_type: type, target_id: event.aggregateId }
-    : { target_type: null, target_id: null };
+  const named = type === 'account' ? LOGIN.test(event.aggregateId) : UUID.test(event.aggregateId);
+  if (!type || !named) return { target_type: null, target_uuid: null, target_login: null };
+  return type === 'account'
+    ? { target_type: type, target_uuid: null, target_login: event.aggregateId }
+    : { target_type: type, target_uuid: event.aggregateId, target_login: null };
 }
 
 /** The active rules, read once per relay batch (prepare): what `wants` answers from. */

@@ -27,13 +27,29 @@ import { staffDataScope } from '../identity/staff-scope';
  * staff user who can see that customer. The states move only along the allowed edges; any
  * other move is 409 TASK_STATE_CONFLICT.
  */
+const UUID_TEXT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const LOGIN_TEXT = /^[1-9][0-9]{0,15}$/;
+const TARGET_ID = new RegExp(`${UUID_TEXT.source.slice(0, -1)}|${LOGIN_TEXT.source.slice(1)}`, 'i');
+
 export const TaskTargetSchema = z
-  .strictObject({ type: z.enum(TASK_TARGET_TYPES), id: z.uuid() })
+  .strictObject({
+    type: z.enum(TASK_TARGET_TYPES),
+    id: z.string().regex(TARGET_ID).describe("The record's id; an account's is its login, as text"),
+  })
+  .refine((t) => (t.type === 'account' ? LOGIN_TEXT.test(t.id) : UUID_TEXT.test(t.id)), {
+    message: 'An account is named by its login, any other record by its id (a UUID)',
+    path: ['id'],
+    params: { type: 'value_error' },
+  })
   .meta({ id: 'TaskTarget' })
   .describe("A record of the task's customer the task is about");
 export type TaskTargetView = z.output<typeof TaskTargetSchema>;
 
-const TARGET_COLUMN: Record<TaskTargetType, 'depositId' | 'withdrawalId' | 'documentId' | 'conversationId' | 'payoutId'> = {
+const TARGET_COLUMN: Record<
+  TaskTargetType,
+  'accountLogin' | 'depositId' | 'withdrawalId' | 'documentId' | 'conversationId' | 'payoutId'
+> = {
+  account: 'accountLogin',
   deposit: 'depositId',
   withdrawal: 'withdrawalId',
   document: 'documentId',
@@ -158,7 +174,15 @@ async function assertTargets(em: EntityManager, customerId: string | null, targe
   if (targets.length === 0) return;
   if (!customerId) throw fieldError('body', ['targets'], 'A task about records needs their customer_id');
   for (const [i, t] of targets.entries()) {
-    const rows = await executeNamed(em, TARGET_OF_CUSTOMER.bind({ type: t.type, id: t.id, customer_id: customerId }));
+    const rows = await executeNamed(
+      em,
+      TARGET_OF_CUSTOMER.bind({
+        type: t.type,
+        uuid: t.type === 'account' ? null : t.id,
+        login: t.type === 'account' ? t.id : null,
+        customer_id: customerId,
+      }),
+    );
     if (rows.length === 0) throw fieldError('body', ['targets', i, 'id'], `No such ${t.type} of this customer`);
   }
 }

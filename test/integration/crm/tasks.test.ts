@@ -250,6 +250,30 @@ test('when a task names records of its customer as targets, then they are kept a
   expect(await sql(app, 'select task_id from task_targets where conversation_id = ?', [mine])).toEqual([{ task_id: made.id }]);
 });
 
+test('when a task names an account of its customer by login, then it is a target; another customer’s login or a login as a UUID is 422', async () => {
+  const customer = await createCustomer(app, admin);
+  const stranger = await createCustomer(app, admin);
+  const login = String(await walletOf(app, customer));
+  const theirs = String(await walletOf(app, stranger));
+  const made = ok(await task(admin, { customer_id: customer.id, targets: [{ type: 'account', id: login }] }), 201);
+  expect(made.targets).toEqual([{ type: 'account', id: login }]);
+  expect(await sql(app, 'select account_login from task_targets where task_id = ?', [made.id])).toEqual([
+    { account_login: login },
+  ]);
+  for (const target of [
+    { type: 'account', id: theirs },
+    { type: 'account', id: customer.id },
+    { type: 'deposit', id: login },
+  ]) {
+    const refused = await task(admin, { customer_id: customer.id, targets: [target] });
+    expect({ target, status: refused.status, loc: refused.body.detail[0].loc }).toEqual({
+      target,
+      status: 422,
+      loc: ['body', 'targets', 0, 'id'],
+    });
+  }
+});
+
 test('when a team_lead rule fires for a customer of a team without an active lead, then the nearest active lead above gets the task, targeting the event’s record', async () => {
   const parent = ok(
     await app.request('POST', '/api/admin/teams', { token: admin, body: { name: `Region ${Date.now()}` } }),
