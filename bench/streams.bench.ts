@@ -34,7 +34,7 @@ const INSERT_EVENT = eventInsertSql({
   aggregateType: 'order',
   aggregateId: '$1',
   customerId: '$2::uuid',
-  data: `jsonb_build_object('order', $3::bigint, 'login', 100001, 'symbol', 'EURUSD', 'cmd', 0, 'volume', '1.00')`,
+  data: `json_build_object('order', $3::bigint, 'login', 100001, 'symbol', 'EURUSD', 'cmd', 0, 'volume', '1.00')`,
   at: 'now()',
 }).replace(/returning id$/, 'returning seq::text as seq');
 

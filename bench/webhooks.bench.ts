@@ -70,7 +70,7 @@ const INSERT_EVENTS = eventInsertSql({
   aggregateType: 'order',
   aggregateId: '$1',
   customerId: 'null',
-  data: `jsonb_build_object('n', i, 'login', 100001, 'symbol', 'EURUSD', 'volume', '1.00')`,
+  data: `json_build_object('n', i, 'login', 100001, 'symbol', 'EURUSD', 'volume', '1.00')`,
   at: 'now()',
   from: 'generate_series(1, $2::int) i',
 });
