@@ -1,3 +1,4 @@
+import { eventInsertSql } from '../src/domain/events/outbox';
 import type { Pool } from 'pg';
 import { CHILD_EXEC_ARGV, fmt, type Figure, type Harness, type RunWindow, type Server } from './lib/harness';
 import { BENCH_ADMIN as ADMIN, measureLoop, ownDatabase, progressOf, request } from './lib/bench-kit';
@@ -18,6 +19,18 @@ import { measure, type LoadResult } from './lib/load';
  * 100,000 customers); the agent, its role, its team and the team's manager assignment go
  * through the API, as staff would make them. 16 requests in flight on each side.
  */
+
+/** $2 `customer.assigned` events of customer $1, a minute apart, through the outbox's own insert. */
+const SEED_EVENTS = eventInsertSql({
+  type: 'customer.assigned',
+  aggregateType: 'customer',
+  aggregateId: '$1::text',
+  customerId: '$1::uuid',
+  data: `json_build_object('id', $1::text, 'n', i)`,
+  at: `now() - i * interval '1 minute'`,
+  from: 'generate_series(1, $2::int) i',
+});
+
 const progress = progressOf('crm');
 const CUSTOMERS = 100_000;
 const TEAM_CUSTOMERS = 1_000;
@@ -98,14 +111,9 @@ async function setUp(api: Server, pool: Pool, tag: string): Promise<{ agent: str
   const [first] = (
     await pool.query<{ id: string }>(`select id from customers where team_id = $1 order by created_at desc limit 1`, [east.id])
   ).rows;
-  // Published already, so the relay passes them by; the timeline reads them as any event.
-  await pool.query(
-    `insert into domain_events (id, created_at, updated_at, type, aggregate_type, aggregate_id, customer_id, data, published_at)
-     select gen_random_uuid(), now() - i * interval '1 minute', now(), 'customer.updated', 'customer', $1::text, $1::uuid,
-            json_build_object('id', $1::text, 'n', i), now()
-       from generate_series(1, $2::int) i`,
-    [first!.id, EVENTS],
-  );
+  await pool.query(SEED_EVENTS, [first!.id, EVENTS]);
+  // Published already, as the relay would leave them, so it passes them by.
+  await pool.query('update domain_events set published_at = now() where customer_id = $1 and published_at is null', [first!.id]);
   await pool.query('analyze customers; analyze domain_events');
   const page = await request<{ total: number }>(api, 'GET', '/api/crm/customers?page_size=20', agent, undefined, 200);
   if (page.total !== TEAM_CUSTOMERS) throw new Error(`the agent's list counts ${page.total}, not ${TEAM_CUSTOMERS}`);

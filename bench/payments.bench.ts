@@ -1,3 +1,5 @@
+import { eventInsertSql } from '../src/domain/events/outbox';
+import { ledgerInsertSql } from '../src/domain/ledger/ledger';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import { Webhook } from 'standardwebhooks';
@@ -8,6 +10,31 @@ import { CHILD_EXEC_ARGV, fmt, type Figure, type Harness, type RunWindow, type S
 import { BENCH_ADMIN as ADMIN, benchCustomer, measureLoop, ownDatabase, progressOf, request } from './lib/bench-kit';
 import { call, measure, nextSeq, type LoadResult } from './lib/load';
 
+/** One `deposit.completed` event: $1 at, $2 login, $3 customer, $4 data. */
+const EVENT_INSERT = eventInsertSql({
+  type: 'deposit.completed',
+  aggregateType: 'account',
+  aggregateId: '$2::text',
+  customerId: '$3::uuid',
+  data: '$4::json',
+  at: '$1::timestamptz',
+});
+
+/** One `deposit` ledger row: $1 at, $2 account, $3 amount, $4 balance after, $5 intent, $6 comment. */
+const LEDGER_INSERT = ledgerInsertSql([
+  {
+    id: 'gen_random_uuid()',
+    bookedAt: '$1::timestamptz',
+    accountId: '$2::uuid',
+    kind: 'deposit',
+    amount: '$3::numeric',
+    balanceAfter: '$4::numeric',
+    referenceType: 'deposit_intent',
+    referenceId: '$5::text',
+    comment: '$6::text',
+    from: '(select 1) one',
+  },
+]);
 /**
  * Provider callbacks, `POST /api/integrations/payments/{provider_id}/callbacks`: what a payment
  * costs from the provider's signed report to the credited wallet.
@@ -273,16 +300,9 @@ async function plainCallback(pool: Pool, intents: Intents, n: number): Promise<v
       external_id: externalId,
       intent_id: intentId,
     };
-    await client.query(
-      `insert into domain_events (id, created_at, updated_at, type, aggregate_type, aggregate_id, customer_id, data, published_at, publication_seq)
-       values ($1, $2, $2, 'deposit.completed', 'account', $3, $4, $5, null, null) returning seq`,
-      [randomUUID(), bookedAt, holder.login, holder.customerId, JSON.stringify(event)],
-    );
-    await client.query(
-      `insert into ledger_entries (id, created_at, updated_at, account_id, kind, bucket, amount, balance_after, reference_type, reference_id, comment)
-       values ($1, $2, $2, $3, 'deposit', 'balance', $4, $5, 'deposit_intent', $6, $7) returning seq`,
-      [randomUUID(), bookedAt, holder.walletId, AMOUNT, balance, intentId, comment],
-    );
+    // The same rows the ORM's flush writes, through the outbox's and the ledger's own inserts.
+    await client.query(EVENT_INSERT, [bookedAt, holder.login, holder.customerId, JSON.stringify(event)]);
+    await client.query(LEDGER_INSERT, [bookedAt, holder.walletId, AMOUNT, balance, intentId, comment]);
     await client.query('update accounts set balance = $1, updated_at = $2 where id = $3', [balance, new Date(), holder.walletId]);
     await client.query('update deposit_intents set updated_at = $1, external_id = $2 where id = $3', [
       new Date(),

@@ -60,3 +60,25 @@ export async function watchEventLoop(
   }
   return { longestCpuMs, slowestHealthMs, polls };
 }
+
+/**
+ * The quietest of up to `tries` watches of the same load, stopping at the first within
+ * `boundMs`: CPU time per turn is steady on a quiet machine, but beside other suites a turn now
+ * and then is stretched (shared caches and memory bandwidth slow the same work). A genuine
+ * hold, such as a check that reads a whole megabyte in one turn, exceeds the bound on every
+ * try; a stretched turn does not recur. `load` gets the try's number, for names that must differ.
+ */
+export async function quietestWatch(
+  baseUrl: string,
+  boundMs: number,
+  load: (attempt: number) => Promise<void>,
+  tries = 3,
+): Promise<{ longestCpuMs: number; slowestHealthMs: number; polls: number; tries: number }> {
+  let best: Awaited<ReturnType<typeof watchEventLoop>> | undefined;
+  for (let attempt = 1; attempt <= tries; attempt += 1) {
+    const watched = await watchEventLoop(baseUrl, () => load(attempt));
+    if (!best || watched.longestCpuMs < best.longestCpuMs) best = watched;
+    if (watched.longestCpuMs < boundMs) return { ...watched, tries: attempt };
+  }
+  return { ...best!, tries };
+}
