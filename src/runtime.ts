@@ -223,17 +223,21 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     (stopping ??= (async () => {
       logger.info('shutting down: draining requests and jobs');
       // Order matters: stop taking requests, let in-flight requests and jobs finish, then close connections.
-      await closeAll(logger, [
-        // Open streams would hold the server's close for the whole grace period: they end first, cleanly.
-        () => services.streams.close(),
-        () => (server ? closeServer(server, config.shutdownGraceMs) : undefined),
-        () => outboxWake?.close(),
-        () => workers?.close(),
-        // Health and metrics answer until the jobs in hand have finished.
-        () => (workerHttp ? closeServer(workerHttp, 0) : undefined),
-        () => workerRedis && closeRedis(workerRedis),
-        () => closeServices(services),
-      ]);
+      await closeAll(
+        logger,
+        [
+          // Open streams would hold the server's close for the whole grace period: they end first, cleanly.
+          () => services.streams.close(),
+          () => (server ? closeServer(server, config.shutdownGraceMs) : undefined),
+          () => outboxWake?.close(),
+          () => workers?.close(),
+          // Health and metrics answer until the jobs in hand have finished.
+          () => (workerHttp ? closeServer(workerHttp, 0) : undefined),
+          () => workerRedis && closeRedis(workerRedis),
+          () => closeServices(services),
+        ],
+        config.shutdownGraceMs + CLOSE_STEP_BOUND_MS,
+      );
       logger.info('shutdown complete');
     })());
 
@@ -302,16 +306,33 @@ async function closeServices(services: AppServices): Promise<void> {
   ]);
 }
 
-/** Runs every step even when one fails, so a broken Redis does not leave Postgres open. */
-async function closeAll(logger: Logger, steps: Array<() => unknown>): Promise<void> {
-  for (const step of steps) {
+/**
+ * Runs every step even when one fails, so a broken Redis does not leave Postgres open; and
+ * gives up waiting on a step after `boundMs`, with a warning, so one that never settles (a
+ * client waiting on a connection the database cut) does not hold the process open forever.
+ * Jobs a worker still held are then taken again by another (delivery is at least once).
+ */
+async function closeAll(logger: Logger, steps: Array<() => unknown>, boundMs = CLOSE_STEP_BOUND_MS): Promise<void> {
+  for (const [i, step] of steps.entries()) {
+    let timer: NodeJS.Timeout | undefined;
+    const outrun = new Promise<'outrun'>((resolve) => {
+      timer = setTimeout(() => resolve('outrun'), boundMs);
+      timer.unref();
+    });
     try {
-      await step();
+      const settled = await Promise.race([Promise.resolve().then(step), outrun]);
+      if (settled === 'outrun')
+        logger.warn({ step: i, bound_ms: boundMs }, 'a shutdown step did not finish in time; going on without it');
     } catch (err) {
       logger.warn({ err: (err as Error).message }, 'error while closing');
+    } finally {
+      clearTimeout(timer);
     }
   }
 }
+
+/** How long shutdown waits on one step beyond the requests' grace period. */
+const CLOSE_STEP_BOUND_MS = 30_000;
 
 /**
  * A first run without BOOTSTRAP_ADMIN_*: the generated admin's password is shown once, on
