@@ -20,11 +20,18 @@ const SWC_TYPESCRIPT = {
   sourceMaps: 'inline',
 };
 
+// The timing lane (scripts/test.sh): tests that measure the event loop of the service in their
+// own process. `npm test` runs them after the rest, one at a time in a fresh worker;
+// JEST_LANE=timing runs only them, JEST_LANE=all (a path given to npm test) everything.
+const TIMING_TESTS = ['compliance/document-transfers.test.ts', 'mail/template-limits.test.ts'];
+const lane = process.env.JEST_LANE;
+
 /** @type {import('jest').Config} */
 module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
-  testMatch: ['**/*.test.ts'],
+  testMatch: lane === 'timing' ? TIMING_TESTS.map((t) => `**/integration/${t}`) : ['**/*.test.ts'],
+  testPathIgnorePatterns: ['/node_modules/', ...(lane ? [] : TIMING_TESTS.map((t) => `/integration/${t.replace('.', '\\.')}$`))],
   transform: {
     '^.+\\.ts$': ['@swc/jest', SWC_TYPESCRIPT],
     [`/node_modules/(${ESM_ONLY.join('|')})/.+\\.js$`]: '<rootDir>/test/helpers/esm-package-transform.js',
