@@ -4,7 +4,6 @@
 # nothing of the files before it (a large heap's collection work lands in the turns measured).
 # With arguments, jest runs just what they name, from either lane.
 set -euo pipefail
-node scripts/check-node.js
 if [ "$#" -gt 0 ]; then
   JEST_LANE=all exec npx jest "$@"
 fi
