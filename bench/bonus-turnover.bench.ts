@@ -1,5 +1,5 @@
 import { CHILD_EXEC_ARGV, fmt, type Figure, type Harness, type RunWindow, type Server } from './lib/harness';
-import { BENCH_ADMIN as ADMIN, benchCustomer, measureLoop, progressOf, request, ownDatabase } from './lib/bench-kit';
+import { BENCH_ADMIN as ADMIN, benchCustomer, measureLoop, progressOf, request, ownDatabase, eurusdGroup } from './lib/bench-kit';
 import { call } from './lib/load';
 
 /**
@@ -94,23 +94,7 @@ export async function run(h: Harness): Promise<Figure[]> {
 
 async function setUp(api: Server, tag: string): Promise<{ admin: string; bonus: Side; plain: Side }> {
   const admin = (await request<{ access_token: string }>(api, 'POST', '/api/admin/users/login', '', ADMIN, 200)).access_token;
-  await request(
-    api,
-    'POST',
-    '/api/platform/instruments',
-    admin,
-    { symbol: 'EURUSD', digits: 5, contract_size: 100000, base_currency: 'EUR', quote_currency: 'USD' },
-    [201, 409],
-  );
-  await request(api, 'POST', '/simulator/quotes', admin, { symbol: 'EURUSD', bid: 1.1, ask: 1.1002 }, 200);
-  const group = await request<{ id: string }>(
-    api,
-    'POST',
-    '/groups',
-    admin,
-    { name: `bench-bonus-${tag}`, default_leverage: 100 },
-    201,
-  );
+  const group = { id: await eurusdGroup(api, admin, { name: `bench-bonus-${tag}`, default_leverage: 100 }) };
   const program = await request<{ id: string }>(
     api,
     'POST',

@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import { BENCH_ADMIN as ADMIN, benchCustomer, progressOf, request, ownDatabase } from './lib/bench-kit';
+import { BENCH_ADMIN as ADMIN, benchCustomer, progressOf, request, ownDatabase, eurusdGroup } from './lib/bench-kit';
 import { CHILD_EXEC_ARGV, fmt, type BatchRound, type Figure, type Harness, type Server } from './lib/harness';
 import { call } from './lib/load';
 
@@ -66,23 +66,14 @@ export async function run(h: Harness): Promise<Figure[]> {
 }
 
 async function setUpCloses(api: Server, admin: string, tag: string) {
-  await request(
-    api,
-    'POST',
-    '/api/platform/instruments',
-    admin,
-    { symbol: 'EURUSD', digits: 5, contract_size: 100000, base_currency: 'EUR', quote_currency: 'USD' },
-    [201, 409],
-  );
-  await request(api, 'POST', '/simulator/quotes', admin, { symbol: 'EURUSD', bid: 1.1, ask: 1.1002 }, 200);
-  const group = await request<{ id: string }>(
-    api,
-    'POST',
-    '/groups',
-    admin,
-    { name: `bench-partners-${tag}`, default_leverage: 100, commission_type: 'per_lot', commission_value: 3.5 },
-    201,
-  );
+  const group = {
+    id: await eurusdGroup(api, admin, {
+      name: `bench-partners-${tag}`,
+      default_leverage: 100,
+      commission_type: 'per_lot',
+      commission_value: 3.5,
+    }),
+  };
   const plan = await request<{ id: string }>(
     api,
     'POST',

@@ -193,3 +193,17 @@ export async function benchCustomer(
 
 /** The staff user every bench's service bootstraps (BOOTSTRAP_ADMIN_*) and logs in as. */
 export const BENCH_ADMIN = { email: 'bench-admin@bench.test', password: 'bench-desk-key-7719' } as const;
+
+/** EURUSD listed and quoted at 1.10000 / 1.10020, and a group of `group`'s terms to trade it in: its id. */
+export async function eurusdGroup(api: Server, admin: string, group: Record<string, unknown>): Promise<string> {
+  await request(
+    api,
+    'POST',
+    '/api/platform/instruments',
+    admin,
+    { symbol: 'EURUSD', digits: 5, contract_size: 100000, base_currency: 'EUR', quote_currency: 'USD' },
+    [201, 409],
+  );
+  await request(api, 'POST', '/simulator/quotes', admin, { symbol: 'EURUSD', bid: 1.1, ask: 1.1002 }, 200);
+  return (await request<{ id: string }>(api, 'POST', '/groups', admin, group, 201)).id;
+}
