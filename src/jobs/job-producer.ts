@@ -130,15 +130,23 @@ export class JobProducer {
   /**
    * Runs a job every `everyMs` under a fixed scheduler id (BullMQ job schedulers): calling
    * it again replaces the schedule and payload, and only one schedule exists per id.
+   * `timeoutMs`: a request keeps the enqueue bound; a process starting up, whose Redis may
+   * still be busy with every other process starting, may wait longer before giving up.
    */
-  async schedule<S extends JobDefinition>(def: S, schedulerId: string, everyMs: number, payload: PayloadInput<S>): Promise<void> {
+  async schedule<S extends JobDefinition>(
+    def: S,
+    schedulerId: string,
+    everyMs: number,
+    payload: PayloadInput<S>,
+    timeoutMs = ENQUEUE_TIMEOUT_MS,
+  ): Promise<void> {
     const data = def.schema.parse(payload);
     if (this.connection.status !== 'ready') throw errors.queueUnavailable();
     const { attempts: _attempts, backoff: _backoff, ...opts } = def.options;
     // A scheduled run is not retried: the next tick is the retry.
     await withTimeout(
       this.queue(def.queue).upsertJobScheduler(schedulerId, { every: everyMs }, { name: def.name, data, opts }),
-      ENQUEUE_TIMEOUT_MS,
+      timeoutMs,
     );
   }
 

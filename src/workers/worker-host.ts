@@ -11,6 +11,9 @@ import type { AppServices } from '../app-services';
 import { failJob } from './final-failure';
 import type { Processor } from './processor';
 
+/** How long a starting worker waits for Redis to accept its housekeeping schedules before it fails to start. */
+const STARTUP_SCHEDULE_TIMEOUT_MS = 20_000;
+
 export class ProcessorRegistryError extends Error {}
 
 /**
@@ -92,7 +95,13 @@ export async function startWorkers(
   // Housekeeping schedules of the queues served here: upserting is idempotent, so every worker process may do it.
   for (const def of definitions.filter((d) => d.schedule && served.has(d.queue))) {
     const { id, everyMs } = def.schedule!;
-    await services.jobs.schedule(def, id, typeof everyMs === 'function' ? everyMs(config) : everyMs, {});
+    await services.jobs.schedule(
+      def,
+      id,
+      typeof everyMs === 'function' ? everyMs(config) : everyMs,
+      {},
+      STARTUP_SCHEDULE_TIMEOUT_MS,
+    );
   }
   logger.info({ queues: pool }, 'workers started');
 
