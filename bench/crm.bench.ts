@@ -5,7 +5,7 @@ import { BENCH_ADMIN as ADMIN, measureLoop, ownDatabase, progressOf, request } f
 import { measure, type LoadResult } from './lib/load';
 
 /**
- * What data scope costs the CRM's reads, in two figures:
+ * What data scope costs the CRM's reads, in three figures:
  *
  * 1. A scoped customer list: `GET /api/crm/customers` (a page of 20 and its total) as a
  *    `team`-scope agent of a team holding 1,000 of 100,000 customers, against the same page and
@@ -14,6 +14,9 @@ import { measure, type LoadResult } from './lib/load';
  * 2. The timeline of a customer with 10,000 events: `GET /api/crm/customers/{id}/timeline`
  *    (50 items merged from events, notes, tasks, messages and audit entries) against the newest
  *    50 of its events read through `pg` alone.
+ * 3. The same timeline against the same customer's card (`GET /api/crm/customers/{id}`), both
+ *    through the service: the HTTP tier, authentication and the scope check are on both sides,
+ *    so the ratio is what the merge of five sources costs.
  *
  * The customers and events are written by SQL before the run (the API would take minutes for
  * 100,000 customers); the agent, its role, its team and the team's manager assignment go
@@ -57,11 +60,20 @@ export async function run(h: Harness): Promise<Figure[]> {
         measure({ url: api!.url(`/api/crm/customers/${customerId}/timeline?limit=50`), headers: bearer(agent), ...window }),
       baseline: (window) => newestEvents(own.pool, customerId, window),
     });
+    // The same request through the same HTTP tier, authentication and scope check, but one
+    // indexed read: what the timeline's five-source merge costs beyond any staff read.
+    const againstCard = await h.compareRuns({
+      name: `GET /api/crm/customers/{id}/timeline of a customer with ${EVENTS} events vs the same customer's card`,
+      connections: CONNECTIONS,
+      candidate: (window) =>
+        measure({ url: api!.url(`/api/crm/customers/${customerId}/timeline?limit=50`), headers: bearer(agent), ...window }),
+      baseline: (window) => measure({ url: api!.url(`/api/crm/customers/${customerId}`), headers: bearer(agent), ...window }),
+    });
     progress(
       `p99: the scoped list ${fmt(list.candidateP99Ms, 1)} ms (unscoped via pg ${fmt(list.baselineP99Ms, 1)} ms), ` +
         `the timeline ${fmt(timeline.candidateP99Ms, 1)} ms (events via pg ${fmt(timeline.baselineP99Ms, 1)} ms)`,
     );
-    return [list, timeline];
+    return [list, timeline, againstCard];
   } finally {
     await api?.stop();
     await own.close();
