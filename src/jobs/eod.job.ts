@@ -37,7 +37,7 @@ export const EodAccountsJob = defineJob({
   jobId: (p) => `eoda-${p.run_id}-${p.account_ids[0]}`,
 });
 
-/** Runs when every account job of the run is done or gave up: completes the run, then queues the daily statements. */
+/** Runs when every account job of the run is done or gave up: the whole-run steps, then the run completes and queues the daily statements. */
 export const EodFinishJob = defineJob({
   name: 'eod-finish',
   queue: QUEUES.eod,

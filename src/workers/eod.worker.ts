@@ -6,10 +6,10 @@ import { failChunkAccounts, fanOutEodRun, finishEodRun, readEodRun, startSchedul
 import { ACCOUNT_ROLLOVER_STEPS, EOD_FINISH_STEPS } from '../policy';
 import { defineProcessor } from './processor';
 
-/** The whole-run steps (src/policy.ts) of a completed run; each is idempotent per date. */
+/** The whole-run steps (src/policy.ts) of a run that did not fail; each is idempotent per date. */
 async function runFinishSteps(em: EntityManager, runId: string): Promise<void> {
   const run = await readEodRun(em, runId);
-  if (run.status !== 'completed') return;
+  if (run.status === 'failed') return;
   for (const step of EOD_FINISH_STEPS) await step(em, { tradingDate: run.tradingDate, cutoffAt: run.cutoffAt });
 }
 
@@ -19,8 +19,12 @@ export const eodStartProcessor = defineProcessor(
   async ({ run_id }, { em, services, job }) => {
     if (run_id) {
       const accounts = await fanOutEodRun(em, services.jobs, run_id);
-      // A run with no account to close has no finishing job: its whole-run steps run here.
-      if (accounts === 0) await runFinishSteps(em, run_id);
+      // A run with no account to close has no finishing job: its whole-run steps run here,
+      // and it completes once they are done.
+      if (accounts === 0) {
+        await runFinishSteps(em, run_id);
+        await finishEodRun(em, run_id, 'completed');
+      }
       return { accounts };
     }
     const { runId } = await startScheduledRollover(em, services.jobs, new Date(job.timestamp + (job.opts.delay ?? 0)));
@@ -40,10 +44,20 @@ export const eodAccountsProcessor = defineProcessor(
     failChunkAccounts(em, run_id, account_ids, (reason ?? 'Failed after all retries').slice(0, 500)),
 );
 
-/** After every chunk: the run completes, then its daily statements are queued. */
-export const eodFinishProcessor = defineProcessor(EodFinishJob, async ({ run_id }, { em, services }) => {
-  await finishEodRun(em, run_id, 'completed');
-  await runFinishSteps(em, run_id);
-  const run = await readEodRun(em, run_id);
-  return { statements: await queueDailyStatements(em, services.mailSecrets, services.jobs, run.tradingDate) };
-});
+/**
+ * After every chunk: the whole-run steps (the daily partner payment), then the run completes,
+ * then its daily statements are queued. A run reads `completed` only once everything it pays is
+ * paid; a worker killed half-way leaves it `running` and this job's retry pays the rest.
+ */
+export const eodFinishProcessor = defineProcessor(
+  EodFinishJob,
+  async ({ run_id }, { em, services }) => {
+    await runFinishSteps(em, run_id);
+    await finishEodRun(em, run_id, 'completed');
+    const run = await readEodRun(em, run_id);
+    return { statements: await queueDailyStatements(em, services.mailSecrets, services.jobs, run.tradingDate) };
+  },
+  // A step that fails every retry fails the run, with its reason, so staff see it and may run the date again.
+  async ({ run_id }, { em }, reason) =>
+    finishEodRun(em, run_id, 'failed', (reason ?? 'The run could not finish after all retries').slice(0, 500)),
+);

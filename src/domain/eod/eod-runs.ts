@@ -187,10 +187,8 @@ export async function fanOutEodRun(
     await executeNamed(tx, MARK_RUN_RUNNING.bind({ run_id: runId, total: rows.length }));
     return rows.map((r) => r.account_id);
   });
-  if (ids.length === 0) {
-    await finishEodRun(em, runId, 'completed');
-    return 0;
-  }
+  // No account to close: the caller runs the whole-run steps and completes the run itself.
+  if (ids.length === 0) return 0;
   await jobs.enqueueFlow(
     EodFinishJob,
     { run_id: runId },
