@@ -1,6 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { CHILD_EXEC_ARGV, type Figure, type Harness, type Server } from './lib/harness';
-import { BASE_DATABASE_URL, BENCH_ADMIN as ADMIN, dropDatabase, progressOf, request, withDatabase } from './lib/bench-kit';
+import {
+  BASE_DATABASE_URL,
+  BENCH_ADMIN as ADMIN,
+  benchPool,
+  dropDatabase,
+  progressOf,
+  request,
+  withDatabase,
+} from './lib/bench-kit';
 
 /**
  * POST /customers/me/documents: uploads per second through the whole service (authentication,
@@ -10,6 +18,10 @@ import { BASE_DATABASE_URL, BENCH_ADMIN as ADMIN, dropDatabase, progressOf, requ
  * large enough that reading and sealing it count, small enough that a run's rows stay modest.
  * The service runs as in production (ROLE=api, compiled, LOG_LEVEL silent) on a database of its
  * own, dropped at the end.
+ *
+ * A second figure sets the service against a durable floor: the same bare server, which also
+ * inserts the uploaded bytes into a table of the same database before answering, so both
+ * sides keep the file.
  */
 const progress = progressOf('documents');
 const FILE_BYTES = 256 * 1024;
@@ -44,6 +56,16 @@ export async function run(h: Harness): Promise<Figure[]> {
       },
     });
     const bare = await h.start({ entry: 'servers/bare-busboy.ts', name: 'bare-busboy', execArgv: CHILD_EXEC_ARGV });
+    const databaseUrl = withDatabase(BASE_DATABASE_URL, database);
+    const scratch = benchPool(databaseUrl, 1);
+    await scratch.query('create table bench_uploads (id uuid primary key, body bytea not null)');
+    await scratch.end();
+    const durable = await h.start({
+      entry: 'servers/bare-busboy.ts',
+      name: 'bare-busboy-durable',
+      execArgv: CHILD_EXEC_ARGV,
+      env: { BARE_UPLOADS_DATABASE_URL: databaseUrl },
+    });
     const staff = await request<{ access_token: string }>(api, 'POST', '/api/admin/users/login', '', ADMIN, 200);
     const email = `bench-${tag}@bench.test`;
     const password = `bench-${randomBytes(9).toString('base64url')}`;
@@ -59,20 +81,31 @@ export async function run(h: Harness): Promise<Figure[]> {
     const body = uploadBody();
     const contentType = `multipart/form-data; boundary=${BOUNDARY}`;
     progress(`uploading ${FILE_BYTES / 1024} KiB PDFs, ${CONNECTIONS} in flight`);
+    const upload = {
+      url: api.url('/customers/me/documents'),
+      method: 'POST',
+      headers: { authorization: `Bearer ${customer.access_token}`, 'content-type': contentType },
+      body,
+    };
+    const against = (server: Server) => ({
+      url: server.url('/customers/me/documents'),
+      method: 'POST',
+      headers: { 'content-type': contentType },
+      body,
+    });
+    const window = { connections: CONNECTIONS, rounds: 3, durationMs: 3000, warmupMs: 1000 };
     return [
       await h.compare({
         name: `POST /customers/me/documents (${FILE_BYTES / 1024} KiB PDF) rps, service vs a bare busboy parse`,
-        candidate: {
-          url: api.url('/customers/me/documents'),
-          method: 'POST',
-          headers: { authorization: `Bearer ${customer.access_token}`, 'content-type': contentType },
-          body,
-        },
-        baseline: { url: bare.url('/customers/me/documents'), method: 'POST', headers: { 'content-type': contentType }, body },
-        connections: CONNECTIONS,
-        rounds: 3,
-        durationMs: 3000,
-        warmupMs: 1000,
+        candidate: upload,
+        baseline: against(bare),
+        ...window,
+      }),
+      await h.compare({
+        name: `POST /customers/me/documents (${FILE_BYTES / 1024} KiB PDF) rps, service vs a bare busboy parse storing the bytes in Postgres`,
+        candidate: upload,
+        baseline: against(durable),
+        ...window,
       }),
     ];
   } finally {
