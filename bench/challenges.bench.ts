@@ -17,7 +17,7 @@ import {
 } from './lib/bench-kit';
 
 /**
- * Prop challenge rules on the engine's ticks (decisions 17): 10,000 prop accounts, each an
+ * Prop challenge rules on the engine's ticks: 10,000 prop accounts, each an
  * active challenge holding one open order (0.01 lot) on one of 20 symbols, so a tick of a
  * symbol moves 500 challenge accounts. Run as in production: an API child (ROLE=api) and one
  * worker child (ROLE=worker), compiled, on a database and queue prefix of this run's own.

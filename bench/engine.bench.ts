@@ -18,7 +18,7 @@ import {
 } from './lib/bench-kit';
 
 /**
- * The trading engine (decisions 12) with 100,000 resting pending orders across 20 symbols
+ * The trading engine with 100,000 resting pending orders across 20 symbols
  * (5,000 buy limits per symbol at distinct triggers below the market, inserted with SQL as
  * createPendingOrder writes them; one account per symbol, so no account reaches the position
  * limit), run as in production: one API child (ROLE=api) and worker children (ROLE=worker,

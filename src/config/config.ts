@@ -125,7 +125,7 @@ const EnvSchema = z.object({
   INBOX_RETENTION_HOURS: integerText(1, 87600).default(168),
   WEBHOOK_DELIVERY_RETENTION_HOURS: integerText(1, 87600).default(720),
   MAIL_RETENTION_HOURS: integerText(1, 87600).default(720),
-  // Decisions, section 14: a report's file is kept at least 7 days.
+  // A report's file is kept at least 7 days.
   REPORT_RETENTION_DAYS: integerText(7, 3650).default(7),
   PASSWORD_RESET_URL: urlText(['https:', 'http:']).default('https://portal.broker.invalid/reset-password'),
   REGISTRATION_CONFIRM_URL: urlText(['https:', 'http:']).default('https://portal.broker.invalid/confirm-signup'),

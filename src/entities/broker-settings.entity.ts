@@ -15,7 +15,7 @@ export class BrokerSettings {
   @Property({ type: 'string', length: 200, default: 'Trading Infrastructure' })
   brokerName: string = DEFAULT_BROKER_NAME;
 
-  /** `HH:MM` UTC: when the end of day runs (decisions, section 13). */
+  /** `HH:MM` UTC: when the end of day runs. */
   @Property({ type: 'string', length: 5, default: '21:00' })
   rolloverTime: string = '21:00';
 

@@ -61,7 +61,7 @@ export class Customer extends PrincipalEntity<
   affiliateId?: string | null = null;
 
   /**
-   * 0 to 3 (decisions, section 16): what the customer may do is the matching row of
+   * 0 to 3: what the customer may do is the matching row of
    * verification_levels. Raised by approved documents (domain/compliance) or set by staff.
    */
   @Property({ type: 'smallint', default: 0 })

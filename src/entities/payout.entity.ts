@@ -9,7 +9,7 @@ export const PAYOUT_STATUSES = ['pending', 'approved', 'rejected'] as const;
 export type PayoutStatus = (typeof PAYOUT_STATUSES)[number];
 
 /**
- * A payout of a prop account's profit to its customer's wallet (decisions, section 8). While
+ * A payout of a prop account's profit to its customer's wallet. While
  * `pending` its amount is held in the prop account's `reserved`; approving debits the prop
  * account and credits the wallet through the ledger (converted like a transfer), rejecting
  * frees the reserve. `approved` and `rejected` are terminal and each happens at most once.

@@ -12,7 +12,7 @@ export type ChallengeStatus = (typeof CHALLENGE_STATUSES)[number];
 export const FAILURE_RULES = ['daily_loss', 'total_loss', 'time_limit'] as const;
 export type FailureRule = (typeof FAILURE_RULES)[number];
 
-/** What a failed challenge records (decisions, section 17): the rule, its threshold and the account at the breach. */
+/** What a failed challenge records: the rule, its threshold and the account at the breach. */
 export interface ChallengeFailure {
   rule: FailureRule;
   threshold: string;

@@ -4,7 +4,7 @@ import { BaseEntity } from './base.entity';
 import { decimalText, MONEY_COLUMN } from './column-types';
 import { Group } from './group.entity';
 
-/** One phase's rules as a program stores them (decisions, section 17). Percentages are decimal text. */
+/** One phase's rules as a program stores them. Percentages are decimal text. */
 export interface PropPhase {
   name: string;
   profit_target_pct: string;

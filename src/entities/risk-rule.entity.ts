@@ -2,7 +2,7 @@ import { Entity, Index, Property } from '@mikro-orm/decorators/legacy';
 import { BaseEntity } from './base.entity';
 
 /**
- * A saved risk rule: the preview input (decisions, section 8) with a name and `is_active`.
+ * A saved risk rule: the preview input with a name and `is_active`.
  * Applying it classifies like the preview and then executes its actions per class. Names
  * are unique ignoring case.
  */

@@ -16,7 +16,7 @@ export interface RiskCounts {
 
 /**
  * One classification of the trading accounts by a risk rule, computed by a worker: a preview
- * (endpoint 11, which writes nothing else) or the apply run of a saved rule. The API records
+ * (which writes nothing else) or the apply run of a saved rule. The API records
  * it with the rule input and the window fixed at request time, so a retried job classifies
  * the same window; the worker writes the outcome here, and the API answers from this row.
  */
@@ -32,7 +32,7 @@ export class RiskRun extends BaseEntity<
   @Property({ type: 'uuid', nullable: true })
   ruleId?: string | null = null;
 
-  /** The rule input (decisions, section 8) as validated. */
+  /** The rule input as validated. */
   @Property({ type: 'json' })
   input!: Record<string, unknown>;
 

@@ -2,7 +2,7 @@ import { Check, Entity, Property } from '@mikro-orm/decorators/legacy';
 import { BaseEntity } from './base.entity';
 
 /**
- * An integrator's endpoint (decisions, section 7). The secret is sealed (AES-256-GCM under
+ * An integrator's endpoint. The secret is sealed (AES-256-GCM under
  * DATA_ENCRYPTION_KEYS, platform/secret-box.ts): the workers must read it to sign, and the
  * API never answers it. `events` null means every event type, including types added later.
  * Deliveries, their messages and attempts live in tables of their own (WebhookDelivery,

@@ -4,7 +4,7 @@ import { sql, startTestApp, type TestApp } from '../helpers/test-app';
 import { fundedAccount, openOrder, setUpMarket } from '../helpers/trading';
 
 /**
- * Routes that take no fields, two families (decisions sections 2 and 18):
+ * Routes that take no fields, two families:
  * - trading and money routes refuse any field (a `{"volume": 0.05}` sent to a close, hoping
  *   for a partial close, would otherwise close the whole position);
  * - every other bodiless POST ignores a body, as other routes ignore unknown fields, and the

@@ -17,7 +17,7 @@ import { fundedAccount, openOrder, setQuote, setUpMarket } from '../helpers/trad
  * pass validation (to reach the handlers) and hostile ones (NUL, lone surrogates, huge and
  * empty strings, numbers at and past every bound, wrong types, deep nesting, prototype
  * keys, badly encoded path segments and query strings), and asserts that nothing answers
- * 5xx and that every 4xx is in the error format of decisions section 2.
+ * 5xx and that every 4xx is in the service's one error format.
  */
 
 /** FUZZ_SEED and FUZZ_RUNS explore further by hand (`FUZZ_RUNS=500 npx jest route-fuzz`); CI runs the fixed seed. */
@@ -531,7 +531,7 @@ function visible(text: string): string {
 const ERROR_CODE = /^[A-Z][A-Z0-9_]*$/;
 const LOCATIONS = new Set(['body', 'query', 'path', 'header']);
 
-/** What is wrong with an error answer's format (decisions section 2), or undefined. */
+/** What is wrong with an error answer's format, or undefined. */
 function formatProblem(answer: Answer): string | undefined {
   const body = answer.body as Record<string, unknown> | string;
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return 'the body is not a JSON object';

@@ -4,7 +4,7 @@ import { startTestApp, type TestApp } from '../helpers/test-app';
 
 /**
  * Worker processes answer GET /health and GET /metrics on WORKER_HTTP_PORT; METRICS_TOKEN,
- * when set, guards /metrics of the API and of the workers alike (decisions, section 18).
+ * when set, guards /metrics of the API and of the workers alike.
  */
 jest.setTimeout(90_000);
 

@@ -9,7 +9,7 @@ import { startTestApp, waitFor, type TestApp } from '../helpers/test-app';
 jest.setTimeout(90_000);
 
 /**
- * Worker pools (decisions, section 11): two worker processes of one deployment, serving
+ * Worker pools: two worker processes of one deployment, serving
  * different queues, each take only their own queue's jobs; the API's /metrics shows every
  * pool's wait and run times and the age of the oldest waiting job per queue.
  */

@@ -5,7 +5,7 @@ import { loadConfig } from '../../src/config/config';
 import { ALL_QUEUES } from '../../src/jobs/queues';
 
 /**
- * docker-compose.yml runs one worker service per pool (decisions, section 11). Docker has no
+ * docker-compose.yml runs one worker service per pool. Docker has no
  * engine here, so this reads the file as Compose would (YAML merge keys resolved) and checks
  * what a running stack depends on: every pool starts with a valid configuration, and every
  * queue of src/jobs is served by exactly one pool (a queue no pool serves would wait forever).

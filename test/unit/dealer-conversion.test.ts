@@ -41,7 +41,7 @@ const MARKET = {
 const Wide = Decimal.clone({ precision: 200, rounding: Decimal.ROUND_DOWN });
 const wideCents = (n: Decimal.Value, d: Decimal.Value) => new Wide(n).div(d).toDecimalPlaces(2, Decimal.ROUND_DOWN);
 
-describe('dealer-side conversion (decisions, section 4)', () => {
+describe('dealer-side conversion', () => {
   test('when the currencies match, then the rate is identity and the amount is unchanged', async () => {
     const c = await converter(MARKET);
     const rate = c.dealerRate('USD', 'USD')!;

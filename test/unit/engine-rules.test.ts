@@ -7,7 +7,7 @@ const POINT = 0.00001;
 const askAt = (price: number) => ({ bid: dec(price).minus(2 * POINT), ask: dec(price) });
 const bidAt = (price: number) => ({ bid: dec(price), ask: dec(price).plus(2 * POINT) });
 
-describe('pending orders fire exactly at their trigger (decisions 12)', () => {
+describe('pending orders fire exactly at their trigger', () => {
   // cmd, name, which side it watches, fires when the side is at/above (up) or at/below (down) the trigger
   const cases: Array<[number, string, 'ask' | 'bid', 'up' | 'down']> = [
     [2, 'buy limit', 'ask', 'down'],

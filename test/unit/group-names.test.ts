@@ -1,6 +1,6 @@
 import { cloneName, GROUP_NAME_MAX } from '../../src/domain/groups/group-names';
 
-/** cloneName (decisions, section 9): `<name> (copy)`, `(copy 2)`, ..., within 64 characters, never half a character. */
+/** cloneName: `<name> (copy)`, `(copy 2)`, ..., within 64 characters, never half a character. */
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 

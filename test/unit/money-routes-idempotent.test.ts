@@ -1,7 +1,7 @@
 import { ROUTES } from '../../src/api/routes';
 
 /**
- * Decisions, section 4: every request that moves money (deposit, transfer, withdrawal and its
+ * Every request that moves money (deposit, transfer, withdrawal and its
  * decision, payout) takes an Idempotency-Key, through the one mechanism of the route table.
  * A money route added without it fails here, payouts included when they arrive.
  */

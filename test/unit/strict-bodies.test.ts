@@ -4,7 +4,7 @@ import { ROUTES } from '../../src/api/routes';
 import { zodIssuesToItems } from '../../src/api/validation/zod-issues';
 
 /**
- * Decisions, section 18: trading and money routes refuse unknown body fields; other routes
+ * Trading and money routes refuse unknown body fields; other routes
  * ignore them. The family is read off the route table, so a trading or money route added
  * later with a lenient body fails here.
  */

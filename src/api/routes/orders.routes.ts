@@ -40,7 +40,7 @@ async function orderForCaller(em: EntityManager, caller: Caller | undefined, tic
 
 const LoginOnly = z.object({ login: LoginText });
 
-/** A retried order request must not open, place or close twice (decisions, section 18). */
+/** A retried order request must not open, place or close twice. */
 const IDEMPOTENT =
   'Accepts an Idempotency-Key header: the same key and body within 24 hours replays the first answer ' +
   '(`Idempotent-Replayed: true`) and trades nothing; another body is 422; while the first is in flight, 409. ' +
@@ -55,7 +55,7 @@ export const orderRoutes: RouteSpec[] = [
     operationId: 'openOrder',
     summary: 'Open a market order at the current quote',
     description:
-      'Buys at ask, sells at bid (plus the group spread), and books the opening commission of the group (decisions 13). ' +
+      'Buys at ask, sells at bid (plus the group spread), and books the opening commission of the group. ' +
       "422 on volume when free margin does not cover the margin and the commission, or when the open would take the group's " +
       'exposure past its max_exposure. ' +
       IDEMPOTENT,

@@ -12,7 +12,7 @@ import { asStaff } from '../http/access';
 import { pageQuery, pageSchema } from '../http/paging';
 import { defineRoute, json, type RouteSpec } from '../http/route';
 
-/** The queue dashboard's operations for scripts (decisions, section 11), with the same permissions. */
+/** The queue dashboard's operations for scripts, with the same permissions. */
 const QueueParam = z.enum(ALL_QUEUES as [QueueName, ...QueueName[]]).describe('A queue name');
 
 export const queueRoutes: RouteSpec[] = [

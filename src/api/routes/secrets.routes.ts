@@ -31,7 +31,7 @@ const ResealQueuedSchema = z
   })
   .meta({ id: 'ResealQueued', examples: [{ job_id: 'reseal-secrets', queued: 'added', current_key_id: 'k2026b' }] });
 
-/** Data encryption keys for secrets at rest (decisions, section 18): where values stand, and the re-seal of a rotation. */
+/** Data encryption keys for secrets at rest: where values stand, and the re-seal of a rotation. */
 export const secretsRoutes: RouteSpec[] = [
   defineRoute({
     method: 'get',

@@ -5,7 +5,7 @@ import { CurrencyCode, MoneyText } from '../../platform/money-text';
 import { loadMetrics } from './account-metrics';
 import type { QuoteStore } from '../prices/quote-store';
 
-/** An account as staff and its customer see it (decisions, section 4). */
+/** An account as staff and its customer see it. */
 export const AccountSchema = z.object({
   login: z.int(),
   kind: z.enum(ACCOUNT_KINDS),

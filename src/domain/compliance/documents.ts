@@ -28,7 +28,7 @@ import {
 import { readLevels, type LevelTerms } from './verification-levels';
 import { readSealedFile, writeSealedFile, type SealedFileStatements } from './sealed-files';
 
-/** The largest file a customer may submit: 10 MiB (decisions, section 16). */
+/** The largest file a customer may submit: 10 MiB. */
 export const DOCUMENT_MAX_BYTES = 10 * 1024 * 1024;
 
 export const DocumentSchema = z.object({

@@ -7,7 +7,7 @@ import { CUSTOMER_LEVEL, CUSTOMER_LEVEL_TERMS, LOCK_CUSTOMER_DEPOSITS, WITHDRAWN
 import type { VerificationLevels } from './verification-levels';
 
 /**
- * What each verification level allows, enforced (decisions, section 16). Trading (orders,
+ * What each verification level allows, enforced. Trading (orders,
  * pending orders, transfers) and withdrawing (withdrawals, prop payouts) are refused with 403
  * VERIFICATION_REQUIRED; an amount over a daily or monthly limit is 422 at `amount`.
  * Days and months are UTC calendar days and months. Limits are money in the currency of the

@@ -9,7 +9,7 @@ import { executeNamed } from '../../db/bound-statement';
 import { TOUCH_DASHBOARD_SESSION } from './identity.queries';
 
 /**
- * The queue dashboard's sign-in (decisions, sections 11 and 18): a session of kind `dashboard`
+ * The queue dashboard's sign-in: a session of kind `dashboard`
  * whose only credential is an opaque cookie value, stored as its SHA-256. It is no access
  * token: presented as a Bearer token on the API it is not a JWT and is refused (401), and no
  * JWT is ever signed for such a session. It lives in the sessions table like any login, so

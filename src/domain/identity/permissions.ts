@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * Every permission a role or an API token scope can hold (decisions, section 3): snake_case
+ * Every permission a role or an API token scope can hold: snake_case
  * verb_object names. A staff route declares the one it needs.
  */
 export const PERMISSIONS = [

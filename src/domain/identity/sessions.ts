@@ -23,7 +23,7 @@ export const TokenPairSchema = z.object({
 });
 export type TokenPair = z.output<typeof TokenPairSchema>;
 
-/** One live session of the caller (decisions, section 3). */
+/** One live session of the caller. */
 export const SessionSchema = z.object({
   id: z.uuid(),
   created_at: z.iso.datetime(),

@@ -18,7 +18,7 @@ import { executeNamed } from '../../db/bound-statement';
 import { ACTIVE_USER_MANAGERS, ADVISORY_XACT_LOCK } from './identity.queries';
 
 /**
- * Changing staff users and roles (decisions, section 3). Every change is audited in its own
+ * Changing staff users and roles. Every change is audited in its own
  * transaction and takes effect on the affected people's very next request:
  * - a change of permissions overwrites the cached entries of their live sessions and API
  *   tokens after it commits (AuthCache.replaceActive): no waiting for an entry to expire;

@@ -26,7 +26,7 @@ interface SymbolExposure {
 }
 
 /**
- * Decisions 13: a group's exposure is the sum over its open orders of volume x contract size x
+ * A group's exposure is the sum over its open orders of volume x contract size x
  * current price, in the group's currency (per symbol |long - short| when net). The caller
  * holds the account row locked; this takes the group's exposure lock next, so opens in the
  * group take turns and each sees the ones before it. Current price is the raw quote's mid

@@ -22,7 +22,7 @@ import { recordEvent } from '../events/outbox';
 import { staffDataScope } from '../identity/staff-scope';
 
 /**
- * Tasks for staff (decisions of the CRM guide, docs/crm.md). A task about a customer is seen
+ * Tasks for staff (the rules in docs/crm.md). A task about a customer is seen
  * and changed only within the caller's scope (404 outside it); its assignee must be an active
  * staff user who can see that customer. The states move only along the allowed edges; any
  * other move is 409 TASK_STATE_CONFLICT.

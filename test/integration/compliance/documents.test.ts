@@ -11,7 +11,7 @@ import { eventsOf, expect422, expectError, expectOk } from '../trading/trading-k
 import { download, FILES, multipart, postMultipart, setLevelTerms, upload } from './compliance-kit';
 
 /**
- * Documents (decisions, section 16): a customer submits a PDF, JPEG or PNG as multipart, recognised
+ * Documents: a customer submits a PDF, JPEG or PNG as multipart, recognised
  * by its content; it is sealed at rest under DATA_ENCRYPTION_KEYS; staff with manage_compliance
  * list, download (audited), approve and reject it; the customer is told in its locale and rises
  * to the level its approved documents reach. Every bad upload is a 4xx that keeps nothing.

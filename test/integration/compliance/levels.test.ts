@@ -6,7 +6,7 @@ import { expect422, expectError, expectOk } from '../trading/trading-kit';
 import { setLevelTerms } from './compliance-kit';
 
 /**
- * Verification levels (decisions, section 16): the configuration routes, the defaults that keep
+ * Verification levels: the configuration routes, the defaults that keep
  * today's behaviour, and enforcement on every path that moves money or opens risk: 403
  * VERIFICATION_REQUIRED for what a level may not do, 422 at `amount` past a limit, race-free.
  */

@@ -5,7 +5,7 @@ import { auditOf, expectError, expectStatus, uniqueName, uniqueSymbol } from './
 
 /**
  * Who may call the group, instrument and simulator routes (view_groups, manage_groups,
- * manage_simulator; customers never), and the audit row every change leaves (decisions, 3 and 10).
+ * manage_simulator; customers never), and the audit row every change leaves.
  */
 
 let app: TestApp;

@@ -10,7 +10,7 @@ import {
   uniqueSymbol,
 } from './groups-kit';
 
-/** POST /groups/{id}/clone (endpoint 7, rule 2; decisions, section 9). */
+/** POST /groups/{id}/clone. */
 
 let app: TestApp;
 let token: string;

@@ -2,7 +2,7 @@ import { adminToken } from '../../helpers/identity';
 import { startTestApp, type TestApp } from '../../helpers/test-app';
 import { expectError, expectGroupShape, expectOneValidationError, expectStatus, sql, uniqueName, UUID } from './groups-kit';
 
-/** POST /groups (endpoint 6): the Group table's bounds, types and defaults, and unique names (decisions, section 9). */
+/** POST /groups (endpoint 6): the Group table's bounds, types and defaults, and unique names. */
 
 let app: TestApp;
 let token: string;
@@ -65,7 +65,7 @@ const REJECTED: Array<[field: string, value: unknown, type: string]> = [
   ['commission_value', 0.00001, 'decimal_max_places'],
   ['swap_multiplier', 1.00001, 'decimal_max_places'],
   ['max_exposure', 0.001, 'decimal_max_places'],
-  // commission_type is one of four words; currency is three capital letters (decisions, section 9).
+  // commission_type is one of four words; currency is three capital letters.
   ['commission_type', 'flat', 'literal_error'],
   ['commission_type', 'NONE', 'literal_error'],
   ['commission_type', '', 'literal_error'],

@@ -10,7 +10,7 @@ import {
   uniqueSymbol,
 } from './groups-kit';
 
-/** GET /groups, GET, PATCH and DELETE /groups/{id} (decisions, section 9). */
+/** GET /groups, GET, PATCH and DELETE /groups/{id}. */
 
 let app: TestApp;
 let token: string;

@@ -29,7 +29,7 @@ export function expectStatus(res: TestResponse, status: number): void {
   if (res.status !== status) throw new Error(`expected ${status}, got ${res.status}: ${res.text}`);
 }
 
-/** A 422 with exactly one validation item at `loc` of `type`, in the shape of decisions section 2. */
+/** A 422 with exactly one validation item at `loc` of `type`, in the service's error format. */
 export function expectOneValidationError(res: TestResponse, loc: (string | number)[], type: string): void {
   expectStatus(res, 422);
   expect(res.body).toEqual({ detail: [{ loc, msg: expect.any(String), type }] });

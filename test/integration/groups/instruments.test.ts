@@ -11,7 +11,7 @@ import {
   UUID,
 } from './groups-kit';
 
-/** Instruments (POST/GET /api/platform/instruments) and group instrument rows (decisions, section 5). */
+/** Instruments (POST/GET /api/platform/instruments) and group instrument rows. */
 
 let app: TestApp;
 let token: string;

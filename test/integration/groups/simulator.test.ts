@@ -4,7 +4,7 @@ import { adminToken } from '../../helpers/identity';
 import { startTestApp, waitFor, type TestApp } from '../../helpers/test-app';
 import { expectDateTime, expectError, expectOneValidationError, expectStatus, uniqueSymbol } from './groups-kit';
 
-/** The price simulator: quotes (POST/GET/DELETE /simulator/quotes) and the random walk (decisions, section 5). */
+/** The price simulator: quotes (POST/GET/DELETE /simulator/quotes) and the random walk. */
 
 let app: TestApp;
 let token: string;

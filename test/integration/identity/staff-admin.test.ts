@@ -3,7 +3,7 @@ import { ADMIN, adminToken, createStaff, type LoggedIn } from '../../helpers/ide
 import { sql, startTestApp, type TestApp } from '../../helpers/test-app';
 
 /**
- * Staff administration (decisions, section 3): GET/PATCH users and roles, DELETE roles. A
+ * Staff administration: GET/PATCH users and roles, DELETE roles. A
  * change applies to the affected people's very next request, API tokens included.
  */
 let app: TestApp;

@@ -47,7 +47,7 @@ const WORST_SAMPLE = {
 };
 
 /*
- * The bounds. Decisions section 18: no request may hold the event loop for more than 100 ms.
+ * The bounds. No request may hold the event loop for more than 100 ms.
  * That is asserted as CPU time (above), which holds however busy the machine is. /health's
  * wall-clock latency is asserted too, against 1 s: on a 2-core machine running several test
  * suites at once (load averages of 15 were seen) an idle /health already takes 100-300 ms, so

@@ -8,7 +8,7 @@ import { expectOk, openAccount } from '../trading/trading-kit';
 import { accountState, expectNoOverdraft, transfer, walletOf } from './money-kit';
 
 /**
- * Conversion cannot create money (decisions, section 4): each leg converts at the dealer side
+ * Conversion cannot create money: each leg converts at the dealer side
  * (x bid, / ask) and the result is cut toward zero to the cent, so transfers back and forth
  * between currencies, of any size, never leave the customer's accounts worth more at mid
  * prices than before. Real transfers through the API, checked against the books.

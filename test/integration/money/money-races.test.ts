@@ -6,8 +6,8 @@ import { expectOk, openAccount } from '../trading/trading-kit';
 import { accountState, decide, expectNoOverdraft, transfer, walletOf, withdraw } from './money-kit';
 
 /**
- * Races against the real service (decisions, section 4: no interleaving of requests may
- * create or destroy money or overdraw an account). Every request is sent at once; the service
+ * Races against the real service (no interleaving of requests may create or destroy money or
+ * overdraw an account). Every request is sent at once; the service
  * does not retry a deadlock or serialization failure, so one would surface here as a 500.
  */
 let app: TestApp;

@@ -6,7 +6,7 @@ import { eventsOf, expect422, expectError, expectOk, ledgerOf, openAccount } fro
 import { accountState, transfer, walletOf } from './money-kit';
 
 /**
- * Endpoint 12, POST /customers/me/transfer (decisions, section 4): both logins the caller's,
+ * Endpoint 12, POST /customers/me/transfer: both logins the caller's,
  * conversion at the dealer side of the latest quotes, two ledger legs, the transfer record and
  * the transfer.completed event in one transaction, and the exact result fields.
  */

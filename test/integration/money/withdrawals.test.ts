@@ -8,7 +8,7 @@ import { eventsOf, expect422, expectError, expectOk, ledgerOf } from '../trading
 import { accountState, decide, expectNoOverdraft, walletOf, withdraw } from './money-kit';
 
 /**
- * Endpoint 13 and the staff side (decisions, section 4): a request reserves the amount in the
+ * Endpoint 13 and the staff side: a request reserves the amount in the
  * wallet and waits; staff approve (the ledger debits the wallet) or reject (the reserve is
  * freed), each at most once, audited, with an event; payment data is stored as given and
  * never leaves through the list, events, audit rows or logs.

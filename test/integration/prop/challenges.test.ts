@@ -11,7 +11,7 @@ import { walletOf } from '../money/money-kit';
 import { eventsOf, expect422, expectError, expectOk, ledgerOf } from '../trading/trading-kit';
 
 /**
- * Prop challenges (decisions, section 17): programs, stages on their own funded accounts, the
+ * Prop challenges: programs, stages on their own funded accounts, the
  * loss rules on every tick and the pass after closes, evaluated by the workers; a breach closes
  * everything once, and the funded stage pays out the program's share.
  */

@@ -5,7 +5,7 @@ import { accountState, expectNoOverdraft, walletOf } from '../money/money-kit';
 import { eventsOf, expect422, expectError, expectOk, ledgerOf } from '../trading/trading-kit';
 
 /**
- * Prop payouts (decisions, section 8; endpoint 10): a payout reserves at most the prop
+ * Prop payouts: a payout reserves at most the prop
  * account's profit (the smaller of balance and equity, less its first deposit, less pending
  * payouts), approving moves
  * the money from the prop account to the customer's wallet through the ledger, rejecting

@@ -10,7 +10,7 @@ import { rolloverPassedToday, runEod } from '../eod/eod-kit';
 import { buildReport, csvObjects, finish, firstPageInk, pageText, parseCsv } from './report-kit';
 
 /**
- * Reports and statements (decisions, section 14): asked for over HTTP (202 at once), built
+ * Reports and statements: asked for over HTTP (202 at once), built
  * by the reports worker from one snapshot into the chunk store, downloaded with their
  * content type as an attachment; the figures of each type checked against what was booked.
  */

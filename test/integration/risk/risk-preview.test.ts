@@ -5,7 +5,7 @@ import { expect422, expectError, expectOk } from '../trading/trading-kit';
 import { allJobs, newGroup, outboxDrained, seedClosedOrders, tableFingerprints, tradingAccount, trades } from './risk-kit';
 
 /**
- * Risk rule preview (endpoint 11, decisions section 8): the input validated at exact paths,
+ * Risk rule preview: the input validated at exact paths,
  * the classification computed by a worker (queue `risk`) with one SQL aggregate, the answer
  * waiting for it with a bound; deterministic, and writing nothing but its run record.
  */

@@ -6,7 +6,7 @@ import { expectLedgerBalanced, fundedAccount, openOrder, setUpMarket, type Marke
 import { expect422, expectError, sql } from './trading-kit';
 
 /**
- * Decisions, section 18: POST /orders, /orders/pending, /orders/{ticket}/close and
+ * POST /orders, /orders/pending, /orders/{ticket}/close and
  * /orders/bulk-close take an Idempotency-Key with the money routes' rules (section 4). A
  * client that retries after a lost answer must not open, place or close twice.
  */

@@ -361,7 +361,7 @@ describe('PATCH /orders/pending/{id} (endpoint 8)', () => {
   });
 
   test('when the body carries fields endpoint 8 does not change, then each is 422 extra_forbidden and nothing applies', async () => {
-    // Decisions, section 18: trading routes refuse unknown fields rather than drop them.
+    // Trading routes refuse unknown fields rather than drop them.
     const p = await place(2);
     const res = await patch(p.order, {
       tp: 1.13,

@@ -5,7 +5,7 @@ import { group, pendingByTicket, placePending, quote, usdInstrument } from './en
 import { eventsOf, expectError, expectOk, sql } from './trading-kit';
 
 /**
- * Staff switch trading off and on (decisions, section 18): PATCH /api/crm/accounts/{login}
+ * Staff switch trading off and on: PATCH /api/crm/accounts/{login}
  * with manage_accounts, audited. Disabling cancels the waiting pending orders with reason
  * `trading_disabled`; the engine never fills an order of a disabled account, even one the
  * disabling's sweep has not reached; re-enabling lets the account trade again.

@@ -5,7 +5,7 @@ import { walletOf } from '../money/money-kit';
 import { expect422, expectOk, sql } from './trading-kit';
 
 /**
- * Decisions, section 18: trading and money routes refuse unknown body fields. Before, a
+ * Trading and money routes refuse unknown body fields. Before, a
  * mistyped `stop_loss` (the field is `sl`) was dropped and the order opened without its
  * stop. Each route below gets a typo and must answer 422 extra_forbidden at that field,
  * leaving every trading and money table as it was.

@@ -5,7 +5,7 @@ import { sql, startTestApp, waitFor, type TestApp } from '../../helpers/test-app
 import { startReceiver, type Receiver } from '../../helpers/webhook-receiver';
 
 /**
- * Webhooks per affiliate, secret rotation and event sequence numbers (decisions, section 18),
+ * Webhooks per affiliate, secret rotation and event sequence numbers,
  * against real receivers on loopback that verify with the `standardwebhooks` package:
  * - a webhook with an affiliate_id receives only events about that affiliate's customers, one
  *   without receives every event it subscribes to, and an event about no customer (a group

@@ -2,7 +2,7 @@ import { adminToken, createStaff } from '../../helpers/identity';
 import { sql, startTestApp, type TestApp } from '../../helpers/test-app';
 
 /**
- * Webhook management (endpoint 17, decisions section 7) with WEBHOOKS_ALLOW_PRIVATE_URLS off,
+ * Webhook management with WEBHOOKS_ALLOW_PRIVATE_URLS off,
  * as in production: validation, write-only secret, PATCH of only the fields sent, audit, and
  * the SSRF refusals at creation and update.
  */
