@@ -103,12 +103,13 @@ export const STATEMENT_BALANCES = namedStatement<{ account_id: string; start: Da
      from ledger_entries where account_id = :account_id and bucket = 'balance' and created_at < :until`,
 );
 
+/** In booking order: the column `seq` (a bare `seq` would name the text it is answered as, and 10 would sort before 9). */
 export const STATEMENT_LEDGER = namedStatement<{ account_id: string; start: Date; until: Date }>(
   `select seq::text as seq, ${iso('created_at')} as time, kind, amount::text as amount,
           balance_after::text as balance_after, reference_type, reference_id
-     from ledger_entries
+     from ledger_entries l
     where account_id = :account_id and bucket = 'balance' and created_at >= :start and created_at < :until
-    order by seq`,
+    order by l.seq`,
 );
 
 export const STATEMENT_CLOSED_ORDERS = namedStatement<{ account_id: string; start: Date; until: Date }>(
