@@ -1,7 +1,10 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { CompiledQuery } from 'kysely';
-import type { PoolClient } from 'pg';
+import type { Readable } from 'node:stream';
+import { escapeLiteral, type PoolClient } from 'pg';
+import { to as copyTo } from 'pg-copy-streams';
 import { pgPlaceholders, type Statement } from '../platform/named-sql';
+import { rewriteSqlCode } from '../platform/sql-scanner';
 
 /**
  * The one place where SQL reaches `pg` under the ORM without going through `em.execute`, and
@@ -20,6 +23,12 @@ export interface HeldConnection {
   readonly client: PoolClient;
   /** Runs one statement; answers its rows. */
   rows<T>(statement: Statement): Promise<T[]>;
+  /**
+   * `COPY (statement) TO STDOUT` as CSV (UTF-8, no header, LF after each record, NULL as an
+   * empty unquoted field): Postgres writes the text, read as it streams (pg-copy-streams).
+   * The stream must be read to its end before the connection runs anything else.
+   */
+  copyCsv(statement: Statement): Readable;
   /** Hands the connection back to the pool; `broken` closes it instead (a failed rollback). */
   release(broken?: boolean): void;
 }
@@ -31,6 +40,8 @@ export async function holdConnection(em: EntityManager): Promise<HeldConnection>
   return {
     client,
     rows: async <T>({ sql, values }: Statement) => (await client.query(pgPlaceholders(sql), values)).rows as T[],
+    copyCsv: (statement) =>
+      client.query(copyTo(`copy (${withLiterals(statement)}) to stdout with (format csv, encoding 'UTF8')`)),
     release: (broken = false) => {
       if (released) return;
       released = true;
@@ -48,4 +59,24 @@ export async function rowsInTransaction<T>(em: EntityManager, { sql, values }: S
   if (!em.isInTransaction()) throw new Error('rowsInTransaction needs a transaction');
   const result = await em.getKysely().executeQuery(CompiledQuery.raw(pgPlaceholders(sql), values));
   return result.rows as T[];
+}
+
+/**
+ * The statement with its values written in as quoted literals: COPY takes no parameters. Each
+ * value is a string constant (pg's escapeLiteral), which Postgres types from its context as it
+ * types a parameter sent as text (`:login::bigint`, `created_at < :until`), so the statement
+ * means what it means with parameters, and no value is ever read as SQL.
+ */
+export function withLiterals({ sql, values }: Statement): string {
+  let n = 0;
+  return rewriteSqlCode(sql, (code) => code.replace(/\?/g, () => literal(values[n++])));
+}
+
+function literal(value: unknown): string {
+  if (value === null) return 'null';
+  if (value instanceof Date) return escapeLiteral(value.toISOString());
+  if (typeof value === 'string') return escapeLiteral(value);
+  if ((typeof value === 'number' && Number.isFinite(value)) || typeof value === 'bigint' || typeof value === 'boolean')
+    return escapeLiteral(String(value));
+  throw new Error(`no literal form for a value of type ${typeof value}`);
 }

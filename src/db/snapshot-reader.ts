@@ -1,3 +1,5 @@
+import type { Readable } from 'node:stream';
+import { finished } from 'node:stream/promises';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import QueryStream from 'pg-query-stream';
 import { pgPlaceholders, type Statement } from '../platform/named-sql';
@@ -14,6 +16,9 @@ const CURSOR_BATCH = 2000;
  * grow with the size of the report.
  */
 export class SnapshotReader {
+  /** A COPY not read to its end: the connection is still in COPY mode and cannot run a rollback. */
+  private copying = false;
+
   private constructor(private readonly connection: HeldConnection) {}
 
   static async open(em: EntityManager): Promise<SnapshotReader> {
@@ -43,8 +48,27 @@ export class SnapshotReader {
     return this.connection.client.query(new QueryStream(pgPlaceholders(sql), values, { batchSize: CURSOR_BATCH }));
   }
 
+  /**
+   * The statement's rows as CSV records written by Postgres (`COPY ... TO STDOUT`, see
+   * HeldConnection.copyCsv), in the same snapshot; the next statement may run once it ends.
+   */
+  copyCsv(statement: Statement): Readable {
+    const stream = this.connection.copyCsv(statement);
+    this.copying = true;
+    finished(stream).then(
+      () => (this.copying = false),
+      () => undefined,
+    );
+    return stream;
+  }
+
   /** Ends the snapshot and hands the connection back; after an error the rollback may fail with it, which is fine. */
   async close(): Promise<void> {
+    if (this.copying) {
+      // Left in the middle of a COPY: closing the connection ends the COPY and the snapshot.
+      this.connection.release(true);
+      return;
+    }
     let broken = false;
     try {
       await this.connection.client.query('rollback');

@@ -1,8 +1,10 @@
 import { Writable } from 'node:stream';
 import { parse } from 'csv-parse/sync';
+import { stringify } from 'csv-stringify/sync';
+import fc from 'fast-check';
 import { REPORT_TYPES } from '../../src/entities/report.entity';
 import { REPORT_SECTIONS } from '../../src/domain/reports/report-sources';
-import { writeCsv } from '../../src/domain/reports/formats/csv-format';
+import { RecordEnds, writeCsv } from '../../src/domain/reports/formats/csv-format';
 import { writeJson } from '../../src/domain/reports/formats/json-format';
 import { type Column, csvCell, type ReportDocument, type Row } from '../../src/domain/reports/report-document';
 
@@ -227,3 +229,22 @@ function fromRows(rows: Row[]): () => AsyncIterable<Row> {
     yield* rows;
   };
 }
+
+test('when COPY text reaches the writer in chunks cut anywhere, then every record ends in CRLF and line breaks inside fields stay', () => {
+  const field = fc.oneof(fc.constantFrom('', 'a', '"', ',', '\n', '\r', '\r\n', 'é'), fc.string({ maxLength: 6 }));
+  fc.assert(
+    fc.property(
+      fc.array(fc.array(field, { minLength: 1, maxLength: 4 }), { maxLength: 8 }),
+      fc.array(fc.nat()),
+      (records, cuts) => {
+        const asCopy = Buffer.from(stringify(records, { record_delimiter: 'unix', quote_record_delimiter: true }));
+        const points = [...new Set(cuts.map((c) => c % (asCopy.length + 1)))].sort((a, b) => a - b);
+        const ends = new RecordEnds();
+        const pieces = [0, ...points, asCopy.length].slice(1).map((end, i, all) => asCopy.subarray(i ? all[i - 1] : 0, end));
+        const written = Buffer.concat(pieces.map((p) => ends.crlf(p))).toString('utf8');
+        expect(written).toBe(stringify(records, { record_delimiter: 'windows', quote_record_delimiter: true }));
+        expect(ends.rows).toBe(records.length);
+      },
+    ),
+  );
+});

@@ -51,7 +51,7 @@ export async function buildReport(
         now: new Date(),
         scope: reportScopeOf(claimed.scope),
       });
-      return { outcome: await write(claimed.format, doc, out, settings?.broker_name ?? DEFAULT_BROKER_NAME), out };
+      return { outcome: await write(claimed.format, doc, out, settings?.broker_name ?? DEFAULT_BROKER_NAME, reader), out };
     } finally {
       await Promise.all([reader.close(), out.settled()]);
     }
@@ -61,10 +61,16 @@ export async function buildReport(
   return { status: 'completed', rows: outcome.rows, bytes: out.bytes };
 }
 
-function write(format: ReportFormat, doc: ReportDocument, out: ChunkWriter, brokerName: string): Promise<WriteOutcome> {
+function write(
+  format: ReportFormat,
+  doc: ReportDocument,
+  out: ChunkWriter,
+  brokerName: string,
+  reader: SnapshotReader,
+): Promise<WriteOutcome> {
   switch (format) {
     case 'csv':
-      return writeCsv(doc, out);
+      return writeCsv(doc, out, (statement) => reader.copyCsv(statement));
     case 'json':
       return writeJson(doc, out);
     case 'pdf':

@@ -1,3 +1,5 @@
+import type { Statement } from '../../platform/named-sql';
+
 /**
  * What a report is before it has a format: a title, a few summary figures and tables
  * (sections) whose rows are read lazily, a row at a time. Each writer (CSV, PDF, JSON) walks
@@ -34,6 +36,12 @@ export interface Section {
   title: string;
   columns: Column[];
   rows: () => AsyncIterable<Row>;
+  /**
+   * The statement `rows` reads, when every row comes straight from it (none computed in
+   * code): the CSV writer then has Postgres write the records (csvRecords, COPY). Its columns
+   * answer as text what the writers print: numbers as exact decimals, times as ISO 8601 UTC.
+   */
+  statement?: Statement;
 }
 
 /** A figure of the report as a whole (a statement's opening balance); in CSV a row of its own. */

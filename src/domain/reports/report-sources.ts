@@ -8,7 +8,8 @@ import { PricingContext, PricingError } from '../prices/pricing-context';
 import { closingPrice, profitInQuoteCurrency } from '../prices/trading-math';
 import { DAILY_COLUMNS, dailyDocument } from './daily-report';
 import { IB_ACQUISITION_COLUMNS, IB_REWARDS_COLUMNS, ibAcquisitionDocument, ibRewardsDocument } from './partner-reports';
-import type { Column, ReportDocument, Row } from './report-document';
+import type { Statement } from '../../platform/named-sql';
+import type { Column, ReportDocument, Row, Section } from './report-document';
 import { statementTexts, type StatementTexts } from './report-texts';
 import type { SourceContext } from './source-context';
 import {
@@ -139,6 +140,12 @@ const fromArray = (rows: Row[]) => () =>
     yield* rows;
   })();
 
+/** A section's rows straight from one statement: streamed for JSON and PDF, written by Postgres for CSV. */
+const readFrom = (ctx: SourceContext, statement: Statement): Pick<Section, 'rows' | 'statement'> => ({
+  rows: () => ctx.reader.stream(statement),
+  statement,
+});
+
 const built = (now: Date) => `Times in UTC. Built ${now.toISOString()}.`;
 
 /** The document of a report: its figures read in the reader's snapshot, its rows read as it is written. */
@@ -233,12 +240,12 @@ async function statementDocument(params: StatementParams, ctx: SourceContext): P
       { key: 'equity', label: 'Equity', type: 'money', value: equity, csvColumn: 'balance_after' },
     ],
     sections: [
-      { key: 'ledger', title: 'Ledger', columns: LEDGER_COLUMNS, rows: () => ctx.reader.stream(STATEMENT_LEDGER.bind(range)) },
+      { key: 'ledger', title: 'Ledger', columns: LEDGER_COLUMNS, ...readFrom(ctx, STATEMENT_LEDGER.bind(range)) },
       {
         key: 'closed_orders',
         title: 'Orders closed in the period',
         columns: closedOrderColumns(texts),
-        rows: () => ctx.reader.stream(STATEMENT_CLOSED_ORDERS.bind(range)),
+        ...readFrom(ctx, STATEMENT_CLOSED_ORDERS.bind(range)),
       },
       { key: 'open_orders', title: 'Orders open at the end', columns: openOrderColumns(texts), rows: fromArray(openRows) },
     ],
@@ -264,7 +271,7 @@ function tradesDocument(params: TradesParams, ctx: SourceContext): ReportDocumen
     head: { type: 'trades', from: params.from, to: params.to, login: params.login ?? null, symbol: params.symbol ?? null },
     headTypes: { type: 'text', from: 'date', to: 'date', login: 'integer', symbol: 'text' },
     summary: [],
-    sections: [{ key: 'orders', title: 'Closed orders', columns: TRADE_COLUMNS, rows: () => ctx.reader.stream(bound) }],
+    sections: [{ key: 'orders', title: 'Closed orders', columns: TRADE_COLUMNS, ...readFrom(ctx, bound) }],
   };
 }
 

@@ -1,5 +1,6 @@
 import { scopeSql, type scopeParams } from '../../platform/customer-scope';
-import { namedStatement } from '../../platform/named-sql';
+import { namedStatement, type Statement } from '../../platform/named-sql';
+import type { Column } from './report-document';
 
 /** A time as ISO 8601 UTC text, formatted by Postgres: the report writers hand it on as it is. */
 const iso = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
@@ -102,12 +103,13 @@ export const STATEMENT_BALANCES = namedStatement<{ account_id: string; start: Da
      from ledger_entries where account_id = :account_id and bucket = 'balance' and created_at < :until`,
 );
 
+/** In booking order: the column `seq` (a bare `seq` would name the text it is answered as, and 10 would sort before 9). */
 export const STATEMENT_LEDGER = namedStatement<{ account_id: string; start: Date; until: Date }>(
   `select seq::text as seq, ${iso('created_at')} as time, kind, amount::text as amount,
           balance_after::text as balance_after, reference_type, reference_id
-     from ledger_entries
+     from ledger_entries l
     where account_id = :account_id and bucket = 'balance' and created_at >= :start and created_at < :until
-    order by seq`,
+    order by l.seq`,
 );
 
 export const STATEMENT_CLOSED_ORDERS = namedStatement<{ account_id: string; start: Date; until: Date }>(
@@ -269,3 +271,44 @@ export const IB_ACQUISITION = namedStatement<{ start: Date; until: Date; partner
     group by r.id, r.code, t.depth
     order by r.code, t.depth`,
 );
+
+// --- CSV records written by Postgres --------------------------------------------------------
+
+/**
+ * A text cell as csvCell writes it: a `'` in front when the text could start a spreadsheet
+ * formula (`=`, `+`, `-`, `@`, TAB or CR first, also behind leading spaces: report-document's
+ * FORMULA_START), and an empty text as NULL, which COPY writes as an empty field as
+ * csv-stringify does (COPY writes an empty string as `""`).
+ */
+const csvText = (value: string) => `case when ${value} ~ '^ *[-=+@\\t\\r]' then '''' || ${value} else nullif(${value}, '') end`;
+
+const KEY = /^[a-z_][a-z0-9_]*$/;
+
+/**
+ * The CSV record of each row of `rows`, as the CSV writer lays it out: the section's key first
+ * when the report has several (`section`), then one field per column of the file, `null` where
+ * the section has no such column. Text cells are defused in SQL; every other column is written
+ * as the statement answers it, so a section read this way answers its numbers and times as
+ * the text the writers print (times as `iso()` writes them). JSON is never read this way: the
+ * text of a jsonb value is not JSON.stringify's. `rows` is not flattened into the outer select
+ * (it ends in ORDER BY), so the records come in its order.
+ */
+export function csvRecords(rows: Statement, section: string | null, cells: Array<Column | null>): Statement {
+  const fields: string[] = [];
+  if (section !== null) fields.push(`'${keyOf(section)}'`);
+  for (const cell of cells) fields.push(csvField(cell));
+  return { sql: `select ${fields.join(', ')} from (${rows.sql}) r`, values: rows.values };
+}
+
+function csvField(cell: Column | null): string {
+  if (cell === null) return 'null';
+  const value = `r."${keyOf(cell.key)}"::text`;
+  if (cell.type === 'json') throw new Error(`column ${cell.key}: JSON cells are written by the CSV writer, not by COPY`);
+  if (cell.type === 'text') return csvText(value);
+  return value;
+}
+
+function keyOf(key: string): string {
+  if (!KEY.test(key)) throw new Error(`not a column key: ${key}`);
+  return key;
+}
