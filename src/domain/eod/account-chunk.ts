@@ -93,7 +93,9 @@ async function closeChunk(
     if (items.length === 0) return 0;
     const ids = items.filter((i) => !i.has_snapshot).map((i) => i.account_id);
     // The rows are locked by LOCK_CHUNK: this read sees what the swaps and snapshots will.
-    const accounts = ids.length ? await tx.find(Account, { id: { $in: ids } }, { populate: ['group'], orderBy: { id: 'asc' } }) : [];
+    const accounts = ids.length
+      ? await tx.find(Account, { id: { $in: ids } }, { populate: ['group'], orderBy: { id: 'asc' } })
+      : [];
     const trading = accounts.filter((a) => a.group?.getEntity());
     const tradingIds = new Set(trading.map((a) => a.id));
     const idle = items.map((i) => i.account_id).filter((id) => !tradingIds.has(id));

@@ -103,7 +103,10 @@ export async function snapshotFigures(
     const credit = dec(account.credit);
     metrics = { balance: b, credit, equity: b.plus(credit), margin: new D(0), free_margin: b.plus(credit) };
   } else {
-    const context = await pricing.of(account, open.map((o) => o.symbol));
+    const context = await pricing.of(
+      account,
+      open.map((o) => o.symbol),
+    );
     metrics = metricsOf(priced, [...open], context, leverageOf(account));
   }
   return {
