@@ -3,9 +3,9 @@ import { balanceUpdateSql } from '../ledger/posting';
 import { namedStatement } from '../../platform/named-sql';
 
 /**
- * The end of day's statements. A run's accounts are rows of eod_run_accounts; each account's
- * own transaction decides its row, so a retried job skips what is done and progress is a
- * count over those rows.
+ * The end of day's statements. A run's accounts are rows of eod_run_accounts; the transaction
+ * of the chunk holding an account decides its row, so a retried job skips what is done and
+ * progress is a count over those rows.
  */
 
 /** Records a run of the date unless one is queued or running (the partial unique index decides). */
