@@ -35,12 +35,12 @@ import { CHILD_EXEC_ARGV, fmt, type BatchRound, type Figure, type Harness, type 
  * counted) and the CPU seconds it used on the service's side; Postgres's CPU seconds likewise.
  * While the service runs, the database's wait events are sampled (what the chunks wait on).
  *
- * Sizes: BENCH_EOD_ACCOUNTS (10 000) and BENCH_EOD_ORDERS (100 000), or BENCH_EOD_SCALE=10 for
- * ten times both defaults (100 000 accounts, 1 000 000 orders); BENCH_ROUNDS (3).
+ * Sizes: BENCH_EOD_ACCOUNTS (10 000) and BENCH_EOD_ORDERS (100 000), both multiplied by
+ * BENCH_EOD_SCALE (1; 10 runs 100 000 accounts and 1 000 000 orders); BENCH_ROUNDS (3).
  */
 const SCALE = positiveInteger('BENCH_EOD_SCALE') ?? 1;
-const ACCOUNTS = positiveInteger('BENCH_EOD_ACCOUNTS') ?? 10_000 * SCALE;
-const ORDERS = positiveInteger('BENCH_EOD_ORDERS') ?? 100_000 * SCALE;
+const ACCOUNTS = (positiveInteger('BENCH_EOD_ACCOUNTS') ?? 10_000) * SCALE;
+const ORDERS = (positiveInteger('BENCH_EOD_ORDERS') ?? 100_000) * SCALE;
 const ROUNDS = positiveInteger('BENCH_ROUNDS') ?? 3;
 const CONCURRENCY = String(positiveInteger('BENCH_EOD_CONCURRENCY') ?? 8);
 const progress = progressOf('eod');
