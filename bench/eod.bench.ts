@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { cpuSecondsByName, cpuSecondsSince, processCpuSeconds } from './lib/cpu';
 import type { Pool } from 'pg';
 import { ledgerInsertSql } from '../src/domain/ledger/ledger';
 import { rolloverInstant } from '../src/domain/eod/rollover';
@@ -18,8 +19,9 @@ import { CHILD_EXEC_ARGV, fmt, type BatchRound, type Figure, type Harness, type 
  * The end of day (POST /api/backoffice/eod/runs) over ACCOUNTS trading accounts holding
  * ORDERS open orders: from the request to the run's `completed`, with the `eod` pool at 1 and
  * then 2 worker processes (each WORKER_CONCURRENCY_EOD jobs at once), in accounts per second.
- * Each account's swaps are booked and its snapshot written in its own transaction, through the
- * service's code (ledger rows, balance, account metrics at current quotes, movements).
+ * Each chunk of accounts books its swaps and writes its snapshots in one transaction, a
+ * statement per kind for the chunk, through the service's code (ledger rows, balance, account
+ * metrics at current quotes, movements, the rollover steps).
  *
  * Baseline: the same bookings and snapshots as set-based SQL through `pg` in one
  * transaction: one statement takes the (order, date) keys, changes the balances and books the
@@ -28,11 +30,17 @@ import { CHILD_EXEC_ARGV, fmt, type BatchRound, type Figure, type Harness, type 
  * Every round runs a trading date of its own (weekdays before the triple day), so each books
  * every order once.
  *
- * Memory: each worker's peak RSS (VmHWM) after its rounds. BENCH_EOD_ACCOUNTS (10 000),
- * BENCH_EOD_ORDERS (100 000) and BENCH_ROUNDS (3) change the sizes.
+ * Per process (the API, each worker): its RSS once started, its peak RSS during the rounds
+ * (VmHWM, reset once the process is up so start-up, which compiles the TypeScript, is not
+ * counted) and the CPU seconds it used on the service's side; Postgres's CPU seconds likewise.
+ * While the service runs, the database's wait events are sampled (what the chunks wait on).
+ *
+ * Sizes: BENCH_EOD_ACCOUNTS (10 000) and BENCH_EOD_ORDERS (100 000), both multiplied by
+ * BENCH_EOD_SCALE (1; 10 runs 100 000 accounts and 1 000 000 orders); BENCH_ROUNDS (3).
  */
-const ACCOUNTS = positiveInteger('BENCH_EOD_ACCOUNTS') ?? 10_000;
-const ORDERS = positiveInteger('BENCH_EOD_ORDERS') ?? 100_000;
+const SCALE = positiveInteger('BENCH_EOD_SCALE') ?? 1;
+const ACCOUNTS = (positiveInteger('BENCH_EOD_ACCOUNTS') ?? 10_000) * SCALE;
+const ORDERS = (positiveInteger('BENCH_EOD_ORDERS') ?? 100_000) * SCALE;
 const ROUNDS = positiveInteger('BENCH_ROUNDS') ?? 3;
 const CONCURRENCY = String(positiveInteger('BENCH_EOD_CONCURRENCY') ?? 8);
 const progress = progressOf('eod');
@@ -65,9 +73,11 @@ export async function run(h: Harness): Promise<Figure[]> {
       env: { ...env, BOOTSTRAP_ADMIN_EMAIL: ADMIN.email, BOOTSTRAP_ADMIN_PASSWORD: ADMIN.password },
     });
     servers.push(api);
+    const memory = new Map<string, ProcessMemory>([[api.name, startedMemory(api.pid)]]);
     const workerEnv = { ...env, WORKER_QUEUES: 'eod', WORKER_CONCURRENCY_EOD: CONCURRENCY };
     const first = await h.startWorker('eod-worker-1', workerEnv);
     servers.push(first);
+    memory.set(first.name, startedMemory(first.pid));
 
     const token = (await request<{ access_token: string }>(api, 'POST', '/api/admin/users/login', '', ADMIN, 200)).access_token;
     const group = await request<{ id: string }>(api, 'POST', '/groups', token, { name: `bench-eod-${tag}` }, 201);
@@ -117,15 +127,28 @@ export async function run(h: Harness): Promise<Figure[]> {
     progress(`seeded ${fmt(ACCOUNTS)} accounts and ${fmt(ORDERS)} open orders in ${fmt((performance.now() - t0) / 1000, 1)} s`);
 
     const figures: Figure[] = [];
-    const rss: Record<string, number> = {};
     for (const workers of [1, 2]) {
-      if (workers === 2) servers.push(await h.startWorker('eod-worker-2', workerEnv));
+      if (workers === 2) {
+        const second = await h.startWorker('eod-worker-2', workerEnv);
+        servers.push(second);
+        memory.set(second.name, startedMemory(second.pid));
+      }
       const sides: { candidate: BatchRound[]; baseline: BatchRound[] } = { candidate: [], baseline: [] };
+      const cpu = new Map<string, number>();
+      const waits = new Map<string, number>();
       for (let round = 0; round <= ROUNDS; round++) {
-        const c = await candidate(api, token, pool, dates.next().value!);
+        const before = cpuMark(servers);
+        const postgresBefore = cpuSecondsByName(['postgres']);
+        const c = await candidate(api, token, pool, dates.next().value!, waits);
+        const after = cpuMark(servers);
+        after.set('postgres', cpuSecondsSince(postgresBefore, 'postgres'));
         const b = await baseline(pool, group.id, dates.next().value!);
         // Round 0 is unmeasured: JIT, plans and the buffer cache.
-        if (round === 0) continue;
+        if (round === 0) {
+          waits.clear();
+          continue;
+        }
+        for (const [name, seconds] of after) cpu.set(name, (cpu.get(name) ?? 0) + seconds - (before.get(name) ?? 0));
         sides.candidate.push(c);
         sides.baseline.push(b);
         progress(
@@ -136,8 +159,21 @@ export async function run(h: Harness): Promise<Figure[]> {
               .join(', ')} MiB`,
         );
       }
-      for (const s of servers.filter((x) => x.name.startsWith('eod-worker')))
-        rss[`${s.name}_peak_kib_after_${workers}`] = statusKib(s.pid, 'VmHWM');
+      const processes = Object.fromEntries(
+        servers.map((s) => [
+          s.name,
+          {
+            started_rss_mib: round1(memory.get(s.name)!.startedKib / 1024),
+            peak_rss_mib: round1(statusKib(s.pid, 'VmHWM') / 1024),
+            peak_is_of_run: memory.get(s.name)!.peakReset,
+            service_cpu_s: round1(cpu.get(s.name) ?? 0),
+          },
+        ]),
+      );
+      const postgresCpu = round1(cpu.get('postgres') ?? 0);
+      const topWaits = Object.fromEntries([...waits].sort((x, y) => y[1] - x[1]).slice(0, 6));
+      progress(`${workers} worker(s): processes ${JSON.stringify(processes)}, postgres cpu ${postgresCpu} s`);
+      progress(`${workers} worker(s): database wait samples while the service ran ${JSON.stringify(topWaits)}`);
       figures.push(
         h.record({
           name: `end of day over ${fmt(ACCOUNTS)} accounts and ${fmt(ORDERS)} open orders, ${workers} eod worker process(es) vs set-based SQL via pg (accounts/s)`,
@@ -145,11 +181,17 @@ export async function run(h: Harness): Promise<Figure[]> {
           size: ACCOUNTS,
           connections: workers,
           ...sides,
-          detail: { accounts: ACCOUNTS, orders: ORDERS, concurrency_per_worker: Number(CONCURRENCY), worker_rss: { ...rss } },
+          detail: {
+            accounts: ACCOUNTS,
+            orders: ORDERS,
+            concurrency_per_worker: Number(CONCURRENCY),
+            processes,
+            postgres_cpu_s: postgresCpu,
+            waits: topWaits,
+          },
         }),
       );
     }
-    progress(`worker peak RSS (KiB): ${JSON.stringify(rss)}`);
     return figures;
   } finally {
     await Promise.all(servers.map((s) => s.stop()));
@@ -158,7 +200,13 @@ export async function run(h: Harness): Promise<Figure[]> {
   }
 }
 
-async function candidate(api: Server, token: string, pool: Pool, tradingDate: string): Promise<BatchRound> {
+async function candidate(
+  api: Server,
+  token: string,
+  pool: Pool,
+  tradingDate: string,
+  waits: Map<string, number>,
+): Promise<BatchRound> {
   const t0 = performance.now();
   const started = await request<{ id: string }>(
     api,
@@ -176,15 +224,34 @@ async function candidate(api: Server, token: string, pool: Pool, tradingDate: st
     const run = rows[0]!;
     if (run.status === 'completed' || run.status === 'failed') {
       const ms = performance.now() - t0;
+      const phases = await pool.query<{ start_ms: number; chunks_ms: number; finish_ms: number }>(PHASES, [started.id]);
       return {
         ms,
         failures: run.accounts_failed,
-        detail: { status: run.status, swaps: run.swaps_booked, done: run.accounts_done },
+        detail: { status: run.status, swaps: run.swaps_booked, done: run.accounts_done, ...phases.rows[0] },
       };
     }
+    const active = await pool.query<{ wait: string; n: number }>(WAITS);
+    for (const w of active.rows) waits.set(w.wait, (waits.get(w.wait) ?? 0) + w.n);
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+/**
+ * Where a run's time went: from the request to its fan-out (the start job), from there to the
+ * last chunk's commit (snapshots carry their transaction's start, so this is a little short),
+ * and from there to the run's completion (the finishing job).
+ */
+const PHASES = `select round(extract(epoch from r.started_at - r.created_at) * 1000)::int as start_ms,
+       round(extract(epoch from max(s.created_at) - r.started_at) * 1000)::int as chunks_ms,
+       round(extract(epoch from r.finished_at - max(s.created_at)) * 1000)::int as finish_ms
+  from eod_runs r join account_daily_snapshots s on s.trading_date = r.trading_date
+ where r.id = $1 group by r.id`;
+
+/** What the database's other active sessions wait on right now (`running` when on CPU). */
+const WAITS = `select coalesce(wait_event_type || ':' || wait_event, 'running') as wait, count(*)::int as n
+  from pg_stat_activity where datname = current_database() and state = 'active' and pid <> pg_backend_pid()
+ group by 1`;
 
 const BOOK_SWAPS = `
 with due as (
@@ -288,6 +355,35 @@ async function seed(pool: Pool, customerId: string, groupId: string): Promise<vo
   );
   await pool.query('analyze orders');
   await pool.query('analyze accounts');
+}
+
+interface ProcessMemory {
+  startedKib: number;
+  /** Whether VmHWM was reset once the process was up, so it is the peak of the rounds alone. */
+  peakReset: boolean;
+}
+
+/**
+ * A started process's RSS, then its peak reset (`5` into clear_refs, Linux 4.0+): the peak read
+ * after the rounds is then theirs, not start-up's (compiling TypeScript peaks well above).
+ */
+function startedMemory(pid: number): ProcessMemory {
+  const startedKib = statusKib(pid, 'VmRSS');
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return { startedKib, peakReset: true };
+  } catch {
+    return { startedKib, peakReset: false };
+  }
+}
+
+/** CPU seconds so far of each server process, by name. */
+function cpuMark(servers: Server[]): Map<string, number> {
+  return new Map<string, number>(servers.map((s) => [s.name, processCpuSeconds(s.pid) ?? 0]));
+}
+
+function round1(n: number): number {
+  return Math.round(n * 10) / 10;
 }
 
 function statusKib(pid: number, field: string): number {

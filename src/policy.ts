@@ -10,7 +10,7 @@ import { forfeitCustomerBonuses, resolveHeldBonuses } from './domain/bonuses/bon
 import { NegativeWalletHook } from './domain/money/negative-wallet';
 import { NotificationsConsumer } from './domain/notifications/notifications';
 import { PropChallengesConsumer } from './domain/prop/challenge-consumer';
-import { takeDayStartEquity } from './domain/prop/challenge-decisions';
+import { takeDayStartEquities } from './domain/prop/challenge-decisions';
 import { TaskRulesConsumer } from './domain/tasks/task-rules';
 import { WebhookConsumer } from './domain/webhooks/consumer';
 import { LifecycleConsumer, markDormantAtRollover } from './domain/crm/lifecycle';
@@ -49,17 +49,26 @@ export const POSTING_HOOKS: readonly PostingHook[] = [
 ];
 
 /**
- * Run for every account at the end of day, after its swaps and snapshot, in the same
- * transaction (see AccountRolloverStep): a prop challenge's day-start equity is taken at the
- * rollover, an active customer whose trading went quiet becomes dormant, and bonuses past
- * their expiry end.
+ * Run for each chunk of accounts at the end of day, after their swaps and snapshots, in the
+ * same transaction, each step once for the whole chunk (see AccountRolloverStep): a prop
+ * challenge's day-start equity is taken at the rollover, an active customer whose trading
+ * went quiet becomes dormant, and bonuses past their expiry end.
  */
 export const ACCOUNT_ROLLOVER_STEPS: readonly AccountRolloverStep[] = [
-  (em, account, rollover, figures) => takeDayStartEquity(em, account.id, figures, rollover.tradingDate).then(() => undefined),
+  (em, accounts, rollover) =>
+    takeDayStartEquities(
+      em,
+      accounts.map(({ account, figures }) => ({ accountId: account.id, figures })),
+      rollover.tradingDate,
+    ).then(() => undefined),
   markDormantAtRollover,
   // Bonuses past their expiry at the rollover lose their unreleased credit.
-  (em, account, rollover) =>
-    expireBonuses((s) => executeBoundInTransaction(em, s), account.id, rollover.cutoffAt).then(() => undefined),
+  (em, accounts, rollover) =>
+    expireBonuses(
+      (s) => executeBoundInTransaction(em, s),
+      accounts.map(({ account }) => account.id),
+      rollover.cutoffAt,
+    ).then(() => undefined),
 ];
 
 /**

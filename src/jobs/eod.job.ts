@@ -24,9 +24,11 @@ export const EodStartJob = defineJob({
 });
 
 /**
- * A chunk of a run's accounts, each in its own transaction: the account's swaps, then its
- * snapshot. An account that fails is retried with the chunk (those done are skipped); after
- * the last attempt it is counted failed and the parent still runs.
+ * A chunk of a run's accounts, in one transaction: their swaps, their snapshots and the
+ * rollover steps, each a statement for the whole chunk (one transaction per account only when
+ * one fails). An account that fails is retried with the chunk (those done are skipped); after
+ * the last attempt it is counted failed and the parent still runs. At most 100 accounts: a
+ * chunk holds its accounts' rows locked (a close on one of them waits) for as long as it runs.
  */
 export const EodAccountsJob = defineJob({
   name: 'eod-accounts',

@@ -35,7 +35,7 @@ export const eodStartProcessor = defineProcessor(
   },
 );
 
-/** A chunk of accounts: each one's swaps and snapshot in its own transaction. */
+/** A chunk of accounts: their swaps, snapshots and rollover steps in one transaction, a statement per kind. */
 export const eodAccountsProcessor = defineProcessor(
   EodAccountsJob,
   async ({ run_id, account_ids }, { em, services }) =>

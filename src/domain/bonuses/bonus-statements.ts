@@ -83,11 +83,12 @@ export const BONUSES_OF_DEPOSIT = namedStatement<{ account_id: string; deposit_i
     order by b.created_at, b.id for update of b`,
 );
 
-/** The active bonuses past their expiry on one account, locked. */
-export const EXPIRED_BONUSES = namedStatement<{ account_id: string; at: Date }>(
+/** The active bonuses past their expiry on some accounts (a JSON array), locked. */
+export const EXPIRED_BONUSES = namedStatement<{ account_ids: string; at: Date }>(
   `select ${BONUS_COLUMNS} from bonuses b join bonus_programs p on p.id = b.program_id
-    where b.account_id = :account_id::uuid and b.status = 'active' and b.expires_at <= :at
-    order by b.created_at, b.id for update of b`,
+    where b.account_id in (select jsonb_array_elements_text(:account_ids::jsonb)::uuid) and b.status = 'active'
+      and b.expires_at <= :at
+    order by b.account_id, b.created_at, b.id for update of b`,
 );
 
 /** A new bonus: `active` (its credit booked next by the caller), `pending`, or `on_hold` with what its release makes it. */

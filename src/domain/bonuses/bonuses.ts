@@ -345,9 +345,13 @@ export async function cancelBonus(em: EntityManager, actor: StaffCaller, id: str
   });
 }
 
-/** The EOD step: active bonuses of the (locked) account past expires_at expire. */
-export async function expireBonuses(run: RunBound, accountId: string, at: Date): Promise<number> {
-  const due = await run<BonusRow>(EXPIRED_BONUSES.bind({ account_id: accountId, at }));
+/**
+ * The EOD step for a chunk of (locked) accounts: their active bonuses past expires_at expire.
+ * One statement finds them for the whole chunk; each one found then ends as any bonus does.
+ */
+export async function expireBonuses(run: RunBound, accountIds: readonly string[], at: Date): Promise<number> {
+  if (accountIds.length === 0) return 0;
+  const due = await run<BonusRow>(EXPIRED_BONUSES.bind({ account_ids: JSON.stringify(accountIds), at }));
   for (const b of due) await endBonus(run, b, 'expired', 'expired');
   return due.length;
 }

@@ -1,7 +1,6 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Customer, type LifecycleStage } from '../../entities/customer.entity';
-import type { Account } from '../../entities/account.entity';
 import { executeNamed } from '../../db/bound-statement';
 import { dec } from '../../platform/decimal';
 import { defineConsumer, type OutboxEvent } from '../events/consumers';
@@ -90,7 +89,9 @@ function depositAmount(value: unknown): string | null {
   }
 }
 
-/** The end of day's step: the account's customer turns dormant when its trading went quiet (MARK_DORMANT). */
-export const markDormantAtRollover: AccountRolloverStep = async (em, account: Account, rollover) => {
-  await executeNamed(em, MARK_DORMANT.bind({ customer_id: account.customer.id, cutoff_at: rollover.cutoffAt }));
+/** The end of day's step: the chunk's customers turn dormant when their trading went quiet (MARK_DORMANT). */
+export const markDormantAtRollover: AccountRolloverStep = async (em, accounts, rollover) => {
+  const customers = [...new Set(accounts.map(({ account }) => account.customer.id))];
+  if (customers.length === 0) return;
+  await executeNamed(em, MARK_DORMANT.bind({ customer_ids: JSON.stringify(customers), cutoff_at: rollover.cutoffAt }));
 };

@@ -1,26 +1,31 @@
-import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Account } from '../../entities/account.entity';
 import { executeNamed } from '../../db/bound-statement';
 import type { QuoteStore } from '../prices/quote-store';
 import { swapOf, type RolloverOfDate, type RolloverOrder } from './account-swaps';
-import { chunkTermsCache, snapshotFigures, type SnapshotFigures } from './daily-snapshot';
+import { ChunkPricing, chunkTermsCache, snapshotFigures, type SnapshotFigures } from './daily-snapshot';
 import type { PricingTermsCache } from '../prices/pricing-terms';
 import { BOOK_CHUNK_SWAPS, LOCK_CHUNK, MARK_ACCOUNTS_DONE, OPEN_ORDERS_OF_CHUNK, WRITE_CHUNK_SNAPSHOTS } from './eod.queries';
 import { readEodRun, rolloverOfRun } from './eod-runs';
 
+/** An account of a chunk as the rollover steps see it: locked, its swaps booked, its snapshot written. */
+export interface RolloverAccount {
+  account: Account;
+  /** The account's figures at the rollover, after its swaps (its balance and equity: a day-start equity). */
+  figures: SnapshotFigures;
+}
+
 /**
- * A step of an account's rollover, run after its swaps and snapshot in the same transaction,
- * with the account row locked (a prop challenge takes its day-start equity). Steps must be
- * idempotent per (account, trading date): a retried job runs them again only when the
- * transaction that ran them rolled back.
+ * A step of the rollover, run for a whole chunk of accounts after their swaps and snapshots in
+ * the same transaction, with the account rows locked (a prop challenge takes its day-start
+ * equity). A step is set-based: a statement for the chunk, never one per account, so its cost
+ * does not grow with the chunk's round trips. Steps must be idempotent per (account, trading
+ * date): a retried job runs them again only when the transaction that ran them rolled back.
  */
 export type AccountRolloverStep = (
   em: EntityManager,
-  account: Account,
+  accounts: readonly RolloverAccount[],
   rollover: RolloverOfDate,
-  /** The account's figures at the rollover, after its swaps (its balance and equity: a day-start equity). */
-  figures: SnapshotFigures,
 ) => Promise<void>;
 
 /** Some accounts of a chunk failed; the job is retried for them (those done are skipped). */
@@ -63,12 +68,13 @@ export async function closeAccountsOfRun(
 }
 
 /**
- * The end of day of some accounts, in one transaction: their items of the run and their rows
- * are locked (the account row lock is what every close and balance change takes, so the
- * balances and open orders read here are the ones the swaps and snapshots see), their swaps
- * are booked, their snapshots written and their items marked done, then the steps run. An
- * item decided already is skipped; an account whose snapshot of the date exists (an earlier
- * run did the date) is marked done with nothing booked.
+ * The end of day of some accounts, in one transaction and a fixed number of statements
+ * whatever their number: their items of the run and their account rows are locked (in account
+ * id order, as every balance change locks accounts; the account rows only, never the group
+ * rows they join, which every chunk shares), their swaps are booked, their snapshots written
+ * and their items marked done, then the steps run, each once for the chunk. An item decided
+ * already is skipped; an account whose snapshot of the date exists (an earlier run did the
+ * date) is marked done with nothing booked.
  */
 async function closeChunk(
   em: EntityManager,
@@ -86,16 +92,13 @@ async function closeChunk(
     );
     if (items.length === 0) return 0;
     const ids = items.filter((i) => !i.has_snapshot).map((i) => i.account_id);
-    // Locked in id order, as every balance change locks accounts.
+    // The rows are locked by LOCK_CHUNK: this read sees what the swaps and snapshots will.
     const accounts = ids.length
-      ? await tx.find(
-          Account,
-          { id: { $in: ids } },
-          { lockMode: LockMode.PESSIMISTIC_WRITE, populate: ['group'], orderBy: { id: 'asc' } },
-        )
+      ? await tx.find(Account, { id: { $in: ids } }, { populate: ['group'], orderBy: { id: 'asc' } })
       : [];
     const trading = accounts.filter((a) => a.group?.getEntity());
-    const idle = items.map((i) => i.account_id).filter((id) => !trading.some((a) => a.id === id));
+    const tradingIds = new Set(trading.map((a) => a.id));
+    const idle = items.map((i) => i.account_id).filter((id) => !tradingIds.has(id));
     if (idle.length) await executeNamed(tx, MARK_ACCOUNTS_DONE.bind({ run_id: runId, account_ids: JSON.stringify(idle) }));
     if (trading.length === 0) return items.length;
 
@@ -108,15 +111,19 @@ async function closeChunk(
       }),
     );
     const byAccount = new Map<string, RolloverOrder[]>();
-    for (const o of orders) byAccount.set(o.account_id, [...(byAccount.get(o.account_id) ?? []), o]);
+    for (const o of orders) {
+      const list = byAccount.get(o.account_id);
+      if (list) list.push(o);
+      else byAccount.set(o.account_id, [o]);
+    }
 
-    const owed = trading.flatMap((a) =>
-      (byAccount.get(a.id) ?? [])
-        .filter((o) => o.due)
-        .map((o) => ({ account_id: a.id, ticket: o.ticket, amount: swapOf(o, a.group!.getEntity(), rollover) }))
-        .filter((o) => !o.amount.isZero())
-        .map((o) => ({ ...o, amount: o.amount.toFixed(2) })),
-    );
+    const owed: { account_id: string; ticket: string; amount: string }[] = [];
+    for (const a of trading)
+      for (const o of byAccount.get(a.id) ?? []) {
+        if (!o.due) continue;
+        const amount = swapOf(o, a.group!.getEntity(), rollover);
+        if (!amount.isZero()) owed.push({ account_id: a.id, ticket: o.ticket, amount: amount.toFixed(2) });
+      }
     const booked = new Map<string, { balance: string; booked: number }>();
     if (owed.length) {
       const rows = await executeNamed<{ account_id: string; balance: string; booked: number }>(
@@ -126,8 +133,9 @@ async function closeChunk(
       for (const r of rows) booked.set(r.account_id, r);
     }
 
+    const pricing = new ChunkPricing(tx, quotes, terms);
     const snapshots = [];
-    const figuresOf = new Map<string, SnapshotFigures>();
+    const rolled: RolloverAccount[] = [];
     for (const account of trading) {
       const open = (byAccount.get(account.id) ?? []).map((o) => ({
         symbol: o.symbol,
@@ -137,8 +145,8 @@ async function closeChunk(
         openPrice: o.open_price,
       }));
       const swaps = booked.get(account.id);
-      const figures = await snapshotFigures(tx, quotes, terms, account, swaps?.balance ?? account.balance, open);
-      figuresOf.set(account.id, figures);
+      const figures = await snapshotFigures(pricing, account, swaps?.balance ?? account.balance, open);
+      rolled.push({ account, figures });
       snapshots.push({
         account_id: account.id,
         login: account.login,
@@ -151,7 +159,7 @@ async function closeChunk(
       tx,
       WRITE_CHUNK_SNAPSHOTS.bind({ run_id: runId, trading_date: rollover.tradingDate, rows: JSON.stringify(snapshots) }),
     );
-    for (const account of trading) for (const step of steps) await step(tx, account, rollover, figuresOf.get(account.id)!);
+    for (const step of steps) await step(tx, rolled, rollover);
     return items.length;
   });
 }

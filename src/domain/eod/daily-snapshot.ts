@@ -39,12 +39,41 @@ export function dailySnapshotView(s: AccountDailySnapshot): DailySnapshotView {
 }
 
 /**
- * Pricing terms shared by the accounts of one chunk, which differ only by currency, group and
- * symbols held: a chunk makes its own cache and drops it when done, so the TTL only bounds a
- * chunk that runs unusually long.
+ * Pricing terms shared by the accounts of one chunk (and its one-by-one retry), which differ
+ * only by currency, group and symbols held: a chunk makes its own cache and drops it when
+ * done, so the TTL only bounds a chunk that runs unusually long.
  */
 export function chunkTermsCache(): PricingTermsCache {
   return new PricingTermsCache(10 * 60_000);
+}
+
+/**
+ * The prices of one chunk's snapshots: one PricingContext per (currency, group, symbols held),
+ * so the quotes are read once per such key for the whole chunk rather than once per account,
+ * and every account of the chunk holding the same symbols is valued at the same quotes.
+ */
+export class ChunkPricing {
+  private readonly contexts = new Map<string, Promise<PricingContext>>();
+
+  constructor(
+    private readonly em: EntityManager,
+    private readonly quotes: QuoteStore,
+    private readonly terms: PricingTermsCache,
+  ) {}
+
+  of(account: Account, symbols: readonly string[]): Promise<PricingContext> {
+    const sorted = [...new Set(symbols)].sort();
+    const groupId = account.group?.id ?? null;
+    const key = `${account.currency}|${groupId ?? ''}|${sorted.join(',')}`;
+    let context = this.contexts.get(key);
+    if (!context) {
+      context = this.terms
+        .get(this.em, { currency: account.currency, groupId }, sorted)
+        .then((terms) => PricingContext.priced(this.quotes, account.currency, sorted, terms));
+      this.contexts.set(key, context);
+    }
+    return context;
+  }
 }
 
 /** An account's figures at the end of the day, as money text. */
@@ -58,13 +87,11 @@ export interface SnapshotFigures {
 
 /**
  * Balance, equity (credit included), margin, free margin and floating profit from the account metrics
- * (metricsOf) at current quotes. `balance` is the balance after the swaps: the entity keeps
+ * (metricsOf) at the chunk's quotes. `balance` is the balance after the swaps: the entity keeps
  * the one it was loaded with, as the swaps changed the row by SQL.
  */
 export async function snapshotFigures(
-  em: EntityManager,
-  quotes: QuoteStore,
-  terms: PricingTermsCache,
+  pricing: ChunkPricing,
   account: Account,
   balance: string,
   open: readonly OpenPosition[],
@@ -76,15 +103,11 @@ export async function snapshotFigures(
     const credit = dec(account.credit);
     metrics = { balance: b, credit, equity: b.plus(credit), margin: new D(0), free_margin: b.plus(credit) };
   } else {
-    const symbols = [...new Set(open.map((o) => o.symbol))].sort();
-    const pricing = await PricingContext.load(
-      em,
-      quotes,
-      priced,
-      symbols,
-      await terms.get(em, { currency: account.currency, groupId: account.group?.id ?? null }, symbols),
+    const context = await pricing.of(
+      account,
+      open.map((o) => o.symbol),
     );
-    metrics = metricsOf(priced, [...open], pricing, leverageOf(account));
+    metrics = metricsOf(priced, [...open], context, leverageOf(account));
   }
   return {
     balance: metrics.balance.toFixed(2),

@@ -3,9 +3,9 @@ import { balanceUpdateSql } from '../ledger/posting';
 import { namedStatement } from '../../platform/named-sql';
 
 /**
- * The end of day's statements. A run's accounts are rows of eod_run_accounts; each account's
- * own transaction decides its row, so a retried job skips what is done and progress is a
- * count over those rows.
+ * The end of day's statements. A run's accounts are rows of eod_run_accounts; the transaction
+ * of the chunk holding an account decides its row, so a retried job skips what is done and
+ * progress is a count over those rows.
  */
 
 /** Records a run of the date unless one is queued or running (the partial unique index decides). */
@@ -115,15 +115,20 @@ export const RUNS_FOR_METRICS = namedStatement<Record<string, never>>(
  * its own (domain/eod/account-chunk.ts).
  */
 
-/** The chunk's items still pending, locked in account order, with whether the date's snapshot exists. */
+/**
+ * The chunk's items still pending and their account rows, locked in account order (the order
+ * every balance change locks accounts in), with whether the date's snapshot exists: one
+ * statement for the chunk. `of i, a`: those rows only, never a row the chunks share.
+ */
 export const LOCK_CHUNK = namedStatement<{ run_id: string; account_ids: string; trading_date: string }>(
   `select i.account_id,
           exists (select 1 from account_daily_snapshots s where s.account_id = i.account_id and s.trading_date = :trading_date) as has_snapshot
      from eod_run_accounts i
+     join accounts a on a.id = i.account_id
     where i.run_id = :run_id and i.status = 'pending'
       and i.account_id in (select jsonb_array_elements_text(:account_ids::jsonb)::uuid)
     order by i.account_id
-      for update`,
+      for update of i, a`,
 );
 
 export const MARK_ACCOUNTS_DONE = namedStatement<{ run_id: string; account_ids: string }>(

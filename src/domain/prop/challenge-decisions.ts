@@ -18,7 +18,7 @@ import {
   MARK_CLOSED_OUT,
   OPEN_TICKETS,
   PASS_CHALLENGE,
-  TAKE_DAY_START,
+  TAKE_DAY_STARTS,
 } from './prop.queries';
 
 /**
@@ -131,21 +131,33 @@ export async function closeOutChallenge(em: EntityManager, quotes: QuoteStore, c
 }
 
 /**
- * Takes the day start of the active challenge on an account at the rollover of trading date
- * `tradingDate`: the larger of its balance and equity as the end of
- * day's account job sees them, after that night's swaps. Once per challenge and date: a date
- * older than the last taken (a back-filled run) leaves it alone; the end of day runs an
- * account's steps once per date.
+ * Takes the day start of the active challenges on some accounts at the rollover of trading date
+ * `tradingDate`, in one statement: for each, the larger of its balance and equity as the end
+ * of day's account job sees them, after that night's swaps. Once per challenge and date: a
+ * date older than the last taken (a back-filled run) leaves it alone; the end of day runs an
+ * account's steps once per date. Answers how many challenges moved.
  */
+export async function takeDayStartEquities(
+  em: EntityManager,
+  accounts: readonly { accountId: string; figures: { balance: string; equity: string } }[],
+  tradingDate: string,
+): Promise<number> {
+  if (accounts.length === 0) return 0;
+  const rows = accounts.map(({ accountId, figures }) => {
+    const balance = dec(figures.balance);
+    const equity = dec(figures.equity);
+    return { account_id: accountId, value: (equity.gt(balance) ? equity : balance).toFixed(2) };
+  });
+  const moved = await executeNamed(em, TAKE_DAY_STARTS.bind({ rows: JSON.stringify(rows), day: tradingDate }));
+  return moved.length;
+}
+
+/** takeDayStartEquities of one account: whether its challenge moved. */
 export async function takeDayStartEquity(
   em: EntityManager,
   accountId: string,
   figures: { balance: string; equity: string },
   tradingDate: string,
 ): Promise<boolean> {
-  const balance = dec(figures.balance);
-  const equity = dec(figures.equity);
-  const value = (equity.gt(balance) ? equity : balance).toFixed(2);
-  const moved = await executeNamed(em, TAKE_DAY_START.bind({ account_id: accountId, value, day: tradingDate }));
-  return moved.length > 0;
+  return (await takeDayStartEquities(em, [{ accountId, figures }], tradingDate)) > 0;
 }

@@ -42,15 +42,17 @@ export const RAISE_HIGH_WATER_MARKS = namedStatement<{ rows: string }>(
 );
 
 /**
- * Takes the day start of an account's active challenge at the rollover of trading date `day`.
+ * Takes the day start of the active challenges of some accounts at the rollover of trading
+ * date `day`, one statement for them all (`rows`: `[{account_id, value}]`).
  * `day_start_date` is the date of the rollover that last took it (the start date before the
  * first): the first rollover on the start date takes it, a date already taken is not taken
  * again by the same account job, and an older date (a back-filled run) never moves it back.
  */
-export const TAKE_DAY_START = namedStatement<{ account_id: string; value: string; day: string }>(
-  `update prop_challenges set day_start_equity = :value::numeric, day_start_date = :day::date, updated_at = now()
-    where account_id = :account_id::uuid and status = 'active' and day_start_date <= :day::date
-   returning id`,
+export const TAKE_DAY_STARTS = namedStatement<{ rows: string; day: string }>(
+  `update prop_challenges c set day_start_equity = v.value, day_start_date = :day::date, updated_at = now()
+     from jsonb_to_recordset(:rows::jsonb) as v(account_id uuid, value numeric)
+    where c.account_id = v.account_id and c.status = 'active' and c.day_start_date <= :day::date
+   returning c.id`,
 );
 
 /**
