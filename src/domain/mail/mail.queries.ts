@@ -1,8 +1,9 @@
 import { namedStatement } from '../../platform/named-sql';
 
 /**
- * The mail outbox sweep's statements, with named parameters. Both claim rows with
- * SKIP LOCKED, so sweeps running in several workers never take the same mail.
+ * The mail outbox's statements, with named parameters: the relay's sweep, a send run's claim
+ * and its record. Every claim takes rows with SKIP LOCKED, so sweeps and send runs in several
+ * workers never take the same mail.
  */
 
 /**

@@ -114,7 +114,11 @@ export async function sendMailBatch(em: EntityManager, sending: MailSending, run
       .map((o) => sending.retryLater(o.id, sending.backoffMs * 2 ** (o.attempts - 1)).catch(() => undefined)),
   );
 
-  const counts = { claimed: claimed.length, sent: outcomes.filter((o) => o.status === 'sent' || o.status === 'logged').length, lost: lost.length };
+  const counts = {
+    claimed: claimed.length,
+    sent: outcomes.filter((o) => o.status === 'sent' || o.status === 'logged').length,
+    lost: lost.length,
+  };
   const own = outcomes.find((o) => o.id === run.mailId);
   if (!own) return lost.some((r) => r.id === run.mailId) ? { status: 'unknown', ...counts } : { skipped: true, ...counts };
   if (own.status === 'failed') throw new PermanentJobFailure(own.last_error ?? 'failed');
@@ -123,9 +127,20 @@ export async function sendMailBatch(em: EntityManager, sending: MailSending, run
 }
 
 /** Renders, sends and decides one claimed row; never throws for the row's own sake. */
-async function sendOne(em: EntityManager, sending: MailSending, row: ClaimedRow, templates: RenderBatch, run: MailRun): Promise<Outcome> {
+async function sendOne(
+  em: EntityManager,
+  sending: MailSending,
+  row: ClaimedRow,
+  templates: RenderBatch,
+  run: MailRun,
+): Promise<Outcome> {
   const outcome = { id: row.id, attempts: row.attempts, provider_message_id: null, sent_at: null, subject: null };
-  const failed = (reason: string, attempts = row.attempts): Outcome => ({ ...outcome, attempts, status: 'failed', last_error: reason });
+  const failed = (reason: string, attempts = row.attempts): Outcome => ({
+    ...outcome,
+    attempts,
+    status: 'failed',
+    last_error: reason,
+  });
   // Claimed past the bound: nothing was handed over, so the claim does not count as a try.
   if (row.attempts > sending.maxAttempts) return failed(`gave up after ${sending.maxAttempts} attempts`, row.attempts - 1);
 
@@ -135,7 +150,11 @@ async function sendOne(em: EntityManager, sending: MailSending, row: ClaimedRow,
     secrets = row.secret_data
       ? (JSON.parse(sending.secrets.open(row.secret_data, `the secret values of mail ${row.id}`)) as Record<string, string>)
       : {};
-    rendered = await sending.renderer.render(em, { template: row.template, locale: row.locale, data: row.data, secrets }, templates);
+    rendered = await sending.renderer.render(
+      em,
+      { template: row.template, locale: row.locale, data: row.data, secrets },
+      templates,
+    );
   } catch (err) {
     // Retrying cannot make a template appear or a sealed value open under a key this process lacks.
     if (err instanceof MailTemplateError) return failed(err.message);
