@@ -14,9 +14,9 @@ import { type BatchRound, type Figure, type Harness } from './lib/harness';
  * Mail through the queue: mails per second from a committed `mail_messages` row to a local
  * SMTP sink through the whole path the service uses (the outbox rows written, one send-mail
  * job each added to BullMQ, and the real worker tier, a child process as in production
- * (ROLE=worker, WORKER_CONCURRENCY 8), which reads each row, renders its built-in template
- * from `email_templates`, claims it, sends it over the pooled nodemailer transport and records
- * it), against nodemailer sending the same rendered messages straight to the same sink from
+ * (ROLE=worker, WORKER_CONCURRENCY 8), whose send runs claim rows in batches, render them
+ * from `email_templates`, send them over the pooled nodemailer transport and record each batch
+ * in one statement), against nodemailer sending the same rendered messages straight to the same sink from
  * this process, over a pool of the same size with as many sends in flight (aim: a ratio of at
  * least 0.6). The sink (smtp-server) runs in a child of its own.
  *

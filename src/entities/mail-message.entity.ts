@@ -2,8 +2,8 @@ import { Entity, Enum, Index, Property } from '@mikro-orm/decorators/legacy';
 import { BaseEntity } from './base.entity';
 
 /**
- * `queued` waits for a send; `sending` is committed just before the SMTP hand-off and left only
- * by recording the outcome; `unknown` is a row found still `sending` after its worker died (the
+ * `queued` waits for a send; `sending` is committed (by a batch claim) before the SMTP hand-off
+ * and left only by recording the outcome; `unknown` is a row found still `sending` after its worker died (the
  * server may or may not have the mail, so it is never sent again); `sent`, `logged`, `failed`
  * and `unknown` are final.
  */
@@ -28,7 +28,7 @@ export type MailStatus = (typeof MAIL_STATUSES)[number];
   expression: `create index "mail_messages_sending_index" on "mail_messages" ("updated_at") where "status" = 'sending'`,
 })
 export class MailMessage extends BaseEntity<
-  'status' | 'attempts' | 'secretData' | 'subject' | 'providerMessageId' | 'lastError' | 'sentAt'
+  'status' | 'attempts' | 'secretData' | 'subject' | 'providerMessageId' | 'lastError' | 'sentAt' | 'claimedBy'
 > {
   /** The template key (password_reset, ...): what the mail is for. */
   @Property({ type: 'string', length: 64 })
@@ -68,4 +68,11 @@ export class MailMessage extends BaseEntity<
 
   @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
   sentAt?: Date | null = null;
+
+  /**
+   * The send run (its job id) that last claimed the row, kept after the outcome: a row still
+   * `sending` under a run's id when that run starts again was left by its own dead attempt.
+   */
+  @Property({ type: 'string', length: 64, nullable: true })
+  claimedBy?: string | null = null;
 }

@@ -50,9 +50,13 @@ export class JobProducer {
   /**
    * Makes sure a job with the payload's id is queued: adds it unless one is waiting, delayed
    * or running. A finished one, kept for dashboards, is removed first (its id would make the
-   * add a no-op). For jobs with a `jobId` rule only.
+   * add a no-op). For jobs with a `jobId` rule only. `delay`: the added job waits that long first.
    */
-  async ensureQueued<S extends JobDefinition>(def: S, payload: PayloadInput<S>): Promise<'added' | 'replaced' | 'present'> {
+  async ensureQueued<S extends JobDefinition>(
+    def: S,
+    payload: PayloadInput<S>,
+    opts: { delay?: number } = {},
+  ): Promise<'added' | 'replaced' | 'present'> {
     const data = def.schema.parse(payload);
     if (!def.jobId) throw new Error(`job "${def.name}" has no job id rule`);
     if (this.connection.status !== 'ready') throw errors.queueUnavailable();
@@ -61,7 +65,7 @@ export class JobProducer {
     const state = await withTimeout(queue.getJobState(jobId), ENQUEUE_TIMEOUT_MS);
     if (state !== 'unknown' && state !== 'completed' && state !== 'failed') return 'present';
     if (state !== 'unknown') await withTimeout(queue.remove(jobId), ENQUEUE_TIMEOUT_MS);
-    await withTimeout(queue.add(def.name, data, { ...def.options, jobId }), ENQUEUE_TIMEOUT_MS);
+    await withTimeout(queue.add(def.name, data, { ...def.options, ...opts, jobId }), ENQUEUE_TIMEOUT_MS);
     return state === 'unknown' ? 'added' : 'replaced';
   }
 

@@ -32,8 +32,12 @@ export interface RenderedMail {
  * CodeTemplateRenderer renders templates given in code (tests, tools).
  */
 export interface MailRenderer {
-  render(em: EntityManager, request: MailRenderRequest): Promise<RenderedMail>;
+  /** `batch`: mails rendered together share it, so each template is read once for them all. */
+  render(em: EntityManager, request: MailRenderRequest, batch?: RenderBatch): Promise<RenderedMail>;
 }
+
+/** The template rows read for one batch of mails, by key. */
+export type RenderBatch = Map<string, Promise<EmailTemplate | null>>;
 
 export interface MailTranslation {
   subject: string;
@@ -95,8 +99,13 @@ export class CodeTemplateRenderer implements MailRenderer {
 
 /** Renders the operator-edited templates of the `email_templates` table, read at send time. */
 export class EmailTemplateRenderer implements MailRenderer {
-  async render(em: EntityManager, request: MailRenderRequest): Promise<RenderedMail> {
-    const row = await em.findOne(EmailTemplate, { key: request.template }, { refresh: true });
+  async render(em: EntityManager, request: MailRenderRequest, batch?: RenderBatch): Promise<RenderedMail> {
+    let read = batch?.get(request.template);
+    if (!read) {
+      read = em.findOne(EmailTemplate, { key: request.template }, { refresh: true });
+      batch?.set(request.template, read);
+    }
+    const row = await read;
     if (!row) throw new MailTemplateError(`no mail template "${request.template}"`);
     // A part seen for the first time costs up to tens of milliseconds to check: one at a time,
     // with a turn of the event loop between them (the checks are cached for the render below).

@@ -49,7 +49,7 @@ afterAll(async () => {
 
 const row = (id: string) => api.runtime.services.orm.em.fork().findOneOrFail(MailMessage, id, { refresh: true });
 
-test('when the worker dies between the SMTP hand-off and recording it, then the mail is marked unknown and never sent again', async () => {
+test('when the worker dies between the SMTP hand-off and recording a batch, then every mail of the batch is marked unknown and never sent again', async () => {
   const env = { SMTP_URL: smtp.url, WORKER_LOCK_MS: '2000', MAIL_REQUEUE_AFTER_SECONDS: '1' };
   doomed = spawnService({
     ROLE: 'worker',
@@ -61,38 +61,48 @@ test('when the worker dies between the SMTP hand-off and recording it, then the 
   });
   await doomed.waitForLog('workers started');
 
-  const { mail } = await queueResetMail(api, { to: 'crash-1@broker.test' });
-  await dispatchMail(api.runtime.services.jobs, mail);
-  const offered = await held;
-  expect(messageIdOf(offered.raw)).toBe(mail.id);
-  expect((await row(mail.id)).status).toBe('sending');
+  // Three committed mails, one job: its run claims all three as one batch.
+  const mails = [];
+  for (let i = 1; i <= 3; i++) mails.push((await queueResetMail(api, { to: `crash-${i}@broker.test` })).mail);
+  const [mail] = mails;
+  await dispatchMail(api.runtime.services.jobs, mail!);
+  await held;
+  const crashIds = () => smtp.offered.filter((m) => m.to[0]!.startsWith('crash')).map((m) => messageIdOf(m.raw));
+  await waitFor('the whole batch to be offered', async () => crashIds().length === 3);
+  expect(crashIds().sort()).toEqual(mails.map((m) => m.id).sort());
+  for (const m of mails) expect(await row(m.id)).toMatchObject({ status: 'sending', claimedBy: `mail-${mail!.id}` });
   doomed.child.kill('SIGKILL');
   await doomed.exited;
   release();
 
-  // The server keeps the message it was given; a new worker takes the stalled job over.
-  await waitFor('the server to accept the held message', async () => smtp.received.length === 1);
+  // The server keeps the messages it was given; a new worker takes the stalled job over.
+  await waitFor('the server to accept the held messages', async () => smtp.received.length === 3);
   rescuer = await startTestApp({ shareWith: api, env: { ROLE: 'worker', ...env } });
-  const settled = await waitFor(
-    'the orphaned mail to settle',
-    async () => {
-      const m = await row(mail.id);
-      return m.status === 'sending' ? undefined : m;
-    },
-    20_000,
-  );
-  expect(settled).toMatchObject({
-    status: 'unknown',
-    attempts: 1,
-    secretData: null,
-    lastError: expect.stringMatching(/at most once/),
-  });
+  for (const m of mails) {
+    const settled = await waitFor(
+      'the orphaned mail to settle',
+      async () => {
+        const r = await row(m.id);
+        return r.status === 'sending' ? undefined : r;
+      },
+      20_000,
+    );
+    expect(settled).toMatchObject({
+      status: 'unknown',
+      attempts: 1,
+      secretData: null,
+      lastError: expect.stringMatching(/at most once/),
+    });
+  }
 
-  // The relay (every second, MAIL_REQUEUE_AFTER_SECONDS=1) and the job retry leave it alone.
-  await pastEveryResend(api, mail.id, 1);
-  expect(smtp.offered.filter((m) => messageIdOf(m.raw) === mail.id)).toHaveLength(1);
-  expect(smtp.received.filter((m) => messageIdOf(m.raw) === mail.id)).toHaveLength(1);
-  expect((await row(mail.id)).status).toBe('unknown');
+  // The relay (every second, MAIL_REQUEUE_AFTER_SECONDS=1) and the job retry leave them alone.
+  // The batch-mates never had a job; they settled in the same statement as the first, so one bound covers all.
+  await pastEveryResend(api, mail!.id, 1);
+  for (const m of mails) {
+    expect(smtp.offered.filter((o) => messageIdOf(o.raw) === m.id)).toHaveLength(1);
+    expect(smtp.received.filter((o) => messageIdOf(o.raw) === m.id)).toHaveLength(1);
+    expect((await row(m.id)).status).toBe('unknown');
+  }
 });
 
 test('when a row is left sending and its job is gone too, then the relay marks it unknown after the orphan bound, not before', async () => {

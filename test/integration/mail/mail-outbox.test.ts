@@ -9,7 +9,7 @@ import { sendMailProcessor } from '../../../src/workers/send-mail.worker';
 import type { JobContext } from '../../../src/workers/processor';
 import { decodedMessage, mailRowText, queueResetMail } from '../../helpers/mail';
 import { startSmtpSink, type SmtpSink } from '../../helpers/smtp-sink';
-import { startTestApp, waitFor, type TestApp } from '../../helpers/test-app';
+import { sql, startTestApp, waitFor, type TestApp } from '../../helpers/test-app';
 
 jest.setTimeout(60_000);
 
@@ -140,8 +140,10 @@ test('when a mail cannot be rendered, then it fails at once without sending, and
   });
   expect(received(noTemplate.id)).toEqual([]);
   expect(received(noValue.id)).toEqual([]);
+  // No retry follows: the job failed for good, or finished at once when the other's batch took its row.
   const job = await mailQueue().getJob(jobIdOf(noTemplate.id));
-  expect(job!.attemptsMade).toBe(1);
+  expect(['completed', 'failed']).toContain(await job!.getState());
+  expect(job!.attemptsMade).toBeLessThanOrEqual(1);
 });
 
 test('when the secrets were sealed under a key this deployment does not have, then the mail fails for good without sending', async () => {
@@ -212,6 +214,53 @@ test('when a secret value is also in the readable data, then queueMail refuses b
     }),
   ).toThrow(/also a data key/);
   expect(em.getUnitOfWork().getPersistStack().size).toBe(0);
+});
+
+test('when many mails are dispatched at once, then runs claim them in batches of at most 50 and each arrives once', async () => {
+  const em = api.runtime.services.orm.em.fork() as EntityManager;
+  const mails = Array.from({ length: 120 }, (_, i) =>
+    queueMail(em, api.runtime.services.mailSecrets, {
+      template: 'password_reset',
+      to: `batch-${i}@broker.test`,
+      data: { first_name: `Ada${i}` },
+      secretData: { reset_url: `https://backoffice.broker.test/reset?token=batch-${i}` },
+    }),
+  );
+  await em.flush();
+  // Every job waits until all are queued, so the first runs find the others untried.
+  await mailQueue().pause();
+  try {
+    for (const m of mails) await dispatchMail(api.runtime.services.jobs, m);
+  } finally {
+    await mailQueue().resume();
+  }
+
+  const ids = mails.map((m) => m.id);
+  await waitFor(
+    'every mail of the batch to settle',
+    async () => {
+      const [open] = await sql<{ n: number }>(
+        api,
+        `select count(*)::int as n from mail_messages where id in (?) and status in ('queued', 'sending')`,
+        [ids],
+      );
+      return open!.n === 0;
+    },
+    30_000,
+  );
+  const rows = await Promise.all(mails.map((m) => row(m.id)));
+  expect(rows.every((r) => r.status === 'sent' && r.attempts === 1 && r.secretData === null)).toBe(true);
+  for (const m of mails) expect(received(m.id)).toHaveLength(1);
+  const perClaim = new Map<string, number>();
+  for (const r of rows) perClaim.set(r.claimedBy!, (perClaim.get(r.claimedBy!) ?? 0) + 1);
+  expect(Math.max(...perClaim.values())).toBeLessThanOrEqual(50);
+  expect(perClaim.size).toBeLessThan(mails.length / 2);
+  // Every claim is a job of one of its own rows.
+  for (const claim of perClaim.keys()) expect(mails.map((m) => jobIdOf(m.id))).toContain(claim);
+  await waitFor('every send job to finish', async () => {
+    const states = await Promise.all(mails.map(async (m) => (await mailQueue().getJob(jobIdOf(m.id)))?.getState()));
+    return states.every((s) => s === 'completed');
+  });
 });
 
 test('when every mail of this file has settled, then none arrived twice', () => {

@@ -53,6 +53,34 @@ test('when the server answers 451 and then accepts, then the mail is retried aft
   expect(await job!.getState()).toBe('completed');
 });
 
+test('when batch-mates get 451, then each is retried by its own job after a backoff and arrives once', async () => {
+  const queued = [];
+  for (let i = 0; i < 4; i++) queued.push((await queueResetMail(app, { to: `greylist-batch-${i}@broker.test` })).mail);
+  const queue = app.runtime.services.jobs.queue(SendMailJob.queue);
+  // Only the first gets a job: its run takes the others (committed, untried) into its batch.
+  await dispatchMail(app.runtime.services.jobs, queued[0]!);
+  const rows = await Promise.all(
+    queued.map((mail) =>
+      waitFor(`mail ${mail.id} to be sent`, async () => {
+        const m = await row(mail.id);
+        return m.status === 'sent' ? m : undefined;
+      }),
+    ),
+  );
+  // The first run's job failed once, then completed (2 attempts); each batch-mate's retry was a job of its own (1).
+  const jobs = await Promise.all(queued.map((m) => queue.getJob(SendMailJob.jobId!({ mail_id: m.id }))));
+  expect(jobs.map((j) => j!.attemptsMade)).toEqual([2, 1, 1, 1]);
+  // The retries ran under each row's own job.
+  expect(rows.map((r) => r.claimedBy)).toEqual(queued.map((m) => SendMailJob.jobId!({ mail_id: m.id })));
+  for (const r of rows) {
+    expect(r).toMatchObject({ attempts: 2, lastError: null, secretData: null });
+    expect(offeredOf(r.id)).toHaveLength(2);
+    expect(receivedOf(r.id)).toHaveLength(1);
+    const [first, second] = offeredOf(r.id);
+    expect(second!.at! - first!.at!).toBeGreaterThanOrEqual(1900);
+  }
+});
+
 test('when the server answers 550, then the mail is failed at once, with the reply, and never offered again', async () => {
   const { mail } = await queueResetMail(app, { to: 'refused-1@broker.test' });
   await dispatchMail(app.runtime.services.jobs, mail);
