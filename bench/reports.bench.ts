@@ -20,7 +20,7 @@ import {
 } from './lib/bench-kit';
 
 /**
- * Reports (decisions, section 14), built by the real worker tier (ROLE=worker,
+ * Reports, built by the real worker tier (ROLE=worker,
  * WORKER_QUEUES=reports, compiled) on a database of this run's own:
  *
  * 1. A `trades` CSV of TRADES_ROWS closed orders (default 1,000,000): rows per second of the

@@ -5,8 +5,7 @@ import { Account } from './account.entity';
 import { bigintText, decimalText, MONEY_COLUMN } from './column-types';
 
 /**
- * An account at the end of a trading date, written once by the end-of-day run (decisions,
- * section 13): balance, equity and margin at the quotes of the rollover, and the sums per
+ * An account at the end of a trading date, written once by the end-of-day run: balance, equity and margin at the quotes of the rollover, and the sums per
  * ledger kind of the rows booked since the account's previous snapshot (`ledger_seq` is the
  * last row counted, so the next snapshot starts after it). Read by the daily routes and the
  * reports.

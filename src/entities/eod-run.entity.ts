@@ -36,7 +36,7 @@ export class EodRun extends BaseEntity<
   @Enum({ items: [...EOD_RUN_STATUSES], type: 'string' })
   status: EodRunStatus = 'queued';
 
-  /** Orders opened at or after this instant are not in this rollover (decisions, section 13). */
+  /** Orders opened at or after this instant are not in this rollover. */
   @Property({ type: 'datetime', columnType: 'timestamptz' })
   cutoffAt!: Date;
 

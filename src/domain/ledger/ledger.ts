@@ -56,7 +56,7 @@ export function appendLedgerRow(
 
 /**
  * An account's first deposit (or, for a challenge's account, its funding), or null: a prop
- * account's starting balance (decisions, sections 8 and 17). Booking order is `seq`, drawn
+ * account's starting balance. Booking order is `seq`, drawn
  * while the account row is locked, so "first" is stable.
  */
 export async function firstDeposit(em: EntityManager, accountId: string): Promise<string | null> {
