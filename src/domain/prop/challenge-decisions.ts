@@ -151,13 +151,3 @@ export async function takeDayStartEquities(
   const moved = await executeNamed(em, TAKE_DAY_STARTS.bind({ rows: JSON.stringify(rows), day: tradingDate }));
   return moved.length;
 }
-
-/** takeDayStartEquities of one account: whether its challenge moved. */
-export async function takeDayStartEquity(
-  em: EntityManager,
-  accountId: string,
-  figures: { balance: string; equity: string },
-  tradingDate: string,
-): Promise<boolean> {
-  return (await takeDayStartEquities(em, [{ accountId, figures }], tradingDate)) > 0;
-}

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { rolloverPassedToday, runEod } from '../eod/eod-kit';
-import { failChallenge, passChallengeIfDue, takeDayStartEquity } from '../../../src/domain/prop/challenge-decisions';
+import { failChallenge, passChallengeIfDue, takeDayStartEquities } from '../../../src/domain/prop/challenge-decisions';
 import type { ChallengeRow } from '../../../src/domain/prop/challenge-equity';
 import { ACTIVE_CHALLENGES_OF_ACCOUNTS } from '../../../src/domain/prop/prop.queries';
 import { executeNamed } from '../../../src/db/bound-statement';
@@ -475,9 +475,11 @@ describe('the schedule', () => {
       [view.id],
     );
     const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
-    expect(await takeDayStartEquity(em, accountId!, { balance: '10000.00', equity: '9500.00' }, tomorrow)).toBe(true);
+    const dayStart = (figures: { balance: string; equity: string }, date: string) =>
+      takeDayStartEquities(em, [{ accountId: accountId!, figures }], date);
+    expect(await dayStart({ balance: '10000.00', equity: '9500.00' }, tomorrow)).toBe(1);
     expect((await challenge(view.id)).day_start_equity).toBe('10000.00');
     // A back-filled older date never moves it back.
-    expect(await takeDayStartEquity(em, accountId!, { balance: '1.00', equity: '1.00' }, today)).toBe(false);
+    expect(await dayStart({ balance: '1.00', equity: '1.00' }, today)).toBe(0);
   });
 });
