@@ -4,8 +4,8 @@ import { executeBound, executeBoundInTransaction } from '../../db/bound-statemen
 import type { RunBound } from '../../db/bound-transaction';
 import { AppError } from '../../platform/errors';
 import { currentSignals } from '../../platform/request-signals';
-import { FRAUD_FIELDS, type FieldValue, type FraudEvent, type FraudSignals } from './fields';
-import { inCidr, ruleMatches, type FraudListName } from './rules';
+import { readFields, type FieldValue, type FraudEvent, type FraudSignals } from './fields';
+import { inCidr, type FraudListName } from './rules';
 import { openOrExtendCase } from './cases';
 import { fraudConfig } from './rule-cache';
 
@@ -17,6 +17,9 @@ export function installFraudRecorder(em: EntityManager): void {
 }
 
 export type FraudDecision = 'allow' | 'review' | 'block';
+
+const NO_RULES = { rules: [], fields: [] } as const;
+const EMAIL_DOMAIN = 'customer.email_domain';
 
 export interface FraudVerdict {
   decision: FraudDecision;
@@ -66,19 +69,19 @@ export async function evaluateFraudOn(
   reference: { type: string; id: string } | null = null,
 ): Promise<FraudVerdict> {
   const config = await fraudConfig(run);
-  const rules = config.rules.get(event) ?? [];
-  const ctx = { lists: config.lists };
-  const needed = new Set(rules.flatMap((r) => r.conditions.map((c) => c.field)));
+  const { rules, fields } = config.rules.get(event) ?? NO_RULES;
+  // Every field the rules read, and the email domain the lists check, in one read.
+  const read = await readFields(run, [...fields, EMAIL_DOMAIN], signals, { lists: config.lists });
   const values: Record<string, FieldValue> = {};
-  for (const field of needed) values[field] = FRAUD_FIELDS[field] ? await FRAUD_FIELDS[field].read(run, signals, ctx) : null;
-  const emailDomain = (await FRAUD_FIELDS['customer.email_domain']!.read(run, signals, ctx)) as string | null;
+  for (const field of fields) values[field] = read[field] ?? null;
+  const emailDomain = read[EMAIL_DOMAIN] as string | null;
   let decision: FraudDecision = 'allow';
   let decidedBy = 'default';
   let rule: { id: string; version: number } | null = null;
   const listed = listVerdict(config.lists, signals, emailDomain);
   if (listed) ({ decision, by: decidedBy } = listed);
   else {
-    const hit = rules.find((r) => ruleMatches(r, values));
+    const hit = rules.find((r) => r.matches(values));
     if (hit) {
       decision = hit.action;
       decidedBy = 'rule';
