@@ -8,6 +8,7 @@ import { readFields, type FieldValue, type FraudEvent, type FraudSignals } from 
 import { inCidr, type FraudListName } from './rules';
 import { openOrExtendCase } from './cases';
 import { fraudConfig } from './rule-cache';
+import { INSERT_EVALUATION } from './fraud.queries';
 
 let outside: EntityManager | null = null;
 
@@ -92,23 +93,21 @@ export async function evaluateFraudOn(
   // A block rolls the action's transaction back: its evaluation is written outside it, so
   // every refusal stays explainable.
   const write: RunBound = decision === 'block' && outside ? (statement) => executeBound(outside!, statement) : run;
-  await write({
-    sql: `insert into fraud_evaluations (id, created_at, updated_at, event, customer_id, decision, decided_by, rule_id, rule_version, signals, fields, reference_type, reference_id)
-          values (?, now(), now(), ?, ?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?, ?)`,
-    values: [
-      evaluationId,
+  await write(
+    INSERT_EVALUATION.bind({
+      id: evaluationId,
       event,
-      signals.customerId,
+      customer_id: signals.customerId,
       decision,
-      decidedBy,
-      rule?.id ?? null,
-      rule?.version ?? null,
-      JSON.stringify(signals),
-      JSON.stringify(values),
-      reference?.type ?? null,
-      reference?.id ?? null,
-    ],
-  });
+      decided_by: decidedBy,
+      rule_id: rule?.id ?? null,
+      rule_version: rule?.version ?? null,
+      signals: JSON.stringify(signals),
+      fields: JSON.stringify(values),
+      reference_type: reference?.type ?? null,
+      reference_id: reference?.id ?? null,
+    }),
+  );
   let caseId: string | null = null;
   if (decision === 'review' && signals.customerId)
     caseId = await openOrExtendCase(run, signals.customerId, { event, reason: REVIEW_REASON, evaluationId, reference });
