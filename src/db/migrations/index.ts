@@ -59,6 +59,7 @@ import { Migration20261128134000_KycAndAttachments } from './Migration2026112813
 import { Migration20261128134100_TaskTargets } from './Migration20261128134100_TaskTargets';
 import { Migration20261128134500_OrderedJson } from './Migration20261128134500_OrderedJson';
 import { Migration20261128135000_TaskAccountTargets } from './Migration20261128135000_TaskAccountTargets';
+import { Migration20261128153000_FraudSignalOthers } from './Migration20261128153000_FraudSignalOthers';
 
 export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122185420', class: Migration20261122185420 },
@@ -120,4 +121,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261128134100_TaskTargets', class: Migration20261128134100_TaskTargets },
   { name: 'Migration20261128134500_OrderedJson', class: Migration20261128134500_OrderedJson },
   { name: 'Migration20261128135000_TaskAccountTargets', class: Migration20261128135000_TaskAccountTargets },
+  { name: 'Migration20261128153000_FraudSignalOthers', class: Migration20261128153000_FraudSignalOthers },
 ];

@@ -73,19 +73,25 @@ function customerColumn(s: FraudSignals, column: string, as: (v: unknown) => Fie
   return s.customerId ? { sql: `select ${column} from customers where id = ?`, values: [s.customerId], as } : none;
 }
 
-/** How many other customers were seen with `column` = `v` in the signals. */
+/**
+ * How many other customers were seen with `column` = `v` in the signals. The customer's own rows
+ * are left out as two ranges of the (column, customer_id) index, so a customer seen a thousand
+ * times with its own device or destination costs no more than one seen once.
+ */
 function othersWith(
   s: FraudSignals,
   column: 'device_id' | 'instrument' | 'destination',
   v: string | null | undefined,
 ): FieldRead {
-  return v
+  if (!v) return none;
+  return s.customerId
     ? {
-        sql: `select count(distinct customer_id) from fraud_signals where ${column} = ? and customer_id is distinct from ?`,
-        values: [v, s.customerId],
+        sql: `select count(distinct customer_id) from fraud_signals
+               where ${column} = ? and (customer_id < ?::uuid or customer_id > ?::uuid)`,
+        values: [v, s.customerId, s.customerId],
         as: count,
       }
-    : none;
+    : { sql: `select count(distinct customer_id) from fraud_signals where ${column} = ?`, values: [v], as: count };
 }
 
 /**
