@@ -41,8 +41,8 @@ const bonusEventSql = (type: 'bonus.progress' | 'bonus.released' | 'bonus.comple
  * `bonus_release` pair (RELEASE_FROM_CREDIT, RELEASE_TO_BALANCE) in the same transaction.
  *
  * The hedged volume is read as two sums, the open positions and the closed ones whose close
- * came after this order opened, so each can take its own index (orders are `open` or `closed`)
- * instead of one scan over every order the account ever had. Each event insert reads the
+ * came after this order opened, each a range of the (account, status, closed_at) index (orders
+ * are `open` or `closed`) instead of one scan over every order the account ever had. Each event insert reads the
  * previous one's rows in a one-time filter, so the three are written in that order.
  */
 export const COUNT_CLOSE = namedStatement<{ account_id: string; ticket: string }>(
