@@ -54,10 +54,10 @@ export class FraudRule extends BaseEntity<'enabled' | 'version' | 'builtinKey'> 
  * or withdrawal destination (fingerprints only). The links between customers are read from here.
  */
 @Entity({ tableName: 'fraud_signals' })
-@Index({ properties: ['deviceId', 'createdAt'] })
+@Index({ properties: ['deviceId', 'customerId'] })
 @Index({ properties: ['ip', 'createdAt'] })
-@Index({ properties: ['instrument'] })
-@Index({ properties: ['destination'] })
+@Index({ properties: ['instrument', 'customerId'] })
+@Index({ properties: ['destination', 'customerId'] })
 @Index({ properties: ['customerId', 'createdAt'] })
 export class FraudSignal extends BaseEntity<'deviceId' | 'ip' | 'instrument' | 'destination'> {
   @Property({ type: 'uuid' })

@@ -11,7 +11,7 @@ export type OrderStatus = 'open' | 'closed';
  * (buy at ask, sell at bid); profit is booked in the account currency when it closes.
  */
 @Entity({ tableName: 'orders' })
-@Index({ properties: ['account', 'status'] })
+@Index({ properties: ['account', 'status', 'closedAt'] })
 // Risk rules aggregate the closed orders of a recent window (src/domain/risk/classify.ts).
 @Index({
   name: 'orders_closed_window',

@@ -60,6 +60,8 @@ import { Migration20261128134100_TaskTargets } from './Migration20261128134100_T
 import { Migration20261128134500_OrderedJson } from './Migration20261128134500_OrderedJson';
 import { Migration20261128135000_TaskAccountTargets } from './Migration20261128135000_TaskAccountTargets';
 import { Migration20261128152000_MailClaims } from './Migration20261128152000_MailClaims';
+import { Migration20261128153000_FraudSignalOthers } from './Migration20261128153000_FraudSignalOthers';
+import { Migration20261128153100_OrdersAccountClosedAt } from './Migration20261128153100_OrdersAccountClosedAt';
 
 export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122185420', class: Migration20261122185420 },
@@ -122,4 +124,6 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261128134500_OrderedJson', class: Migration20261128134500_OrderedJson },
   { name: 'Migration20261128135000_TaskAccountTargets', class: Migration20261128135000_TaskAccountTargets },
   { name: 'Migration20261128152000_MailClaims', class: Migration20261128152000_MailClaims },
+  { name: 'Migration20261128153000_FraudSignalOthers', class: Migration20261128153000_FraudSignalOthers },
+  { name: 'Migration20261128153100_OrdersAccountClosedAt', class: Migration20261128153100_OrdersAccountClosedAt },
 ];

@@ -171,26 +171,6 @@ export const UPDATE_BONUS = namedStatement<{
    where id = :id::uuid`,
 );
 
-/** Records that an order counted toward a bonus; answers a row only the first time (an order counts once). */
-export const COUNT_TURNOVER = namedStatement<{ bonus_id: string; ticket: string; lots: string }>(
-  `insert into bonus_turnover (id, created_at, updated_at, bonus_id, ticket, lots)
-   values (gen_random_uuid(), now(), now(), :bonus_id::uuid, :ticket::bigint, :lots::numeric)
-   on conflict (bonus_id, ticket) do nothing returning id`,
-);
-
-/**
- * A closed order as the turnover rules read it: its volume, how long it was held, and the
- * volume of the opposite positions in its symbol whose life overlapped its own (hedged volume,
- * which does not count).
- */
-export const CLOSED_ORDER = namedStatement<{ ticket: string }>(
-  `select o.volume::text as volume, extract(epoch from (o.closed_at - o.created_at))::float8 as held_seconds,
-          (select coalesce(sum(x.volume), 0) from orders x
-            where x.account_id = o.account_id and x.symbol = o.symbol and x.cmd <> o.cmd and x.ticket <> o.ticket
-              and x.created_at < o.closed_at and (x.status = 'open' or x.closed_at > o.created_at))::text as hedged
-     from orders o where o.ticket = :ticket::bigint and o.status = 'closed'`,
-);
-
 /** How many deposits the customer's accounts have booked (the current one included once booked). */
 export const DEPOSIT_COUNT = namedStatement<{ customer_id: string }>(
   `select count(*)::int as n from ledger_entries l join accounts a on a.id = l.account_id

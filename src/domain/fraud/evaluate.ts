@@ -4,10 +4,11 @@ import { executeBound, executeBoundInTransaction } from '../../db/bound-statemen
 import type { RunBound } from '../../db/bound-transaction';
 import { AppError } from '../../platform/errors';
 import { currentSignals } from '../../platform/request-signals';
-import { FRAUD_FIELDS, type FieldValue, type FraudEvent, type FraudSignals } from './fields';
-import { inCidr, ruleMatches, type FraudListName } from './rules';
+import { readFields, type FieldValue, type FraudEvent, type FraudSignals } from './fields';
+import { inCidr, type FraudListName } from './rules';
 import { openOrExtendCase } from './cases';
 import { fraudConfig } from './rule-cache';
+import { INSERT_EVALUATION } from './fraud.queries';
 
 let outside: EntityManager | null = null;
 
@@ -17,6 +18,9 @@ export function installFraudRecorder(em: EntityManager): void {
 }
 
 export type FraudDecision = 'allow' | 'review' | 'block';
+
+const NO_RULES = { rules: [], fields: [] } as const;
+const EMAIL_DOMAIN = 'customer.email_domain';
 
 export interface FraudVerdict {
   decision: FraudDecision;
@@ -66,19 +70,19 @@ export async function evaluateFraudOn(
   reference: { type: string; id: string } | null = null,
 ): Promise<FraudVerdict> {
   const config = await fraudConfig(run);
-  const rules = config.rules.get(event) ?? [];
-  const ctx = { lists: config.lists };
-  const needed = new Set(rules.flatMap((r) => r.conditions.map((c) => c.field)));
+  const { rules, fields } = config.rules.get(event) ?? NO_RULES;
+  // Every field the rules read, and the email domain the lists check, in one read.
+  const read = await readFields(run, [...fields, EMAIL_DOMAIN], signals, { lists: config.lists });
   const values: Record<string, FieldValue> = {};
-  for (const field of needed) values[field] = FRAUD_FIELDS[field] ? await FRAUD_FIELDS[field].read(run, signals, ctx) : null;
-  const emailDomain = (await FRAUD_FIELDS['customer.email_domain']!.read(run, signals, ctx)) as string | null;
+  for (const field of fields) values[field] = read[field] ?? null;
+  const emailDomain = read[EMAIL_DOMAIN] as string | null;
   let decision: FraudDecision = 'allow';
   let decidedBy = 'default';
   let rule: { id: string; version: number } | null = null;
   const listed = listVerdict(config.lists, signals, emailDomain);
   if (listed) ({ decision, by: decidedBy } = listed);
   else {
-    const hit = rules.find((r) => ruleMatches(r, values));
+    const hit = rules.find((r) => r.matches(values));
     if (hit) {
       decision = hit.action;
       decidedBy = 'rule';
@@ -89,23 +93,21 @@ export async function evaluateFraudOn(
   // A block rolls the action's transaction back: its evaluation is written outside it, so
   // every refusal stays explainable.
   const write: RunBound = decision === 'block' && outside ? (statement) => executeBound(outside!, statement) : run;
-  await write({
-    sql: `insert into fraud_evaluations (id, created_at, updated_at, event, customer_id, decision, decided_by, rule_id, rule_version, signals, fields, reference_type, reference_id)
-          values (?, now(), now(), ?, ?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?, ?)`,
-    values: [
-      evaluationId,
+  await write(
+    INSERT_EVALUATION.bind({
+      id: evaluationId,
       event,
-      signals.customerId,
+      customer_id: signals.customerId,
       decision,
-      decidedBy,
-      rule?.id ?? null,
-      rule?.version ?? null,
-      JSON.stringify(signals),
-      JSON.stringify(values),
-      reference?.type ?? null,
-      reference?.id ?? null,
-    ],
-  });
+      decided_by: decidedBy,
+      rule_id: rule?.id ?? null,
+      rule_version: rule?.version ?? null,
+      signals: JSON.stringify(signals),
+      fields: JSON.stringify(values),
+      reference_type: reference?.type ?? null,
+      reference_id: reference?.id ?? null,
+    }),
+  );
   let caseId: string | null = null;
   if (decision === 'review' && signals.customerId)
     caseId = await openOrExtendCase(run, signals.customerId, { event, reason: REVIEW_REASON, evaluationId, reference });

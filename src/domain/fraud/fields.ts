@@ -48,43 +48,50 @@ export interface FieldContext {
 
 export type FieldValue = string | number | boolean | null;
 
+/**
+ * How a field is read at one evaluation: a value its signals (or the lists) give at once, or a
+ * scalar SQL expression (`?` placeholders) that readFields reads together with every other
+ * field's in one statement, and `as` turns into the value.
+ */
+export type FieldRead = { value: FieldValue } | { sql: string; values: unknown[]; as: (v: unknown) => FieldValue };
+
 interface FieldDef {
   description: string;
-  read(run: RunBound, s: FraudSignals, ctx: FieldContext): Promise<FieldValue>;
+  read(s: FraudSignals, ctx: FieldContext): FieldRead;
 }
 
-async function one<T>(run: RunBound, sql: string, values: unknown[]): Promise<T | undefined> {
-  return (await run<T>({ sql, values }))[0];
-}
-
+const none: FieldRead = { value: null };
+const value = (v: FieldValue | undefined): FieldRead => ({ value: v ?? null });
 const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+const count = (v: unknown): number => Number(v ?? 0);
+const text = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+const domainOf = (email: unknown): string | null =>
+  typeof email === 'string' && email ? email.slice(email.lastIndexOf('@') + 1).toLowerCase() : null;
 
-interface CustomerFields {
-  email: string;
-  country: string | null;
-  verification_level: number;
-  lifecycle: string;
-  created_at: Date;
+/** A column of the customer's own row (a primary key read), or no value without a customer. */
+function customerColumn(s: FraudSignals, column: string, as: (v: unknown) => FieldValue): FieldRead {
+  return s.customerId ? { sql: `select ${column} from customers where id = ?`, values: [s.customerId], as } : none;
 }
 
 /**
- * The customer's own fields, read once per evaluation: several rule fields read the same row,
- * and an evaluation's signals object lives exactly as long as the evaluation.
+ * How many other customers were seen with `column` = `v` in the signals. The customer's own rows
+ * are left out as two ranges of the (column, customer_id) index, so a customer seen a thousand
+ * times with its own device or destination costs no more than one seen once.
  */
-const customerRows = new WeakMap<FraudSignals, Promise<CustomerFields | undefined>>();
-
-function customerRow(run: RunBound, s: FraudSignals): Promise<CustomerFields | undefined> {
-  if (!s.customerId) return Promise.resolve(undefined);
-  let row = customerRows.get(s);
-  if (!row) {
-    row = one<CustomerFields>(
-      run,
-      'select email, country, verification_level, lifecycle, created_at from customers where id = ?',
-      [s.customerId],
-    );
-    customerRows.set(s, row);
-  }
-  return row;
+function othersWith(
+  s: FraudSignals,
+  column: 'device_id' | 'instrument' | 'destination',
+  v: string | null | undefined,
+): FieldRead {
+  if (!v) return none;
+  return s.customerId
+    ? {
+        sql: `select count(distinct customer_id) from fraud_signals
+               where ${column} = ? and (customer_id < ?::uuid or customer_id > ?::uuid)`,
+        values: [v, s.customerId, s.customerId],
+        as: count,
+      }
+    : { sql: `select count(distinct customer_id) from fraud_signals where ${column} = ?`, values: [v], as: count };
 }
 
 /**
@@ -95,150 +102,138 @@ export const FRAUD_FIELDS: Readonly<Record<string, FieldDef>> = {
   'staff.excepted': {
     description:
       'At `verification_change`: whether the staff user who changed the level is on the `verification_exceptions` list (by id or email)',
-    read: async (_r, s, ctx) => {
-      if (!s.staff) return null;
+    read: (s, ctx) => {
+      if (!s.staff) return none;
       const exceptions = ctx.lists.get('verification_exceptions') ?? [];
-      return exceptions.includes(s.staff.id.toLowerCase()) || exceptions.includes(s.staff.email.toLowerCase());
+      return value(exceptions.includes(s.staff.id.toLowerCase()) || exceptions.includes(s.staff.email.toLowerCase()));
     },
   },
   'verification.level_from': {
     description: 'At `verification_change`: the level before the change',
-    read: async (_r, s) => s.levelFrom ?? null,
+    read: (s) => value(s.levelFrom),
   },
   'verification.level_to': {
     description: 'At `verification_change`: the level after the change',
-    read: async (_r, s) => s.levelTo ?? null,
+    read: (s) => value(s.levelTo),
   },
-  'customer.id': { description: 'The customer id (uuid)', read: async (_r, s) => s.customerId },
+  'customer.id': { description: 'The customer id (uuid)', read: (s) => value(s.customerId) },
   'customer.email_domain': {
     description: 'The part of the email after @, lower case',
-    read: async (run, s) => {
-      const email = s.email ?? (await customerRow(run, s))?.email;
-      return email ? email.slice(email.lastIndexOf('@') + 1).toLowerCase() : null;
-    },
+    read: (s) => (s.email !== undefined && s.email !== null ? value(domainOf(s.email)) : customerColumn(s, 'email', domainOf)),
   },
   'customer.country': {
     description: 'The country of the customer record (ISO 3166-1 alpha-2)',
-    read: async (run, s) => s.country ?? (await customerRow(run, s))?.country ?? null,
+    read: (s) => (s.country !== undefined && s.country !== null ? value(s.country) : customerColumn(s, 'country', text)),
   },
   'customer.age_hours': {
     description: 'Hours since the customer was created (integer)',
-    read: async (run, s) => {
-      const c = await customerRow(run, s);
-      return c ? Math.floor((Date.now() - new Date(c.created_at).getTime()) / 3_600_000) : null;
-    },
+    read: (s) =>
+      customerColumn(s, 'created_at', (v) =>
+        v === null || v === undefined ? null : Math.floor((Date.now() - new Date(v as string).getTime()) / 3_600_000),
+      ),
   },
   'customer.lifecycle': {
     description: 'The lifecycle stage (lead, registered, verified, funded, active, dormant, closed)',
-    read: async (run, s) => (await customerRow(run, s))?.lifecycle ?? null,
+    read: (s) => customerColumn(s, 'lifecycle', text),
   },
   'kyc.level': {
     description: 'The verification level, 0 to 3',
-    read: async (run, s) => num((await customerRow(run, s))?.verification_level),
+    read: (s) => customerColumn(s, 'verification_level', num),
   },
-  'device.id': { description: 'The X-Device-Id sent with the request', read: async (_r, s) => s.deviceId ?? null },
+  'device.id': { description: 'The X-Device-Id sent with the request', read: (s) => value(s.deviceId) },
   'device.linked_customers': {
     description: 'How many other customers were seen with the same device id (ever)',
-    read: async (run, s) =>
-      s.deviceId
-        ? Number(
-            (
-              await one<{ n: string }>(
-                run,
-                'select count(distinct customer_id) as n from fraud_signals where device_id = ? and customer_id is distinct from ?',
-                [s.deviceId, s.customerId],
-              )
-            )?.n ?? 0,
-          )
-        : null,
+    read: (s) => othersWith(s, 'device_id', s.deviceId),
   },
-  'ip.address': { description: 'The client address as the service trusts it', read: async (_r, s) => s.ip ?? null },
+  'ip.address': { description: 'The client address as the service trusts it', read: (s) => value(s.ip) },
   'ip.country': {
     description:
       'The country of the client address, when the caller supplied one (no geolocation is built in: otherwise no value)',
-    read: async (_r, s) => s.ipCountry ?? null,
+    read: (s) => value(s.ipCountry),
   },
   amount_usd: {
     description: 'The amount of the event, when it is in USD (other currencies: no value)',
-    read: async (_r, s) => (s.amount && s.currency === 'USD' ? Math.abs(Number(s.amount)) : null),
+    read: (s) => value(s.amount && s.currency === 'USD' ? Math.abs(Number(s.amount)) : null),
   },
   deposits_24h: {
     description: "Completed deposits booked on the customer's accounts in the last 24 hours",
-    read: async (run, s) =>
+    read: (s) =>
       s.customerId
-        ? Number(
-            (
-              await one<{ n: string }>(
-                run,
-                `select count(*) as n from ledger_entries l join accounts a on a.id = l.account_id
-                  where a.customer_id = ? and l.kind = 'deposit' and l.created_at > now() - interval '24 hours'`,
-                [s.customerId],
-              )
-            )?.n ?? 0,
-          )
-        : null,
+        ? {
+            sql: `select count(*) from ledger_entries l join accounts a on a.id = l.account_id
+                   where a.customer_id = ? and l.kind = 'deposit' and l.created_at > now() - interval '24 hours'`,
+            values: [s.customerId],
+            as: count,
+          }
+        : none,
   },
   withdrawals_without_trades_30d: {
     description: 'Withdrawals requested in the last 30 days, when the customer closed no trade in that time (else 0)',
-    read: async (run, s) => {
-      if (!s.customerId) return null;
-      const row = await one<{ w: string; t: string }>(
-        run,
-        `select (select count(*) from withdrawals where customer_id = ? and created_at > now() - interval '30 days') as w,
-                (select count(*) from orders o join accounts a on a.id = o.account_id
-                  where a.customer_id = ? and o.status = 'closed' and o.closed_at > now() - interval '30 days') as t`,
-        [s.customerId, s.customerId],
-      );
-      return row && Number(row.t) === 0 ? Number(row.w) : 0;
-    },
+    read: (s) =>
+      s.customerId
+        ? {
+            sql: `select case when exists (select 1 from orders o join accounts a on a.id = o.account_id
+                                             where a.customer_id = ? and o.status = 'closed' and o.closed_at > now() - interval '30 days')
+                         then 0
+                         else (select count(*) from withdrawals where customer_id = ? and created_at > now() - interval '30 days') end`,
+            values: [s.customerId, s.customerId],
+            as: count,
+          }
+        : none,
   },
   trades_since_last_deposit: {
     description: "Trades closed on the customer's accounts since its last completed deposit (no deposit: no value)",
-    read: async (run, s) => {
-      if (!s.customerId) return null;
-      const row = await one<{ n: string | null }>(
-        run,
-        `with last as (select max(l.created_at) as at from ledger_entries l join accounts a on a.id = l.account_id
-                        where a.customer_id = ? and l.kind = 'deposit')
-         select case when last.at is null then null else
-           (select count(*) from orders o join accounts a on a.id = o.account_id
-             where a.customer_id = ? and o.status = 'closed' and o.closed_at > last.at) end as n from last`,
-        [s.customerId, s.customerId],
-      );
-      return num(row?.n);
-    },
+    read: (s) =>
+      s.customerId
+        ? {
+            sql: `select case when last.at is null then null else
+                    (select count(*) from orders o join accounts a on a.id = o.account_id
+                      where a.customer_id = ? and o.status = 'closed' and o.closed_at > last.at) end
+                    from (select max(l.created_at) as at from ledger_entries l join accounts a on a.id = l.account_id
+                           where a.customer_id = ? and l.kind = 'deposit') last`,
+            values: [s.customerId, s.customerId],
+            as: num,
+          }
+        : none,
   },
   same_instrument_customers: {
     description: 'How many other customers used the same payment instrument fingerprint',
-    read: async (run, s) =>
-      s.instrument
-        ? Number(
-            (
-              await one<{ n: string }>(
-                run,
-                'select count(distinct customer_id) as n from fraud_signals where instrument = ? and customer_id is distinct from ?',
-                [s.instrument, s.customerId],
-              )
-            )?.n ?? 0,
-          )
-        : null,
+    read: (s) => othersWith(s, 'instrument', s.instrument),
   },
   'withdrawal.destination_customers': {
     description: 'How many other customers withdrew to the same destination (normalised payment data fingerprint)',
-    read: async (run, s) =>
-      s.destination
-        ? Number(
-            (
-              await one<{ n: string }>(
-                run,
-                'select count(distinct customer_id) as n from fraud_signals where destination = ? and customer_id is distinct from ?',
-                [s.destination, s.customerId],
-              )
-            )?.n ?? 0,
-          )
-        : null,
+    read: (s) => othersWith(s, 'destination', s.destination),
   },
 };
+
+/**
+ * The values of `names` at one evaluation: what the signals give, and every field read from the
+ * database in one statement (one round trip, however many fields and rules), each aggregate once.
+ * An unknown name has no value.
+ */
+export async function readFields(
+  run: RunBound,
+  names: readonly string[],
+  s: FraudSignals,
+  ctx: FieldContext,
+): Promise<Record<string, FieldValue>> {
+  const values: Record<string, FieldValue> = {};
+  const queued: Array<{ name: string; sql: string; values: unknown[]; as: (v: unknown) => FieldValue }> = [];
+  for (const name of new Set(names)) {
+    const def = FRAUD_FIELDS[name];
+    const read = def ? def.read(s, ctx) : none;
+    if ('value' in read) values[name] = read.value;
+    else queued.push({ name, ...read });
+  }
+  if (queued.length > 0) {
+    const [row] = await run<Record<string, unknown>>({
+      sql: `select ${queued.map((q, i) => `(${q.sql}) as f${i}`).join(', ')}`,
+      values: queued.flatMap((q) => q.values),
+    });
+    queued.forEach((q, i) => (values[q.name] = q.as(row?.[`f${i}`] ?? null)));
+  }
+  return values;
+}
 
 export const FIELD_NAMES = Object.keys(FRAUD_FIELDS) as [string, ...string[]];
 

@@ -40,3 +40,38 @@ export const LOCK_CUSTOMER = namedStatement<{ customer_id: string }>(
 );
 
 export const STAFF_EMAIL = namedStatement<{ id: string }>(`select email from staff_users where id = :id::uuid`);
+
+/**
+ * The insert of stored evaluations, rows from `rows`: a select (or VALUES) of id, created_at,
+ * event, customer_id, decision, decided_by, rule_id, rule_version, signals, fields,
+ * reference_type and reference_id. The only place that names the columns, for the evaluation
+ * below and for set-based loads.
+ */
+export function evaluationInsertSql(rows: string): string {
+  return `insert into fraud_evaluations (id, created_at, updated_at, event, customer_id, decision, decided_by, rule_id,
+     rule_version, signals, fields, reference_type, reference_id)
+   select id, created_at, created_at, event, customer_id, decision, decided_by, rule_id, rule_version, signals, fields,
+          reference_type, reference_id
+     from (${rows}) as r(id, created_at, event, customer_id, decision, decided_by, rule_id, rule_version, signals, fields,
+                         reference_type, reference_id)`;
+}
+
+/** One evaluation, as evaluateFraudOn stores it. */
+export const INSERT_EVALUATION = namedStatement<{
+  id: string;
+  event: string;
+  customer_id: string | null;
+  decision: string;
+  decided_by: string;
+  rule_id: string | null;
+  rule_version: number | null;
+  signals: string;
+  fields: string;
+  reference_type: string | null;
+  reference_id: string | null;
+}>(
+  evaluationInsertSql(
+    `values (:id::uuid, now(), :event::text, :customer_id::uuid, :decision::text, :decided_by::text, :rule_id::uuid,
+             :rule_version::int, :signals::jsonb, :fields::jsonb, :reference_type::text, :reference_id::text)`,
+  ),
+);

@@ -63,11 +63,14 @@ function conditionSql(c: FraudRuleInput['conditions'][number]): { sql: string; v
 }
 
 /**
- * Replays a rule over the stored evaluations of its event in the last `days`, in one aggregate
- * query, and writes nothing. The rule alone decides here: an evaluation it matches gets its
- * action, any other `allow`.
+ * The one aggregate statement of a preview: the rule's conditions over the stored evaluations
+ * of its event in the last `days` (what previewFraudRule runs; a benchmark runs it straight).
  */
-export async function previewFraudRule(em: EntityManager, input: z.output<typeof FraudPreviewSchema>) {
+export function previewStatement(input: z.output<typeof FraudPreviewSchema>): {
+  sql: string;
+  values: unknown[];
+  fields: string[];
+} {
   const { rule, days } = input;
   const parts = rule.conditions.map(conditionSql);
   const matched = `(${parts.map((p) => p.sql).join(rule.match === 'all' ? ' and ' : ' or ')})`;
@@ -91,6 +94,17 @@ export async function previewFraudRule(em: EntityManager, input: z.output<typeof
     rule.event,
     days,
   ];
+  return { sql, values, fields };
+}
+
+/**
+ * Replays a rule over the stored evaluations of its event in the last `days`, in one aggregate
+ * query, and writes nothing. The rule alone decides here: an evaluation it matches gets its
+ * action, any other `allow`.
+ */
+export async function previewFraudRule(em: EntityManager, input: z.output<typeof FraudPreviewSchema>) {
+  const { rule } = input;
+  const { sql, values, fields } = previewStatement(input);
   const [row] = await executeBound<Record<string, unknown>>(em, { sql, values });
   const total = Number(row?.['total'] ?? 0);
   const hits = Number(row?.['hits'] ?? 0);

@@ -90,31 +90,57 @@ export function fraudRuleView(r: FraudRule): z.output<typeof FraudRuleSchema> {
   };
 }
 
-/** Whether one condition holds for a value; a value that is absent never matches, whatever the operator. */
-export function conditionHolds(c: { op: string; value: unknown }, v: FieldValue | undefined): boolean {
-  if (v === null || v === undefined) return false;
+/** A condition or a rule, compiled: whether it holds for the field values of one evaluation. */
+export type FieldTest = (values: Readonly<Record<string, FieldValue | undefined>>) => boolean;
+
+/**
+ * One condition as a test, its value prepared once (lower case text, the set of an `in`, the
+ * number of a comparison); a field that has no value never matches, whatever the operator.
+ */
+export function compileCondition(c: { field: string; op: string; value: unknown }): FieldTest {
+  const { field } = c;
+  const lower = (v: unknown) => String(v).toLowerCase();
   switch (c.op) {
-    case 'eq':
-      return String(v).toLowerCase() === String(c.value).toLowerCase();
-    case 'neq':
-      return String(v).toLowerCase() !== String(c.value).toLowerCase();
-    case 'in':
-      return Array.isArray(c.value) && c.value.some((x) => String(x).toLowerCase() === String(v).toLowerCase());
+    case 'eq': {
+      const want = lower(c.value);
+      return (values) => values[field] !== null && values[field] !== undefined && lower(values[field]) === want;
+    }
+    case 'neq': {
+      const want = lower(c.value);
+      return (values) => values[field] !== null && values[field] !== undefined && lower(values[field]) !== want;
+    }
+    case 'in': {
+      const set = new Set(Array.isArray(c.value) ? c.value.map(lower) : []);
+      return (values) => values[field] !== null && values[field] !== undefined && set.has(lower(values[field]));
+    }
     default: {
-      const a = Number(v);
       const b = Number(c.value);
-      if (!Number.isFinite(a) || !Number.isFinite(b)) return false;
-      return c.op === 'gt' ? a > b : c.op === 'gte' ? a >= b : c.op === 'lt' ? a < b : a <= b;
+      if (!Number.isFinite(b)) return () => false;
+      const holds =
+        c.op === 'gt'
+          ? (a: number) => a > b
+          : c.op === 'gte'
+            ? (a: number) => a >= b
+            : c.op === 'lt'
+              ? (a: number) => a < b
+              : (a: number) => a <= b;
+      return (values) => {
+        const v = values[field];
+        if (v === null || v === undefined) return false;
+        const a = Number(v);
+        return Number.isFinite(a) && holds(a);
+      };
     }
   }
 }
 
-export function ruleMatches(
-  rule: { match: string; conditions: Array<{ field: string; op: string; value: unknown }> },
-  values: Record<string, FieldValue | undefined>,
-): boolean {
-  const held = rule.conditions.map((c) => conditionHolds(c, values[c.field]));
-  return rule.match === 'all' ? held.every(Boolean) : held.some(Boolean);
+/** A rule as one test: all of its conditions (`all`) or any of them (`any`). */
+export function compileRule(rule: {
+  match: string;
+  conditions: Array<{ field: string; op: string; value: unknown }>;
+}): FieldTest {
+  const tests = rule.conditions.map(compileCondition);
+  return rule.match === 'all' ? (values) => tests.every((t) => t(values)) : (values) => tests.some((t) => t(values));
 }
 
 export async function createFraudRule(em: EntityManager, actor: StaffCaller, input: FraudRuleInput): Promise<FraudRule> {
