@@ -48,7 +48,7 @@ export interface TransferRequest {
 /**
  * What may take part in a transfer. Demo accounts hold play money: a transfer out of one
  * would turn it into real money, and into one would lose real money. Prop accounts trade the
- * firm's capital, and their profit leaves through payouts (decisions, section 8): a transfer
+ * firm's capital, and their profit leaves through payouts: a transfer
  * out would hand the capital over, a transfer in would move the payout baseline.
  */
 const TRANSFERABLE: ReadonlySet<AccountKind> = new Set(['wallet', 'live']);
@@ -330,7 +330,7 @@ async function book(
 }
 
 /**
- * POST /customers/me/transfer (endpoint 12, decisions section 4): moves money between two of
+ * POST /customers/me/transfer: moves money between two of
  * the caller's accounts, converting at the dealer side of the latest quotes. The answer is
  * synchronous: one transaction finds and locks both rows (in id order), reads the rate, checks
  * the funds and books both legs, the transfer record and the event. Four statements with

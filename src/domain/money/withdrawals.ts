@@ -89,7 +89,7 @@ export interface WithdrawalRequest {
 /**
  * POST /customers/me/withdraw (endpoint 13): reserves the amount in the caller's wallet and
  * records the request, pending, with its withdrawal.requested event, in one transaction
- * holding the wallet's row. Withdrawals draw on the wallet only (decisions, section 4): money
+ * holding the wallet's row. Withdrawals draw on the wallet only: money
  * in a trading account is transferred to the wallet first, where no open position can need it.
  */
 export async function requestWithdrawal(
