@@ -1,8 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { quietestWatch } from '../../helpers/event-loop';
 import { adminToken, createCustomer, type LoggedIn } from '../../helpers/identity';
 import { startTestApp, type TestApp } from '../../helpers/test-app';
-import { FILES, multipart, postMultipart } from './compliance-kit';
+import { BOUNDARY, FILES, multipart } from './compliance-kit';
 
 /**
  * Storing and serving documents of the largest allowed size, several at once, never holds the
@@ -45,10 +46,10 @@ test('when three 10 MiB documents are uploaded and then downloaded at once, then
   let ids: string[] = [];
   const storing = await quietestWatch(app.baseUrl, STALL_BOUND_MS, async () => {
     ids = [];
-    const answers = await Promise.all(bodies.map((body) => postMultipart(app, customer.token, body)));
+    const answers = await Promise.all(bodies.map((body) => streamedUpload(body)));
     for (const answer of answers) {
       expect(answer.status).toBe(201);
-      ids.push((answer.body as { id: string }).id);
+      ids.push((JSON.parse(answer.text) as { id: string }).id);
     }
   });
   // Read as a stream and hashed, as a client saving to disk would: joining 10 MiB into one
@@ -67,6 +68,44 @@ test('when three 10 MiB documents are uploaded and then downloaded at once, then
     within: true,
   });
 });
+
+/**
+ * POSTs a multipart body in 64 KiB slices of the buffer as the socket drains, with its length
+ * declared, as a browser sends a file: fetch copies a 10 MiB body whole (twice) in this thread,
+ * which is this process's own long turn, counted against the service.
+ */
+function streamedUpload(body: Buffer): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      `${app.baseUrl}/customers/me/documents`,
+      {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${customer.token}`,
+          'content-type': `multipart/form-data; boundary=${BOUNDARY}`,
+          'content-length': body.length,
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    let offset = 0;
+    const write = () => {
+      while (offset < body.length) {
+        const slice = body.subarray(offset, offset + 64 * 1024);
+        offset += slice.length;
+        if (!req.write(slice)) return void req.once('drain', write);
+      }
+      req.end();
+    };
+    write();
+  });
+}
 
 /** GETs a file and hashes it as it arrives; its SHA-256 in hex (any answer but 200 fails). */
 async function streamedDigest(url: string, token: string): Promise<string> {
