@@ -3,7 +3,7 @@ import { ledgerInsertSql } from '../src/domain/ledger/ledger';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import { Webhook } from 'standardwebhooks';
-import { CLAIM_INBOUND, TOUCH_INTEGRATION_WITH_ERROR } from '../src/domain/payments/payments.queries';
+import { CLAIM_INBOUND, TOUCH_INTEGRATION_SETTLED } from '../src/domain/payments/payments.queries';
 import { D, money } from '../src/platform/decimal';
 import { pgPlaceholders } from '../src/platform/named-sql';
 import { CHILD_EXEC_ARGV, fmt, type Figure, type Harness, type RunWindow, type Server } from './lib/harness';
@@ -43,10 +43,10 @@ const LEDGER_INSERT = ledgerInsertSql([
  *    intent n): the provider read (its row, then its two sealed secrets, three selects), the
  *    signature check, and the one transaction that claims the report's key in the inbound log,
  *    locks the intent and the wallet, books the deposit's ledger row and balance, writes the
- *    `deposit.completed` event, touches the provider's last call and completes the intent;
- *    against that same transaction sent straight through `pg` from this process, with the
- *    service's pool size. The baseline reuses the service's CLAIM_INBOUND and
- *    TOUCH_INTEGRATION_WITH_ERROR; the statements the ORM composes (the locking reads, the
+ *    `deposit.completed` event and completes the intent, then marks the provider's last call
+ *    after the commit (at most once a second); against that same work sent straight through
+ *    `pg` from this process, with the service's pool size. The baseline reuses the service's
+ *    CLAIM_INBOUND and TOUCH_INTEGRATION_SETTLED; the statements the ORM composes (the locking reads, the
  *    provider's fee read, the flushes) are written here to match what the service sends, in its
  *    order, column for column (traced with log_statement=all). It reads no provider and checks
  *    no signature before its transaction: those are the service's cost in the ratio, with
@@ -57,14 +57,9 @@ const LEDGER_INSERT = ledgerInsertSql([
  *    through the route.
  *
  * What the figures show by design:
- * - Every callback of a provider, processed or duplicate, updates the same `integrations` row
- *   (`last_inbound_at`) inside its transaction, and holds that row's lock to its commit (the
- *   statements after the update, and the commit's WAL flush): callbacks of one provider pass
- *   that point one at a time however many are in flight, so both sides of both figures top
- *   out near 1 / (that hold time), and the ratios say less about the service's own cost than
- *   the figures of the other benches do. Sampling pg_stat_activity during a run shows most
- *   busy backends waiting on a transaction lock in that update. The baseline sends the same
- *   update at the same place on purpose: it is the service's transaction.
+ * - A processed callback marks its provider's `integrations` row after its commit, and only
+ *   when the last mark is a second old, so callbacks of one provider do not queue on that
+ *   row's lock. A duplicate's call is logged in a transaction of its own, which does mark it.
  * - The intent is updated twice: the unit of work is flushed before the deposit flow's `after`
  *   posting hooks run (its external id and updated_at go then), and again at commit (its
  *   completion). The baseline matches that too.
@@ -309,13 +304,14 @@ async function plainCallback(pool: Pool, intents: Intents, n: number): Promise<v
       externalId,
       intentId,
     ]);
-    const touch = TOUCH_INTEGRATION_WITH_ERROR.bind({ id: provider.id, error: null });
-    await client.query(pgPlaceholders(touch.sql), touch.values);
     await client.query(
       `update deposit_intents set status = 'completed', credited_amount = $1, credited_currency = 'USD', updated_at = $2 where id = $3`,
       [AMOUNT, new Date(), intentId],
     );
     await client.query('commit');
+    // After the commit, as the service marks the provider's last call (a no-op within a second of the last mark).
+    const touch = TOUCH_INTEGRATION_SETTLED.bind({ id: provider.id });
+    await client.query(pgPlaceholders(touch.sql), touch.values);
   } catch (err) {
     await client.query('rollback').catch(() => undefined);
     throw err;
