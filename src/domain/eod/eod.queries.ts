@@ -47,13 +47,21 @@ export const RUN_PROGRESS = namedStatement<{ run_id: string }>(
 );
 
 /** Accounts no job decided (their job gave up, or was lost) count as failed when the run finishes. */
+/**
+ * A chunk's account ids as a uuid array, for `= any(...)`: the run's items and rows are then
+ * probed by their keys, 100 lookups, whatever the planner believes of a run inserted moments
+ * ago (with an `in (select ...)` semi-join and the new run's rows not in the statistics yet, it
+ * scanned every item of the run for each chunk).
+ */
+const CHUNK_IDS = 'array(select jsonb_array_elements_text(:account_ids::jsonb)::uuid)';
+
 export const FAIL_PENDING_ACCOUNTS = namedStatement<{ run_id: string; reason: string }>(
   `update eod_run_accounts set status = 'failed', error = coalesce(error, :reason) where run_id = :run_id and status = 'pending'`,
 );
 
 export const FAIL_CHUNK_ACCOUNTS = namedStatement<{ run_id: string; account_ids: string; reason: string }>(
   `update eod_run_accounts set status = 'failed', error = :reason
-    where run_id = :run_id and status = 'pending' and account_id in (select jsonb_array_elements_text(:account_ids::jsonb)::uuid)`,
+    where run_id = :run_id and status = 'pending' and account_id = any(${CHUNK_IDS})`,
 );
 
 export const FINISH_RUN = namedStatement<{
@@ -126,14 +134,14 @@ export const LOCK_CHUNK = namedStatement<{ run_id: string; account_ids: string; 
      from eod_run_accounts i
      join accounts a on a.id = i.account_id
     where i.run_id = :run_id and i.status = 'pending'
-      and i.account_id in (select jsonb_array_elements_text(:account_ids::jsonb)::uuid)
+      and i.account_id = any(${CHUNK_IDS})
     order by i.account_id
       for update of i, a`,
 );
 
 export const MARK_ACCOUNTS_DONE = namedStatement<{ run_id: string; account_ids: string }>(
   `update eod_run_accounts set status = 'done', swaps_booked = 0, snapshot_written = false, error = null
-    where run_id = :run_id and account_id in (select jsonb_array_elements_text(:account_ids::jsonb)::uuid)`,
+    where run_id = :run_id and account_id = any(${CHUNK_IDS})`,
 );
 
 export const OPEN_ORDERS_OF_CHUNK = namedStatement<{ account_ids: string; cutoff_at: Date; trading_date: string }>(
@@ -198,7 +206,9 @@ export const BOOK_CHUNK_SWAPS = namedStatement<{ rows: string; trading_date: str
  * movements are the sums per ledger kind of the account's rows after its previous snapshot (by
  * date); a date run after a later one (a back-fill) counts nothing, as the later snapshot
  * already counted every row since the one before, and a row is counted once. `ledger_seq` is
- * the last row counted.
+ * the last row counted. Each account's rows are read from its (account_id, seq) index
+ * (`lateral`): a join let a planner whose statistics predate the run's own swaps scan the
+ * whole ledger once a chunk.
  */
 export const WRITE_CHUNK_SNAPSHOTS = namedStatement<{ run_id: string; trading_date: string; rows: string }>(
   `with r as (
@@ -214,10 +224,12 @@ export const WRITE_CHUNK_SNAPSHOTS = namedStatement<{ run_id: string; trading_da
             exists (select 1 from account_daily_snapshots n where n.account_id = r.account_id and n.trading_date > :trading_date) as later
        from r
    ), mv as (
-     select l.account_id, l.kind, sum(l.amount) as amount, max(l.seq) as last
-       from prev join ledger_entries l on l.account_id = prev.account_id and l.seq > prev.seq
+     select prev.account_id, l.kind, sum(l.amount) as amount, max(l.seq) as last
+       from prev cross join lateral (
+              select kind, amount, seq from ledger_entries l where l.account_id = prev.account_id and l.seq > prev.seq
+            ) l
       where not prev.later
-      group by l.account_id, l.kind
+      group by prev.account_id, l.kind
    ), agg as (
      select account_id, jsonb_object_agg(kind, amount::text) as movements, max(last) as last from mv group by account_id
    ), s as (
