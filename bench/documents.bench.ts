@@ -1,14 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { CHILD_EXEC_ARGV, type Figure, type Harness, type Server } from './lib/harness';
-import {
-  BASE_DATABASE_URL,
-  BENCH_ADMIN as ADMIN,
-  benchPool,
-  dropDatabase,
-  progressOf,
-  request,
-  withDatabase,
-} from './lib/bench-kit';
+import { BENCH_ADMIN as ADMIN, ownDatabase, progressOf, request } from './lib/bench-kit';
 
 /**
  * POST /customers/me/documents: uploads per second through the whole service (authentication,
@@ -40,31 +32,18 @@ function uploadBody(): Buffer {
 }
 
 export async function run(h: Harness): Promise<Figure[]> {
-  const tag = randomBytes(4).toString('hex');
-  const database = `trading_bench_documents_${tag}`;
+  const own = ownDatabase('documents', 1);
+  const tag = own.tag;
   let api: Server | undefined;
   try {
-    api = await h.start({
-      entry: 'servers/service.ts',
-      name: 'api',
-      execArgv: CHILD_EXEC_ARGV,
-      env: {
-        BENCH_DATABASE_URL: withDatabase(BASE_DATABASE_URL, database),
-        BENCH_QUEUE_PREFIX: `bench-documents-${tag}`,
-        BOOTSTRAP_ADMIN_EMAIL: ADMIN.email,
-        BOOTSTRAP_ADMIN_PASSWORD: ADMIN.password,
-      },
-    });
+    api = await h.start({ entry: 'servers/service.ts', name: 'api', execArgv: CHILD_EXEC_ARGV, env: own.apiEnv });
     const bare = await h.start({ entry: 'servers/bare-busboy.ts', name: 'bare-busboy', execArgv: CHILD_EXEC_ARGV });
-    const databaseUrl = withDatabase(BASE_DATABASE_URL, database);
-    const scratch = benchPool(databaseUrl, 1);
-    await scratch.query('create table bench_uploads (id uuid primary key, body bytea not null)');
-    await scratch.end();
+    await own.pool.query('create table bench_uploads (id uuid primary key, body bytea not null)');
     const durable = await h.start({
       entry: 'servers/bare-busboy.ts',
       name: 'bare-busboy-durable',
       execArgv: CHILD_EXEC_ARGV,
-      env: { BARE_UPLOADS_DATABASE_URL: databaseUrl },
+      env: { BARE_UPLOADS_DATABASE_URL: own.env.BENCH_DATABASE_URL },
     });
     const staff = await request<{ access_token: string }>(api, 'POST', '/api/admin/users/login', '', ADMIN, 200);
     const email = `bench-${tag}@bench.test`;
@@ -110,6 +89,6 @@ export async function run(h: Harness): Promise<Figure[]> {
     ];
   } finally {
     await api?.stop();
-    await dropDatabase(database).catch((err: unknown) => progress(`could not drop database ${database}: ${String(err)}`));
+    await own.close();
   }
 }
