@@ -41,7 +41,14 @@ export const NOTE_INBOUND = namedStatement<{ id: string; error: string | null }>
   'update integration_inbound set error = :error where id = :id',
 );
 
-export const TOUCH_INTEGRATION = namedStatement<{ id: string }>('update integrations set last_inbound_at = now() where id = :id');
+/**
+ * A call that changes nothing (a duplicate) marks the last call at most once a second, as a
+ * settled one does: a storm of duplicates must not queue on the provider's row.
+ */
+export const TOUCH_INTEGRATION = namedStatement<{ id: string }>(
+  `update integrations set last_inbound_at = now()
+    where id = :id and (last_inbound_at is null or last_inbound_at < now() - interval '1 second')`,
+);
 
 /**
  * A call that took effect clears the last error and marks the last call, after its commit: at
