@@ -1,6 +1,7 @@
 import { adminToken, createCustomer, createStaff, type LoggedIn } from '../../helpers/identity';
 import { sql, startTestApp, waitFor, type TestApp } from '../../helpers/test-app';
 import { walletOf } from '../money/money-kit';
+import { TaskAlertsJob } from '../../../src/jobs/task-alerts.job';
 
 /**
  * Tasks: creation with assignee checks, the state machine, lists within scope, the overdue
@@ -139,8 +140,9 @@ test('when a task is past due and its reminder time has come, then task.overdue 
     [agent.email],
   );
   expect(mails.length).toBeGreaterThanOrEqual(2);
-  // Another sweep later tells nothing again.
-  await new Promise((r) => setTimeout(r, 11_000));
+  // Another sweep, run now and waited for, tells nothing again.
+  const sweep = await app.runtime.services.jobs.enqueue(TaskAlertsJob, {});
+  await app.runtime.services.queueEvents.waitFor(sweep, 30_000);
   expect(await count('task.overdue')).toBe(1);
   expect(await count('task.reminder')).toBe(1);
 });
