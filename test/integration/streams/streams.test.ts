@@ -56,8 +56,12 @@ test('when two customers stream their own events, then each sees its own orders 
   expect(Object.keys(body).sort()).toEqual(['created_at', 'data', 'id', 'sequence', 'type']);
   expect(String(body.sequence)).toBe(seen.id);
   expect(body.type).toBe('order.opened');
-  // Give a leaked event the time to arrive before looking for it.
-  await new Promise((r) => setTimeout(r, 500));
+  // A stream gets events in publication order: once each has seen a later order of its own,
+  // a leaked earlier one would already be there.
+  const aliceMark = await openOrder(app, admin, aliceLogin);
+  const bobMark = await openOrder(app, admin, bobLogin);
+  await a.waitFor(isOrderOpened(aliceMark));
+  await b.waitFor(isOrderOpened(bobMark));
   expect(a.events.some(isOrderOpened(bobOrder))).toBe(false);
   expect(b.events.some(isOrderOpened(aliceOrder))).toBe(false);
   const [row] = await sql<{ seq: string }>(app, 'select seq::text from domain_events where id = ?', [body.id]);
@@ -69,7 +73,11 @@ test('when the back office streams some types, then it gets those of every custo
   const closedOnly = await stream('/api/backoffice/stream?types=order.closed', admin);
   const order = await openOrder(app, admin, bobLogin);
   await all.waitFor(isOrderOpened(order));
-  await new Promise((r) => setTimeout(r, 300));
+  // The order's close comes after its opening: once the filtered stream has it, an unfiltered
+  // opening would already be there.
+  const closed = await app.request('POST', `/orders/${order}/close`, { token: admin });
+  expect(closed.status).toBe(200);
+  await closedOnly.waitFor((e) => e.event === 'order.closed' && JSON.parse(e.data).data.order === order);
   expect(closedOnly.events.filter((e) => e.event === 'order.opened')).toEqual([]);
 
   expect((await stream('/api/backoffice/stream', alice.token)).status).toBe(403);
@@ -132,9 +140,11 @@ test('when a quote changes, then a quote stream gets the current quote, then the
   await setQuote(app, admin, 'EURUSD', 1.2, 1.2002);
   await q.waitFor((e) => e.event === 'quote' && JSON.parse(e.data).bid === 1.2);
   await setQuote(app, admin, 'USDJPY', 151, 151.02);
-  await new Promise((r) => setTimeout(r, 200));
-  expect(q.events.every((e) => JSON.parse(e.data).symbol === 'EURUSD')).toBe(true);
+  // Quotes reach a stream in the order they were set: once the later EURUSD quote is there, a
+  // USDJPY one would be too.
   await setQuote(app, admin, 'EURUSD', 1.1, 1.1002);
+  await q.waitFor((e) => e.event === 'quote' && JSON.parse(e.data).bid === 1.1);
+  expect(q.events.every((e) => JSON.parse(e.data).symbol === 'EURUSD')).toBe(true);
 });
 
 test('when a session is revoked, then its streams end within a second', async () => {
