@@ -9,6 +9,7 @@ import { sql, startTestApp, waitFor, type TestApp } from '../../helpers/test-app
 import { expectLedgerBalanced, setQuote, setUpMarket, type Market } from '../../helpers/trading';
 import { walletOf } from '../money/money-kit';
 import { eventsOf, expect422, expectError, expectOk, ledgerOf } from '../trading/trading-kit';
+import { settled } from '../trading/engine-kit';
 
 /**
  * Prop challenges: programs, stages on their own funded accounts, the
@@ -260,9 +261,9 @@ describe('the loss rules on ticks', () => {
     const events = await eventsOf(app, 'prop.challenge_failed', view.id);
     expect(events).toHaveLength(1);
     expect(events[0]!.data).toMatchObject({ id: view.id, status: 'failed', login, failure: { rule: 'daily_loss' } });
-    // Later ticks and the sweep decide nothing more.
+    // A later tick, once evaluated, decides nothing more.
     await setQuote(app, admin, 'EURUSD', 1.09, 1.0902);
-    await new Promise((r) => setTimeout(r, 500));
+    await settled(app, 'EURUSD');
     expect(await eventsOf(app, 'prop.challenge_failed', view.id)).toHaveLength(1);
     const notes = await waitFor('the failure notification', async () => {
       const page = expectOk(await app.request('GET', '/customers/me/notifications', { token: customer.token }), 200);
@@ -285,7 +286,7 @@ describe('the loss rules on ticks', () => {
     await setQuote(app, admin, 'EURUSD', 1.1102, 1.1104); // equity 11000
     await waitFor('the mark at 11000', async () => (await challenge(view.id)).high_water_mark === '11000.00');
     await setQuote(app, admin, 'EURUSD', 1.1062, 1.1064); // equity 10600: above 11000 - 500
-    await new Promise((r) => setTimeout(r, 500));
+    await settled(app, 'EURUSD'); // the rules have run at this quote
     expect(await challenge(view.id)).toMatchObject({ status: 'active', high_water_mark: '11000.00' });
     await setQuote(app, admin, 'EURUSD', 1.1042, 1.1044); // equity 10400 < 10500; a static floor (9500) would hold
     const failed = await waitForStatus(view.id, 'failed');
@@ -301,7 +302,7 @@ describe('the loss rules on ticks', () => {
     await setQuote(app, admin, 'EURUSD', 1.1102, 1.1104);
     await waitFor('the mark at 11000', async () => (await challenge(view.id)).high_water_mark === '11000.00');
     await setQuote(app, admin, 'EURUSD', 1.0973, 1.0975); // equity 9710 >= 9700
-    await new Promise((r) => setTimeout(r, 500));
+    await settled(app, 'EURUSD'); // the rules have run at this quote
     expect((await challenge(view.id)).status).toBe('active');
     await setQuote(app, admin, 'EURUSD', 1.0971, 1.0973); // equity 9690 < 9700
     const failed = await waitForStatus(view.id, 'failed');
