@@ -296,8 +296,21 @@ describe('daily statements', () => {
       { customer_id: customer.id, n: dates.length },
       { customer_id: other.id, n: 1 },
     ]);
-    // A second run of a date sent no second mail.
-    await new Promise((r) => setTimeout(r, 500));
+    // A second run of a date sent no second mail: once no mail waits to be sent and the sink has
+    // every one sent, a second statement would be among them.
+    await waitFor(
+      'every mail sent and received',
+      async () => {
+        const [m] = await sql<{ waiting: number; sent: number }>(
+          app,
+          `select count(*) filter (where status in ('queued', 'sending'))::int as waiting,
+                  count(*) filter (where status = 'sent')::int as sent
+             from mail_messages`,
+        );
+        return m!.waiting === 0 && smtp.received.length >= m!.sent;
+      },
+      30_000,
+    );
     const statements = smtp.received.filter((m) => /daily statement/i.test(m.raw));
     expect(statements).toHaveLength(expected);
     expect(statements.filter((m) => m.to.includes(other.email))).toHaveLength(1);
