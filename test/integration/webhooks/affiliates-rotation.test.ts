@@ -92,17 +92,35 @@ describe('affiliates', () => {
     );
 
     await waitFor('the broker-wide webhook to hear all four', async () => got(rall).length >= 4);
-    // The affiliates' deliveries come from the same fan-out: give a stray one time to arrive.
-    await waitFor('the affiliates to hear theirs', async () => got(ra).length >= 1 && got(rb).length >= 1);
-    await new Promise((r) => setTimeout(r, 1500));
-    expect(got(ra)).toEqual([['customer.created', north]]);
-    expect(got(rb)).toEqual([['customer.created', south]]);
+    // A webhook is sent its events in publication order: once each affiliate has heard a later
+    // customer of its own, a stray earlier event would already be there.
+    const north2 = await customer('aff-north');
+    const south2 = await customer('aff-south');
+    await waitFor(
+      'the affiliates to hear their later customers',
+      async () => got(ra).some(([, id]) => id === north2) && got(rb).some(([, id]) => id === south2),
+    );
+    expect(got(ra)).toEqual(
+      [
+        ['customer.created', north],
+        ['customer.created', north2],
+      ].sort(),
+    );
+    expect(got(rb)).toEqual(
+      [
+        ['customer.created', south],
+        ['customer.created', south2],
+      ].sort(),
+    );
+    await waitFor('the broker-wide webhook to hear all six', async () => got(rall).length >= 6);
     expect(got(rall)).toEqual(
       [
         ['customer.created', north],
         ['customer.created', south],
         ['customer.created', direct],
         ['group.updated', g.body.id],
+        ['customer.created', north2],
+        ['customer.created', south2],
       ].sort(),
     );
   });
