@@ -69,6 +69,8 @@ export interface RuntimeOptions {
   defaultMetrics?: boolean;
   /** Replaces the route table (error-format tests add routes of their own). */
   routes?: RouteSpec[];
+  /** The served OpenAPI document, already built for the route table (a test run builds it once). */
+  openApiText?: string;
   /** Event consumers beside the shipped ones (tests register theirs here). */
   consumers?: EventConsumer[];
   /** Jobs beside the shipped ones, each with its processor (a test consumer's worker). */
@@ -201,7 +203,8 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
         logger.info({ pattern }, 'rollover scheduled');
       }
     }
-    if (config.role !== 'worker') server = await listen(createApp(services, options.routes), config.host, config.port);
+    if (config.role !== 'worker')
+      server = await listen(createApp(services, options.routes, options.openApiText), config.host, config.port);
     // ROLE=all answers /health and /metrics on the API's port; a worker-only process on its own.
     if (config.role === 'worker') workerHttp = await startWorkerHttp(services, config.host, config.workerHttpPort);
   } catch (err) {

@@ -12,8 +12,16 @@ import { mountDocs } from './routes/docs.routes';
 import { mountQueueDashboard } from './admin-dashboard/dashboard';
 import { ROUTES } from './routes';
 
-/** The HTTP tier: validates requests, persists them, enqueues work. It never runs a Worker. */
-export function createApp(services: AppServices, routes: RouteSpec[] = ROUTES): Express {
+/**
+ * The HTTP tier: validates requests, persists them, enqueues work. It never runs a Worker.
+ * `openApiText` is the served OpenAPI document when the caller has built it for this route
+ * table already: building it from the zod schemas costs about a second of CPU.
+ */
+export function createApp(
+  services: AppServices,
+  routes: RouteSpec[] = ROUTES,
+  openApiText: string = JSON.stringify(buildOpenApiDocument(routes)),
+): Express {
   const app = express();
   app.disable('x-powered-by');
   // Only these hops may name the client in X-Forwarded-For; anything else could dodge the login throttle.
@@ -35,7 +43,7 @@ export function createApp(services: AppServices, routes: RouteSpec[] = ROUTES): 
   // Map lookup there (see mountRoutes). The docs (/docs, /openapi.json) and the dashboard
   // (/admin/...) share no leading segment with the table, so the order decides nothing else.
   mountRoutes(app, routes, services);
-  mountDocs(app, buildOpenApiDocument(routes));
+  mountDocs(app, openApiText);
   mountQueueDashboard(app, services);
 
   app.use((_req, _res, next) => next(errors.notFound('Route')));

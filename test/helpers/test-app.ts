@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { Queue } from 'bullmq';
 import { Cluster, Redis } from 'ioredis';
@@ -105,6 +106,12 @@ export interface TestAppOptions {
   prismDocument?: string;
 }
 
+/** The served OpenAPI text the global setup built for this run, if it did (see openapi-text.ts). */
+function runOpenApiText(): string | undefined {
+  const file = process.env.TEST_OPENAPI_TEXT_FILE;
+  return file ? readFileSync(file, 'utf8') : undefined;
+}
+
 /**
  * Starts the real service in-process on port 0 against its own database (cloned from the
  * migrated template) and its own queue prefix, with logs captured for assertions.
@@ -149,6 +156,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       skipMigrations: true,
       defaultMetrics: false,
       routes: options.routes,
+      openApiText: options.routes ? undefined : runOpenApiText(),
       processors: options.processors,
       consumers: options.consumers,
       extraJobs: options.extraJobs,

@@ -1,3 +1,4 @@
+import { buildOpenApiDocument } from '../../src/api/openapi/openapi-document';
 import { ROUTES } from '../../src/api/routes';
 import { startTestApp, type TestApp } from '../helpers/test-app';
 
@@ -22,6 +23,8 @@ describe('observability and documentation', () => {
     for (const route of ROUTES) {
       expect(res.body.paths[route.path]?.[route.method]).toMatchObject({ operationId: route.operationId });
     }
+    // Test apps serve the text built once per run: it is the document this code builds.
+    expect(res.body).toEqual(buildOpenApiDocument(ROUTES));
     expect(res.body.components.securitySchemes.accessToken).toMatchObject({
       type: 'http',
       scheme: 'bearer',

@@ -67,8 +67,8 @@ export const docsRoutes: RouteSpec[] = [
 ];
 
 /** The document docsRoutes serve, and the static parts of the docs page (outside the table). */
-export function mountDocs(app: Express, document: unknown): void {
-  app.locals[DOCUMENT] = JSON.stringify(document);
+export function mountDocs(app: Express, documentText: string): void {
+  app.locals[DOCUMENT] = documentText;
   app.use('/docs', DOCS_CSP);
   app.use('/docs/assets', express.static(getAbsoluteFSPath(), { index: false, maxAge: '1h' }));
   app.get('/docs/init.js', (_req, res) => {
