@@ -4,10 +4,10 @@ import { executeBound, executeBoundInTransaction } from '../../db/bound-statemen
 import type { RunBound } from '../../db/bound-transaction';
 import { AppError } from '../../platform/errors';
 import { currentSignals } from '../../platform/request-signals';
-import { readFields, type FieldValue, type FraudEvent, type FraudSignals } from './fields';
+import { planFieldRead, type FieldValue, type FraudEvent, type FraudSignals } from './fields';
 import { inCidr, type FraudListName } from './rules';
 import { openOrExtendCase } from './cases';
-import { fraudConfig } from './rule-cache';
+import { fraudConfigWith } from './rule-cache';
 import { INSERT_EVALUATION } from './fraud.queries';
 
 let outside: EntityManager | null = null;
@@ -69,10 +69,11 @@ export async function evaluateFraudOn(
   signals: FraudSignals,
   reference: { type: string; id: string } | null = null,
 ): Promise<FraudVerdict> {
-  const config = await fraudConfig(run);
+  // Every field the rules read, and the email domain the lists check, in the statement that checks the stamp.
+  const { config, read } = await fraudConfigWith(run, (held) =>
+    planFieldRead([...(held.rules.get(event) ?? NO_RULES).fields, EMAIL_DOMAIN], signals, { lists: held.lists }),
+  );
   const { rules, fields } = config.rules.get(event) ?? NO_RULES;
-  // Every field the rules read, and the email domain the lists check, in one read.
-  const read = await readFields(run, [...fields, EMAIL_DOMAIN], signals, { lists: config.lists });
   const values: Record<string, FieldValue> = {};
   for (const field of fields) values[field] = read[field] ?? null;
   const emailDomain = read[EMAIL_DOMAIN] as string | null;

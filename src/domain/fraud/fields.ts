@@ -1,5 +1,3 @@
-import type { RunBound } from '../../db/bound-transaction';
-
 /**
  * The events a fraud rule can be written for. `verification_change` is a staff change of a
  * customer's verification level: it never holds the change, a `review` opens a case.
@@ -50,18 +48,18 @@ export type FieldValue = string | number | boolean | null;
 
 /**
  * How a field is read at one evaluation: a value its signals (or the lists) give at once, or a
- * scalar SQL expression (`?` placeholders) that readFields reads together with every other
+ * scalar SQL expression (`?` placeholders) that planFieldRead reads together with every other
  * field's in one statement, and `as` turns into the value.
  */
-export type FieldRead = { value: FieldValue } | { sql: string; values: unknown[]; as: (v: unknown) => FieldValue };
+export type FieldSource = { value: FieldValue } | { sql: string; values: unknown[]; as: (v: unknown) => FieldValue };
 
 interface FieldDef {
   description: string;
-  read(s: FraudSignals, ctx: FieldContext): FieldRead;
+  read(s: FraudSignals, ctx: FieldContext): FieldSource;
 }
 
-const none: FieldRead = { value: null };
-const value = (v: FieldValue | undefined): FieldRead => ({ value: v ?? null });
+const none: FieldSource = { value: null };
+const value = (v: FieldValue | undefined): FieldSource => ({ value: v ?? null });
 const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 const count = (v: unknown): number => Number(v ?? 0);
 const text = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
@@ -69,7 +67,7 @@ const domainOf = (email: unknown): string | null =>
   typeof email === 'string' && email ? email.slice(email.lastIndexOf('@') + 1).toLowerCase() : null;
 
 /** A column of the customer's own row (a primary key read), or no value without a customer. */
-function customerColumn(s: FraudSignals, column: string, as: (v: unknown) => FieldValue): FieldRead {
+function customerColumn(s: FraudSignals, column: string, as: (v: unknown) => FieldValue): FieldSource {
   return s.customerId ? { sql: `select ${column} from customers where id = ?`, values: [s.customerId], as } : none;
 }
 
@@ -82,7 +80,7 @@ function othersWith(
   s: FraudSignals,
   column: 'device_id' | 'instrument' | 'destination',
   v: string | null | undefined,
-): FieldRead {
+): FieldSource {
   if (!v) return none;
   return s.customerId
     ? {
@@ -207,32 +205,46 @@ export const FRAUD_FIELDS: Readonly<Record<string, FieldDef>> = {
 };
 
 /**
- * The values of `names` at one evaluation: what the signals give, and every field read from the
- * database in one statement (one round trip, however many fields and rules), each aggregate once.
- * An unknown name has no value.
+ * How the values of some fields are read at one evaluation: the select-list columns (scalar
+ * subqueries, `?` placeholders) of every field read from the database, to be sent in one
+ * statement with whatever else that statement reads, and how its row becomes the values.
  */
-export async function readFields(
-  run: RunBound,
-  names: readonly string[],
-  s: FraudSignals,
-  ctx: FieldContext,
-): Promise<Record<string, FieldValue>> {
-  const values: Record<string, FieldValue> = {};
-  const queued: Array<{ name: string; sql: string; values: unknown[]; as: (v: unknown) => FieldValue }> = [];
+export interface FieldRead {
+  columns: readonly string[];
+  values: unknown[];
+  /** The values of every field asked for (what the signals gave, and the row's columns); an unknown name has no value. */
+  finish(row: Readonly<Record<string, unknown>> | undefined): Record<string, FieldValue>;
+}
+
+/**
+ * The read of `names` at one evaluation: what the signals give at once, and every field read
+ * from the database as one column each of a single statement (one round trip, however many
+ * fields and rules), each aggregate once.
+ */
+export function planFieldRead(names: readonly string[], s: FraudSignals, ctx: FieldContext): FieldRead {
+  const given: Record<string, FieldValue> = {};
+  const queued: Array<{ name: string; as: (v: unknown) => FieldValue }> = [];
+  const columns: string[] = [];
+  const values: unknown[] = [];
   for (const name of new Set(names)) {
     const def = FRAUD_FIELDS[name];
     const read = def ? def.read(s, ctx) : none;
-    if ('value' in read) values[name] = read.value;
-    else queued.push({ name, ...read });
+    if ('value' in read) given[name] = read.value;
+    else {
+      columns.push(`(${read.sql}) as f${queued.length}`);
+      values.push(...read.values);
+      queued.push({ name, as: read.as });
+    }
   }
-  if (queued.length > 0) {
-    const [row] = await run<Record<string, unknown>>({
-      sql: `select ${queued.map((q, i) => `(${q.sql}) as f${i}`).join(', ')}`,
-      values: queued.flatMap((q) => q.values),
-    });
-    queued.forEach((q, i) => (values[q.name] = q.as(row?.[`f${i}`] ?? null)));
-  }
-  return values;
+  return {
+    columns,
+    values,
+    finish: (row) => {
+      const out = { ...given };
+      queued.forEach((q, i) => (out[q.name] = q.as(row?.[`f${i}`] ?? null)));
+      return out;
+    },
+  };
 }
 
 export const FIELD_NAMES = Object.keys(FRAUD_FIELDS) as [string, ...string[]];

@@ -3,10 +3,13 @@ import { namedStatement } from '../../platform/named-sql';
 /** Serialises the creation of fraud rules, so two at once cannot both pass the cap. */
 export const LOCK_FRAUD_RULES = namedStatement<Record<string, never>>(`select pg_advisory_xact_lock(hashtext('fraud_rules'))`);
 
-/** The stamp of the rules and lists as they stand (one row, one index read). */
-export const READ_RULES_STAMP = namedStatement<Record<string, never>>(
-  `select stamp::text as stamp from fraud_rules_stamp where id = 1`,
-);
+/**
+ * The stamp of the rules and lists as they stand (one row, one index read), and `columns`
+ * (select-list expressions with `?` placeholders) read in the same statement.
+ */
+export function readStampWith(columns: readonly string[]): string {
+  return `select s.stamp::text as stamp${columns.map((c) => `, ${c}`).join('')} from fraud_rules_stamp s where s.id = 1`;
+}
 
 /** A new stamp, in the transaction of a change of a rule or a list: every process's copy is stale once it commits. */
 export const BUMP_RULES_STAMP = namedStatement<Record<string, never>>(

@@ -1,5 +1,5 @@
 import type { RunBound } from '../../db/bound-transaction';
-import { READ_RULES_AND_LISTS, READ_RULES_STAMP } from './fraud.queries';
+import { READ_RULES_AND_LISTS, readStampWith } from './fraud.queries';
 import { compileRule, type FieldTest, type FraudListName } from './rules';
 
 export interface CachedRule {
@@ -27,6 +27,16 @@ export interface FraudConfig {
 }
 
 /**
+ * What an evaluation reads besides the stamp, given the rules it will run: select-list columns
+ * (`?` placeholders, aliases other than `stamp`) and how their row becomes what it needs.
+ */
+export interface ReadWithStamp<T> {
+  columns: readonly string[];
+  values: unknown[];
+  finish(row: Readonly<Record<string, unknown>> | undefined): T;
+}
+
+/**
  * This process's copy of the enabled fraud rules and the lists. Every evaluation (each login,
  * withdrawal, transfer, deposit intent...) reads the one-row stamp in its own transaction and
  * uses the copy when the stamp is the one the copy was read at; every change of a rule or a
@@ -39,9 +49,30 @@ let copy: FraudConfig | null = null;
 /** How many times this process read the rules and lists (not just the stamp): what tests and benchmarks watch. */
 let loads = 0;
 
-export async function fraudConfig(run: RunBound): Promise<FraudConfig> {
-  const [now] = await run<{ stamp: string }>(READ_RULES_STAMP.bind({}));
-  if (copy && now && copy.stamp === now.stamp) return copy;
+/**
+ * The rules and lists as they stand, and what `read` asks for given them. The stamp is read in
+ * the same statement as what `read` asks of the copy held, so an evaluation with nothing changed
+ * makes one round trip for both; when the stamp differs (or nothing is held yet), that answer is
+ * dropped, the rules and lists are read again, and then what `read` asks of them.
+ */
+export async function fraudConfigWith<T>(
+  run: RunBound,
+  read: (config: FraudConfig) => ReadWithStamp<T>,
+): Promise<{ config: FraudConfig; read: T }> {
+  const held = copy;
+  const riding = held ? read(held) : null;
+  const [now] = await run<Record<string, unknown>>({ sql: readStampWith(riding?.columns ?? []), values: riding?.values ?? [] });
+  if (held && riding && now && now['stamp'] === held.stamp) return { config: held, read: riding.finish(now) };
+  const config = await load(run);
+  const again = read(config);
+  const [row] =
+    again.columns.length > 0
+      ? await run<Record<string, unknown>>({ sql: `select ${again.columns.join(', ')}`, values: again.values })
+      : [];
+  return { config, read: again.finish(row) };
+}
+
+async function load(run: RunBound): Promise<FraudConfig> {
   const [row] = await run<{ stamp: string; rules: Array<Omit<CachedRule, 'matches'>>; lists: Record<string, string[]> }>(
     READ_RULES_AND_LISTS.bind({}),
   );
