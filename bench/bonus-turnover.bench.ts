@@ -5,12 +5,12 @@ import { call } from './lib/load';
 /**
  * What an active bonus costs a close: POST /orders/{ticket}/close on accounts holding an active
  * bonus (granted through a promo code redeem, so the redeem path runs in the set-up) against
- * the same close on accounts holding none, 16 in flight. With a bonus the close's transaction
+ * the same close on accounts holding none, 16 in flight. With a bonus the close's statement
  * also counts turnover: it reads the account's active bonuses and the closed order's hedged
  * volume, records the order's turnover row, advances the bonus and writes `bonus.progress`
  * (the programme counts every close: min_hold_seconds 0; the target is never reached, so
- * nothing is released and both sides do the same every time). Without credit the hook returns
- * before any statement.
+ * nothing is released and both sides do the same every time). Without credit the close's
+ * statement leaves that part out.
  *
  * Closing needs open orders: before each slice, each side tops its queue of open tickets up to
  * twice what its largest slice closed so far (opened through the API, not measured). A slice

@@ -3,9 +3,22 @@ import {
   beforePosting,
   hasPostingHooks,
   installPostingHooks,
+  postingStatementParts,
   type Posting,
   type PostingHook,
 } from '../../src/domain/ledger/posting';
+import { closeStatement, type CloseParams } from '../../src/domain/orders/close-order';
+
+const closeParams: CloseParams = {
+  ticket: '42',
+  closed_at: new Date(0),
+  close_price: '1.1',
+  profit: '-3.50',
+  commission: '-0.70',
+  reason: 'manual',
+  event: '{"order":42}',
+  bulk_close_run_id: null,
+};
 
 const posting = (flow: Posting['flow']): Posting => ({
   flow,
@@ -52,4 +65,30 @@ test('when a hook has no after phase, then the after phase of its flow counts as
 test('when two hooks share a name, then installing them fails', () => {
   const hook: PostingHook = { name: 'twice', flows: ['deposit'], before: async () => undefined };
   expect(() => installPostingHooks([hook, hook])).toThrow(/twice/);
+});
+
+test('when a hook has a statement part, then only a flow that books in one statement takes it, and the close folds it in', () => {
+  const part = {
+    ctes: 'probe_cte as (select 1 as n from o)',
+    answer: 'select count(*) from probe_cte',
+    applies: (account: { credit: string }) => account.credit !== '0.00',
+  };
+  expect(() => installPostingHooks([{ name: 'stray', flows: ['order_close', 'deposit'], statementPart: part }])).toThrow(
+    /statement part/,
+  );
+  expect(() => installPostingHooks([{ name: 'Bad-Name', flows: ['order_close'], statementPart: part }])).toThrow(/a-z/);
+
+  installPostingHooks([{ name: 'probe', flows: ['order_close'], statementPart: part }]);
+  expect(postingStatementParts('order_close')).toEqual([{ hook: 'probe', ...part }]);
+  const { sql, values } = closeStatement(closeParams);
+  expect(sql).toContain(`,\n${part.ctes}`);
+  expect(sql).toContain(`json_build_object('probe', (${part.answer})) as answers`);
+  expect(sql.match(/\?/g)).toHaveLength(values.length);
+  // The account as the caller read it decides which parts are in; without it, all are.
+  expect(closeStatement(closeParams, { credit: '5.00' }).sql).toContain('probe_cte');
+  expect(closeStatement(closeParams, { credit: '0.00' }).sql).not.toContain('probe');
+  expect(closeStatement(closeParams, { credit: '0.00' }).sql).toContain('null::json as answers');
+
+  installPostingHooks([]);
+  expect(closeStatement(closeParams).sql).not.toContain('probe');
 });

@@ -1,7 +1,8 @@
 import { dec } from '../../platform/decimal';
 import type { PostingHook } from '../ledger/posting';
 import { forfeitForReversedDeposit, grantOnDeposit } from './bonuses';
-import { countClose } from './bonus-turnover';
+import { bookReleases, type TurnoverRelease } from './bonus-turnover';
+import { TURNOVER_AFTER_CLOSE, TURNOVER_AT_CLOSE } from './turnover-statements';
 import { forfeitOnMoneyOut } from './bonus-forfeit';
 import { grantArmedOnDeposit } from './promo-redeem';
 import { LOCK_ACCOUNT, type BonusAccountRow } from './bonus-statements';
@@ -12,13 +13,26 @@ import { LOCK_ACCOUNT, type BonusAccountRow } from './bonus-statements';
  * no active bonus, so closes and transfers of accounts without bonuses pay no round trip.
  */
 
-/** Turnover: a close counts toward the account's active bonuses, in the close's transaction. */
+/**
+ * Turnover: a close counts toward the account's active bonuses, in the close's own statement
+ * (TURNOVER_AT_CLOSE, left out for an account that had no credit when the close read it); a
+ * close that releases credit books the `bonus_release` pairs after it, in the same transaction.
+ */
 export const BonusTurnoverHook: PostingHook = {
   name: 'bonus_turnover',
   flows: ['order_close'],
+  statementPart: TURNOVER_AT_CLOSE,
   async after(run, posting) {
-    if (dec(posting.account.credit ?? '0').lte(0)) return;
-    await countClose(run, posting.account.id, posting.reference.id);
+    let releases = posting.answers?.['bonus_turnover'] as readonly TurnoverRelease[] | undefined;
+    if (releases === undefined) {
+      // Left out of the close, but the locked account has credit: credit granted meanwhile.
+      if (dec(posting.account.credit ?? '0').lte(0)) return;
+      const [counted] = await run<{ releases: TurnoverRelease[] }>(
+        TURNOVER_AFTER_CLOSE.bind({ account_id: posting.account.id, ticket: posting.reference.id }),
+      );
+      releases = counted?.releases ?? [];
+    }
+    if (releases.length > 0) await bookReleases(run, posting.account.id, releases);
   },
 };
 

@@ -1,6 +1,11 @@
 import type { RunBound } from '../../db/bound-transaction';
 import { RELEASE_FROM_CREDIT, RELEASE_TO_BALANCE } from './bonus-statements';
-import { COUNT_CLOSE } from './turnover-statements';
+
+/** A release the close's turnover part decided: the bonus and the amount leaving its credit for the balance. */
+export interface TurnoverRelease {
+  id: string;
+  release: string;
+}
 
 /**
  * The turnover rules, applied to one close (see docs/bonuses.md): an order held less than the
@@ -8,11 +13,11 @@ import { COUNT_CLOSE } from './turnover-statements';
  * in the symbol open at the same time counts 0 (only net volume counts); profit or loss does
  * not matter. An order counts once per bonus (a unique row per bonus and ticket).
  *
- * Counting, the release decision, the bonus's progress and its events are one statement
- * (COUNT_CLOSE); only a close that releases credit books more: its `bonus_release` pair.
+ * Counting, the release decision, the bonus's progress and its events are part of the close's
+ * own statement (TURNOVER_AT_CLOSE); only a close that releases credit books more after it:
+ * each release's `bonus_release` pair, in the close's transaction.
  */
-export async function countClose(run: RunBound, accountId: string, ticket: string): Promise<void> {
-  const releases = await run<{ id: string; release: string }>(COUNT_CLOSE.bind({ account_id: accountId, ticket }));
+export async function bookReleases(run: RunBound, accountId: string, releases: readonly TurnoverRelease[]): Promise<void> {
   for (const r of releases) {
     const comment = 'Bonus released to the balance';
     await run(

@@ -1,3 +1,5 @@
+import type { PostingStatementPart } from '../ledger/posting';
+import { dec } from '../../platform/decimal';
 import { namedStatement } from '../../platform/named-sql';
 import { eventInsertSql } from '../events/outbox';
 
@@ -26,27 +28,39 @@ const bonusEventSql = (type: 'bonus.progress' | 'bonus.released' | 'bonus.comple
   });
 
 /**
- * One close counted toward the account's active bonuses, as one statement: it locks the bonuses
- * (oldest first; the close already holds the account row), reads the closed order's volume, how
- * long it was held and the volume of the opposite positions in its symbol whose life overlapped
- * its own, records the order's turnover row per bonus (an order counts once: a row exists
- * already, and the bonus is not advanced again), decides each bonus's release and advances it,
- * and writes `bonus.progress`, then `bonus.released` and `bonus.completed` where they apply.
+ * One close counted toward the account's active bonuses, as a part of the close's own statement
+ * (PostingStatementPart of `order_close`: it reads the close's `o`, `a` and `e`), so counting
+ * costs the close no round trip. It locks the account's active bonuses (oldest first, after the
+ * close's lock of the account row), and only when there is one reads how long the closed order
+ * was held and the volume of the opposite positions in its symbol whose life overlapped its own;
+ * it records the order's turnover row per bonus (an order counts once: a row exists already, and
+ * the bonus is not advanced again), decides each bonus's release and advances it, and writes
+ * `bonus.progress`, then `bonus.released` and `bonus.completed` where they apply, after the
+ * close's `order.closed`.
  *
  * Counted lots: 0 below the programme's min_hold_seconds, else the volume less the hedged
  * volume, never below 0. Release: the unreleased rest once the target is reached; per lot,
  * amount / lots required per counted lot (rounded down to the cent); never more than the
- * account's credit, the older bonuses served first (what each one released lowers what the
- * next finds). It answers the bonuses that release something: the caller books each release's
- * `bonus_release` pair (RELEASE_FROM_CREDIT, RELEASE_TO_BALANCE) in the same transaction.
+ * account's credit as the locked row holds it, the older bonuses served first (what each one
+ * released lowers what the next finds). It answers, as a json array of `{id, release}`, the
+ * bonuses that release something: the hook books each release's `bonus_release` pair
+ * (RELEASE_FROM_CREDIT, RELEASE_TO_BALANCE) after it, in the same transaction.
  *
  * The hedged volume is read as two sums, the open positions and the closed ones whose close
  * came after this order opened, each a range of the (account, status, closed_at) index (orders
- * are `open` or `closed`) instead of one scan over every order the account ever had. Each event insert reads the
- * previous one's rows in a one-time filter, so the three are written in that order.
+ * are `open` or `closed`). The statement sees the orders as of its start: the closed order is
+ * still open there, and its own side is never hedged, so it never counts against itself. Each
+ * event insert reads the previous one's rows in a one-time filter, so they are written in that
+ * order.
  */
-export const COUNT_CLOSE = namedStatement<{ account_id: string; ticket: string }>(
-  `with o as (
+export const TURNOVER_AT_CLOSE: PostingStatementPart = {
+  ctes: `turnover_bonus as (
+  select b.id, b.amount, b.released, b.lots_required, b.lots_done, b.created_at, p.release_mode, p.min_hold_seconds
+    from bonuses b join bonus_programs p on p.id = b.program_id join a on b.account_id = a.id
+   where a.credit > 0 and b.status = 'active'
+   order by b.created_at, b.id
+     for update of b
+), turnover_order as (
   select o.volume, extract(epoch from (o.closed_at - o.created_at)) as held_seconds,
          (select coalesce(sum(x.volume), 0) from orders x
            where x.account_id = o.account_id and x.status = 'open' and x.symbol = o.symbol and x.cmd <> o.cmd
@@ -54,45 +68,62 @@ export const COUNT_CLOSE = namedStatement<{ account_id: string; ticket: string }
          + (select coalesce(sum(x.volume), 0) from orders x
              where x.account_id = o.account_id and x.status = 'closed' and x.closed_at > o.created_at
                and x.symbol = o.symbol and x.cmd <> o.cmd and x.ticket <> o.ticket and x.created_at < o.closed_at) as hedged
-    from orders o where o.ticket = :ticket::bigint and o.status = 'closed' and o.account_id = :account_id::uuid
-), b as (
-  select b.id, b.amount, b.released, b.lots_required, b.lots_done, b.created_at, p.release_mode,
-         case when o.held_seconds >= p.min_hold_seconds then round(greatest(o.volume - o.hedged, 0), 2) else 0 end as counted
-    from bonuses b join bonus_programs p on p.id = b.program_id cross join o
-   where b.account_id = :account_id::uuid and b.status = 'active'
-   order by b.created_at, b.id
-     for update of b
-), t as (
+    from o where exists (select 1 from turnover_bonus)
+), turnover_counted as (
+  select b.*, case when t.held_seconds >= b.min_hold_seconds then round(greatest(t.volume - t.hedged, 0), 2) else 0 end as counted
+    from turnover_bonus b cross join turnover_order t
+), turnover_row as (
   insert into bonus_turnover (id, created_at, updated_at, bonus_id, ticket, lots)
-  select gen_random_uuid(), now(), now(), b.id, :ticket::bigint, b.counted from b
+  select gen_random_uuid(), now(), now(), b.id, o.ticket, b.counted from turnover_counted b cross join o
   on conflict (bonus_id, ticket) do nothing
   returning bonus_id
-), w as (
+), turnover_wanted as (
   select b.id, b.created_at, b.counted, b.lots_done + b.counted as lots_after, b.lots_done + b.counted >= b.lots_required as done,
          greatest(case when b.lots_done + b.counted >= b.lots_required then b.amount - b.released
                        when b.release_mode = 'per_lot'
                          then least(trunc(b.counted * b.amount / nullif(b.lots_required, 0), 2), b.amount - b.released)
                        else 0 end, 0) as wanted
-    from b join t on t.bonus_id = b.id
+    from turnover_counted b join turnover_row t on t.bonus_id = b.id
    where b.counted > 0
-), r as (
+), turnover_release as (
   select w.*,
-         least(sum(w.wanted) over k, c.cap) - least(sum(w.wanted) over k - w.wanted, c.cap) as release
-    from w cross join (select greatest(credit, 0) as cap from accounts where id = :account_id::uuid) c
+         least(sum(w.wanted) over k, greatest(a.credit, 0)) - least(sum(w.wanted) over k - w.wanted, greatest(a.credit, 0)) as release
+    from turnover_wanted w cross join a
   window k as (order by w.created_at, w.id rows between unbounded preceding and current row)
-), u as (
+), turnover_bonus_after as (
   update bonuses x set lots_done = r.lots_after, released = x.released + r.release,
          status = case when r.done then 'completed' else x.status end, end_reason = null, updated_at = now()
-    from r where x.id = r.id
+    from turnover_release r where x.id = r.id
   returning x.*, r.counted, r.release, r.done
-), ep as (
-  ${bonusEventSql('bonus.progress', `'lots_counted', u.counted::numeric(20,2)::text`, 'u')}
-), er as (
-  ${bonusEventSql('bonus.released', `'released_now', u.release::numeric(38,2)::text`, 'u where (select count(*) from ep) >= 0 and u.release > 0')}
-), ec as (
-  ${bonusEventSql('bonus.completed', '', 'u where (select count(*) from er) >= 0 and u.done')}
-)
-select u.id, u.release::numeric(38,2)::text as release from u
- where (select count(*) from ec) >= 0 and u.release > 0
- order by u.created_at, u.id`,
+), turnover_progress as (
+  ${bonusEventSql('bonus.progress', `'lots_counted', u.counted::numeric(20,2)::text`, 'turnover_bonus_after u where (select count(*) from e) >= 0')}
+), turnover_released as (
+  ${bonusEventSql('bonus.released', `'released_now', u.release::numeric(38,2)::text`, 'turnover_bonus_after u where (select count(*) from turnover_progress) >= 0 and u.release > 0')}
+), turnover_completed as (
+  ${bonusEventSql('bonus.completed', '', 'turnover_bonus_after u where (select count(*) from turnover_released) >= 0 and u.done')}
+)`,
+  answer: `select coalesce(json_agg(json_build_object('id', u.id, 'release', u.release::numeric(38,2)::text) order by u.created_at, u.id), '[]'::json)
+  from turnover_bonus_after u where (select count(*) from turnover_completed) >= 0 and u.release > 0`,
+  // An account without credit holds no active bonus.
+  applies: (account) => dec(account.credit).gt(0),
+};
+
+/**
+ * The same count as a statement of its own, after the close, in its transaction: for a close
+ * whose statement left the part out (the account had no credit when the close read it, and
+ * has some under the lock). It offers the part the names the close's statement would: the
+ * closed order, the locked account and an `e` with nothing left to follow. The closed order
+ * reads as closed here and is left out of the hedged sums by its ticket.
+ */
+export const TURNOVER_AFTER_CLOSE = namedStatement<{ account_id: string; ticket: string }>(
+  `with o as (
+  select account_id, ticket, symbol, cmd, volume, created_at, closed_at from orders
+   where ticket = :ticket::bigint and status = 'closed' and account_id = :account_id::uuid
+), a as (
+  select id, credit from accounts where id = :account_id::uuid
+), e as (
+  select 1
+),
+${TURNOVER_AT_CLOSE.ctes}
+select (${TURNOVER_AT_CLOSE.answer}) as releases`,
 );

@@ -132,6 +132,31 @@ export interface PostedAccount {
   referred?: boolean;
 }
 
+/**
+ * The flows whose path books in one statement that takes hooks' statement parts: the close
+ * (see closeStatement in src/domain/orders/close-order.ts, which documents the names a part
+ * may read).
+ */
+export const STATEMENT_FLOWS: readonly PostingFlow[] = ['order_close'];
+
+/**
+ * What a hook adds to the one statement that books its flow's movement, so that its work costs
+ * no round trip of its own: `ctes` are CTEs appended to the statement's WITH list (`name as
+ * (...)`, comma-separated, named with the hook's own prefix), which read the names the flow's
+ * statement documents; `answer` is a SQL expression over them whose value (json) the hook's
+ * `after` finds in `posting.answers[hook name]`. What a part writes commits with the movement.
+ *
+ * A part costs the statement's planning on every movement, so a path that read the account
+ * before its statement leaves out the parts whose `applies` says that account has nothing for
+ * them. Such a read is not under the lock: the hook's `after` then finds no answer of its own
+ * and, when the locked account says otherwise, does the work itself.
+ */
+export interface PostingStatementPart {
+  ctes: string;
+  answer: string;
+  applies(account: Pick<PostedAccount, 'credit'>): boolean;
+}
+
 /** One money movement on one account, as a hook sees it. */
 export interface Posting {
   flow: PostingFlow;
@@ -142,6 +167,8 @@ export interface Posting {
   reference: { type: string; id: string };
   /** What the request declared beyond the movement itself (a confirmation a hook asks for). */
   request?: Readonly<Record<string, unknown>>;
+  /** What each hook's statement part answered, by hook name; no key when its part was left out (see PostingStatementPart). */
+  answers?: Readonly<Record<string, unknown>>;
 }
 
 /**
@@ -155,6 +182,8 @@ export interface Posting {
 export interface PostingHook {
   readonly name: string;
   readonly flows: readonly PostingFlow[];
+  /** Work folded into the booking statement of its flows (only STATEMENT_FLOWS take one). */
+  readonly statementPart?: PostingStatementPart;
   before?(run: RunBound, posting: Posting): Promise<void>;
   after?(run: RunBound, posting: Posting): Promise<void>;
 }
@@ -167,6 +196,22 @@ type Phase = 'before' | 'after';
  * could be called without them. The composition root installs them once at start-up.
  */
 let installed = index([]);
+let parts = partsOf([]);
+
+/** A named statement part of an installed hook. */
+export interface InstalledStatementPart extends PostingStatementPart {
+  hook: string;
+}
+
+function partsOf(hooks: readonly PostingHook[]): Map<PostingFlow, readonly InstalledStatementPart[]> {
+  const byFlow = new Map<PostingFlow, readonly InstalledStatementPart[]>();
+  for (const flow of STATEMENT_FLOWS)
+    byFlow.set(
+      flow,
+      hooks.flatMap((h) => (h.statementPart && h.flows.includes(flow) ? [{ hook: h.name, ...h.statementPart }] : [])),
+    );
+  return byFlow;
+}
 
 function index(hooks: readonly PostingHook[]): Map<string, PostingHook[]> {
   const byKey = new Map<string, PostingHook[]>();
@@ -184,7 +229,22 @@ export function installPostingHooks(hooks: readonly PostingHook[]): void {
   const names = hooks.map((h) => h.name);
   const twice = names.find((n, i) => names.indexOf(n) !== i);
   if (twice) throw new Error(`posting hook ${twice} is installed twice`);
+  // A part on a flow whose path books in several statements would never run.
+  const stray = hooks.find((h) => h.statementPart && h.flows.some((f) => !STATEMENT_FLOWS.includes(f)));
+  if (stray) throw new Error(`posting hook ${stray.name} has a statement part on a flow that takes none`);
+  // Its answer is keyed by the hook's name in SQL text.
+  const unnamed = hooks.find((h) => h.statementPart && !/^[a-z_]+$/.test(h.name));
+  if (unnamed) throw new Error(`posting hook ${unnamed.name} with a statement part needs a name of a-z and _`);
   installed = index(hooks);
+  parts = partsOf(hooks);
+}
+
+/**
+ * The installed hooks' parts of a flow's booking statement, in installation order: the same
+ * array until hooks are installed again, so a path may build its statement once per array.
+ */
+export function postingStatementParts(flow: PostingFlow): readonly InstalledStatementPart[] {
+  return parts.get(flow) ?? [];
 }
 
 /** Whether any hook runs in this phase of this flow: a path may skip its transaction's extra work when none does. */

@@ -9,7 +9,15 @@ import { namedStatement, type Statement } from '../../platform/named-sql';
 import type { QuoteStore } from '../prices/quote-store';
 import { eventInsertSql } from '../events/outbox';
 import { ledgerInsertSql } from '../ledger/ledger';
-import { afterPosting, balanceUpdateSql, hasPostingHooks, type Posting, type PostedAccount } from '../ledger/posting';
+import {
+  afterPosting,
+  balanceUpdateSql,
+  hasPostingHooks,
+  postingStatementParts,
+  type InstalledStatementPart,
+  type Posting,
+  type PostedAccount,
+} from '../ledger/posting';
 import { ORDER_CLOSE_SQL } from './orders.queries';
 import { orderView, viewsOf, type ClosableOrder, type OrderView } from './order-view';
 import { PricingContext, PricingError, type PricingTerms } from '../prices/pricing-context';
@@ -69,13 +77,15 @@ export async function closeReadOrder(
 
   const { account: holder, terms } = await termsOf(em, accountId, order.symbol);
   const pricing = await PricingContext.load(em, quotes, holder, [order.symbol], terms);
-  return closeAtPricing(em, order, pricing, reason, bulkCloseRunId);
+  return closeAtPricing(em, order, pricing, reason, bulkCloseRunId, holder);
 }
 
 /**
  * Closes an open order at the quote `pricing` holds: for a caller that has priced the order
  * already to decide on the close (the engine's sl and tp), so the close books the very quote
  * that triggered it and nothing is read twice. The closing statement matches an open order only.
+ * `holder`, the account as the caller read it, lets the statement leave out the hooks' parts
+ * that have nothing to do for it (see PostingStatementPart); without it every part is in.
  */
 export async function closeAtPricing(
   em: EntityManager,
@@ -83,6 +93,7 @@ export async function closeAtPricing(
   pricing: PricingContext,
   reason: string,
   bulkCloseRunId: string | null = null,
+  holder?: Pick<Account, 'credit'>,
 ): Promise<CloseOutcome> {
   const ticket = order.ticket;
   let profit: Dec;
@@ -108,23 +119,27 @@ export async function closeAtPricing(
     profit: profit.toFixed(2),
     close_reason: reason,
   };
-  const close = closeStatement({
-    ticket,
-    closed_at: closedAt,
-    close_price: price.toFixed(),
-    profit: profit.toFixed(2),
-    commission: commission.isZero() ? '0.00' : commission.neg().toFixed(2),
-    reason,
-    event: viewWithoutCharges(view),
-    bulk_close_run_id: bulkCloseRunId,
-  });
+  const close = closeStatement(
+    {
+      ticket,
+      closed_at: closedAt,
+      close_price: price.toFixed(),
+      profit: profit.toFixed(2),
+      commission: commission.isZero() ? '0.00' : commission.neg().toFixed(2),
+      reason,
+      event: viewWithoutCharges(view),
+      bulk_close_run_id: bulkCloseRunId,
+    },
+    holder,
+  );
   const amount = profit.minus(commission);
-  const rows = await runClose(em, close, ({ account }) => ({
+  const rows = await runClose(em, close, ({ account, answers }) => ({
     flow: 'order_close',
     // The hooks see the account as the close found it, as every posting's hooks do.
     account: { ...account!, balance: dec(account!.balance).minus(amount).toFixed(2) },
     amount: amount.toFixed(2),
     reference: { type: 'order', id: ticket },
+    answers: answers ?? {},
   }));
   const booked = Number(rows[0]?.booked ?? 0) === 1;
   if (!booked)
@@ -158,6 +173,8 @@ export interface ClosedRow {
   swap: string;
   /** The account as the close left it (null when nothing was booked). */
   account: PostedAccount | null;
+  /** What the hooks' statement parts answered, by hook name (null when no hook adds one). */
+  answers: Record<string, unknown> | null;
 }
 
 /** What the closing statement writes, by name. */
@@ -235,23 +252,34 @@ with o as (
 type CloseBinding = CloseParams & { comment: string };
 
 /** The order's commission and swap read as of the statement's start, plus this close's commission. */
-const CLOSED = `select (select count(*) from o)::int as booked, s.commission, s.swap,
+const closed = (
+  parts: readonly InstalledStatementPart[],
+) => `select (select count(*) from o)::int as booked, s.commission, s.swap,
   (select json_build_object('id', id, 'login', login::text, 'customerId', customer_id, 'kind', kind, 'currency', currency,
           'balance', balance::text, 'credit', credit::text, 'reserved', reserved::text,
           'referred', exists (select 1 from customers c where c.id = a.customer_id and c.partner_id is not null)
-                   or exists (select 1 from partners p where p.customer_id = a.customer_id)) from a) as account
+                   or exists (select 1 from partners p where p.customer_id = a.customer_id)) from a) as account,
+  ${parts.length === 0 ? 'null::json' : `json_build_object(${parts.map((p) => `'${p.hook}', (${p.answer})`).join(', ')})`} as answers
   from s`;
 
-const CLOSE = namedStatement<CloseBinding>(`${CLOSE_CTES}
-${CLOSED}`);
+const withParts = (parts: readonly InstalledStatementPart[]) => parts.map((p) => `,\n${p.ctes}`).join('');
 
-/** The same, deciding the bulk close run's item in the same statement. */
-const CLOSE_WITH_ITEM = namedStatement<CloseBinding>(`${CLOSE_CTES}, i as (
+/** The single close's statement and the bulk close's (which also decides the run's item), with the parts given. */
+function closeStatements(parts: readonly InstalledStatementPart[]) {
+  return {
+    single: namedStatement<CloseBinding>(`${CLOSE_CTES}${withParts(parts)}
+${closed(parts)}`),
+    bulk: namedStatement<CloseBinding>(`${CLOSE_CTES}, i as (
   update bulk_close_items set status = 'closed', reason = null, finished_at = now()
   where run_id = :bulk_close_run_id and ticket = :ticket and status = 'pending'
   returning 1
-)
-${CLOSED}`);
+)${withParts(parts)}
+${closed(parts)}`),
+  };
+}
+
+/** The statements by the parts they hold (hook names), for the parts installed last. */
+let built: { parts: readonly InstalledStatementPart[]; byHooks: Map<string, ReturnType<typeof closeStatements>> } | undefined;
 
 /**
  * The one statement that closes an order if it is still open, books the profit and the
@@ -260,9 +288,25 @@ ${CLOSED}`);
  * (for a bulk close) decides the run's item; it answers `booked` 1, or 0 when the order was no
  * longer open, with the order's booked commission and swap.
  * closeOrder runs it, and so does the bench's plain-`pg` baseline (bench/bulk-close.bench.ts).
+ *
+ * The installed `order_close` hooks' statement parts (PostingStatementPart) are folded in, so
+ * their work costs the close no round trip; their answers come back as `answers`. A part may
+ * read `o` (the closed order: account_id, ticket, symbol, cmd, volume, created_at, closed_at;
+ * empty when the order was no longer open), `a` (the account row as the booking left it,
+ * locked: id, balance, credit, customer_id, login, kind, currency, reserved) and `e` (the
+ * order.closed event's insert: a part's events read it first, to follow that event). It sees
+ * the other tables as of the statement's start, so what it must read current it reads through
+ * `a` or under a row lock of its own, taken after `a`'s. With `holder` (the account as the
+ * caller read it), the parts that do not apply to it are left out.
  */
-export function closeStatement(params: CloseParams): Statement {
-  const statement = params.bulk_close_run_id === null ? CLOSE : CLOSE_WITH_ITEM;
+export function closeStatement(params: CloseParams, holder?: Pick<Account, 'credit'>): Statement {
+  const installed = postingStatementParts('order_close');
+  if (built?.parts !== installed) built = { parts: installed, byHooks: new Map() };
+  const parts = holder ? installed.filter((p) => p.applies(holder)) : installed;
+  const key = parts.map((p) => p.hook).join(',');
+  let statements = built.byHooks.get(key);
+  if (!statements) built.byHooks.set(key, (statements = closeStatements(parts)));
+  const statement = params.bulk_close_run_id === null ? statements.single : statements.bulk;
   return statement.bind({ ...params, comment: `Close of order ${params.ticket}` });
 }
 

@@ -5,6 +5,8 @@ import { eventsOf, expect422, expectError, expectOk } from '../trading/trading-k
 import { transfer, walletOf } from '../money/money-kit';
 import { rolloverPassedToday, runEod } from '../eod/eod-kit';
 import { createProvider } from '../payments/payments-kit';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { closeOrder, loadPricingTerms, type PricingSource } from '../../../src/domain/orders/close-order';
 
 jest.setTimeout(120_000);
 
@@ -117,8 +119,24 @@ test('when a 100 bonus needing 10 lots sees 9.9 lots of 2-minute trades and 2 lo
   expect(before).toMatchObject({ status: 'active', lots_done: '9.90', released: '0.00' });
   expect((await account(live)).credit).toBe('100.00');
 
-  await roundTurn(live, 1, 120);
+  const completing = await roundTurn(live, 1, 120);
   expect(await bonusOf(customer, granted.id)).toMatchObject({ status: 'completed', lots_done: '10.90', released: '100.00' });
+  // The completing close's events, in publication order: the close's own, then the bonus's, then the credit's change.
+  const sequence = await sql<{ type: string }>(
+    app,
+    `select type from domain_events
+      where customer_id = ? and seq >= (select seq from domain_events where type = 'order.closed' and aggregate_id = ?)
+        and type in ('order.closed', 'bonus.progress', 'bonus.released', 'bonus.completed', 'account.credit_changed')
+      order by seq`,
+    [customer.id, String(completing)],
+  );
+  expect(sequence.map((e) => e.type)).toEqual([
+    'order.closed',
+    'bonus.progress',
+    'bonus.released',
+    'bonus.completed',
+    'account.credit_changed',
+  ]);
   expect(await rowsOf(live, 'bonus_release')).toEqual([
     { kind: 'bonus_release', bucket: 'credit', amount: '-100.00' },
     { kind: 'bonus_release', bucket: 'balance', amount: '100.00' },
@@ -166,6 +184,33 @@ test('when hedged positions close, then only the net volume counts, and each ord
     granted.id,
   ]);
   expect(counted!.n).toBe(2);
+});
+
+test('when a close read the account before its credit was granted, then the close still counts toward the bonus', async () => {
+  const { programId, customer, live } = await setUp(10_000, { release: { mode: 'per_lot', lots_per_unit: 0.1 } });
+  const ticket = expectOk(
+    await app.request('POST', '/orders', { token: admin, body: { login: live, symbol: 'EURUSD', cmd: 0, volume: 2 } }),
+    201,
+  ).order as number;
+  await sql(app, `update orders set created_at = now() - interval '5 minutes' where ticket = ?`, [ticket]);
+  const granted = expectOk(await grant(customer, { program_id: programId, login: live }), 201);
+  // The close sees the account as it was before the grant: no credit, so its statement leaves the count out.
+  const beforeGrant: PricingSource = async (em, accountId, symbol) => {
+    const { account, terms } = await loadPricingTerms(em, accountId, symbol);
+    // A view of the entity, so the managed account itself is not changed (and not flushed).
+    const seen = Object.create(account) as typeof account;
+    Object.defineProperty(seen, 'credit', { value: '0.00' });
+    return { account: seen, terms };
+  };
+  const em = app.runtime.services.orm.em.fork() as EntityManager;
+  const outcome = await closeOrder(em, app.runtime.services.quotes, String(ticket), 'manual', null, beforeGrant);
+  expect(outcome).toMatchObject({ kind: 'closed', booked: true });
+  expect(await bonusOf(customer, granted.id)).toMatchObject({ lots_done: '2.00', released: '20.00', status: 'active' });
+  expect(await rowsOf(live, 'bonus_release')).toEqual([
+    { kind: 'bonus_release', bucket: 'credit', amount: '-20.00' },
+    { kind: 'bonus_release', bucket: 'balance', amount: '20.00' },
+  ]);
+  expect((await eventsOf(app, 'bonus.progress', granted.id)).map((e) => e.data.lots_done)).toEqual(['2.00']);
 });
 
 test('when the release is per lot, then each counted lot releases its share as a bonus_release pair', async () => {
