@@ -198,10 +198,14 @@ export const DAILY_DUE = namedStatement<{ until: Date; trading_date: string }>(
     group by a.partner_id, p.customer_id order by a.partner_id`,
 );
 
-/** The accruals a batch of daily payments covers, locked, so a close paying at the same time cannot pay them twice. */
+/**
+ * The accruals a batch of daily payments covers, locked, so a close paying at the same time
+ * cannot pay them twice. The partners are an array, so the read goes by the (partner, status)
+ * index however many accruals of the past the table holds.
+ */
 export const DUE_OF_PARTNERS = namedStatement<{ partner_ids: string; until: Date }>(
   `select id, partner_id::text as partner_id, amount::text as amount from ib_accruals
-    where partner_id in (select jsonb_array_elements_text(:partner_ids::jsonb)::uuid) and status = 'accrued'
+    where partner_id = any (array(select jsonb_array_elements_text(:partner_ids::jsonb)::uuid)) and status = 'accrued'
       and charge = 'daily' and closed_at < :until
     order by id for update`,
 );
