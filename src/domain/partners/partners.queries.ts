@@ -188,14 +188,22 @@ export const MARK_PAID = namedStatement<{ ids: string; payment_id: string | null
 /**
  * The partners with daily accruals owed (of orders closed before `until`), each with what is
  * due and whether it has a wallet to be paid into: the end of day pays each once per date.
+ * Deepest in the tree first: a close paying instantly locks its chain's wallets from the
+ * client's partner upwards, so a batch paying several of them locks them in the same order
+ * and neither waits on the other in a circle.
  */
 export const DAILY_DUE = namedStatement<{ until: Date; trading_date: string }>(
-  `select a.partner_id, p.customer_id, sum(a.amount)::text as amount, count(*)::int as n,
+  `with recursive t(id, depth) as (
+     select id, 1 from partners where parent_partner_id is null
+     union all
+     select p.id, t.depth + 1 from partners p join t on p.parent_partner_id = t.id where t.depth < 64
+   )
+   select a.partner_id, p.customer_id, sum(a.amount)::text as amount, count(*)::int as n,
           exists (select 1 from accounts w where w.customer_id = p.customer_id and w.kind = 'wallet') as has_wallet
-     from ib_accruals a join partners p on p.id = a.partner_id
+     from ib_accruals a join partners p on p.id = a.partner_id left join t on t.id = a.partner_id
     where a.status = 'accrued' and a.charge = 'daily' and a.closed_at < :until
       and not exists (select 1 from ib_payments x where x.partner_id = a.partner_id and x.trading_date = :trading_date::date)
-    group by a.partner_id, p.customer_id order by a.partner_id`,
+    group by a.partner_id, p.customer_id, t.depth order by t.depth desc nulls last, a.partner_id`,
 );
 
 /**

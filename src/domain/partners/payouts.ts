@@ -89,7 +89,11 @@ async function payBatch(run: RunBound, part: readonly DueRow[], tradingDate: str
   );
   if (payments.length === 0) return 0;
   const customerOf = new Map(part.map((p) => [p.partner_id, p.customer_id]));
-  const toPay = payments.filter((p) => owed.get(p.partner_id)!.total.gt(0));
+  const paymentOf = new Map(payments.map((p) => [p.partner_id, p]));
+  // In the batch's order (deepest in the tree first), which is the order the wallets are locked in.
+  const toPay = part
+    .map((p) => paymentOf.get(p.partner_id))
+    .filter((p): p is { id: string; partner_id: string } => !!p && owed.get(p.partner_id)!.total.gt(0));
   const booked = await payRewards(
     run,
     'daily',
