@@ -75,7 +75,9 @@ export const ACCOUNT_ROLLOVER_STEPS: readonly AccountRolloverStep[] = [
  * Run once per end-of-day run, after its accounts are done: partners on daily plans are paid
  * what they are owed, once per partner and date.
  */
-export const EOD_FINISH_STEPS: readonly EodFinishStep[] = [(em, rollover) => payDailyRewards(em, rollover).then(() => undefined)];
+export const EOD_FINISH_STEPS: readonly EodFinishStep[] = [
+  (em, rollover) => payDailyRewards(em, rollover, rollover.batchSize).then(() => undefined),
+];
 
 /**
  * The partner a referral names, which sign-up, leads and promo codes look up at run time

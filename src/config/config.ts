@@ -116,6 +116,7 @@ const EnvSchema = z.object({
   SHUTDOWN_GRACE_MS: integerText(0, 600000).default(25000),
   WORKER_LOCK_MS: integerText(1000, 600000).default(30000),
   BULK_CLOSE_WAIT_MS: integerText(0, 600000).default(30000),
+  EOD_STEP_BATCH_SIZE: integerText(1, 100000).default(250),
   RISK_PREVIEW_WAIT_MS: integerText(1, 600000).default(30000),
   OUTBOX_RELAY_INTERVAL_MS: integerText(100, 60000).default(1000),
   OUTBOX_RELAY_BATCH_SIZE: integerText(1, 10000).default(500),
@@ -224,6 +225,8 @@ export interface Config {
   workerLockMs: number;
   /** How long POST /orders/bulk-close waits for its result before answering 202. */
   bulkCloseWaitMs: number;
+  /** How many items an end-of-day whole-run step (the partners' daily payment) settles per transaction. */
+  eodStepBatchSize: number;
   riskPreviewWaitMs: number;
   /** How often the outbox relay runs, and how many events one of its transactions hands over. */
   outboxRelay: { intervalMs: number; batchSize: number };
@@ -338,6 +341,7 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     workerLockMs: e.WORKER_LOCK_MS,
     bulkCloseWaitMs: e.BULK_CLOSE_WAIT_MS,
+    eodStepBatchSize: e.EOD_STEP_BATCH_SIZE,
     riskPreviewWaitMs: e.RISK_PREVIEW_WAIT_MS,
     outboxRelay: { intervalMs: e.OUTBOX_RELAY_INTERVAL_MS, batchSize: e.OUTBOX_RELAY_BATCH_SIZE },
     mailRequeueAfterSeconds: e.MAIL_REQUEUE_AFTER_SECONDS,

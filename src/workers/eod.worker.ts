@@ -7,10 +7,10 @@ import { ACCOUNT_ROLLOVER_STEPS, EOD_FINISH_STEPS } from '../policy';
 import { defineProcessor } from './processor';
 
 /** The whole-run steps (src/policy.ts) of a run that did not fail; each is idempotent per date. */
-async function runFinishSteps(em: EntityManager, runId: string): Promise<void> {
+async function runFinishSteps(em: EntityManager, runId: string, batchSize: number): Promise<void> {
   const run = await readEodRun(em, runId);
   if (run.status === 'failed') return;
-  for (const step of EOD_FINISH_STEPS) await step(em, { tradingDate: run.tradingDate, cutoffAt: run.cutoffAt });
+  for (const step of EOD_FINISH_STEPS) await step(em, { tradingDate: run.tradingDate, cutoffAt: run.cutoffAt, batchSize });
 }
 
 /** A run staff asked for fans out; the scheduled rollover first records the run of its date. */
@@ -22,7 +22,7 @@ export const eodStartProcessor = defineProcessor(
       // A run with no account to close has no finishing job: its whole-run steps run here,
       // and it completes once they are done.
       if (accounts === 0) {
-        await runFinishSteps(em, run_id);
+        await runFinishSteps(em, run_id, services.config.eodStepBatchSize);
         await finishEodRun(em, run_id, 'completed');
       }
       return { accounts };
@@ -52,7 +52,7 @@ export const eodAccountsProcessor = defineProcessor(
 export const eodFinishProcessor = defineProcessor(
   EodFinishJob,
   async ({ run_id }, { em, services }) => {
-    await runFinishSteps(em, run_id);
+    await runFinishSteps(em, run_id, services.config.eodStepBatchSize);
     await finishEodRun(em, run_id, 'completed');
     const run = await readEodRun(em, run_id);
     return { statements: await queueDailyStatements(em, services.mailSecrets, services.jobs, run.tradingDate) };

@@ -26,9 +26,13 @@ import { CalendarDate } from '../../platform/calendar-date';
 /**
  * A step of a whole run, after its accounts are done (partners' daily rewards are paid): it
  * sees the run's trading date and cutoff, and must be idempotent per date, since a date may
- * be run again and a finishing job retried.
+ * be run again and a finishing job retried. `batchSize` is how many items (partners, ...) it
+ * settles per transaction: what a worker killed half-way leaves done.
  */
-export type EodFinishStep = (em: EntityManager, rollover: { tradingDate: string; cutoffAt: Date }) => Promise<void>;
+export type EodFinishStep = (
+  em: EntityManager,
+  rollover: { tradingDate: string; cutoffAt: Date; batchSize: number },
+) => Promise<void>;
 
 /** The scheduler id of the daily rollover: one per deployment, whatever number of workers upsert it. */
 export const ROLLOVER_SCHEDULER_ID = 'eod-rollover';

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import Decimal from 'decimal.js';
 import type { RunBound } from '../../db/bound-transaction';
 import type { IbLevelValue } from '../../entities/partner.entity';
@@ -5,7 +6,8 @@ import { dec, type Dec } from '../../platform/decimal';
 import type { PostingHook } from '../ledger/posting';
 import { evaluateFraudOn } from '../fraud/evaluate';
 import { WALLET_CURRENCY } from '../accounts/accounts';
-import { ACCRUED_EVENT, CLOSE_CHAIN, INSERT_ACCRUALS, MARK_PAID, PAY_INSTANT, PLAN_BY_ID } from './partners.queries';
+import { CLOSE_CHAIN, INSERT_ACCRUALS } from './partners.queries';
+import { payRewards } from './reward-payment';
 
 /**
  * Rewards of introducing brokers, accrued in the transaction of the close that earns them
@@ -41,6 +43,7 @@ interface ChainRow {
   partner_customer_id: string;
   plan_id: string;
   under_case: boolean;
+  plan: PlanRow | null;
 }
 
 interface PlanRow {
@@ -87,7 +90,7 @@ export async function accrueClose(run: RunBound, ticket: string): Promise<void> 
   const chain = await run<ChainRow>(CLOSE_CHAIN.bind({ ticket }));
   if (chain.length === 0) return;
   const first = chain[0]!;
-  const [plan] = await run<PlanRow>(PLAN_BY_ID.bind({ id: first.plan_id }));
+  const plan = first.plan;
   if (!plan) return;
   if (plan.group_ids && plan.group_ids.length > 0 && !(first.group_id && plan.group_ids.includes(first.group_id))) return;
 
@@ -133,7 +136,13 @@ export async function accrueClose(run: RunBound, ticket: string): Promise<void> 
       status = 'on_hold';
       reason = 'fraud_case';
     }
+    const id = randomUUID();
+    const amount = status === 'excluded' ? '0.00' : earned.toFixed(2);
+    // Inserted as accrued; an instant payment marks it paid once its ledger row is booked.
+    const inserted = status === 'paid' ? 'accrued' : status;
+    const closedAt = new Date(c.closed_at).toISOString();
     return {
+      id,
       ticket,
       partner_id: c.partner_id,
       level: c.level,
@@ -142,60 +151,52 @@ export async function accrueClose(run: RunBound, ticket: string): Promise<void> 
       login: c.login,
       symbol: c.symbol,
       lots: c.lots,
-      amount: status === 'excluded' ? '0.00' : earned.toFixed(2),
+      amount,
       currency: plan.currency,
-      // Inserted as accrued; an instant payment marks it paid once its ledger row is booked.
-      status: status === 'paid' ? 'accrued' : status,
+      status: inserted,
       reason,
       charge: plan.charge,
-      closed_at: new Date(c.closed_at).toISOString(),
+      closed_at: closedAt,
       partner_customer_id: c.partner_customer_id,
+      // ib.reward_accrued's data: the accrual's view, written with the row when it is inserted.
+      data: JSON.stringify({
+        id,
+        ticket,
+        partner_id: c.partner_id,
+        level: c.level,
+        symbol: c.symbol,
+        lots: dec(c.lots).toFixed(2),
+        amount,
+        currency: plan.currency,
+        status: inserted,
+        reason,
+        closed_at: closedAt,
+      }),
     };
   });
-  const inserted = await run<{
-    id: string;
-    partner_id: string;
-    level: number;
-    amount: string;
-    status: string;
-    reason: string | null;
-  }>(INSERT_ACCRUALS.bind({ rows: JSON.stringify(rows) }));
-  for (const ins of inserted) {
-    const row = rows.find((r) => r.partner_id === ins.partner_id && r.level === ins.level)!;
-    const view = {
-      id: ins.id,
-      ticket,
-      partner_id: ins.partner_id,
-      level: ins.level,
-      symbol: row.symbol,
-      lots: dec(row.lots).toFixed(2),
-      amount: dec(ins.amount).toFixed(2),
-      currency: row.currency,
-      status: ins.status,
-      reason: ins.reason,
-      closed_at: row.closed_at,
-    };
-    await run(
-      ACCRUED_EVENT.bind({
-        partner_id: ins.partner_id,
-        customer_id: row.partner_customer_id,
-        ticket,
-        data: JSON.stringify(view),
-      }),
-    );
-    if (plan.charge === 'instant' && ins.status === 'accrued' && dec(ins.amount).gt(0)) {
-      const paid = await run(
-        PAY_INSTANT.bind({
-          customer_id: row.partner_customer_id,
-          partner_id: ins.partner_id,
-          amount: ins.amount,
-          reference_id: ticket,
+  const inserted = await run<{ id: string; partner_id: string; level: number; amount: string; status: string }>(
+    INSERT_ACCRUALS.bind({ rows: JSON.stringify(rows) }),
+  );
+  if (plan.charge !== 'instant') return;
+  // A partner without a wallet is paid nothing: its accrual stays owed, never marked paid.
+  await payRewards(
+    run,
+    'instant',
+    inserted
+      .filter((ins) => ins.status === 'accrued' && dec(ins.amount).gt(0))
+      .map((ins) => {
+        const row = rows.find((r) => r.id === ins.id)!;
+        const amount = dec(ins.amount).toFixed(2);
+        return {
+          customerId: row.partner_customer_id,
+          partnerId: ins.partner_id,
+          amount,
+          referenceId: ticket,
           comment: `IB reward, level ${ins.level}, order ${ticket}`,
-          data: JSON.stringify({ partner_id: ins.partner_id, amount: view.amount, currency: view.currency, accruals: 1, ticket }),
-        }),
-      );
-      // A partner without a wallet is paid nothing: the accrual stays owed, never marked paid.
-      if (paid.length) await run(MARK_PAID.bind({ ids: JSON.stringify([ins.id]), payment_id: null }));
-    }
-  }
+          data: JSON.stringify({ partner_id: ins.partner_id, amount, currency: row.currency, accruals: 1, ticket }),
+          accrualIds: [ins.id],
+          paymentId: null,
+        };
+      }),
+  );
 }

@@ -46,6 +46,8 @@ export const PARTNER_BY_REF = namedStatement<{ ref: string }>(
  * customer's own partner record first when it is a partner (its own orders start the chain at
  * itself), else the partner it is attributed to; then each parent, up to 10 levels. The
  * commission is what the order paid over both sides; the spread is the group's markup on it.
+ * Each row carries the plan of the chain's first partner (`plan`, null if it has none): the
+ * plan the whole order is paid under, read in the same round trip as the chain.
  */
 export const CLOSE_CHAIN = namedStatement<{ ticket: string }>(
   `with recursive o as (
@@ -59,6 +61,11 @@ export const CLOSE_CHAIN = namedStatement<{ ticket: string }>(
      union all
      select p.parent_partner_id, chain.level + 1 from chain join partners p on p.id = chain.partner_id
       where p.parent_partner_id is not null and chain.level < 10
+   ), pl as (
+     select row_to_json(x) as plan from (
+       select pl.id, pl.currency, pl.basis, pl.levels, pl.max_per_lot::text as max_per_lot, pl.group_ids, pl.symbol_overrides,
+              pl.charge, pl.min_hold_seconds
+         from o join partners p on p.id = o.entry join ib_plans pl on pl.id = p.plan_id) x
    )
    select o.ticket::text as ticket, o.login, o.symbol, o.volume::text as lots, o.closed_at, o.customer_id, o.currency,
           o.group_id, o.email, o.country,
@@ -70,57 +77,62 @@ export const CLOSE_CHAIN = namedStatement<{ ticket: string }>(
             where gi.group_id = o.group_id and i.symbol = o.symbol and i.quote_currency = o.currency) as spread,
           ch.level, p.id as partner_id, p.customer_id as partner_customer_id, p.plan_id,
           exists (select 1 from fraud_cases f where f.status in ('open', 'investigating')
-                   and f.customer_id in (o.customer_id, p.customer_id)) as under_case
+                   and f.customer_id in (o.customer_id, p.customer_id)) as under_case,
+          (select plan from pl) as plan
      from o join chain ch on true join partners p on p.id = ch.partner_id
     order by ch.level`,
 );
 
-export const PLAN_BY_ID = namedStatement<{ id: string }>(
-  `select id, currency, basis, levels, max_per_lot::text as max_per_lot, group_ids, symbol_overrides, charge, min_hold_seconds
-     from ib_plans where id = :id::uuid`,
-);
-
-/** The accruals of one close, once: a retried close inserts nothing (unique on order, partner, level). */
+/**
+ * The accruals of one close, once, and `ib.reward_accrued` for each row inserted, on its
+ * partner's stream, in the order of the levels: one statement. A retried close inserts nothing
+ * (unique on order, partner, level), so it writes no event either. `id` and the event's `data`
+ * (the accrual's view) come with each row: an inserted row is exactly the row given.
+ */
 export const INSERT_ACCRUALS = namedStatement<{ rows: string }>(
-  `insert into ib_accruals (id, created_at, updated_at, ticket, partner_id, level, plan_id, client_customer_id, login, symbol,
-     lots, amount, currency, status, reason, charge, closed_at)
-   select gen_random_uuid(), now(), now(), r.ticket::bigint, r.partner_id::uuid, r.level, r.plan_id::uuid,
-          r.client_customer_id::uuid, r.login::bigint, r.symbol, r.lots::numeric, r.amount::numeric, r.currency, r.status,
-          r.reason, r.charge, r.closed_at::timestamptz
-     from jsonb_to_recordset(:rows::jsonb) as r(ticket text, partner_id text, level int, plan_id text, client_customer_id text,
-          login text, symbol text, lots text, amount text, currency text, status text, reason text, charge text, closed_at text)
-   on conflict (ticket, partner_id, level) do nothing
-   returning id, partner_id, level, amount::text as amount, status, reason`,
-);
-
-/** `ib.reward_accrued` on the partner's own stream, one per order and partner. */
-export const ACCRUED_EVENT = namedStatement<{ partner_id: string; customer_id: string; ticket: string; data: string }>(
-  eventInsertSql({
+  `with r as (
+     select * from jsonb_to_recordset(:rows::jsonb) as r(id uuid, ticket text, partner_id text, level int, plan_id text,
+          client_customer_id text, login text, symbol text, lots text, amount text, currency text, status text, reason text,
+          charge text, closed_at text, partner_customer_id uuid, data text)
+   ), ins as (
+     insert into ib_accruals (id, created_at, updated_at, ticket, partner_id, level, plan_id, client_customer_id, login, symbol,
+       lots, amount, currency, status, reason, charge, closed_at)
+     select r.id, now(), now(), r.ticket::bigint, r.partner_id::uuid, r.level, r.plan_id::uuid,
+            r.client_customer_id::uuid, r.login::bigint, r.symbol, r.lots::numeric, r.amount::numeric, r.currency, r.status,
+            r.reason, r.charge, r.closed_at::timestamptz
+       from r order by r.level
+     on conflict (ticket, partner_id, level) do nothing
+     returning id, partner_id, level, amount::text as amount, status, reason
+   ), e as (
+  ${eventInsertSql({
     type: 'ib.reward_accrued',
     aggregateType: 'partner',
-    aggregateId: ':partner_id',
-    customerId: ':customer_id::uuid',
-    data: ':data::json',
+    aggregateId: 'r.partner_id',
+    customerId: 'r.partner_customer_id',
+    data: 'r.data::json',
     at: 'now()',
-  }),
+    from: 'ins join r on r.id = ins.id order by r.level',
+  })}
+   )
+   select id::text as id, partner_id::text as partner_id, level, amount, status, reason from ins order by level`,
 );
 
 // --- payment ---------------------------------------------------------------------------
 
-function payReward(referenceType: 'order' | 'ib_payment') {
-  return namedStatement<{
-    customer_id: string;
-    partner_id: string;
-    amount: string;
-    reference_id: string;
-    comment: string;
-    data: string;
-  }>(`with a as (
+function payRewards(referenceType: 'order' | 'ib_payment') {
+  return namedStatement<{ rows: string }>(`with r as materialized (
+  select * from jsonb_to_recordset(:rows::jsonb) as r(n int, customer_id uuid, partner_id text, amount numeric, reference_id text,
+       comment text, data text, accruals jsonb, payment_id uuid)
+), w as materialized (
+  select x.id from accounts x join r on r.customer_id = x.customer_id where x.kind = 'wallet' order by r.n for update of x
+), a as (
   ${balanceUpdateSql({
-    delta: ':amount::numeric',
+    delta: 'r.amount',
     at: 'now()',
-    where: "customer_id = :customer_id::uuid and kind = 'wallet'",
-    returning: 'id, login, customer_id, balance',
+    from: 'r',
+    where: "accounts.customer_id = r.customer_id and accounts.kind = 'wallet' and accounts.id in (select id from w)",
+    returning:
+      'accounts.id, accounts.login, accounts.customer_id, accounts.balance, r.n, r.partner_id, r.amount, r.reference_id, r.comment, r.data, r.accruals, r.payment_id',
   })}
 ), l as (
   ${ledgerInsertSql([
@@ -129,35 +141,44 @@ function payReward(referenceType: 'order' | 'ib_payment') {
       bookedAt: 'now()',
       accountId: 'a.id',
       kind: 'ib_reward',
-      amount: ':amount::numeric',
+      amount: 'a.amount',
       balanceAfter: 'a.balance',
       referenceType,
-      referenceId: ':reference_id',
-      comment: ':comment',
-      from: 'a',
+      referenceId: 'a.reference_id',
+      comment: 'a.comment',
+      from: 'a order by a.n',
     },
   ])}
 ), e as (
   ${eventInsertSql({
     type: 'ib.reward_paid',
     aggregateType: 'partner',
-    aggregateId: ':partner_id',
+    aggregateId: 'a.partner_id',
     customerId: 'a.customer_id',
-    data: `(left(:data::text, -1) || ',"login":' || to_json(a.login::text)::text || '}')::json`,
+    data: `(left(a.data, -1) || ',"login":' || to_json(a.login::text)::text || '}')::json`,
     at: 'now()',
-    from: 'a',
+    from: 'a order by a.n',
   })}
+), m as (
+  update ib_accruals set status = 'paid', paid_at = now(), updated_at = now(), payment_id = a.payment_id
+    from a cross join lateral jsonb_array_elements_text(a.accruals) j(id)
+   where ib_accruals.id = j.id::uuid and ib_accruals.status = 'accrued'
+  returning 1
 )
-select a.login::text as login, a.balance::text as balance from a`);
+select a.n, a.partner_id from a order by a.n`);
 }
 
 /**
- * Pays a partner `amount` into its wallet: the balance, its `ib_reward` row (referencing the
- * order, for an instant payment, or the daily payment) and `ib.reward_paid`, in one statement.
- * The wallet row is locked by the update itself.
+ * Pays partners rewards into their wallets, each row `n` of `rows` one partner (one customer:
+ * a wallet appears once per statement): its balance, its `ib_reward` row (referencing the
+ * order, for an instant payment, or the daily payment), `ib.reward_paid`, and its accruals
+ * marked paid, in one statement. The wallets are locked in the order of `n` before any is
+ * changed, so payments of overlapping partners (a chain, climbed upwards) cannot deadlock. A
+ * partner without a wallet is paid nothing and its accruals stay owed: the answer lists the
+ * rows paid.
  */
-export const PAY_INSTANT = payReward('order');
-export const PAY_DAILY = payReward('ib_payment');
+export const PAY_INSTANT = payRewards('order');
+export const PAY_DAILY = payRewards('ib_payment');
 
 export const MARK_PAID = namedStatement<{ ids: string; payment_id: string | null }>(
   `update ib_accruals set status = 'paid', paid_at = now(), updated_at = now(), payment_id = :payment_id::uuid
@@ -166,28 +187,43 @@ export const MARK_PAID = namedStatement<{ ids: string; payment_id: string | null
 
 /**
  * The partners with daily accruals owed (of orders closed before `until`), each with what is
- * due: the end of day pays each once per date.
+ * due and whether it has a wallet to be paid into: the end of day pays each once per date.
+ * Deepest in the tree first: a close paying instantly locks its chain's wallets from the
+ * client's partner upwards, so a batch paying several of them locks them in the same order
+ * and neither waits on the other in a circle.
  */
 export const DAILY_DUE = namedStatement<{ until: Date; trading_date: string }>(
-  `select a.partner_id, p.customer_id, sum(a.amount)::text as amount, count(*)::int as n
-     from ib_accruals a join partners p on p.id = a.partner_id
+  `with recursive t(id, depth) as (
+     select id, 1 from partners where parent_partner_id is null
+     union all
+     select p.id, t.depth + 1 from partners p join t on p.parent_partner_id = t.id where t.depth < 64
+   )
+   select a.partner_id, p.customer_id, sum(a.amount)::text as amount, count(*)::int as n,
+          exists (select 1 from accounts w where w.customer_id = p.customer_id and w.kind = 'wallet') as has_wallet
+     from ib_accruals a join partners p on p.id = a.partner_id left join t on t.id = a.partner_id
     where a.status = 'accrued' and a.charge = 'daily' and a.closed_at < :until
       and not exists (select 1 from ib_payments x where x.partner_id = a.partner_id and x.trading_date = :trading_date::date)
-    group by a.partner_id, p.customer_id order by a.partner_id`,
+    group by a.partner_id, p.customer_id, t.depth order by t.depth desc nulls last, a.partner_id`,
 );
 
-/** The date's payment of a partner, once: a rerun of the date inserts nothing and pays nothing. */
-export const INSERT_PAYMENT = namedStatement<{ partner_id: string; trading_date: string; amount: string; n: number }>(
-  `insert into ib_payments (id, created_at, updated_at, partner_id, trading_date, amount, accruals)
-   values (gen_random_uuid(), now(), now(), :partner_id::uuid, :trading_date::date, :amount::numeric, :n)
-   on conflict (partner_id, trading_date) do nothing returning id`,
-);
-
-/** The accruals one daily payment covers, locked, so a close paying at the same time cannot pay them twice. */
-export const DUE_OF_PARTNER = namedStatement<{ partner_id: string; until: Date }>(
-  `select id, amount::text as amount from ib_accruals
-    where partner_id = :partner_id::uuid and status = 'accrued' and charge = 'daily' and closed_at < :until
+/**
+ * The accruals a batch of daily payments covers, locked, so a close paying at the same time
+ * cannot pay them twice. The partners are an array, so the read goes by the (partner, status)
+ * index however many accruals of the past the table holds.
+ */
+export const DUE_OF_PARTNERS = namedStatement<{ partner_ids: string; until: Date }>(
+  `select id, partner_id::text as partner_id, amount::text as amount from ib_accruals
+    where partner_id = any (array(select jsonb_array_elements_text(:partner_ids::jsonb)::uuid)) and status = 'accrued'
+      and charge = 'daily' and closed_at < :until
     order by id for update`,
+);
+
+/** The date's payments of a batch of partners, once each: a rerun of the date inserts nothing and pays nothing. */
+export const INSERT_PAYMENTS = namedStatement<{ rows: string; trading_date: string }>(
+  `insert into ib_payments (id, created_at, updated_at, partner_id, trading_date, amount, accruals)
+   select gen_random_uuid(), now(), now(), r.partner_id, :trading_date::date, r.amount, r.n
+     from jsonb_to_recordset(:rows::jsonb) as r(partner_id uuid, amount numeric, n int) order by r.partner_id
+   on conflict (partner_id, trading_date) do nothing returning id::text as id, partner_id::text as partner_id`,
 );
 
 // --- holds and clawback ----------------------------------------------------------------

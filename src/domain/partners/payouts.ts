@@ -9,88 +9,123 @@ import { auditFields, auditParams, recordAudit } from '../audit/audit';
 import {
   AUDIT_ROW,
   DAILY_DUE,
-  DUE_OF_PARTNER,
+  DUE_OF_PARTNERS,
   HELD_OF_CUSTOMER,
-  INSERT_PAYMENT,
+  INSERT_PAYMENTS,
   MARK_PAID,
   PAID_SINCE,
-  PAY_DAILY,
-  PAY_INSTANT,
   REVERSE_REWARD,
   SET_ACCRUAL_STATUS,
 } from './partners.queries';
+import { payRewards } from './reward-payment';
 
 /**
  * Moving partner rewards after their accrual: the end of day's daily payment, the release or
  * voiding of held accruals when a fraud case resolves, and the clawback of a customer's rewards.
  */
 
+/** How many partners the daily payment pays per transaction unless told. */
+export const DAILY_PAYMENT_BATCH = 250;
+
+interface DueRow {
+  partner_id: string;
+  customer_id: string;
+  has_wallet: boolean;
+}
+
 /**
  * Pays, for one trading date, each partner everything its daily plan accrued and has not been
  * paid yet, up to the payment itself: one `ib_reward` row per partner and date (an order closed
  * after the date's rollover but before its run is paid with that date, rather than a day
  * later; either way once). The payment row is unique on (partner, date), so a second run of
- * the date pays nothing; each partner is paid in its own transaction, so one partner's failure
- * does not hold the others.
+ * the date pays nothing. Partners are paid in batches of `batch`, each batch in a transaction
+ * of its own and in a few statements whatever its size: a worker killed half-way leaves the
+ * batches it committed paid and the others owed, and a partner without a wallet holds no one
+ * else's payment.
  */
-export async function payDailyRewards(em: EntityManager, rollover: { tradingDate: string; cutoffAt: Date }): Promise<number> {
+export async function payDailyRewards(
+  em: EntityManager,
+  rollover: { tradingDate: string; cutoffAt: Date },
+  batch = DAILY_PAYMENT_BATCH,
+): Promise<number> {
   const until = new Date(Math.max(Date.now(), rollover.cutoffAt.getTime()));
-  const due = await executeNamed<{ partner_id: string; customer_id: string }>(
-    em,
-    DAILY_DUE.bind({ until, trading_date: rollover.tradingDate }),
-  );
+  const due = await executeNamed<DueRow>(em, DAILY_DUE.bind({ until, trading_date: rollover.tradingDate }));
+  const failed = due.filter((p) => !p.has_wallet).map((p) => `${p.partner_id}: no wallet to be paid into`);
+  const payable = due.filter((p) => p.has_wallet);
   let paid = 0;
-  const failed: string[] = [];
-  for (const p of due) {
-    const booked = await em
+  for (let i = 0; i < payable.length; i += batch) {
+    const part = payable.slice(i, i + batch);
+    paid += await em
       .fork()
-      .transactional(async (tx) => {
-        const run: RunBound = (s) => executeBoundInTransaction(tx, s);
-        const rows = await run<{ id: string; amount: string }>(DUE_OF_PARTNER.bind({ partner_id: p.partner_id, until }));
-        if (rows.length === 0) return false;
-        const total = rows.reduce((s, r) => s.plus(r.amount), dec(0));
-        const [payment] = await run<{ id: string }>(
-          INSERT_PAYMENT.bind({
-            partner_id: p.partner_id,
-            trading_date: rollover.tradingDate,
-            amount: total.toFixed(2),
-            n: rows.length,
-          }),
-        );
-        if (!payment) return false;
-        if (total.gt(0)) {
-          const booked = await run(
-            PAY_DAILY.bind({
-              customer_id: p.customer_id,
-              partner_id: p.partner_id,
-              amount: total.toFixed(2),
-              reference_id: payment.id,
-              comment: `IB rewards of ${rollover.tradingDate}`,
-              data: JSON.stringify({
-                partner_id: p.partner_id,
-                payment_id: payment.id,
-                trading_date: rollover.tradingDate,
-                amount: total.toFixed(2),
-                currency: WALLET_CURRENCY,
-                accruals: rows.length,
-              }),
-            }),
-          );
-          // No wallet to pay into: the payment row rolls back with this, and the accruals stay owed.
-          if (booked.length === 0) throw new Error(`partner ${p.partner_id} has no wallet to be paid into`);
-        }
-        await run(MARK_PAID.bind({ ids: JSON.stringify(rows.map((r) => r.id)), payment_id: payment.id }));
-        return true;
-      })
+      .transactional((tx) => payBatch((s) => executeBoundInTransaction(tx, s), part, rollover.tradingDate, until))
       .catch((err: unknown) => {
-        failed.push(`${p.partner_id}: ${err instanceof Error ? err.message : String(err)}`);
-        return false;
+        failed.push(`${part.length} partners from ${part[0]!.partner_id}: ${err instanceof Error ? err.message : String(err)}`);
+        return 0;
       });
-    if (booked) paid++;
   }
   // The others are paid; a retry of the finishing job pays the ones that failed, and no one twice.
   if (failed.length) throw new Error(`${failed.length} partner payment(s) failed: ${failed.join('; ').slice(0, 400)}`);
   return paid;
+}
+
+/** One batch of the daily payment, in the caller's transaction: answers the partners paid. */
+async function payBatch(run: RunBound, part: readonly DueRow[], tradingDate: string, until: Date): Promise<number> {
+  const rows = await run<{ id: string; partner_id: string; amount: string }>(
+    DUE_OF_PARTNERS.bind({ partner_ids: JSON.stringify(part.map((p) => p.partner_id)), until }),
+  );
+  const owed = new Map<string, { total: Dec; ids: string[] }>();
+  for (const r of rows) {
+    const o = owed.get(r.partner_id) ?? { total: dec(0), ids: [] };
+    o.total = o.total.plus(r.amount);
+    o.ids.push(r.id);
+    owed.set(r.partner_id, o);
+  }
+  if (owed.size === 0) return 0;
+  const payments = await run<{ id: string; partner_id: string }>(
+    INSERT_PAYMENTS.bind({
+      trading_date: tradingDate,
+      rows: JSON.stringify([...owed].map(([partner_id, o]) => ({ partner_id, amount: o.total.toFixed(2), n: o.ids.length }))),
+    }),
+  );
+  if (payments.length === 0) return 0;
+  const customerOf = new Map(part.map((p) => [p.partner_id, p.customer_id]));
+  const paymentOf = new Map(payments.map((p) => [p.partner_id, p]));
+  // In the batch's order (deepest in the tree first), which is the order the wallets are locked in.
+  const toPay = part
+    .map((p) => paymentOf.get(p.partner_id))
+    .filter((p): p is { id: string; partner_id: string } => !!p && owed.get(p.partner_id)!.total.gt(0));
+  const booked = await payRewards(
+    run,
+    'daily',
+    toPay.map((p) => {
+      const o = owed.get(p.partner_id)!;
+      const amount = o.total.toFixed(2);
+      return {
+        customerId: customerOf.get(p.partner_id)!,
+        partnerId: p.partner_id,
+        amount,
+        referenceId: p.id,
+        comment: `IB rewards of ${tradingDate}`,
+        data: JSON.stringify({
+          partner_id: p.partner_id,
+          payment_id: p.id,
+          trading_date: tradingDate,
+          amount,
+          currency: WALLET_CURRENCY,
+          accruals: o.ids.length,
+        }),
+        accrualIds: o.ids,
+        paymentId: p.id,
+      };
+    }),
+  );
+  // A wallet gone since the partners were read: the batch's payment rows roll back with this, and its accruals stay owed.
+  const missed = toPay.filter((p) => !booked.has(p.partner_id));
+  if (missed.length) throw new Error(`partner ${missed[0]!.partner_id} has no wallet to be paid into`);
+  // Nothing to book (owed 0 in all): the accruals are settled by the payment alone.
+  for (const p of payments.filter((x) => !owed.get(x.partner_id)!.total.gt(0)))
+    await run(MARK_PAID.bind({ ids: JSON.stringify(owed.get(p.partner_id)!.ids), payment_id: p.id }));
+  return payments.length;
 }
 
 interface HeldRow {
@@ -115,25 +150,25 @@ export async function settleHolds(tx: EntityManager, customerId: string, release
     await run(SET_ACCRUAL_STATUS.bind({ ids: JSON.stringify(held.map((h) => h.id)), status: 'void', reason: 'fraud_case' }));
   } else {
     await run(SET_ACCRUAL_STATUS.bind({ ids: JSON.stringify(held.map((h) => h.id)), status: 'accrued', reason: null }));
-    for (const h of held.filter((x) => x.charge === 'instant' && dec(x.amount).gt(0))) {
-      const paid = await run(
-        PAY_INSTANT.bind({
-          customer_id: h.partner_customer_id,
-          partner_id: h.partner_id,
-          amount: dec(h.amount).toFixed(2),
-          reference_id: h.ticket,
-          comment: `IB reward released, order ${h.ticket}`,
-          data: JSON.stringify({
-            partner_id: h.partner_id,
-            amount: dec(h.amount).toFixed(2),
-            currency: WALLET_CURRENCY,
-            accruals: 1,
-            ticket: h.ticket,
-          }),
+    await payRewards(
+      run,
+      'instant',
+      held
+        .filter((x) => x.charge === 'instant' && dec(x.amount).gt(0))
+        .map((h) => {
+          const amount = dec(h.amount).toFixed(2);
+          return {
+            customerId: h.partner_customer_id,
+            partnerId: h.partner_id,
+            amount,
+            referenceId: h.ticket,
+            comment: `IB reward released, order ${h.ticket}`,
+            data: JSON.stringify({ partner_id: h.partner_id, amount, currency: WALLET_CURRENCY, accruals: 1, ticket: h.ticket }),
+            accrualIds: [h.id],
+            paymentId: null,
+          };
         }),
-      );
-      if (paid.length) await run(MARK_PAID.bind({ ids: JSON.stringify([h.id]), payment_id: null }));
-    }
+    );
   }
   recordAudit(tx, actor, {
     action: release ? 'ib_accruals.released' : 'ib_accruals.voided',

@@ -30,7 +30,7 @@ afterAll(async () => {
 
 function startWorker(): ServiceProcess {
   // A killed worker's jobs are taken over once their lock lapses: keep that short here.
-  const worker = spawnWorkerOf(app, { WORKER_LOCK_MS: '2000' });
+  const worker = spawnWorkerOf(app, { WORKER_LOCK_MS: '2000', EOD_STEP_BATCH_SIZE: '4' });
   workers.push(worker);
   return worker;
 }
