@@ -213,10 +213,12 @@ export const BOOK_CHUNK_SWAPS = namedStatement<{ rows: string; trading_date: str
  * movements are the sums per ledger kind of the account's rows after its previous snapshot (by
  * date); a date run after a later one (a back-fill) counts nothing, as the later snapshot
  * already counted every row since the one before, and a row is counted once. `ledger_seq` is
- * the last row counted. Each account's rows are summed inside a `lateral` subquery read from
- * its (account_id, seq) index: a grouped subquery cannot be flattened into a join, and a join
- * let a planner whose statistics predate the latest runs' swaps hash the whole ledger once a
- * chunk. The items are probed by key (run, account), not read as the run's whole set.
+ * the last row counted, never below that of an earlier date (it is at least the previous
+ * snapshot's), so the previous snapshot's is the largest before the date: one index probe, not
+ * a read of every snapshot the account has. Each account's rows are summed inside a `lateral`
+ * subquery read from its (account_id, seq) index: a grouped subquery cannot be flattened into a
+ * join, and a join let a planner whose statistics predate the latest runs' swaps hash the whole
+ * ledger once a chunk. The items are probed by key (run, account), not read as the run's set.
  */
 export const WRITE_CHUNK_SNAPSHOTS = namedStatement<{ run_id: string; trading_date: string; rows: string }>(
   `with r as (
@@ -227,8 +229,9 @@ export const WRITE_CHUNK_SNAPSHOTS = namedStatement<{ run_id: string; trading_da
        from jsonb_array_elements(:rows::jsonb) x
    ), prev as (
      select r.account_id,
-            coalesce((select max(p.ledger_seq) from account_daily_snapshots p
-                       where p.account_id = r.account_id and p.trading_date < :trading_date), 0) as seq,
+            coalesce((select p.ledger_seq from account_daily_snapshots p
+                       where p.account_id = r.account_id and p.trading_date < :trading_date
+                       order by p.trading_date desc limit 1), 0) as seq,
             exists (select 1 from account_daily_snapshots n where n.account_id = r.account_id and n.trading_date > :trading_date) as later
        from r
    ), mv as (
