@@ -1,5 +1,5 @@
 import { type Ref } from '@mikro-orm/core';
-import { Entity, ManyToOne, PrimaryKey, Property, Unique } from '@mikro-orm/decorators/legacy';
+import { Entity, Index, ManyToOne, PrimaryKey, Property, Unique } from '@mikro-orm/decorators/legacy';
 import { randomUUID } from 'node:crypto';
 import { Account } from './account.entity';
 import { bigintText, decimalText, MONEY_COLUMN } from './column-types';
@@ -12,6 +12,8 @@ import { bigintText, decimalText, MONEY_COLUMN } from './column-types';
  */
 @Entity({ tableName: 'account_daily_snapshots' })
 @Unique({ properties: ['account', 'tradingDate'] })
+// The daily statements read one date's snapshots (src/domain/eod/eod.queries.ts).
+@Index({ properties: ['tradingDate'] })
 export class AccountDailySnapshot {
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();

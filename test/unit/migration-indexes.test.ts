@@ -9,7 +9,7 @@ import { ormConfig } from '../../src/db/orm-config';
  * (`isTransactional()` false). docs/operations.md says how an operator runs one on a live
  * database.
  */
-const LARGE_TABLES = ['orders', 'ledger_entries', 'domain_events', 'event_inbox', 'webhook_messages'];
+const LARGE_TABLES = ['orders', 'ledger_entries', 'domain_events', 'event_inbox', 'webhook_messages', 'account_daily_snapshots'];
 
 /**
  * Migrations written before the rule, each run when its tables were new or small. Never add a

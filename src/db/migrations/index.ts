@@ -62,6 +62,7 @@ import { Migration20261128135000_TaskAccountTargets } from './Migration202611281
 import { Migration20261128152000_MailClaims } from './Migration20261128152000_MailClaims';
 import { Migration20261128153000_FraudSignalOthers } from './Migration20261128153000_FraudSignalOthers';
 import { Migration20261128153100_OrdersAccountClosedAt } from './Migration20261128153100_OrdersAccountClosedAt';
+import { Migration20261128193000_SnapshotsByDate } from './Migration20261128193000_SnapshotsByDate';
 
 export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122185420', class: Migration20261122185420 },
@@ -126,4 +127,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261128152000_MailClaims', class: Migration20261128152000_MailClaims },
   { name: 'Migration20261128153000_FraudSignalOthers', class: Migration20261128153000_FraudSignalOthers },
   { name: 'Migration20261128153100_OrdersAccountClosedAt', class: Migration20261128153100_OrdersAccountClosedAt },
+  { name: 'Migration20261128193000_SnapshotsByDate', class: Migration20261128193000_SnapshotsByDate },
 ];

@@ -154,7 +154,7 @@ export const OPEN_ORDERS_OF_CHUNK = namedStatement<{ account_ids: string; cutoff
      join accounts a on a.id = o.account_id
      join instruments i on i.symbol = o.symbol
      left join group_instruments gi on gi.group_id = a.group_id and gi.instrument_id = i.id
-    where o.account_id in (select jsonb_array_elements_text(:account_ids::jsonb)::uuid) and o.status = 'open'
+    where o.account_id = any(${CHUNK_IDS}) and o.status = 'open'
     order by o.account_id, o.ticket`,
 );
 
@@ -163,7 +163,8 @@ export const OPEN_ORDERS_OF_CHUNK = namedStatement<{ account_ids: string; cutoff
  * books nothing), changes the balance by their sum, and appends one ledger row of kind `swap`
  * per key taken, referencing the order as its profit row does, balance_after chained in ticket
  * order (the rows are inserted, and numbered, in that order). The caller holds the account rows
- * locked. Answers, per account, how many it booked and the balance after.
+ * locked; they are probed by key, as a hash join would read every account once a chunk.
+ * Answers, per account, how many it booked and the balance after.
  */
 export const BOOK_CHUNK_SWAPS = namedStatement<{ rows: string; trading_date: string }>(
   `with owed as (
@@ -177,7 +178,13 @@ export const BOOK_CHUNK_SWAPS = namedStatement<{ rows: string; trading_date: str
    ), t as (
      select account_id, sum(amount) as total, count(*) as n from b group by account_id
    ), a as (
-     ${balanceUpdateSql({ delta: 't.total', at: 'now()', from: 't', where: 'accounts.id = t.account_id', returning: 'accounts.id, accounts.balance' })}
+     ${balanceUpdateSql({
+       delta: 't.total',
+       at: 'now()',
+       from: 't',
+       where: 'accounts.id = any(array(select account_id from t)) and accounts.id = t.account_id',
+       returning: 'accounts.id, accounts.balance',
+     })}
    ), x as (
      select b.ticket, b.ticket::text as reference, b.amount, b.account_id,
             a.balance - t.total + sum(b.amount) over (partition by b.account_id order by b.ticket) as balance_after
@@ -206,9 +213,12 @@ export const BOOK_CHUNK_SWAPS = namedStatement<{ rows: string; trading_date: str
  * movements are the sums per ledger kind of the account's rows after its previous snapshot (by
  * date); a date run after a later one (a back-fill) counts nothing, as the later snapshot
  * already counted every row since the one before, and a row is counted once. `ledger_seq` is
- * the last row counted. Each account's rows are read from its (account_id, seq) index
- * (`lateral`): a join let a planner whose statistics predate the run's own swaps scan the
- * whole ledger once a chunk.
+ * the last row counted, never below that of an earlier date (it is at least the previous
+ * snapshot's), so the previous snapshot's is the largest before the date: one index probe, not
+ * a read of every snapshot the account has. Each account's rows are summed inside a `lateral`
+ * subquery read from its (account_id, seq) index: a grouped subquery cannot be flattened into a
+ * join, and a join let a planner whose statistics predate the latest runs' swaps hash the whole
+ * ledger once a chunk. The items are probed by key (run, account), not read as the run's set.
  */
 export const WRITE_CHUNK_SNAPSHOTS = namedStatement<{ run_id: string; trading_date: string; rows: string }>(
   `with r as (
@@ -219,17 +229,19 @@ export const WRITE_CHUNK_SNAPSHOTS = namedStatement<{ run_id: string; trading_da
        from jsonb_array_elements(:rows::jsonb) x
    ), prev as (
      select r.account_id,
-            coalesce((select max(p.ledger_seq) from account_daily_snapshots p
-                       where p.account_id = r.account_id and p.trading_date < :trading_date), 0) as seq,
+            coalesce((select p.ledger_seq from account_daily_snapshots p
+                       where p.account_id = r.account_id and p.trading_date < :trading_date
+                       order by p.trading_date desc limit 1), 0) as seq,
             exists (select 1 from account_daily_snapshots n where n.account_id = r.account_id and n.trading_date > :trading_date) as later
        from r
    ), mv as (
-     select prev.account_id, l.kind, sum(l.amount) as amount, max(l.seq) as last
+     select prev.account_id, l.kind, l.amount, l.last
        from prev cross join lateral (
-              select kind, amount, seq from ledger_entries l where l.account_id = prev.account_id and l.seq > prev.seq
+              select kind, sum(amount) as amount, max(seq) as last
+                from ledger_entries l where l.account_id = prev.account_id and l.seq > prev.seq
+               group by kind
             ) l
       where not prev.later
-      group by prev.account_id, l.kind
    ), agg as (
      select account_id, jsonb_object_agg(kind, amount::text) as movements, max(last) as last from mv group by account_id
    ), s as (
@@ -244,7 +256,7 @@ export const WRITE_CHUNK_SNAPSHOTS = namedStatement<{ run_id: string; trading_da
      update eod_run_accounts i
         set status = 'done', swaps_booked = r.swaps, snapshot_written = exists (select 1 from s where s.account_id = r.account_id),
             error = null
-       from r where i.run_id = :run_id and i.account_id = r.account_id
+       from r where i.run_id = :run_id and i.account_id = any(array(select account_id from r)) and i.account_id = r.account_id
      returning 1
    )
    select (select count(*) from s)::int as written, (select count(*) from d)::int as marked`,
