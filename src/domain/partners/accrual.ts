@@ -7,7 +7,7 @@ import type { PostingHook } from '../ledger/posting';
 import { evaluateFraudOn } from '../fraud/evaluate';
 import { WALLET_CURRENCY } from '../accounts/accounts';
 import { CLOSE_CHAIN, INSERT_ACCRUALS } from './partners.queries';
-import { payRewards } from './reward-payment';
+import { instantPayment, payRewards } from './reward-payment';
 
 /**
  * Rewards of introducing brokers, accrued in the transaction of the close that earns them
@@ -186,17 +186,15 @@ export async function accrueClose(run: RunBound, ticket: string): Promise<void> 
       .filter((ins) => ins.status === 'accrued' && dec(ins.amount).gt(0))
       .map((ins) => {
         const row = rows.find((r) => r.id === ins.id)!;
-        const amount = dec(ins.amount).toFixed(2);
-        return {
+        return instantPayment({
           customerId: row.partner_customer_id,
           partnerId: ins.partner_id,
-          amount,
-          referenceId: ticket,
+          amount: dec(ins.amount).toFixed(2),
+          currency: row.currency,
+          ticket,
+          accrualId: ins.id,
           comment: `IB reward, level ${ins.level}, order ${ticket}`,
-          data: JSON.stringify({ partner_id: ins.partner_id, amount, currency: row.currency, accruals: 1, ticket }),
-          accrualIds: [ins.id],
-          paymentId: null,
-        };
+        });
       }),
   );
 }

@@ -17,7 +17,7 @@ import {
   REVERSE_REWARD,
   SET_ACCRUAL_STATUS,
 } from './partners.queries';
-import { payRewards } from './reward-payment';
+import { instantPayment, payRewards } from './reward-payment';
 
 /**
  * Moving partner rewards after their accrual: the end of day's daily payment, the release or
@@ -155,19 +155,17 @@ export async function settleHolds(tx: EntityManager, customerId: string, release
       'instant',
       held
         .filter((x) => x.charge === 'instant' && dec(x.amount).gt(0))
-        .map((h) => {
-          const amount = dec(h.amount).toFixed(2);
-          return {
+        .map((h) =>
+          instantPayment({
             customerId: h.partner_customer_id,
             partnerId: h.partner_id,
-            amount,
-            referenceId: h.ticket,
+            amount: dec(h.amount).toFixed(2),
+            currency: WALLET_CURRENCY,
+            ticket: h.ticket,
+            accrualId: h.id,
             comment: `IB reward released, order ${h.ticket}`,
-            data: JSON.stringify({ partner_id: h.partner_id, amount, currency: WALLET_CURRENCY, accruals: 1, ticket: h.ticket }),
-            accrualIds: [h.id],
-            paymentId: null,
-          };
-        }),
+          }),
+        ),
     );
   }
   recordAudit(tx, actor, {

@@ -17,6 +17,31 @@ export interface RewardPayment {
 }
 
 /**
+ * An instant payment of one accrual of an order: its ledger row references the order, and
+ * `ib.reward_paid` names the order and counts the one accrual.
+ */
+export function instantPayment(p: {
+  customerId: string;
+  partnerId: string;
+  amount: string;
+  currency: string;
+  ticket: string;
+  accrualId: string;
+  comment: string;
+}): RewardPayment {
+  return {
+    customerId: p.customerId,
+    partnerId: p.partnerId,
+    amount: p.amount,
+    referenceId: p.ticket,
+    comment: p.comment,
+    data: JSON.stringify({ partner_id: p.partnerId, amount: p.amount, currency: p.currency, accruals: 1, ticket: p.ticket }),
+    accrualIds: [p.accrualId],
+    paymentId: null,
+  };
+}
+
+/**
  * Pays rewards in as few statements as can be: a statement pays each wallet at most once, so a
  * customer met again starts the next one. Answers the partners paid (one without a wallet is
  * not, and its accruals stay owed). The payments are made in the order given.
