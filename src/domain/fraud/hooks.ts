@@ -31,13 +31,10 @@ export function destinationFingerprint(paymentData: unknown): string | null {
     .digest('hex');
 }
 
-async function customerOf(
-  run: RunBound,
-  posting: Posting,
-): Promise<{ email: string; country: string | null; access: string } | undefined> {
+async function customerOf(run: RunBound, posting: Posting): Promise<{ email: string; country: string | null } | undefined> {
   if (!posting.account.customerId) return undefined;
-  const [row] = await run<{ email: string; country: string | null; access: string }>({
-    sql: 'select email, country, access from customers where id = ?',
+  const [row] = await run<{ email: string; country: string | null }>({
+    sql: 'select email, country from customers where id = ?',
     values: [posting.account.customerId],
   });
   return row;
