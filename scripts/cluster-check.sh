@@ -9,12 +9,20 @@ cd "$(dirname "$0")/.."
 
 work=$(mktemp -d)
 chmod 755 "$work"
-# Below Linux's ephemeral range (32768 and up), where an outgoing connection's local port
-# could take one of ours between the check and the bind; and four ports nobody listens on.
+# Each Redis Cluster node also binds a bus port, its own port plus 10000. All seven ports
+# (three nodes, three buses, PgBouncer) stay below Linux's ephemeral range (32768 and up),
+# where an outgoing connection's local port could take one of ours between the check and
+# the bind, and nobody may listen on any of them.
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+ports_free() {
+  local b=$1
+  for p in "$b" "$((b + 1))" "$((b + 2))" "$((b + 3))" "$((b + 10000))" "$((b + 10001))" "$((b + 10002))"; do
+    port_free "$p" || return 1
+  done
+}
 for _ in $(seq 1 50); do
-  base=$((20000 + RANDOM % 12000))
-  port_free "$base" && port_free "$((base + 1))" && port_free "$((base + 2))" && port_free "$((base + 3))" && break
+  base=$((12000 + RANDOM % 10000))
+  ports_free "$base" && break
 done
 ports=("$base" "$((base + 1))" "$((base + 2))")
 bouncer_port=$((base + 3))
