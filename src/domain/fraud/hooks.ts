@@ -4,7 +4,7 @@ import { AppError } from '../../platform/errors';
 import { currentSignals } from '../../platform/request-signals';
 import type { RunBound } from '../../db/bound-transaction';
 import type { Posting, PostingHook } from '../ledger/posting';
-import { evaluateFraudOn, fraudBlocked, recordSignal, REVIEW_REASON } from './evaluate';
+import { evaluateFraudOn, fraudBlocked, REVIEW_REASON } from './evaluate';
 import { openOrExtendCase } from './cases';
 
 /**
@@ -31,7 +31,9 @@ export function destinationFingerprint(paymentData: unknown): string | null {
     .digest('hex');
 }
 
+/** The customer's email and country: as the locking statement read them when it did, else read here. */
 async function customerOf(run: RunBound, posting: Posting): Promise<{ email: string; country: string | null } | undefined> {
+  if (posting.account.customer !== undefined) return posting.account.customer ?? undefined;
   if (!posting.account.customerId) return undefined;
   const [row] = await run<{ email: string; country: string | null }>({
     sql: 'select email, country from customers where id = ?',
@@ -65,8 +67,7 @@ export const FraudPostingHook: PostingHook = {
       country: customer?.country ?? null,
       destination: event === 'withdrawal' ? destinationFingerprint(posting.request?.['payment_data']) : null,
     };
-    await recordSignal(run, event, signals);
-    const verdict = await evaluateFraudOn(run, event, signals, posting.reference);
+    const verdict = await evaluateFraudOn(run, event, signals, posting.reference, { record: true });
     if (verdict.decision === 'block') throw fraudBlocked();
   },
   async after(run, posting) {
