@@ -343,7 +343,8 @@ async function book(
  * the caller's accounts, converting at the dealer side of the latest quotes. The answer is
  * synchronous: one transaction finds and locks both rows (in id order), reads the rate, checks
  * the funds and books both legs, the transfer record and the event. Four statements with
- * BEGIN and COMMIT (five from a live account).
+ * BEGIN and COMMIT (five from a live account), and the posting hooks' (the fraud rules' one;
+ * the others read what the locking statement read, and the customer it read in passing).
  *
  * Hot path: most transfers move money between accounts of one currency, from the wallet or
  * from a live account with no open position, and need nothing but those statements: they run
