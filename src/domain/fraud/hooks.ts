@@ -4,7 +4,7 @@ import { AppError } from '../../platform/errors';
 import { currentSignals } from '../../platform/request-signals';
 import type { RunBound } from '../../db/bound-transaction';
 import type { Posting, PostingHook } from '../ledger/posting';
-import { evaluateFraudOn, fraudBlocked, REVIEW_REASON } from './evaluate';
+import { evaluateFraudOn, fraudBlocked, REVIEW_REASON, type FraudDecision } from './evaluate';
 import { openOrExtendCase } from './cases';
 
 /**
@@ -43,6 +43,13 @@ async function customerOf(run: RunBound, posting: Posting): Promise<{ email: str
 }
 
 /**
+ * The decision on a withdrawal, by posting, from the `before` that made it to the `after` that
+ * holds a review: a withdrawal let through pays no statement to find out. A path that hands the
+ * `after` another object than its `before` had is looked up in the stored evaluations instead.
+ */
+const decided = new WeakMap<Posting, FraudDecision>();
+
+/**
  * The fraud rules on withdrawals and transfers out, run once the account is locked and before
  * anything is reserved or booked: a block refuses the request (nothing written), a review lets
  * a withdrawal be recorded and then holds it (`review_reason`, and a case), and opens a case for
@@ -69,14 +76,22 @@ export const FraudPostingHook: PostingHook = {
     };
     const verdict = await evaluateFraudOn(run, event, signals, posting.reference, { record: true });
     if (verdict.decision === 'block') throw fraudBlocked();
+    if (posting.flow === 'withdrawal') decided.set(posting, verdict.decision);
   },
   async after(run, posting) {
     if (posting.flow !== 'withdrawal') return;
-    await run({
-      sql: `update withdrawals set review_reason = ? where id = ?::uuid and exists
-              (select 1 from fraud_evaluations where reference_id = ? and decision = 'review')`,
-      values: [REVIEW_REASON, posting.reference.id, posting.reference.id],
-    });
+    const decision = decided.get(posting);
+    if (decision === undefined)
+      await run({
+        sql: `update withdrawals set review_reason = ? where id = ?::uuid and exists
+                (select 1 from fraud_evaluations where reference_id = ? and decision = 'review')`,
+        values: [REVIEW_REASON, posting.reference.id, posting.reference.id],
+      });
+    else if (decision === 'review')
+      await run({
+        sql: `update withdrawals set review_reason = ? where id = ?::uuid`,
+        values: [REVIEW_REASON, posting.reference.id],
+      });
   },
 };
 
