@@ -9,8 +9,9 @@ export const LOCK_FRAUD_RULES = namedStatement<Record<string, never>>(`select pg
  * (data-modifying CTEs, `name as (...)`, which run once whatever the select reads of them).
  */
 export function readStampWith(columns: readonly string[], ctes: readonly string[] = []): string {
-  const withList = ctes.length > 0 ? `with ${ctes.join(', ')} ` : '';
-  return `${withList}select s.stamp::text as stamp${columns.map((c) => `, ${c}`).join('')} from fraud_rules_stamp s where s.id = 1`;
+  const select = `select s.stamp::text as stamp${columns.map((c) => `, ${c}`).join('')} from fraud_rules_stamp s where s.id = 1`;
+  if (ctes.length === 0) return select;
+  return `with ${ctes.join(', ')} ${select}`;
 }
 
 /** A new stamp, in the transaction of a change of a rule or a list: every process's copy is stale once it commits. */
