@@ -130,6 +130,12 @@ export interface PostedAccount {
    * without it at no cost. Undefined on the paths that do not read it.
    */
   referred?: boolean;
+  /**
+   * The account's customer as the locking statement read it in passing: the hooks that need
+   * it read no row of their own. Undefined on the paths that do not read it, null for an
+   * account without a customer.
+   */
+  customer?: { access: string; email: string; country: string | null } | null;
 }
 
 /**
