@@ -163,7 +163,7 @@ export interface PostingStatementPart {
   applies(account: Pick<PostedAccount, 'credit'>): boolean;
 }
 
-/** One money movement on one account, as a hook sees it. */
+/** One money movement on one account, as a hook sees it: the same object in both phases. */
 export interface Posting {
   flow: PostingFlow;
   /** Locked in the posting's transaction; before the booking, as it was read. */
