@@ -100,10 +100,14 @@ begin
                                and (w.affiliate_id is null or w.affiliate_id = cu.affiliate_id) end
                order by e.publication_seq limit w.batch_size_max * p_claim) e
     ), seen as (
-      select max(s.publication_seq) as last_seq
-        from (select e.publication_seq from domain_events e
-               where e.publication_seq > w.cursor_seq and e.publication_seq <= w.cursor_seq + 10000
-               order by e.publication_seq desc limit 1) s
+      -- The last event in the window; with none there, just short of the next one beyond it,
+      -- so a gap of more than the window in the numbering does not hold the cursor back.
+      select coalesce(
+               (select e.publication_seq from domain_events e
+                 where e.publication_seq > w.cursor_seq and e.publication_seq <= w.cursor_seq + 10000
+                 order by e.publication_seq desc limit 1),
+               (select e.publication_seq - 1 from domain_events e
+                 where e.publication_seq > w.cursor_seq order by e.publication_seq limit 1)) as last_seq
     ), g as (
       select (h.r - 1) / w.batch_size_max as k, gen_random_uuid() as id, count(*)::int as n, min(h.seq) as first_seq,
              min(h.publication_seq) as first_pub, max(h.publication_seq) as last_pub,

@@ -15,10 +15,10 @@ const REFRESH_MS = 10_000;
  * which events make the relay queue delivery runs at all; which webhook gets which event is
  * decided by its own claim, which reads the outbox. So it may be wrong in one direction only:
  * a type it lists that nobody wants any more costs a look that kicks nobody, but a type it
- * does not list would leave the events to the schedule's next look (up to a second later). Hence a batch with any type outside the set is checked
- * against the table first, in the relay's own transaction, which sees every webhook committed
- * before the batch's events were claimed: a webhook sees every event committed after it was
- * saved. A batch whose types are all listed costs no read at all.
+ * does not list would leave the events to the schedule's next look (up to a second later).
+ * Hence a batch with any type outside the set is checked against the table first, in the
+ * relay's own transaction, which sees every webhook committed before the batch's events were
+ * claimed. A batch whose types are all listed costs no read at all.
  */
 class SubscribedTypes {
   private types = new Set<string>();
