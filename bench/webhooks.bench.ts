@@ -17,6 +17,8 @@ import { fmt, type Figure, type Harness, type BatchRound } from './lib/harness';
  * the same bodies one after another (the service too keeps one delivery in flight per webhook,
  * to keep the order). Candidate time runs from the commit of the events to the receipt of the
  * last; it includes waiting for the relay's next run (OUTBOX_RELAY_INTERVAL_MS, 1 s by default).
+ * A second baseline is the same loop plus one attempt row INSERTed through pg after each POST,
+ * each its own commit: the least a sender that records every attempt durably must do per request.
  * Then the delay from an event's commit to its receipt at a steady 50 events a second (p50, p99).
  *
  * The worker tier runs as in production (ROLE=worker, compiled, LOG_LEVEL silent), with
@@ -103,12 +105,18 @@ export async function run(h: Harness): Promise<Figure[]> {
       ],
     );
     const key = signingKey(secret);
+    // The durable baseline's attempt rows: the columns an attempt record needs, keyed as the service keys its own.
+    await pool.query(
+      `create table bench_attempts (id uuid primary key, delivery_id text not null, attempt integer not null,
+         started_at timestamptz not null, duration_ms integer not null, status_code integer)`,
+    );
 
     for (const batch of [1, 100]) {
       const size = SIZES[batch]!;
       await pool.query('update webhooks set batch_size_max = $1 where id = $2', [batch, webhookId]);
       const candidate: BatchRound[] = [];
       const baseline: BatchRound[] = [];
+      const durable: BatchRound[] = [];
       // Round 0 is not kept: both sides rose by half over the first rounds (the worker's and
       // this loop's hot paths compiling, the tables' first pages), which a median of a few
       // rounds does not absorb.
@@ -126,22 +134,13 @@ export async function run(h: Harness): Promise<Figure[]> {
           rows.map((r) => r.id),
           batch,
         );
-        const before = receiver.count;
-        const t1 = performance.now();
-        let failures = 0;
-        for (const [i, body] of bodies.entries()) {
-          const res = await request(receiver.url, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json', ...signedHeaders(key, `base-${round}-${i}`, body) },
-            body,
-            dispatcher: agent,
-          });
-          await res.body.dump();
-          if (res.statusCode >= 300) failures++;
-        }
+        const plain = await postAll(receiver, agent, key, `base-${round}`, bodies);
+        // Durable baseline: the same loop, each POST followed by its attempt row, one commit each.
+        const recorded = await postAll(receiver, agent, key, `durable-${round}`, bodies, pool);
         if (round === 0) continue;
         candidate.push(candidateRound);
-        baseline.push({ ms: performance.now() - t1, failures: failures + Math.max(0, size - (receiver.count - before)) });
+        baseline.push(plain);
+        durable.push(recorded);
       }
       figures.push(
         h.record({
@@ -151,6 +150,16 @@ export async function run(h: Harness): Promise<Figure[]> {
           connections: 1,
           candidate,
           baseline,
+        }),
+      );
+      figures.push(
+        h.record({
+          name: `webhook delivery at batch_size_max ${batch}, events/s from commit to a 204 receiver vs the undici loop recording each attempt in pg`,
+          unit: 'events',
+          size,
+          connections: 1,
+          candidate,
+          baseline: durable,
         }),
       );
     }
@@ -185,6 +194,43 @@ export async function run(h: Harness): Promise<Figure[]> {
       process.stderr.write(`  webhooks: could not drop database ${database}: ${String(err)}\n`),
     );
   }
+}
+
+/**
+ * Signs and POSTs the bodies one after another, as the service sends one webhook's deliveries;
+ * with `pool`, each answer is then recorded as one attempt row (an INSERT, its own commit).
+ */
+async function postAll(
+  receiver: Receiver,
+  agent: Agent,
+  key: Buffer,
+  prefix: string,
+  bodies: string[],
+  pool?: Pool,
+): Promise<BatchRound> {
+  const before = receiver.count;
+  const events = bodies.reduce((n, body) => n + (JSON.parse(body) as { events: unknown[] }).events.length, 0);
+  const t0 = performance.now();
+  let failures = 0;
+  for (const [i, body] of bodies.entries()) {
+    const id = `${prefix}-${i}`;
+    const startedAt = new Date();
+    const sent = performance.now();
+    const res = await request(receiver.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...signedHeaders(key, id, body) },
+      body,
+      dispatcher: agent,
+    });
+    await res.body.dump();
+    if (res.statusCode >= 300) failures++;
+    if (pool)
+      await pool.query(
+        'insert into bench_attempts (id, delivery_id, attempt, started_at, duration_ms, status_code) values ($1, $2, 1, $3, $4, $5)',
+        [randomUUID(), id, startedAt, Math.round(performance.now() - sent), res.statusCode],
+      );
+  }
+  return { ms: performance.now() - t0, failures: failures + Math.max(0, events - (receiver.count - before)) };
 }
 
 /** The bodies the service sends for these events at this batch size, built here as JSON. */

@@ -51,7 +51,6 @@ import { VerificationLevel } from './verification-level.entity';
 import { Webhook } from './webhook.entity';
 import { WebhookAttempt } from './webhook-attempt.entity';
 import { WebhookDelivery } from './webhook-delivery.entity';
-import { WebhookMessage } from './webhook-message.entity';
 import { Withdrawal } from './withdrawal.entity';
 import { AccountDailySnapshot } from './account-daily-snapshot.entity';
 import { DailyStatement } from './daily-statement.entity';
@@ -118,7 +117,6 @@ export const ENTITIES = [
   RiskRunItem,
   Webhook,
   WebhookDelivery,
-  WebhookMessage,
   WebhookAttempt,
   Notification,
   DevelopmentDataKey,

@@ -29,14 +29,21 @@ const migrations = readdirSync(dir)
   .filter((f) => /^Migration\d{14}_\w+\.ts$/.test(f))
   .map((f) => ({ name: f.replace(/\.ts$/, ''), text: readFileSync(join(dir, f), 'utf8') }));
 
-/** Every CREATE INDEX statement on a large table: [table, concurrently?]. */
+/**
+ * Every CREATE INDEX statement on a large table: [table, concurrently?]. One in a `down` that
+ * first creates that very table again (putting back a table its `up` dropped) is left out: it
+ * is built on the new, empty table, before the `down` fills it.
+ */
 function largeIndexes(text: string): Array<{ table: string; concurrently: boolean }> {
+  const downAt = text.search(/async\s+down\s*\(/);
+  const down = downAt < 0 ? '' : text.slice(downAt);
   const found: Array<{ table: string; concurrently: boolean }> = [];
   const pattern =
     /create\s+(?:unique\s+)?index\s+(concurrently\s+)?(?:if\s+not\s+exists\s+)?"?\w+"?\s+on\s+(?:only\s+)?(?:"?public"?\.)?"?(\w+)"?/gi;
   for (const m of text.matchAll(pattern)) {
     const table = m[2]!.toLowerCase();
-    if (LARGE_TABLES.includes(table)) found.push({ table, concurrently: Boolean(m[1]) });
+    const remade = downAt >= 0 && m.index >= downAt && new RegExp(`create\\s+table\\s+"?${table}"?\\s*\\(`, 'i').test(down);
+    if (LARGE_TABLES.includes(table) && !remade) found.push({ table, concurrently: Boolean(m[1]) });
   }
   return found;
 }

@@ -63,6 +63,8 @@ import { Migration20261128152000_MailClaims } from './Migration20261128152000_Ma
 import { Migration20261128153000_FraudSignalOthers } from './Migration20261128153000_FraudSignalOthers';
 import { Migration20261128153100_OrdersAccountClosedAt } from './Migration20261128153100_OrdersAccountClosedAt';
 import { Migration20261128193000_SnapshotsByDate } from './Migration20261128193000_SnapshotsByDate';
+import { Migration20261128223000_WebhookCursors } from './Migration20261128223000_WebhookCursors';
+import { Migration20261128223100_WebhookDeliveryRanges } from './Migration20261128223100_WebhookDeliveryRanges';
 
 export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122185420', class: Migration20261122185420 },
@@ -128,4 +130,6 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261128153000_FraudSignalOthers', class: Migration20261128153000_FraudSignalOthers },
   { name: 'Migration20261128153100_OrdersAccountClosedAt', class: Migration20261128153100_OrdersAccountClosedAt },
   { name: 'Migration20261128193000_SnapshotsByDate', class: Migration20261128193000_SnapshotsByDate },
+  { name: 'Migration20261128223000_WebhookCursors', class: Migration20261128223000_WebhookCursors },
+  { name: 'Migration20261128223100_WebhookDeliveryRanges', class: Migration20261128223100_WebhookDeliveryRanges },
 ];

@@ -11,6 +11,9 @@ const EVENT_COLUMNS = 'e.id, e.seq, e.type, e.aggregate_type, e.aggregate_id, e.
 /** A transaction-level advisory lock: one relay batch at a time. */
 export const TRY_XACT_LOCK = namedStatement<{ key: number }>('select pg_try_advisory_xact_lock(:key) as locked');
 
+/** The same lock, waited for. */
+export const XACT_LOCK = namedStatement<{ key: number }>('select pg_advisory_xact_lock(:key)');
+
 /**
  * The next batch, each event numbered in publication order. The numbers are drawn in write
  * order within the batch, and batches are claimed one at a time under the relay's lock, so

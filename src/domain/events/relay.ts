@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { toOutboxEvent, type EventConsumer, type OutboxEvent, type QueuedJob } from './consumers';
 import { executeNamed } from '../../db/bound-statement';
-import { CLAIM_UNPUBLISHED, HAND_TO_CONSUMERS, RELAY_LAG, TRY_XACT_LOCK } from './events.queries';
+import { CLAIM_UNPUBLISHED, HAND_TO_CONSUMERS, RELAY_LAG, TRY_XACT_LOCK, XACT_LOCK } from './events.queries';
 
 /** Any fixed key: the transaction-level advisory lock that lets one relay batch run at a time. */
 const RELAY_LOCK = 0x6f7574626f78;
@@ -161,6 +161,16 @@ function wants(consumer: EventConsumer, event: OutboxEvent): boolean {
       cause: err,
     });
   }
+}
+
+/**
+ * Waits for the relay batch in flight, if any, and keeps the next from starting until the
+ * caller's transaction ends: every publication number drawn before this returns belongs to an
+ * event that has committed (or to a batch rolled back), so a reader of the outbox by
+ * publication order sees everything up to it.
+ */
+export async function holdRelay(tx: EntityManager): Promise<void> {
+  await executeNamed(tx, XACT_LOCK.bind({ key: RELAY_LOCK }));
 }
 
 /** Seconds since the oldest unpublished event was written (0 when none): the relay's lag. */

@@ -22,19 +22,14 @@ export const deleteHandledInboxRows = namedStatement<RetentionBatch>(
 );
 
 /**
- * Finished webhook deliveries, with their messages and (by cascade) their attempts. The
- * messages go explicitly: the delivery's foreign key would set them back to "not yet in a
- * delivery", and the deliverer would send them again. A delivery stays redeliverable for
- * as long as it is kept.
+ * Finished webhook deliveries, with (by cascade) their attempts. A delivery stays
+ * redeliverable for as long as it is kept: the outbox keeps its events until it goes.
  */
 export const deleteFinishedWebhookDeliveries = namedStatement<RetentionBatch>(
-  `with doomed as (
+  counted(`delete from webhook_deliveries where id in (
      select id from webhook_deliveries
       where status in ('delivered', 'failed') and updated_at < :cutoff
-      limit :limit for update skip locked),
-   messages as (delete from webhook_messages m using doomed where m.delivery_id = doomed.id),
-   gone as (delete from webhook_deliveries d using doomed where d.id = doomed.id returning 1)
-   select count(*)::int as n from gone`,
+      limit :limit for update skip locked)`),
 );
 
 /** Mails in a final state (`queued` and `sending` are still in flight). */
@@ -46,16 +41,22 @@ export const deleteFinishedMail = namedStatement<RetentionBatch>(
 );
 
 /**
- * Relayed outbox rows nothing needs any more: every consumer has handled its inbox row, and
- * no kept webhook delivery (or message still to be batched) names the event, as deleting
- * the event would take those rows with it.
+ * Relayed outbox rows nothing needs any more: every consumer has handled its inbox row, no
+ * kept webhook delivery carries the event (its body is built from it at every attempt and
+ * redelivery; looked up by the delivery's publication range, then its ids), and no webhook's
+ * cursor is still behind it (an active webhook's claim has yet to read it; a webhook turned
+ * off still owes it up to the number drawn when it was turned off).
  */
 export const deletePublishedEvents = namedStatement<RetentionBatch>(
   counted(`delete from domain_events where id in (
      select e.id from domain_events e
       where e.published_at < :cutoff
         and not exists (select 1 from event_inbox i where i.event_id = e.id and i.processed_at is null)
-        and not exists (select 1 from webhook_messages m where m.event_id = e.id)
+        and not exists (select 1 from webhook_deliveries d
+                         where int8range(d.first_publication_seq, d.last_publication_seq, '[]') @> e.publication_seq
+                           and e.id = any(d.event_ids))
+        and not exists (select 1 from webhooks w
+                         where e.publication_seq > w.cursor_seq and (w.is_active or e.publication_seq <= w.paused_seq))
       limit :limit for update of e skip locked)`),
 );
 

@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { EventConsumer, OutboxEvent, QueuedJob } from '../events/consumers';
 import { WebhookDeliverJob } from '../../jobs/webhooks.job';
 import { executeNamed } from '../../db/bound-statement';
-import { FAN_OUT, SUBSCRIBED_TYPES } from './webhooks.queries';
+import { SUBSCRIBED_TYPES, WEBHOOKS_TO_KICK } from './webhooks.queries';
 
 /** The consumer's persistent name (it named the webhooks' rows in event_inbox): do not rename. */
 export const WEBHOOK_CONSUMER_NAME = 'webhooks';
@@ -12,13 +12,13 @@ const REFRESH_MS = 10_000;
 
 /**
  * The event types some active webhook subscribes to, as last read. The set only decides
- * which events are fanned out at all; which webhook gets which event is decided by the
- * fan-out statement from the webhooks table. So it may be wrong in one direction only: a
- * type it lists that nobody wants any more costs a fan-out that writes nothing, but a type it
- * does not list would lose events. Hence a batch with any type outside the set is checked
- * against the table first, in the relay's own transaction, which sees every webhook committed
- * before the batch's events were claimed: a webhook sees every event committed after it was
- * saved. A batch whose types are all listed costs no read at all.
+ * which events make the relay queue delivery runs at all; which webhook gets which event is
+ * decided by its own claim, which reads the outbox. So it may be wrong in one direction only:
+ * a type it lists that nobody wants any more costs a look that kicks nobody, but a type it
+ * does not list would leave the events to the schedule's next look (up to a second later).
+ * Hence a batch with any type outside the set is checked against the table first, in the
+ * relay's own transaction, which sees every webhook committed before the batch's events were
+ * claimed. A batch whose types are all listed costs no read at all.
  */
 class SubscribedTypes {
   private types = new Set<string>();
@@ -43,18 +43,22 @@ class SubscribedTypes {
 const subscribed = new SubscribedTypes();
 
 /**
- * Fans the wanted events out to the webhooks' messages in the relay's transaction (so a
- * webhook's messages are written in publication order, one batch at a time, with no queue
- * hop before delivery), and asks for a delivery run of each webhook that got some. The kick
- * carries the last event's `seq` in its job id, so a run of that webhook about to end cannot
+ * Asks for a delivery run of each active webhook that may take some of the batch's events, in
+ * the relay's transaction (it sees every webhook committed before the batch was claimed). Nothing
+ * is written: each webhook reads the outbox itself past its cursor. The kick carries the last
+ * event's publication number in its job id, so a run of that webhook about to end cannot
  * swallow it.
  */
-async function fanOut(tx: EntityManager, events: readonly OutboxEvent[]): Promise<QueuedJob[]> {
-  const rows = await executeNamed<{ webhook_id: string; last_seq: string }>(
+async function kick(tx: EntityManager, events: readonly OutboxEvent[]): Promise<QueuedJob[]> {
+  const last = events[events.length - 1]?.publicationSeq;
+  if (!last) return [];
+  const rows = await executeNamed<{ webhook_id: string }>(
     tx,
-    FAN_OUT.bind({ event_ids: JSON.stringify(events.map((e) => e.id)) }),
+    WEBHOOKS_TO_KICK.bind({
+      events: JSON.stringify(events.map((e) => ({ type: e.type, target: e.type === 'webhook.test' ? e.data.webhook_id : null }))),
+    }),
   );
-  return rows.map((r) => ({ job: WebhookDeliverJob, payload: { webhook_id: r.webhook_id, after: r.last_seq } }));
+  return rows.map((r) => ({ job: WebhookDeliverJob, payload: { webhook_id: r.webhook_id, after: last } }));
 }
 
 /**
@@ -66,5 +70,5 @@ export const WebhookConsumer: EventConsumer = {
   name: WEBHOOK_CONSUMER_NAME,
   wants: (event) => subscribed.covers(event.type),
   prepare: (tx, events) => subscribed.prepare(tx, events),
-  take: fanOut,
+  take: kick,
 };

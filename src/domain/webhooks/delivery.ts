@@ -78,7 +78,7 @@ const LEASE_MARGIN_MS = 5000;
  * the successful attempts given, hands back the claimed deliveries not attempted, then, when
  * `claim` > 0, takes the webhook's next attempts, if any are due and nobody else holds the
  * webhook: the oldest open delivery alone (ordered by its first event), or else up to `claim`
- * new deliveries of the oldest messages not yet sent, at most batch_size_max each. With `held`
+ * new deliveries of the next events past its cursor, at most batch_size_max each. With `held`
  * (the caller's own deliveries, still being sent) it takes only new deliveries, behind them. One statement, under the
  * webhook's row lock, so two workers never build two batches of one webhook or hold one
  * delivery at once; the lease (timeout plus a margin) is what another worker waits out after a

@@ -1,42 +1,39 @@
 import { namedStatement } from '../../platform/named-sql';
 
 /**
- * The hand-written statements of webhook fan-out and delivery, with named parameters. The
- * tables are mapped (WebhookDelivery, WebhookMessage, WebhookAttempt) for the schema, but
+ * The hand-written statements of webhook dispatch and delivery, with named parameters. The
+ * tables are mapped (WebhookDelivery, WebhookAttempt) for the schema, but
  * written with SQL: each step here is one round trip under a lock the ORM cannot express.
  */
 
 /**
- * Fans events the relay is handing over (in its transaction, under its lock) out to one
- * message per subscribed active webhook; answers, per webhook, the last event it got. A
- * webhook with an affiliate_id takes only events about a customer of that affiliate (the
- * customer's affiliate at fan-out); events about no customer (a group change) go only to
- * webhooks without one. `webhook.test` goes to the webhook it names, only.
+ * The active webhooks that may want some of the events the relay is handing over, with the
+ * publication number of the batch's last event: the relay queues a delivery run of each after
+ * its commit. Types only (and a `webhook.test` event's target): the affiliate filter applies at
+ * the claim, and a run that finds nothing for it costs one claim.
  */
-export const FAN_OUT = namedStatement<{ event_ids: string }>(
-  `with taken as (
-     select e.id as event_id, e.seq as event_seq, e.type, e.data->>'webhook_id' as target, e.customer_id
-       from domain_events e where e.id in (select value::uuid from jsonb_array_elements_text(:event_ids::jsonb))
-   ), fanned as (
-     insert into webhook_messages (webhook_id, event_id, event_seq, created_at)
-     select w.id, c.event_id, c.event_seq, now() from taken c
-       left join customers cu on cu.id = c.customer_id
-       join webhooks w on w.is_active and
-            case when c.type = 'webhook.test' then w.id::text = c.target
-                 else (w.events is null or jsonb_exists(w.events, c.type))
-                      and (w.affiliate_id is null or w.affiliate_id = cu.affiliate_id) end
-     on conflict do nothing
-     returning webhook_id, event_seq
+export const WEBHOOKS_TO_KICK = namedStatement<{ events: string }>(
+  `with batch as (
+     select t.type, t.target from jsonb_to_recordset(:events::jsonb) as t(type text, target text)
    )
-   select webhook_id, max(event_seq)::text as last_seq from fanned group by webhook_id`,
+   select w.id as webhook_id from webhooks w
+    where w.is_active and exists (
+      select 1 from batch b
+       where case when b.type = 'webhook.test' then w.id::text = b.target
+                  else w.events is null or jsonb_exists(w.events, b.type) end)`,
 );
 
-/** Active webhooks with an attempt due that nobody holds. */
+/**
+ * Active webhooks with an attempt due that nobody holds: an open delivery whose time has come
+ * and whose lease (if any) has lapsed, or events published past its cursor and no open
+ * delivery. The second may find only events the webhook does not take: its claim then moves
+ * the cursor past them and the webhook is not due again until more are published.
+ */
 export const WEBHOOKS_DUE = namedStatement<{ limit: number }>(
   `select w.id from webhooks w where w.is_active and (
       exists (select 1 from webhook_deliveries d where d.webhook_id = w.id and d.status = 'pending'
                  and d.next_attempt_at <= now() and (d.lease_until is null or d.lease_until < now()))
-      or (exists (select 1 from webhook_messages m where m.webhook_id = w.id and m.delivery_id is null)
+      or (exists (select 1 from domain_events e where e.publication_seq > w.cursor_seq)
           and not exists (select 1 from webhook_deliveries d where d.webhook_id = w.id and d.status = 'pending')))
     limit :limit`,
 );
@@ -71,8 +68,44 @@ export const MARK_FAILING = namedStatement<{ now: Date; webhook_id: string }>(
 );
 
 export const DISABLE_WEBHOOK = namedStatement<{ reason: string; webhook_id: string }>(
-  `update webhooks set is_active = false, disabled_reason = :reason, failing_since = null, updated_at = now()
+  `update webhooks set is_active = false, disabled_reason = :reason, failing_since = null, updated_at = now(),
+          paused_seq = nextval('domain_event_publication_seq')
     where id = :webhook_id and is_active returning endpoint_url, affiliate_id`,
+);
+
+/**
+ * A webhook turned off by staff: the publication number drawn now ends what it is owed (what
+ * lies between its cursor and this number goes out when it is turned on again).
+ */
+export const PAUSE_WEBHOOK = namedStatement<{ webhook_id: string }>(
+  `update webhooks set paused_seq = nextval('domain_event_publication_seq') where id = :webhook_id`,
+);
+
+/**
+ * A webhook turned on again: the events it was owed when it was turned off (past its cursor, up
+ * to the number drawn then, that it takes) become pending deliveries, batch_size_max each in
+ * publication order, sent before anything newer; the cursor moves to a fresh publication
+ * number, so the events written while it was off are not for it. The caller holds the relay's
+ * lock: every event numbered before the pause has committed.
+ */
+export const RESUME_WEBHOOK = namedStatement<{ webhook_id: string }>(
+  `with w as (
+     select id, batch_size_max, events, affiliate_id, cursor_seq, paused_seq from webhooks where id = :webhook_id
+   ), hit as (
+     select e.id, e.seq, e.publication_seq, row_number() over (order by e.publication_seq) as r, w.batch_size_max
+       from w join domain_events e on e.publication_seq > w.cursor_seq and e.publication_seq <= w.paused_seq
+       left join customers cu on cu.id = e.customer_id
+      where case when e.type = 'webhook.test' then e.data->>'webhook_id' = w.id::text
+                 else (w.events is null or jsonb_exists(w.events, e.type))
+                      and (w.affiliate_id is null or w.affiliate_id = cu.affiliate_id) end
+   ), made as (
+     insert into webhook_deliveries (id, webhook_id, created_at, updated_at, status, event_count, first_event_seq,
+                                     first_publication_seq, last_publication_seq, event_ids, attempts, next_attempt_at)
+     select gen_random_uuid(), :webhook_id::uuid, now(), now(), 'pending', count(*), min(h.seq), min(h.publication_seq),
+            max(h.publication_seq), array_agg(h.id order by h.publication_seq), 0, now()
+       from hit h group by (h.r - 1) / h.batch_size_max
+   )
+   update webhooks set cursor_seq = nextval('domain_event_publication_seq'), paused_seq = null where id = :webhook_id`,
 );
 
 export const COUNT_DELIVERIES = namedStatement<{ webhook_id: string; status: string | null }>(
@@ -81,7 +114,7 @@ export const COUNT_DELIVERIES = namedStatement<{ webhook_id: string; status: str
 
 export const DELIVERY_PAGE = namedStatement<{ webhook_id: string; status: string | null; limit: number; offset: number }>(
   `select d.id, d.webhook_id, d.status, d.event_count, d.attempts as attempts_in_round, d.next_attempt_at, d.delivered_at, d.created_at,
-          (select json_agg(m.event_id order by m.event_seq) from webhook_messages m where m.delivery_id = d.id) as event_ids,
+          to_json(d.event_ids) as event_ids,
           (select json_agg(json_build_object('attempt', a.attempt, 'started_at', a.started_at, 'duration_ms', a.duration_ms,
                   'status_code', a.status_code, 'error', a.error, 'response_body', a.response_body) order by a.attempt)
              from webhook_attempts a where a.delivery_id = d.id) as attempts

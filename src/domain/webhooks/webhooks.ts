@@ -7,6 +7,9 @@ import { errors, fieldError } from '../../platform/errors';
 import { recordAudit } from '../audit/audit';
 import { EVENT_TYPES } from '../events/event-types';
 import { recordEvent } from '../events/outbox';
+import { holdRelay } from '../events/relay';
+import { executeNamed } from '../../db/bound-statement';
+import { PAUSE_WEBHOOK, RESUME_WEBHOOK } from './webhooks.queries';
 import type { StaffCaller } from '../../platform/caller';
 import { previousSecretValidUntil, rotateSealedSecret } from '../../platform/rotating-secret';
 import { signingSecretField } from './signature';
@@ -170,10 +173,15 @@ export async function updateWebhook(
     if (patch.affiliate_id !== undefined) webhook.affiliateId = patch.affiliate_id;
     if (patch.events !== undefined) webhook.events = unique(patch.events);
     if (patch.is_active !== undefined) {
-      // Turning it on again starts afresh: no reason, no failure streak.
+      // Turning it on again starts afresh: no reason, no failure streak. What it was owed when
+      // turned off goes out; what was written while it was off is not for it.
       if (patch.is_active && !webhook.isActive) {
         webhook.disabledReason = null;
         webhook.failingSince = null;
+        await holdRelay(tx);
+        await executeNamed(tx, RESUME_WEBHOOK.bind({ webhook_id: id }));
+      } else if (!patch.is_active && webhook.isActive) {
+        await executeNamed(tx, PAUSE_WEBHOOK.bind({ webhook_id: id }));
       }
       webhook.isActive = patch.is_active;
     }
@@ -223,7 +231,7 @@ export async function deleteWebhook(em: EntityManager, actor: StaffCaller, id: s
   await em.transactional(async (tx) => {
     const webhook = await findWebhook(tx, id, true);
     recordAudit(tx, actor, { action: 'webhook.deleted', entityType: 'webhook', entityId: id, before: webhookView(webhook) });
-    // Its messages, deliveries and attempts go with it (foreign keys on delete cascade).
+    // Its deliveries and attempts go with it (foreign keys on delete cascade).
     tx.remove(webhook);
   });
 }

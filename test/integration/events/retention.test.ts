@@ -9,12 +9,26 @@ const HOUR = 3_600_000;
 const hoursAgo = (h: number) => new Date(Date.now() - h * HOUR);
 const AGES = { outboxHours: 24, inboxHours: 24, webhookDeliveryHours: 48, mailHours: 48, reportDays: 7 };
 
-async function event(app: TestApp, label: string, publishedHoursAgo: number | null): Promise<{ id: string; seq: string }> {
-  const [row] = await sql<{ id: string; seq: string }>(
+interface ProbeEvent {
+  id: string;
+  seq: string;
+  publication_seq: string | null;
+}
+
+async function event(app: TestApp, label: string, publishedHoursAgo: number | null): Promise<ProbeEvent> {
+  const [row] = await sql<ProbeEvent>(
     app,
-    `insert into domain_events (id, created_at, updated_at, type, aggregate_type, aggregate_id, data, published_at)
-     values (gen_random_uuid(), ?, ?, 'retention.probe', 'probe', ?, '{}', ?) returning id, seq`,
-    [hoursAgo(100), hoursAgo(100), label, publishedHoursAgo === null ? null : hoursAgo(publishedHoursAgo)],
+    `insert into domain_events (id, created_at, updated_at, type, aggregate_type, aggregate_id, data, published_at, publication_seq)
+     values (gen_random_uuid(), ?, ?, 'retention.probe', 'probe', ?, '{}', ?::timestamptz,
+             case when ?::timestamptz is not null then nextval('domain_event_publication_seq') end)
+     returning id, seq, publication_seq`,
+    [
+      hoursAgo(100),
+      hoursAgo(100),
+      label,
+      publishedHoursAgo === null ? null : hoursAgo(publishedHoursAgo),
+      publishedHoursAgo === null ? null : hoursAgo(publishedHoursAgo),
+    ],
   );
   return row!;
 }
@@ -31,7 +45,7 @@ async function report(app: TestApp, status: string, finishedHoursAgo: number | n
   return row!.id;
 }
 
-async function inbox(app: TestApp, e: { id: string; seq: string }, consumer: string, handledHoursAgo: number | null) {
+async function inbox(app: TestApp, e: ProbeEvent, consumer: string, handledHoursAgo: number | null) {
   await sql(app, 'insert into event_inbox (event_id, consumer, event_seq, created_at, processed_at) values (?, ?, ?, ?, ?)', [
     e.id,
     consumer,
@@ -41,23 +55,23 @@ async function inbox(app: TestApp, e: { id: string; seq: string }, consumer: str
   ]);
 }
 
-async function delivery(
-  app: TestApp,
-  webhookId: string,
-  status: string,
-  updatedHoursAgo: number,
-  e: { id: string; seq: string },
-) {
+async function delivery(app: TestApp, webhookId: string, status: string, updatedHoursAgo: number, e: ProbeEvent) {
   const [row] = await sql<{ id: string }>(
     app,
-    `insert into webhook_deliveries (id, webhook_id, created_at, updated_at, status, event_count, first_event_seq, next_attempt_at)
-     values (gen_random_uuid(), ?, ?, ?, ?, 1, ?, ?) returning id`,
-    [webhookId, hoursAgo(100), hoursAgo(updatedHoursAgo), status, e.seq, hoursAgo(updatedHoursAgo)],
-  );
-  await sql(
-    app,
-    'insert into webhook_messages (webhook_id, event_id, event_seq, delivery_id, created_at) values (?, ?, ?, ?, ?)',
-    [webhookId, e.id, e.seq, row!.id, hoursAgo(100)],
+    `insert into webhook_deliveries (id, webhook_id, created_at, updated_at, status, event_count, first_event_seq,
+                                     first_publication_seq, last_publication_seq, event_ids, next_attempt_at)
+     values (gen_random_uuid(), ?, ?, ?, ?, 1, ?, ?, ?, array[?::uuid], ?) returning id`,
+    [
+      webhookId,
+      hoursAgo(100),
+      hoursAgo(updatedHoursAgo),
+      status,
+      e.seq,
+      e.publication_seq,
+      e.publication_seq,
+      e.id,
+      hoursAgo(updatedHoursAgo),
+    ],
   );
   for (const attempt of [1, 2])
     await sql(
@@ -162,8 +176,6 @@ describe('retention of the outbox, the inbox, webhook deliveries and mail', () =
       'select delivery_id, count(*)::int as n from webhook_attempts group by delivery_id order by delivery_id',
     );
     expect(attempts).toEqual([youngFailed, oldPending].sort().map((id) => ({ delivery_id: id, n: 2 })));
-    // A kept delivery keeps its messages; none was set back to "not yet in a delivery".
-    expect(await sql(app, 'select 1 from webhook_messages where delivery_id is null')).toEqual([]);
     expect(await present(app, 'mail_messages', [...oldSent, ...keptMail])).toEqual([...keptMail].sort());
     expect(await present(app, 'reports', [...oldReports, ...keptReports])).toEqual([...keptReports].sort());
     // The files went with their reports (by cascade); the kept ones keep theirs.
@@ -195,6 +207,27 @@ describe('retention of the outbox, the inbox, webhook deliveries and mail', () =
     );
     expect(removed.outbox).toBe(0);
     expect(await present(app, 'domain_events', [withinWindow.id])).toEqual([withinWindow.id]);
+  });
+
+  test('when a webhook has yet to read an old event, then it stays until the cursor passes it; a webhook turned off keeps only what it owed', async () => {
+    const em = app.runtime.services.orm.em.fork() as EntityManager;
+    // Saved before the events: its cursor (a fresh publication number) lies behind them.
+    const [webhook] = await sql<{ id: string }>(
+      app,
+      `insert into webhooks (id, created_at, updated_at, endpoint_url, secret_sealed, is_active)
+       values (gen_random_uuid(), now(), now(), 'https://receiver.example.test/cursor', 'sealed', true) returning id`,
+    );
+    const owed = await event(app, 'behind-a-cursor', 30);
+    const later = await event(app, 'written-while-off', 30);
+    expect((await removeExpiredRows(em, AGES, { batchSize: 10, budgetMs: 30_000 })).outbox).toBe(0);
+    // Turned off between the two: it still owes the first, not the second.
+    await sql(app, 'update webhooks set is_active = false, paused_seq = ? where id = ?', [owed.publication_seq, webhook!.id]);
+    expect((await removeExpiredRows(em, AGES, { batchSize: 10, budgetMs: 30_000 })).outbox).toBe(1);
+    expect(await present(app, 'domain_events', [owed.id, later.id])).toEqual([owed.id]);
+    // Its cursor past it (read, or turned on again): nothing holds it.
+    await sql(app, 'update webhooks set cursor_seq = ? where id = ?', [owed.publication_seq, webhook!.id]);
+    expect((await removeExpiredRows(em, AGES, { batchSize: 10, budgetMs: 30_000 })).outbox).toBe(1);
+    expect(await present(app, 'domain_events', [owed.id])).toEqual([]);
   });
 });
 
