@@ -35,6 +35,10 @@ import { CHILD_EXEC_ARGV, fmt, type BatchRound, type Figure, type Harness, type 
  * counted) and the CPU seconds it used on the service's side; Postgres's CPU seconds likewise.
  * While the service runs, the database's wait events are sampled (what the chunks wait on).
  *
+ * The workers run with --max-semi-space-size=16 as the docker-compose pool does
+ * (BENCH_EOD_SEMI_SPACE_MB; 0 for V8's default, which lets the young generation grow to 128 MiB
+ * under the chunks' allocation rate: a ceiling reached at any size, not growth with the run).
+ *
  * Sizes: BENCH_EOD_ACCOUNTS (10 000) and BENCH_EOD_ORDERS (100 000), both multiplied by
  * BENCH_EOD_SCALE (1; 10 runs 100 000 accounts and 1 000 000 orders); BENCH_ROUNDS (3).
  */
@@ -43,6 +47,7 @@ const ACCOUNTS = (positiveInteger('BENCH_EOD_ACCOUNTS') ?? 10_000) * SCALE;
 const ORDERS = (positiveInteger('BENCH_EOD_ORDERS') ?? 100_000) * SCALE;
 const ROUNDS = positiveInteger('BENCH_ROUNDS') ?? 3;
 const CONCURRENCY = String(positiveInteger('BENCH_EOD_CONCURRENCY') ?? 8);
+const SEMI_SPACE_MB = Number(process.env.BENCH_EOD_SEMI_SPACE_MB ?? 16);
 const progress = progressOf('eod');
 
 /** Mondays, Tuesdays and Thursdays of 2025: one night each, a fresh date per round and side. */
@@ -75,7 +80,9 @@ export async function run(h: Harness): Promise<Figure[]> {
     servers.push(api);
     const memory = new Map<string, ProcessMemory>([[api.name, startedMemory(api.pid)]]);
     const workerEnv = { ...env, WORKER_QUEUES: 'eod', WORKER_CONCURRENCY_EOD: CONCURRENCY };
-    const first = await h.startWorker('eod-worker-1', workerEnv);
+    // As docker-compose runs the eod pool (NODE_OPTIONS there); BENCH_EOD_SEMI_SPACE_MB=0 runs V8's default.
+    const workerArgv = SEMI_SPACE_MB > 0 ? [...CHILD_EXEC_ARGV, `--max-semi-space-size=${SEMI_SPACE_MB}`] : CHILD_EXEC_ARGV;
+    const first = await h.startWorker('eod-worker-1', workerEnv, workerArgv);
     servers.push(first);
     memory.set(first.name, startedMemory(first.pid));
 
@@ -129,7 +136,7 @@ export async function run(h: Harness): Promise<Figure[]> {
     const figures: Figure[] = [];
     for (const workers of [1, 2]) {
       if (workers === 2) {
-        const second = await h.startWorker('eod-worker-2', workerEnv);
+        const second = await h.startWorker('eod-worker-2', workerEnv, workerArgv);
         servers.push(second);
         memory.set(second.name, startedMemory(second.pid));
       }
