@@ -3,7 +3,7 @@ import Decimal from 'decimal.js';
 import type { RunBound } from '../../db/bound-transaction';
 import type { IbLevelValue } from '../../entities/partner.entity';
 import { dec, type Dec } from '../../platform/decimal';
-import type { PostingHook } from '../ledger/posting';
+import { referredSql, type PostingHook } from '../ledger/posting';
 import { evaluateFraudOn } from '../fraud/evaluate';
 import { WALLET_CURRENCY } from '../accounts/accounts';
 import { CLOSE_CHAIN, INSERT_ACCRUALS } from './partners.queries';
@@ -18,6 +18,9 @@ import { instantPayment, payRewards } from './reward-payment';
 export const IbAccrualHook: PostingHook = {
   name: 'ib_accrual',
   flows: ['order_close'],
+  // A client without a partner earns nobody anything. The account read before the close does
+  // not say whether it has one, so a close tries without the transaction.
+  idleWhen: { sql: `not ${referredSql('a.customer_id')}` },
   async after(run, posting) {
     if (!posting.account.referred) return;
     await accrueClose(run, posting.reference.id);
