@@ -133,7 +133,7 @@ export async function closeAtPricing(
     bulk_close_run_id: bulkCloseRunId,
   };
   const amount = profit.minus(commission);
-  const rows = await runClose(em, params, holder, ({ account, answers }) => ({
+  const rows = await runClose(em, params, String(order.login), holder, ({ account, answers }) => ({
     flow: 'order_close',
     // The hooks see the account as the close found it, as every posting's hooks do.
     account: { ...account!, balance: dec(account!.balance).minus(amount).toFixed(2) },
@@ -161,14 +161,16 @@ export async function closeAtPricing(
 async function runClose(
   em: EntityManager,
   params: CloseParams,
+  login: string,
   holder: Pick<Account, 'credit'> | undefined,
   posting: (row: ClosedRow) => Posting,
 ): Promise<ClosedRow[]> {
   if (!hasPostingHooks('after', 'order_close')) return executeBound<ClosedRow>(em, closeStatement(params, holder));
-  const guarded = guardedCloseStatement(params, holder);
+  const guarded = heldLately(login) ? null : guardedCloseStatement(params, holder);
   if (guarded) {
     const rows = await executeBound<ClosedRow>(em, guarded);
     if (!rows[0]?.held) return rows;
+    remember(login);
   }
   const close = closeStatement(params, holder);
   return em.transactional(async (tx) => {
@@ -177,6 +179,33 @@ async function runClose(
     if (Number(rows[0]?.booked ?? 0) === 1) await afterPosting(run, posting(rows[0]!));
     return rows;
   });
+}
+
+/**
+ * The accounts (by login) whose last guarded close was held, with when to try the guarded
+ * statement again. A hook can have work for an account its close cannot tell from the account it
+ * read (a client under a partner), and such an account closes with the hook again and again:
+ * until then its closes go to the transaction at once, instead of paying a held statement first.
+ * Only a hint, per process: both ways book the same, and an account that no longer has work for
+ * a hook tries the guarded statement again once its time is up.
+ */
+const heldUntil = new Map<string, number>();
+const HELD_FOR_MS = 10 * 60_000;
+const HELD_AT_MOST = 10_000;
+
+function heldLately(login: string): boolean {
+  const until = heldUntil.get(login);
+  if (until === undefined) return false;
+  if (until > Date.now()) return true;
+  heldUntil.delete(login);
+  return false;
+}
+
+function remember(login: string): void {
+  heldUntil.delete(login);
+  // The oldest entry goes first (a Map keeps the order of insertion).
+  if (heldUntil.size >= HELD_AT_MOST) heldUntil.delete(heldUntil.keys().next().value!);
+  heldUntil.set(login, Date.now() + HELD_FOR_MS);
 }
 
 /** What the closing statement answers: whether it closed the order, and the order's booked commission and swap after it. */
@@ -284,7 +313,6 @@ with ${guards ? guardCtes(guards) : ''}o as (
   })}
 )`;
 
-
 type CloseBinding = CloseParams & { comment: string };
 
 /** The order's commission and swap read as of the statement's start, plus this close's commission. */
@@ -329,7 +357,11 @@ let built:
     }
   | undefined;
 
-function statementOf(params: CloseParams, parts: readonly InstalledStatementPart[], guards: readonly InstalledIdleGuard[] | null) {
+function statementOf(
+  params: CloseParams,
+  parts: readonly InstalledStatementPart[],
+  guards: readonly InstalledIdleGuard[] | null,
+) {
   const key = `${guards ? 'guarded:' : ''}${parts.map((p) => p.hook).join(',')}`;
   let statements = built!.byHooks.get(key);
   if (!statements) built!.byHooks.set(key, (statements = closeStatements(parts, guards)));
