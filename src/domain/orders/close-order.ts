@@ -266,7 +266,7 @@ with ${guards ? guardCtes(guards) : ''}o as (
     delta: ':profit::numeric + :commission::numeric',
     at: 'now()',
     where: 'id = (select account_id from o)',
-    returning: 'id, balance, credit, customer_id, login, kind, currency, reserved',
+    returning: 'id, balance, credit, customer_id, login, kind, currency, reserved, group_id',
   })}
 ), l as (
   ${ledgerInsertSql([
@@ -388,8 +388,9 @@ function installedForClose() {
  * their work costs the close no round trip; their answers come back as `answers`. A part may
  * read `o` (the closed order: account_id, ticket, symbol, cmd, volume, created_at, closed_at;
  * empty when the order was no longer open), `a` (the account row as the booking left it,
- * locked: id, balance, credit, customer_id, login, kind, currency, reserved) and `e` (the
- * order.closed event's insert: a part's events read it first, to follow that event). It sees
+ * locked: id, balance, credit, customer_id, login, kind, currency, reserved, group_id), `e` (the
+ * order.closed event's insert: a part's events read it first, to follow that event) and, in its
+ * answer, `s` (the order's commission and swap with this close's, as text). It sees
  * the other tables as of the statement's start, so what it must read current it reads through
  * `a` or under a row lock of its own, taken after `a`'s. With `holder` (the account as the
  * caller read it), the parts that do not apply to it are left out.
