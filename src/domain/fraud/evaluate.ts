@@ -69,31 +69,6 @@ export async function evaluateFraudOn(
   signals: FraudSignals,
   reference: { type: string; id: string } | null = null,
 ): Promise<FraudVerdict> {
-  return storeEvaluation(run, await decideFraudOn(run, event, signals, reference));
-}
-
-/** An evaluation decided and not stored yet: its decision, and the row evaluateFraudOn stores. */
-export interface DecidedEvaluation {
-  decision: FraudDecision;
-  evaluationId: string;
-  reference: { type: string; id: string } | null;
-  /** INSERT_EVALUATION's values (also the row evaluationsFromJsonSql takes). */
-  row: EvaluationRow;
-}
-
-export type EvaluationRow = Parameters<typeof INSERT_EVALUATION.bind>[0];
-
-/**
- * evaluateFraudOn's decision without its writes: for a caller that stores an `allow` within a
- * statement of its own (evaluationsFromJsonSql), and hands any other decision to
- * storeEvaluation.
- */
-export async function decideFraudOn(
-  run: RunBound,
-  event: FraudEvent,
-  signals: FraudSignals,
-  reference: { type: string; id: string } | null = null,
-): Promise<DecidedEvaluation> {
   // Every field the rules read, and the email domain the lists check, in the statement that checks the stamp.
   const { config, read } = await fraudConfigWith(run, (held) =>
     planFieldRead([...(held.rules.get(event) ?? NO_RULES).fields, EMAIL_DOMAIN], signals, { lists: held.lists }),
@@ -116,11 +91,11 @@ export async function decideFraudOn(
     }
   }
   const evaluationId = randomUUID();
-  return {
-    decision,
-    evaluationId,
-    reference,
-    row: {
+  // A block rolls the action's transaction back: its evaluation is written outside it, so
+  // every refusal stays explainable.
+  const write: RunBound = decision === 'block' && outside ? (statement) => executeBound(outside!, statement) : run;
+  await write(
+    INSERT_EVALUATION.bind({
       id: evaluationId,
       event,
       customer_id: signals.customerId,
@@ -132,25 +107,11 @@ export async function decideFraudOn(
       fields: JSON.stringify(values),
       reference_type: reference?.type ?? null,
       reference_id: reference?.id ?? null,
-    },
-  };
-}
-
-/** Stores a decided evaluation as evaluateFraudOn does, and opens or extends the case of a review. */
-export async function storeEvaluation(run: RunBound, decided: DecidedEvaluation): Promise<FraudVerdict> {
-  const { decision, evaluationId, reference, row } = decided;
-  // A block rolls the action's transaction back: its evaluation is written outside it, so
-  // every refusal stays explainable.
-  const write: RunBound = decision === 'block' && outside ? (statement) => executeBound(outside!, statement) : run;
-  await write(INSERT_EVALUATION.bind(row));
+    }),
+  );
   let caseId: string | null = null;
-  if (decision === 'review' && row.customer_id)
-    caseId = await openOrExtendCase(run, row.customer_id, {
-      event: row.event as FraudEvent,
-      reason: REVIEW_REASON,
-      evaluationId,
-      reference,
-    });
+  if (decision === 'review' && signals.customerId)
+    caseId = await openOrExtendCase(run, signals.customerId, { event, reason: REVIEW_REASON, evaluationId, reference });
   return { decision, evaluationId, caseId };
 }
 

@@ -59,17 +59,6 @@ export function evaluationInsertSql(rows: string): string {
                          reference_type, reference_id)`;
 }
 
-/**
- * Evaluations given as a json array of INSERT_EVALUATION's values (`rows`, an SQL expression of
- * a statement of another's): the insert as the body of a data-modifying CTE, for a caller that
- * stores an evaluation with its own writes in one statement.
- */
-export const evaluationsFromJsonSql = (rows: string): string =>
-  evaluationInsertSql(`select id, now(), event, customer_id, decision, decided_by, rule_id, rule_version, signals::jsonb,
-            fields::jsonb, reference_type, reference_id
-       from jsonb_to_recordset(${rows}) as e(id uuid, event text, customer_id uuid, decision text, decided_by text, rule_id uuid,
-            rule_version int, signals text, fields text, reference_type text, reference_id text)`);
-
 /** One evaluation, as evaluateFraudOn stores it. */
 export const INSERT_EVALUATION = namedStatement<{
   id: string;

@@ -4,7 +4,7 @@ import type { RunBound } from '../../db/bound-transaction';
 import type { IbLevelValue } from '../../entities/partner.entity';
 import { dec, type Dec } from '../../platform/decimal';
 import { referredSql, type PostingHook } from '../ledger/posting';
-import { decideFraudOn, storeEvaluation, type DecidedEvaluation } from '../fraud/evaluate';
+import { evaluateFraudOn } from '../fraud/evaluate';
 import { WALLET_CURRENCY } from '../accounts/accounts';
 import { CLOSE_CHAIN, CLOSE_CHAIN_AT_CLOSE, INSERT_ACCRUALS } from './partners.queries';
 import { instantPayment, payRewards } from './reward-payment';
@@ -111,9 +111,8 @@ export async function accrueClose(run: RunBound, ticket: string, read?: readonly
   // The ib_accrual rules see the client's close; a review holds every level of it.
   let held = false;
   let blocked = false;
-  let allowed: DecidedEvaluation | null = null;
   if (!commonReason && chain.some((c) => (amounts.get(c.level) ?? dec(0)).gt(0))) {
-    const verdict = await decideFraudOn(
+    const verdict = await evaluateFraudOn(
       run,
       'ib_accrual',
       {
@@ -127,10 +126,6 @@ export async function accrueClose(run: RunBound, ticket: string, read?: readonly
     // A close cannot be refused: a block rule leaves the order without rewards instead.
     blocked = verdict.decision === 'block';
     held = verdict.decision === 'review';
-    // An allow is stored with the accruals, in their statement; a block (stored outside the
-    // transaction) and a review (with its case) are stored as every evaluation is.
-    if (verdict.decision === 'allow') allowed = verdict;
-    else await storeEvaluation(run, verdict);
   }
   // A level the plan does not pay is no row at all; a partner's own order is, to say why it earned nothing.
   const paying = chain.filter((c) => amounts.has(c.level) || c.partner_customer_id === c.customer_id);
@@ -186,7 +181,7 @@ export async function accrueClose(run: RunBound, ticket: string, read?: readonly
     };
   });
   const inserted = await run<{ id: string; partner_id: string; level: number; amount: string; status: string }>(
-    INSERT_ACCRUALS.bind({ rows: JSON.stringify(rows), evaluations: JSON.stringify(allowed ? [allowed.row] : []) }),
+    INSERT_ACCRUALS.bind({ rows: JSON.stringify(rows) }),
   );
   if (plan.charge !== 'instant') return;
   // A partner without a wallet is paid nothing: its accrual stays owed, never marked paid.

@@ -1,7 +1,6 @@
 import { namedStatement } from '../../platform/named-sql';
 import { auditInsertSql, type AuditParams } from '../audit/audit';
 import { eventInsertSql } from '../events/outbox';
-import { evaluationsFromJsonSql } from '../fraud/fraud.queries';
 import { ledgerInsertSql } from '../ledger/ledger';
 import { balanceUpdateSql, type PostingStatementPart } from '../ledger/posting';
 
@@ -141,11 +140,9 @@ export const CLOSE_CHAIN_AT_CLOSE: PostingStatementPart = {
  * The accruals of one close, once, and `ib.reward_accrued` for each row inserted, on its
  * partner's stream, in the order of the levels: one statement. A retried close inserts nothing
  * (unique on order, partner, level), so it writes no event either. `id` and the event's `data`
- * (the accrual's view) come with each row: an inserted row is exactly the row given. The fraud
- * evaluation of the close that allowed them (`evaluations`, a json array of none or one) is
- * stored in the same statement.
+ * (the accrual's view) come with each row: an inserted row is exactly the row given.
  */
-export const INSERT_ACCRUALS = namedStatement<{ rows: string; evaluations: string }>(
+export const INSERT_ACCRUALS = namedStatement<{ rows: string }>(
   `with r as (
      select * from jsonb_to_recordset(:rows::jsonb) as r(id uuid, ticket text, partner_id text, level int, plan_id text,
           client_customer_id text, login text, symbol text, lots text, amount text, currency text, status text, reason text,
@@ -169,8 +166,6 @@ export const INSERT_ACCRUALS = namedStatement<{ rows: string; evaluations: strin
     at: 'now()',
     from: 'ins join r on r.id = ins.id order by r.level',
   })}
-   ), fe as (
-     ${evaluationsFromJsonSql(':evaluations::jsonb')}
    )
    select id::text as id, partner_id::text as partner_id, level, amount, status, reason from ins order by level`,
 );

@@ -125,13 +125,4 @@ test('when the client trades under a partner, then the close runs in a transacti
       login,
     ]),
   ).toEqual([{ n: 2 }]);
-  // Each close's fraud evaluation, stored with its accruals.
-  expect(
-    await sql(
-      app,
-      `select count(*)::int as n from fraud_evaluations f join orders o on f.reference_id = o.ticket::text
-        where f.event = 'ib_accrual' and f.reference_type = 'order' and o.login = ?`,
-      [login],
-    ),
-  ).toEqual([{ n: 2 }]);
 });
