@@ -3,12 +3,13 @@ import { randomUUID } from 'node:crypto';
 import { executeBound, executeBoundInTransaction } from '../../db/bound-statement';
 import type { RunBound } from '../../db/bound-transaction';
 import { AppError } from '../../platform/errors';
+import type { Statement } from '../../platform/named-sql';
 import { currentSignals } from '../../platform/request-signals';
 import { planFieldRead, type FieldValue, type FraudEvent, type FraudSignals } from './fields';
 import { inCidr, type FraudListName } from './rules';
 import { openOrExtendCase } from './cases';
-import { fraudConfigWith } from './rule-cache';
-import { INSERT_EVALUATION } from './fraud.queries';
+import { fraudConfigWith, type FraudConfig, type ReadWithStamp } from './rule-cache';
+import { EVALUATION_AT_STAMP, INSERT_EVALUATION, type EvaluationParams } from './fraud.queries';
 
 let outside: EntityManager | null = null;
 
@@ -55,6 +56,41 @@ function listVerdict(
   return null;
 }
 
+interface Outcome {
+  decision: FraudDecision;
+  decidedBy: string;
+  rule: { id: string; version: number } | null;
+}
+
+/** Allow lists, then block lists, then the enabled rules of the event by position, then `allow`: the first match decides. */
+function decide(
+  config: FraudConfig,
+  event: FraudEvent,
+  signals: FraudSignals,
+  values: Record<string, FieldValue>,
+  emailDomain: string | null,
+): Outcome {
+  const listed = listVerdict(config.lists, signals, emailDomain);
+  if (listed) return { decision: listed.decision, decidedBy: listed.by, rule: null };
+  const hit = (config.rules.get(event) ?? NO_RULES).rules.find((r) => r.matches(values));
+  if (hit) return { decision: hit.action, decidedBy: 'rule', rule: { id: hit.id, version: hit.version } };
+  return { decision: 'allow', decidedBy: 'default', rule: null };
+}
+
+/** What the evaluation read: the value of every field the event's rules read (stored with it), and the email domain. */
+interface Read {
+  values: Record<string, FieldValue>;
+  emailDomain: string | null;
+  /** The outcome, when the statement that read the stamp also stored the evaluation. */
+  stored: Outcome | null;
+}
+
+function readOf(config: FraudConfig, event: FraudEvent, read: Record<string, FieldValue>, stored: Outcome | null = null): Read {
+  const values: Record<string, FieldValue> = {};
+  for (const field of (config.rules.get(event) ?? NO_RULES).fields) values[field] = read[field] ?? null;
+  return { values, emailDomain: read[EMAIL_DOMAIN] as string | null, stored };
+}
+
 /**
  * Evaluates one event on the caller's transaction (`run`): allow lists, then block lists, then
  * the enabled rules of the event by position, then `allow`; the first match decides. The
@@ -62,57 +98,68 @@ function listVerdict(
  * the value of every field any enabled rule of the event reads, whether or not it decided, so
  * a later preview of another rule can replay it. A `review` opens or extends the customer's
  * case. The caller applies the outcome: a block throws fraudBlocked(), a review holds.
+ *
+ * `record` records the signals (recordSignal) in the statement that reads the stamp. When no
+ * rule of the event reads the database (none at all, say), everything the decision needs is
+ * known before that statement, so it stores the evaluation too: one statement in all.
  */
 export async function evaluateFraudOn(
   run: RunBound,
   event: FraudEvent,
   signals: FraudSignals,
   reference: { type: string; id: string } | null = null,
+  options: { record?: boolean } = {},
 ): Promise<FraudVerdict> {
-  // Every field the rules read, and the email domain the lists check, in the statement that checks the stamp.
-  const { config, read } = await fraudConfigWith(run, (held) =>
-    planFieldRead([...(held.rules.get(event) ?? NO_RULES).fields, EMAIL_DOMAIN], signals, { lists: held.lists }),
-  );
-  const { rules, fields } = config.rules.get(event) ?? NO_RULES;
-  const values: Record<string, FieldValue> = {};
-  for (const field of fields) values[field] = read[field] ?? null;
-  const emailDomain = read[EMAIL_DOMAIN] as string | null;
-  let decision: FraudDecision = 'allow';
-  let decidedBy = 'default';
-  let rule: { id: string; version: number } | null = null;
-  const listed = listVerdict(config.lists, signals, emailDomain);
-  if (listed) ({ decision, by: decidedBy } = listed);
-  else {
-    const hit = rules.find((r) => r.matches(values));
-    if (hit) {
-      decision = hit.action;
-      decidedBy = 'rule';
-      rule = { id: hit.id, version: hit.version };
-    }
-  }
   const evaluationId = randomUUID();
-  // A block rolls the action's transaction back: its evaluation is written outside it, so
-  // every refusal stays explainable.
-  const write: RunBound = decision === 'block' && outside ? (statement) => executeBound(outside!, statement) : run;
-  await write(
-    INSERT_EVALUATION.bind({
-      id: evaluationId,
-      event,
-      customer_id: signals.customerId,
-      decision,
-      decided_by: decidedBy,
-      rule_id: rule?.id ?? null,
-      rule_version: rule?.version ?? null,
-      signals: JSON.stringify(signals),
-      fields: JSON.stringify(values),
-      reference_type: reference?.type ?? null,
-      reference_id: reference?.id ?? null,
-    }),
+  const stored = (outcome: Outcome, values: Record<string, FieldValue>): EvaluationParams => ({
+    id: evaluationId,
+    event,
+    customer_id: signals.customerId,
+    decision: outcome.decision,
+    decided_by: outcome.decidedBy,
+    rule_id: outcome.rule?.id ?? null,
+    rule_version: outcome.rule?.version ?? null,
+    signals: JSON.stringify(signals),
+    fields: JSON.stringify(values),
+    reference_type: reference?.type ?? null,
+    reference_id: reference?.id ?? null,
+  });
+  // The fields' reads do not see the signal inserted by the same statement; they would not
+  // count it anyway: a signal is recorded only with a customer, whose own rows the fields that
+  // count signals leave out.
+  const signal = options.record ? signalInsert(event, signals) : null;
+  // Every field the rules read, and the email domain the lists check, in the statement that checks the stamp.
+  const { config, read } = await fraudConfigWith(
+    run,
+    (held): ReadWithStamp<Read> => {
+      const plan = planFieldRead([...(held.rules.get(event) ?? NO_RULES).fields, EMAIL_DOMAIN], signals, { lists: held.lists });
+      if (plan.columns.length > 0)
+        return { columns: plan.columns, values: plan.values, finish: (row) => readOf(held, event, plan.finish(row)) };
+      const known = readOf(held, event, plan.finish(undefined));
+      const outcome = decide(held, event, signals, known.values, known.emailDomain);
+      // A block is written outside the transaction, below.
+      if (outcome.decision === 'block') return { columns: [], values: [], finish: () => known };
+      const insert = EVALUATION_AT_STAMP.bind({ ...stored(outcome, known.values), stamp: held.stamp });
+      return {
+        ctes: [insert.sql],
+        columns: ['exists (select 1 from fraud_evaluation) as fraud_stored'],
+        values: insert.values,
+        finish: (row) => ({ ...known, stored: row?.['fraud_stored'] === true ? outcome : null }),
+      };
+    },
+    signal ? { ctes: [`fraud_signal as (${signal.sql})`], values: signal.values } : undefined,
   );
+  const outcome = read.stored ?? decide(config, event, signals, read.values, read.emailDomain);
+  if (!read.stored) {
+    // A block rolls the action's transaction back: its evaluation is written outside it, so
+    // every refusal stays explainable.
+    const write: RunBound = outcome.decision === 'block' && outside ? (statement) => executeBound(outside!, statement) : run;
+    await write(INSERT_EVALUATION.bind(stored(outcome, read.values)));
+  }
   let caseId: string | null = null;
-  if (decision === 'review' && signals.customerId)
+  if (outcome.decision === 'review' && signals.customerId)
     caseId = await openOrExtendCase(run, signals.customerId, { event, reason: REVIEW_REASON, evaluationId, reference });
-  return { decision, evaluationId, caseId };
+  return { decision: outcome.decision, evaluationId, caseId };
 }
 
 /**
@@ -132,18 +179,23 @@ export async function evaluateFraud(
   const request = event === 'verification_change' ? { ip: null, deviceId: null } : currentSignals();
   const full = { ...signals, ip: signals.ip ?? request.ip, deviceId: signals.deviceId ?? request.deviceId };
   const run: RunBound = (statement) => executeBoundInTransaction(em, statement);
-  if (full.customerId) await recordSignal(run, event, full);
-  const verdict = await evaluateFraudOn(run, event, full, reference);
+  const verdict = await evaluateFraudOn(run, event, full, reference, { record: true });
   if (verdict.decision === 'block') throw fraudBlocked();
   return verdict;
 }
 
-/** Records who was seen with which address, device, instrument or destination: the links between customers are read from these rows. */
-export async function recordSignal(run: RunBound, event: string, s: FraudSignals): Promise<void> {
-  if (!s.customerId || !(s.ip || s.deviceId || s.instrument || s.destination)) return;
-  await run({
+/** The insert of one event's signals, or null when there is nothing to record (no customer, or no address, device, instrument or destination). */
+function signalInsert(event: string, s: FraudSignals): Statement | null {
+  if (!s.customerId || !(s.ip || s.deviceId || s.instrument || s.destination)) return null;
+  return {
     sql: `insert into fraud_signals (id, created_at, updated_at, customer_id, event, device_id, ip, instrument, destination)
           values (gen_random_uuid(), now(), now(), ?, ?, ?, ?, ?, ?)`,
     values: [s.customerId, event, s.deviceId ?? null, s.ip ?? null, s.instrument ?? null, s.destination ?? null],
-  });
+  };
+}
+
+/** Records who was seen with which address, device, instrument or destination: the links between customers are read from these rows. */
+export async function recordSignal(run: RunBound, event: string, s: FraudSignals): Promise<void> {
+  const insert = signalInsert(event, s);
+  if (insert) await run(insert);
 }

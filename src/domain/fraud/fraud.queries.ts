@@ -5,10 +5,13 @@ export const LOCK_FRAUD_RULES = namedStatement<Record<string, never>>(`select pg
 
 /**
  * The stamp of the rules and lists as they stand (one row, one index read), and `columns`
- * (select-list expressions with `?` placeholders) read in the same statement.
+ * (select-list expressions with `?` placeholders) read in the same statement, after `ctes`
+ * (data-modifying CTEs, `name as (...)`, which run once whatever the select reads of them).
  */
-export function readStampWith(columns: readonly string[]): string {
-  return `select s.stamp::text as stamp${columns.map((c) => `, ${c}`).join('')} from fraud_rules_stamp s where s.id = 1`;
+export function readStampWith(columns: readonly string[], ctes: readonly string[] = []): string {
+  const select = `select s.stamp::text as stamp${columns.map((c) => `, ${c}`).join('')} from fraud_rules_stamp s where s.id = 1`;
+  if (ctes.length === 0) return select;
+  return `with ${ctes.join(', ')} ${select}`;
 }
 
 /** A new stamp, in the transaction of a change of a rule or a list: every process's copy is stale once it commits. */
@@ -59,8 +62,8 @@ export function evaluationInsertSql(rows: string): string {
                          reference_type, reference_id)`;
 }
 
-/** One evaluation, as evaluateFraudOn stores it. */
-export const INSERT_EVALUATION = namedStatement<{
+/** What one stored evaluation holds, by name. */
+export interface EvaluationParams {
   id: string;
   event: string;
   customer_id: string | null;
@@ -72,9 +75,21 @@ export const INSERT_EVALUATION = namedStatement<{
   fields: string;
   reference_type: string | null;
   reference_id: string | null;
-}>(
-  evaluationInsertSql(
-    `values (:id::uuid, now(), :event::text, :customer_id::uuid, :decision::text, :decided_by::text, :rule_id::uuid,
-             :rule_version::int, :signals::jsonb, :fields::jsonb, :reference_type::text, :reference_id::text)`,
-  ),
+}
+
+const EVALUATION_ROW = `:id::uuid, now(), :event::text, :customer_id::uuid, :decision::text, :decided_by::text, :rule_id::uuid,
+             :rule_version::int, :signals::jsonb, :fields::jsonb, :reference_type::text, :reference_id::text`;
+
+/** One evaluation, as evaluateFraudOn stores it. */
+export const INSERT_EVALUATION = namedStatement<EvaluationParams>(evaluationInsertSql(`values (${EVALUATION_ROW})`));
+
+/**
+ * One evaluation decided before the statement that reads the stamp, as a CTE of that
+ * statement (readStampWith): written only when the stamp is still `:stamp`, the one of the
+ * rules and lists that decided it. `fraud_evaluation` has a row when it was written.
+ */
+export const EVALUATION_AT_STAMP = namedStatement<EvaluationParams & { stamp: string }>(
+  `fraud_evaluation as (${evaluationInsertSql(
+    `select ${EVALUATION_ROW} from fraud_rules_stamp st where st.id = 1 and st.stamp::text = :stamp::text`,
+  )} returning 1)`,
 );

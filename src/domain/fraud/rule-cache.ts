@@ -28,13 +28,27 @@ export interface FraudConfig {
 
 /**
  * What an evaluation reads besides the stamp, given the rules it will run: select-list columns
- * (`?` placeholders, aliases other than `stamp`) and how their row becomes what it needs.
+ * (`?` placeholders, aliases other than `stamp`) and how their row becomes what it needs, and
+ * what it writes in the same statement given those rules (`ctes`). A write that holds only for
+ * these rules checks the stamp itself (the statement runs whatever the stamp says) and says
+ * in a column whether it wrote.
  */
 export interface ReadWithStamp<T> {
+  /** Data-modifying CTEs (`name as (...)`), named with a `fraud_` prefix. */
+  ctes?: readonly string[];
   columns: readonly string[];
+  /** The placeholders' values in the statement's order: the CTEs', then the columns'. */
   values: unknown[];
   finish(row: Readonly<Record<string, unknown>> | undefined): T;
 }
+
+/** Writes that ride on the statement that reads the stamp whatever it says (CTEs as in ReadWithStamp). */
+export interface StampRiders {
+  ctes: readonly string[];
+  values: unknown[];
+}
+
+const NO_RIDERS: StampRiders = { ctes: [], values: [] };
 
 /**
  * This process's copy of the enabled fraud rules and the lists. Every evaluation (each login,
@@ -53,21 +67,26 @@ let loads = 0;
  * The rules and lists as they stand, and what `read` asks for given them. The stamp is read in
  * the same statement as what `read` asks of the copy held, so an evaluation with nothing changed
  * makes one round trip for both; when the stamp differs (or nothing is held yet), that answer is
- * dropped, the rules and lists are read again, and then what `read` asks of them.
+ * dropped, the rules and lists are read again, and then what `read` asks of them. `riders`
+ * (what the evaluation writes whatever the rules say) go with the first statement.
  */
 export async function fraudConfigWith<T>(
   run: RunBound,
   read: (config: FraudConfig) => ReadWithStamp<T>,
+  riders: StampRiders = NO_RIDERS,
 ): Promise<{ config: FraudConfig; read: T }> {
   const held = copy;
   const riding = held ? read(held) : null;
-  const [now] = await run<Record<string, unknown>>({ sql: readStampWith(riding?.columns ?? []), values: riding?.values ?? [] });
+  const [now] = await run<Record<string, unknown>>({
+    sql: readStampWith(riding?.columns ?? [], [...riders.ctes, ...(riding?.ctes ?? [])]),
+    values: [...riders.values, ...(riding?.values ?? [])],
+  });
   if (held && riding && now && now['stamp'] === held.stamp) return { config: held, read: riding.finish(now) };
   const config = await load(run);
   const again = read(config);
   const [row] =
-    again.columns.length > 0
-      ? await run<Record<string, unknown>>({ sql: `select ${again.columns.join(', ')}`, values: again.values })
+    again.columns.length > 0 || (again.ctes?.length ?? 0) > 0
+      ? await run<Record<string, unknown>>({ sql: readStampWith(again.columns, again.ctes ?? []), values: again.values })
       : [];
   return { config, read: again.finish(row) };
 }

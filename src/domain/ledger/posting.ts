@@ -130,6 +130,12 @@ export interface PostedAccount {
    * without it at no cost. Undefined on the paths that do not read it.
    */
   referred?: boolean;
+  /**
+   * The account's customer as the locking statement read it in passing: the hooks that need
+   * it read no row of their own. Undefined on the paths that do not read it, null for an
+   * account without a customer.
+   */
+  customer?: { access: string; email: string; country: string | null } | null;
 }
 
 /**
@@ -184,7 +190,7 @@ export const referredSql = (customerId: string): string =>
   `(exists (select 1 from customers c where c.id = ${customerId} and c.partner_id is not null)
     or exists (select 1 from partners p where p.customer_id = ${customerId}))`;
 
-/** One money movement on one account, as a hook sees it. */
+/** One money movement on one account, as a hook sees it: the same object in both phases. */
 export interface Posting {
   flow: PostingFlow;
   /** Locked in the posting's transaction; before the booking, as it was read. */

@@ -11,7 +11,7 @@ import { recordEvent } from '../events/outbox';
 import type { StaffCaller } from '../../platform/caller';
 import { randomUUID } from 'node:crypto';
 import { postHold, releaseHold, reserveHold } from '../ledger/holds';
-import { postedAccount, runPostingHooks } from '../ledger/posting';
+import { postedAccount, runPostingHooks, type Posting } from '../ledger/posting';
 import { assertWithdrawalAllowed } from '../compliance/limits';
 import { CurrencyCode, MoneyText } from '../../platform/money-text';
 
@@ -103,13 +103,15 @@ export async function requestWithdrawal(
   return em.transactional(async (tx) => {
     const locked = (await lockAccounts(tx, [wallet.id])).get(wallet.id)!;
     const id = randomUUID();
-    await runPostingHooks(tx, 'before', {
+    // One posting for both phases (see Posting): a hook may key what its `before` learnt by it.
+    const posting: Posting = {
       flow: 'withdrawal',
       account: postedAccount(locked),
       amount: amount.neg().toFixed(2),
       reference: { type: 'withdrawal', id },
       request: { ...input },
-    });
+    };
+    await runPostingHooks(tx, 'before', posting);
     await assertWithdrawalAllowed(tx, customerId, amount, locked.currency);
     const available = unreserved(locked);
     if (amount.gt(available))
@@ -130,13 +132,7 @@ export async function requestWithdrawal(
       comment: input.comment ?? null,
     });
     // Policy on a recorded request (a fraud review holds it) runs with the reserve booked.
-    await runPostingHooks(tx, 'after', {
-      flow: 'withdrawal',
-      account: postedAccount(locked),
-      amount: amount.neg().toFixed(2),
-      reference: { type: 'withdrawal', id },
-      request: { ...input },
-    });
+    await runPostingHooks(tx, 'after', posting);
     recordEvent(tx, {
       type: 'withdrawal.requested',
       aggregateType: 'withdrawal',

@@ -16,7 +16,7 @@ import { executeBoundInTransaction } from '../../db/bound-statement';
 import { boundTransaction, type RunBound } from '../../db/bound-transaction';
 import { SET_MARGIN_CALL_ACTIVE } from '../accounts/accounts.queries';
 import { exposureRefusal } from './exposure';
-import { beforePosting, type Posting } from '../ledger/posting';
+import { beforePosting, type PostedAccount, type Posting } from '../ledger/posting';
 import type { CustomerScope } from '../../platform/customer-scope';
 
 export interface NewMarketOrder {
@@ -320,7 +320,7 @@ async function openOnLocked(
   });
   const hooked = await postingRefusal(run, {
     flow: 'order_open',
-    account: { ...locked, customerId: locked.customer_id },
+    account: postedOf(locked),
     amount: opening.commission,
     reference: { type: 'order', id: opening.id },
     request: { ...input },
@@ -330,6 +330,24 @@ async function openOnLocked(
     await run(SET_MARGIN_CALL_ACTIVE.bind({ account_id: locked.id, active: false }));
   const [inserted] = await run<OrderRow>(openStatements.open(opening));
   return { ok: true, order: orderOfRow(inserted!), charges: openingCharges(commission) };
+}
+
+/** The locked account as the posting hooks see it, with the customer its locking statement read. */
+function postedOf(locked: LockedAccountRow): PostedAccount {
+  return {
+    id: locked.id,
+    login: locked.login,
+    customerId: locked.customer_id,
+    kind: locked.kind,
+    currency: locked.currency,
+    balance: locked.balance,
+    credit: locked.credit,
+    reserved: locked.reserved,
+    customer:
+      locked.customer_access === null
+        ? null
+        : { access: locked.customer_access, email: locked.customer_email!, country: locked.customer_country },
+  };
 }
 
 /**

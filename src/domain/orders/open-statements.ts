@@ -21,12 +21,15 @@ import { termsCtes, type TermsRow } from '../prices/pricing-terms';
  * turns), with its group's default leverage and limits (`group_*`, read unlocked: staff edits
  * of a group never waited for orders). Found by login for a caller, limited to the caller's
  * own accounts for a customer (`customer_id`; null for staff), so another customer's row is
- * never locked; by id for the engine filling a pending order.
+ * never locked; by id for the engine filling a pending order. The customer's access, email and
+ * country (`customer_*`, read unlocked like the group) come with it for the posting hooks, which
+ * would otherwise read the customer row in a round trip of their own.
  */
 const LOCK_ACCOUNT_COLUMNS = `select a.id, a.login, a.customer_id, a.group_id, a.kind, a.currency, a.balance, a.credit::text as credit, a.reserved::text as reserved, a.leverage,
          a.trading_disabled, a.margin_call_active, g.default_leverage as group_leverage, g.max_open_positions as group_max_open_positions,
-         g.max_exposure::text as group_max_exposure, g.net_max_exposure as group_net_max_exposure, g.currency as group_currency
-  from accounts a left join trading_groups g on g.id = a.group_id`;
+         g.max_exposure::text as group_max_exposure, g.net_max_exposure as group_net_max_exposure, g.currency as group_currency,
+         c.access as customer_access, c.email as customer_email, c.country as customer_country
+  from accounts a left join trading_groups g on g.id = a.group_id left join customers c on c.id = a.customer_id`;
 const LOCK_ACCOUNT = namedStatement<{ account_id: string }>(`${LOCK_ACCOUNT_COLUMNS} where a.id = :account_id for update of a`);
 const LOCK_OWN_ACCOUNT = namedStatement<{
   login: string;
@@ -81,6 +84,10 @@ export interface LockedAccountRow {
   group_max_exposure: string | null;
   group_net_max_exposure: boolean | null;
   group_currency: string | null;
+  /** Null when the account has no customer (then so are the email and country). */
+  customer_access: string | null;
+  customer_email: string | null;
+  customer_country: string | null;
 }
 
 /** What the opening statement writes, by name. */

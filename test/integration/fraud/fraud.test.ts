@@ -254,6 +254,81 @@ test('when the device is on the blocked list, then a withdrawal sent with that X
   }
 });
 
+test('when a transfer out is evaluated, then its signal and one evaluation are stored with it, whether a rule reads the database or not, and a block keeps only the evaluation', async () => {
+  const { customer, wallet } = await funded();
+  const { groupId } = await setUpMarket(app, admin);
+  const live = await app.request('POST', `/api/crm/customers/${customer.id}/accounts`, {
+    token: admin,
+    body: { kind: 'live', group_id: groupId },
+  });
+  const send = (device: string) =>
+    app.request('POST', '/customers/me/transfer', {
+      token: customer.token,
+      headers: { 'x-device-id': device },
+      body: { from_login: wallet, to_login: live.body.login, amount: 5 },
+    });
+  const evaluationsOf = (reference: string) =>
+    sql<{ decision: string; decided_by: string; fields: Record<string, unknown>; signals: Record<string, unknown> }>(
+      app,
+      `select decision, decided_by, fields, signals from fraud_evaluations where event = 'transfer' and reference_id = ?`,
+      [reference],
+    );
+  const signalsOf = (device: string) =>
+    sql(app, `select 1 from fraud_signals where customer_id = ? and event = 'transfer' and device_id = ?`, [customer.id, device]);
+
+  // Nothing a rule reads comes from the database: the decision is made before the statement that stores it.
+  const plain = await send('transfer-device-1');
+  expect(plain.status).toBe(200);
+  const [allowed, ...more] = await evaluationsOf(plain.body.transfer_out_id);
+  expect(more).toEqual([]);
+  expect(allowed).toMatchObject({ decision: 'allow', decided_by: 'default' });
+  expect(allowed!.signals).toMatchObject({ customerId: customer.id, deviceId: 'transfer-device-1', email: customer.email });
+  expect(await signalsOf('transfer-device-1')).toHaveLength(1);
+
+  const r = await rule({
+    name: 'review this customer by level',
+    event: 'transfer',
+    conditions: [
+      { field: 'customer.id', op: 'eq', value: customer.id },
+      { field: 'kyc.level', op: 'gte', value: 0 },
+    ],
+    action: 'review',
+  });
+  try {
+    const reviewed = await send('transfer-device-2');
+    expect(reviewed.status).toBe(200);
+    const [held, ...again] = await evaluationsOf(reviewed.body.transfer_out_id);
+    expect(again).toEqual([]);
+    expect(held).toMatchObject({ decision: 'review', decided_by: 'rule' });
+    expect(held!.fields).toMatchObject({ 'customer.id': customer.id, 'kyc.level': expect.any(Number) });
+    expect(await signalsOf('transfer-device-2')).toHaveLength(1);
+  } finally {
+    await disable(r.id);
+  }
+
+  const before = await accountState(app, wallet);
+  await app.request('PUT', '/api/backoffice/fraud/lists/blocked_devices/items', {
+    token: admin,
+    body: { items: ['transfer-device-3'] },
+  });
+  try {
+    const blocked = await send('transfer-device-3');
+    expect(blocked.status).toBe(403);
+    expect(blocked.body.code).toBe('FRAUD_BLOCKED');
+    const stored = await sql<{ decided_by: string }>(
+      app,
+      `select decided_by from fraud_evaluations where event = 'transfer' and customer_id = ? and decision = 'block'`,
+      [customer.id],
+    );
+    expect(stored).toEqual([{ decided_by: 'list:blocked_devices' }]);
+    // The signal went with the refused transfer's transaction.
+    expect(await signalsOf('transfer-device-3')).toEqual([]);
+    expect(await accountState(app, wallet)).toEqual(before);
+  } finally {
+    await app.request('PUT', '/api/backoffice/fraud/lists/blocked_devices/items', { token: admin, body: { items: [] } });
+  }
+});
+
 test('when a customer is close_only, then it refuses transfers and new orders with 403 ACCESS_RESTRICTED but keeps withdrawals', async () => {
   const { customer, wallet } = await funded();
   await sql(app, `update customers set access = 'close_only' where id = ?`, [customer.id]);
