@@ -7,7 +7,7 @@ import {
   type Posting,
   type PostingHook,
 } from '../../src/domain/ledger/posting';
-import { closeStatement, type CloseParams } from '../../src/domain/orders/close-order';
+import { closeStatement, guardedCloseStatement, type CloseParams } from '../../src/domain/orders/close-order';
 
 const closeParams: CloseParams = {
   ticket: '42',
@@ -91,4 +91,36 @@ test('when a hook has a statement part, then only a flow that books in one state
 
   installPostingHooks([]);
   expect(closeStatement(closeParams).sql).not.toContain('probe');
+});
+
+test('when an after hook of closes declares no idle guard, then no close skips the transaction; with guards, the close is guarded by every one', () => {
+  const after = async () => undefined;
+  const guarded: PostingHook = {
+    name: 'guarded',
+    flows: ['order_close'],
+    idleWhen: { sql: 'a.credit <= 0', likely: (account) => account.credit === '0.00' },
+    after,
+  };
+  const unguarded: PostingHook = { name: 'unguarded', flows: ['order_close'], after };
+  expect(() => installPostingHooks([{ ...guarded, flows: ['order_close', 'deposit'] }])).toThrow(/idle guard/);
+
+  installPostingHooks([guarded, unguarded]);
+  expect(guardedCloseStatement(closeParams)).toBeNull();
+  expect(guardedCloseStatement(closeParams, { credit: '0.00' })).toBeNull();
+
+  // A hook with no after phase needs no guard: nothing runs after the close for it.
+  installPostingHooks([guarded, { name: 'refuser', flows: ['order_close'], before: async () => undefined }]);
+  const { sql, values } = guardedCloseStatement(closeParams, { credit: '0.00' })!;
+  expect(sql).toContain('and (a.credit <= 0)');
+  expect(sql).toMatch(/for update of a/);
+  expect(sql).toContain('as held');
+  expect(sql.match(/\?/g)).toHaveLength(values.length);
+  // The account as read says the hook has work: straight to the transaction.
+  expect(guardedCloseStatement(closeParams, { credit: '5.00' })).toBeNull();
+  // A bulk close's guarded statement leaves its item alone when it is held.
+  expect(guardedCloseStatement({ ...closeParams, bulk_close_run_id: 'run' })!.sql).toMatch(
+    /status = 'pending'\s+and not \(exists/,
+  );
+  // The unguarded statement answers held false.
+  expect(closeStatement(closeParams).sql).toContain('false as held');
 });

@@ -22,6 +22,8 @@ export const BonusTurnoverHook: PostingHook = {
   name: 'bonus_turnover',
   flows: ['order_close'],
   statementPart: TURNOVER_AT_CLOSE,
+  // No credit, no active bonus: neither the part nor `after` has anything to count.
+  idleWhen: { sql: 'a.credit <= 0', likely: (account) => dec(account.credit).lte(0) },
   async after(run, posting) {
     let releases = posting.answers?.['bonus_turnover'] as readonly TurnoverRelease[] | undefined;
     if (releases === undefined) {

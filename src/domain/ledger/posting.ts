@@ -163,6 +163,33 @@ export interface PostingStatementPart {
   applies(account: Pick<PostedAccount, 'credit'>): boolean;
 }
 
+/**
+ * When a hook's `after` (and its statement part) has nothing to do with a movement of a
+ * STATEMENT_FLOWS flow, so that a movement none of its hooks has work for is booked by its one
+ * statement alone, with no transaction around it. `sql` is a condition over `a`, the account
+ * row locked before the booking (every column of `accounts`; the other tables as of the
+ * statement's start): true when the hook would book, write and answer nothing for the movement.
+ * The statement books only while every hook's condition holds under the lock, and otherwise
+ * books nothing, and the path runs the movement with its hooks in a transaction. `likely`
+ * tells from the account as the path read it before the lock whether the condition should
+ * hold: when it says no, the path goes to its transaction at once; without it, the path tries.
+ *
+ * A hook with an `after` on such a flow and no guard forces the transaction on every movement
+ * of the flow: a hook nobody taught the guard is never skipped.
+ */
+export interface PostingIdleGuard {
+  sql: string;
+  likely?(account: Pick<PostedAccount, 'credit'>): boolean;
+}
+
+/**
+ * Whether the account's customer trades under an introducing broker (attributed to one, or is
+ * one itself), as SQL over its `customer_id` column: what `PostedAccount.referred` says.
+ */
+export const referredSql = (customerId: string): string =>
+  `(exists (select 1 from customers c where c.id = ${customerId} and c.partner_id is not null)
+    or exists (select 1 from partners p where p.customer_id = ${customerId}))`;
+
 /** One money movement on one account, as a hook sees it: the same object in both phases. */
 export interface Posting {
   flow: PostingFlow;
@@ -190,6 +217,8 @@ export interface PostingHook {
   readonly flows: readonly PostingFlow[];
   /** Work folded into the booking statement of its flows (only STATEMENT_FLOWS take one). */
   readonly statementPart?: PostingStatementPart;
+  /** When it has nothing to do with a movement of its flows (only STATEMENT_FLOWS take one). */
+  readonly idleWhen?: PostingIdleGuard;
   before?(run: RunBound, posting: Posting): Promise<void>;
   after?(run: RunBound, posting: Posting): Promise<void>;
 }
@@ -203,6 +232,7 @@ type Phase = 'before' | 'after';
  */
 let installed = index([]);
 let parts = partsOf([]);
+let guards = guardsOf([]);
 
 /** A named statement part of an installed hook. */
 export interface InstalledStatementPart extends PostingStatementPart {
@@ -216,6 +246,21 @@ function partsOf(hooks: readonly PostingHook[]): Map<PostingFlow, readonly Insta
       flow,
       hooks.flatMap((h) => (h.statementPart && h.flows.includes(flow) ? [{ hook: h.name, ...h.statementPart }] : [])),
     );
+  return byFlow;
+}
+
+/** A named idle guard of an installed hook. */
+export interface InstalledIdleGuard extends PostingIdleGuard {
+  hook: string;
+}
+
+/** A flow's guards, or null when one of its `after` hooks has none (the flow then always takes its transaction). */
+function guardsOf(hooks: readonly PostingHook[]): Map<PostingFlow, readonly InstalledIdleGuard[] | null> {
+  const byFlow = new Map<PostingFlow, readonly InstalledIdleGuard[] | null>();
+  for (const flow of STATEMENT_FLOWS) {
+    const after = hooks.filter((h) => h.flows.includes(flow) && h.after !== undefined);
+    byFlow.set(flow, after.every((h) => h.idleWhen) ? after.map((h) => ({ hook: h.name, ...h.idleWhen! })) : null);
+  }
   return byFlow;
 }
 
@@ -238,11 +283,22 @@ export function installPostingHooks(hooks: readonly PostingHook[]): void {
   // A part on a flow whose path books in several statements would never run.
   const stray = hooks.find((h) => h.statementPart && h.flows.some((f) => !STATEMENT_FLOWS.includes(f)));
   if (stray) throw new Error(`posting hook ${stray.name} has a statement part on a flow that takes none`);
+  const strayGuard = hooks.find((h) => h.idleWhen && h.flows.some((f) => !STATEMENT_FLOWS.includes(f)));
+  if (strayGuard) throw new Error(`posting hook ${strayGuard.name} has an idle guard on a flow that takes none`);
   // Its answer is keyed by the hook's name in SQL text.
   const unnamed = hooks.find((h) => h.statementPart && !/^[a-z_]+$/.test(h.name));
   if (unnamed) throw new Error(`posting hook ${unnamed.name} with a statement part needs a name of a-z and _`);
   installed = index(hooks);
   parts = partsOf(hooks);
+  guards = guardsOf(hooks);
+}
+
+/**
+ * The idle guards of a flow's `after` hooks (see PostingIdleGuard), in installation order: the
+ * same array until hooks are installed again; null when a hook of the flow has none.
+ */
+export function postingIdleGuards(flow: PostingFlow): readonly InstalledIdleGuard[] | null {
+  return guards.get(flow) ?? null;
 }
 
 /**

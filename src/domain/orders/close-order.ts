@@ -13,12 +13,15 @@ import {
   afterPosting,
   balanceUpdateSql,
   hasPostingHooks,
+  postingIdleGuards,
   postingStatementParts,
+  referredSql,
+  type InstalledIdleGuard,
   type InstalledStatementPart,
   type Posting,
   type PostedAccount,
 } from '../ledger/posting';
-import { ORDER_CLOSE_SQL } from './orders.queries';
+import { orderCloseSql } from './orders.queries';
 import { orderView, viewsOf, type ClosableOrder, type OrderView } from './order-view';
 import { PricingContext, PricingError, type PricingTerms } from '../prices/pricing-context';
 import { closingPrice, profitInQuoteCurrency } from '../prices/trading-math';
@@ -119,21 +122,18 @@ export async function closeAtPricing(
     profit: profit.toFixed(2),
     close_reason: reason,
   };
-  const close = closeStatement(
-    {
-      ticket,
-      closed_at: closedAt,
-      close_price: price.toFixed(),
-      profit: profit.toFixed(2),
-      commission: commission.isZero() ? '0.00' : commission.neg().toFixed(2),
-      reason,
-      event: viewWithoutCharges(view),
-      bulk_close_run_id: bulkCloseRunId,
-    },
-    holder,
-  );
+  const params: CloseParams = {
+    ticket,
+    closed_at: closedAt,
+    close_price: price.toFixed(),
+    profit: profit.toFixed(2),
+    commission: commission.isZero() ? '0.00' : commission.neg().toFixed(2),
+    reason,
+    event: viewWithoutCharges(view),
+    bulk_close_run_id: bulkCloseRunId,
+  };
   const amount = profit.minus(commission);
-  const rows = await runClose(em, close, ({ account, answers }) => ({
+  const rows = await runClose(em, params, String(order.login), holder, ({ account, answers }) => ({
     flow: 'order_close',
     // The hooks see the account as the close found it, as every posting's hooks do.
     account: { ...account!, balance: dec(account!.balance).minus(amount).toFixed(2) },
@@ -152,18 +152,60 @@ export async function closeAtPricing(
 }
 
 /**
- * Runs the closing statement. With `after` hooks on closes it runs in one transaction with
- * them, so what they book commits with the close; without, the statement is its own
- * transaction, as it always was.
+ * Runs the closing statement. Without `after` hooks on closes the statement is its own
+ * transaction. With them, a close none of them has work for (their idle guards, see
+ * PostingIdleGuard) is still that one statement, which books only if the guards hold under the
+ * lock; otherwise, or when it booked nothing for that reason (`held`), the close runs in one
+ * transaction with the hooks, so what they book commits with it.
  */
-async function runClose(em: EntityManager, close: Statement, posting: (row: ClosedRow) => Posting): Promise<ClosedRow[]> {
-  if (!hasPostingHooks('after', 'order_close')) return executeBound<ClosedRow>(em, close);
+async function runClose(
+  em: EntityManager,
+  params: CloseParams,
+  login: string,
+  holder: Pick<Account, 'credit'> | undefined,
+  posting: (row: ClosedRow) => Posting,
+): Promise<ClosedRow[]> {
+  if (!hasPostingHooks('after', 'order_close')) return executeBound<ClosedRow>(em, closeStatement(params, holder));
+  const guarded = heldLately(login) ? null : guardedCloseStatement(params, holder);
+  if (guarded) {
+    const rows = await executeBound<ClosedRow>(em, guarded);
+    if (!rows[0]?.held) return rows;
+    remember(login);
+  }
+  const close = closeStatement(params, holder);
   return em.transactional(async (tx) => {
     const run: RunBound = (statement) => executeBoundInTransaction(tx, statement);
     const rows = await run<ClosedRow>(close);
     if (Number(rows[0]?.booked ?? 0) === 1) await afterPosting(run, posting(rows[0]!));
     return rows;
   });
+}
+
+/**
+ * The accounts (by login) whose last guarded close was held, with when to try the guarded
+ * statement again. A hook can have work for an account its close cannot tell from the account it
+ * read (a client under a partner), and such an account closes with the hook again and again:
+ * until then its closes go to the transaction at once, instead of paying a held statement first.
+ * Only a hint, per process: both ways book the same, and an account that no longer has work for
+ * a hook tries the guarded statement again once its time is up.
+ */
+const heldUntil = new Map<string, number>();
+const HELD_FOR_MS = 10 * 60_000;
+const HELD_AT_MOST = 10_000;
+
+function heldLately(login: string): boolean {
+  const until = heldUntil.get(login);
+  if (until === undefined) return false;
+  if (until > Date.now()) return true;
+  heldUntil.delete(login);
+  return false;
+}
+
+function remember(login: string): void {
+  heldUntil.delete(login);
+  // The oldest entry goes first (a Map keeps the order of insertion).
+  if (heldUntil.size >= HELD_AT_MOST) heldUntil.delete(heldUntil.keys().next().value!);
+  heldUntil.set(login, Date.now() + HELD_FOR_MS);
 }
 
 /** What the closing statement answers: whether it closed the order, and the order's booked commission and swap after it. */
@@ -175,6 +217,11 @@ export interface ClosedRow {
   account: PostedAccount | null;
   /** What the hooks' statement parts answered, by hook name (null when no hook adds one). */
   answers: Record<string, unknown> | null;
+  /**
+   * True when a guarded statement (guardedCloseStatement) found the open order's account, under
+   * the lock, with work for a hook, and so changed nothing; false otherwise.
+   */
+  held: boolean;
 }
 
 /** What the closing statement writes, by name. */
@@ -194,15 +241,32 @@ export interface CloseParams {
   bulk_close_run_id: string | null;
 }
 
-const CLOSE_CTES = `
-with o as (
-  ${ORDER_CLOSE_SQL}
+/**
+ * The guarded form's first CTEs: the open order locked (first, as every close locks it), then
+ * its account, only while every hook's idle guard holds (a row lock re-reads the row and
+ * re-checks the condition when it changed since the statement's start); `o` then closes the
+ * order only when the account was locked so.
+ */
+const guardCtes = (guards: readonly InstalledIdleGuard[]) => `lo as (
+  select account_id from orders where ticket = :ticket and status = 'open' for update
+), la as (
+  select a.id from accounts a
+   where a.id = (select account_id from lo)${guards.map((g) => `\n     and (${g.sql})`).join('')}
+     for update of a
+), `;
+
+/** A guarded statement that found the order open and its account with work for a hook. */
+const HELD = 'exists (select 1 from lo) and not exists (select 1 from la)';
+
+const closeCtes = (guards: readonly InstalledIdleGuard[] | null) => `
+with ${guards ? guardCtes(guards) : ''}o as (
+  ${orderCloseSql(guards ? 'exists (select 1 from la)' : undefined)}
 ), a as (
   ${balanceUpdateSql({
     delta: ':profit::numeric + :commission::numeric',
     at: 'now()',
     where: 'id = (select account_id from o)',
-    returning: 'id, balance, credit, customer_id, login, kind, currency, reserved',
+    returning: 'id, balance, credit, customer_id, login, kind, currency, reserved, group_id',
   })}
 ), l as (
   ${ledgerInsertSql([
@@ -254,32 +318,63 @@ type CloseBinding = CloseParams & { comment: string };
 /** The order's commission and swap read as of the statement's start, plus this close's commission. */
 const closed = (
   parts: readonly InstalledStatementPart[],
+  guarded: boolean,
 ) => `select (select count(*) from o)::int as booked, s.commission, s.swap,
   (select json_build_object('id', id, 'login', login::text, 'customerId', customer_id, 'kind', kind, 'currency', currency,
           'balance', balance::text, 'credit', credit::text, 'reserved', reserved::text,
-          'referred', exists (select 1 from customers c where c.id = a.customer_id and c.partner_id is not null)
-                   or exists (select 1 from partners p where p.customer_id = a.customer_id)) from a) as account,
-  ${parts.length === 0 ? 'null::json' : `json_build_object(${parts.map((p) => `'${p.hook}', (${p.answer})`).join(', ')})`} as answers
+          'referred', ${referredSql('a.customer_id')}) from a) as account,
+  ${parts.length === 0 ? 'null::json' : `json_build_object(${parts.map((p) => `'${p.hook}', (${p.answer})`).join(', ')})`} as answers,
+  ${guarded ? HELD : 'false'} as held
   from s`;
 
 const withParts = (parts: readonly InstalledStatementPart[]) => parts.map((p) => `,\n${p.ctes}`).join('');
 
-/** The single close's statement and the bulk close's (which also decides the run's item), with the parts given. */
-function closeStatements(parts: readonly InstalledStatementPart[]) {
+/**
+ * The single close's statement and the bulk close's (which also decides the run's item), with
+ * the parts given; guarded by `guards` when given (a held statement leaves the item pending).
+ */
+function closeStatements(parts: readonly InstalledStatementPart[], guards: readonly InstalledIdleGuard[] | null) {
+  const ctes = closeCtes(guards);
+  const answer = closed(parts, guards !== null);
   return {
-    single: namedStatement<CloseBinding>(`${CLOSE_CTES}${withParts(parts)}
-${closed(parts)}`),
-    bulk: namedStatement<CloseBinding>(`${CLOSE_CTES}, i as (
+    single: namedStatement<CloseBinding>(`${ctes}${withParts(parts)}
+${answer}`),
+    bulk: namedStatement<CloseBinding>(`${ctes}, i as (
   update bulk_close_items set status = 'closed', reason = null, finished_at = now()
-  where run_id = :bulk_close_run_id and ticket = :ticket and status = 'pending'
+  where run_id = :bulk_close_run_id and ticket = :ticket and status = 'pending'${guards ? `\n    and not (${HELD})` : ''}
   returning 1
 )${withParts(parts)}
-${closed(parts)}`),
+${answer}`),
   };
 }
 
-/** The statements by the parts they hold (hook names), for the parts installed last. */
-let built: { parts: readonly InstalledStatementPart[]; byHooks: Map<string, ReturnType<typeof closeStatements>> } | undefined;
+/** The statements by the parts they hold (hook names) and whether guarded, for the parts and guards installed last. */
+let built:
+  | {
+      parts: readonly InstalledStatementPart[];
+      guards: readonly InstalledIdleGuard[] | null;
+      byHooks: Map<string, ReturnType<typeof closeStatements>>;
+    }
+  | undefined;
+
+function statementOf(
+  params: CloseParams,
+  parts: readonly InstalledStatementPart[],
+  guards: readonly InstalledIdleGuard[] | null,
+) {
+  const key = `${guards ? 'guarded:' : ''}${parts.map((p) => p.hook).join(',')}`;
+  let statements = built!.byHooks.get(key);
+  if (!statements) built!.byHooks.set(key, (statements = closeStatements(parts, guards)));
+  const statement = params.bulk_close_run_id === null ? statements.single : statements.bulk;
+  return statement.bind({ ...params, comment: `Close of order ${params.ticket}` });
+}
+
+function installedForClose() {
+  const parts = postingStatementParts('order_close');
+  const guards = postingIdleGuards('order_close');
+  if (built?.parts !== parts || built.guards !== guards) built = { parts, guards, byHooks: new Map() };
+  return { parts, guards };
+}
 
 /**
  * The one statement that closes an order if it is still open, books the profit and the
@@ -293,21 +388,33 @@ let built: { parts: readonly InstalledStatementPart[]; byHooks: Map<string, Retu
  * their work costs the close no round trip; their answers come back as `answers`. A part may
  * read `o` (the closed order: account_id, ticket, symbol, cmd, volume, created_at, closed_at;
  * empty when the order was no longer open), `a` (the account row as the booking left it,
- * locked: id, balance, credit, customer_id, login, kind, currency, reserved) and `e` (the
- * order.closed event's insert: a part's events read it first, to follow that event). It sees
+ * locked: id, balance, credit, customer_id, login, kind, currency, reserved, group_id), `e` (the
+ * order.closed event's insert: a part's events read it first, to follow that event) and, in its
+ * answer, `s` (the order's commission and swap with this close's, as text). It sees
  * the other tables as of the statement's start, so what it must read current it reads through
  * `a` or under a row lock of its own, taken after `a`'s. With `holder` (the account as the
  * caller read it), the parts that do not apply to it are left out.
  */
 export function closeStatement(params: CloseParams, holder?: Pick<Account, 'credit'>): Statement {
-  const installed = postingStatementParts('order_close');
-  if (built?.parts !== installed) built = { parts: installed, byHooks: new Map() };
-  const parts = holder ? installed.filter((p) => p.applies(holder)) : installed;
-  const key = parts.map((p) => p.hook).join(',');
-  let statements = built.byHooks.get(key);
-  if (!statements) built.byHooks.set(key, (statements = closeStatements(parts)));
-  const statement = params.bulk_close_run_id === null ? statements.single : statements.bulk;
-  return statement.bind({ ...params, comment: `Close of order ${params.ticket}` });
+  const { parts } = installedForClose();
+  return statementOf(params, holder ? parts.filter((p) => p.applies(holder)) : parts, null);
+}
+
+/**
+ * closeStatement for a close none of the `after` hooks has work for: the same statement, but it
+ * books only while every hook's idle guard (PostingIdleGuard) holds for the account under its
+ * lock, and otherwise changes nothing and answers `held`. The guarded hooks' parts are left out
+ * (a guard that holds says its part has nothing to do). Null when the close must run with its
+ * hooks: a hook has no guard, or one expects work for `holder` (the account as the caller read
+ * it).
+ */
+export function guardedCloseStatement(params: CloseParams, holder?: Pick<Account, 'credit'>): Statement | null {
+  const { parts, guards } = installedForClose();
+  if (guards === null) return null;
+  if (holder && guards.some((g) => g.likely && !g.likely(holder))) return null;
+  const guardedHooks = new Set(guards.map((g) => g.hook));
+  const rest = parts.filter((p) => !guardedHooks.has(p.hook) && (!holder || p.applies(holder)));
+  return statementOf(params, rest, guards);
 }
 
 /** POST /orders/{ticket}/close: a closed order is 409 ORDER_NOT_OPEN, no price 409 PRICE_UNAVAILABLE. */

@@ -3,24 +3,28 @@ import Decimal from 'decimal.js';
 import type { RunBound } from '../../db/bound-transaction';
 import type { IbLevelValue } from '../../entities/partner.entity';
 import { dec, type Dec } from '../../platform/decimal';
-import type { PostingHook } from '../ledger/posting';
+import { referredSql, type PostingHook } from '../ledger/posting';
 import { evaluateFraudOn } from '../fraud/evaluate';
 import { WALLET_CURRENCY } from '../accounts/accounts';
-import { CLOSE_CHAIN, INSERT_ACCRUALS } from './partners.queries';
+import { CLOSE_CHAIN, CLOSE_CHAIN_AT_CLOSE, INSERT_ACCRUALS } from './partners.queries';
 import { instantPayment, payRewards } from './reward-payment';
 
 /**
  * Rewards of introducing brokers, accrued in the transaction of the close that earns them
  * (installed in src/policy.ts). The close statement tells whether the account's customer
  * trades under a partner at all (`referred`), so a close of a client without one pays no
- * round trip here.
+ * round trip here; and it reads the chain of partners in passing (CLOSE_CHAIN_AT_CLOSE).
  */
 export const IbAccrualHook: PostingHook = {
   name: 'ib_accrual',
   flows: ['order_close'],
+  statementPart: CLOSE_CHAIN_AT_CLOSE,
+  // A client without a partner earns nobody anything. The account read before the close does
+  // not say whether it has one, so a close tries without the transaction.
+  idleWhen: { sql: `not ${referredSql('a.customer_id')}` },
   async after(run, posting) {
     if (!posting.account.referred) return;
-    await accrueClose(run, posting.reference.id);
+    await accrueClose(run, posting.reference.id, posting.answers?.['ib_accrual'] as ChainRow[] | undefined);
   },
 };
 
@@ -29,7 +33,8 @@ interface ChainRow {
   login: string;
   symbol: string;
   lots: string;
-  closed_at: Date;
+  /** A Date as CLOSE_CHAIN reads it, text as the close's part answers it. */
+  closed_at: Date | string;
   customer_id: string;
   currency: string;
   group_id: string | null;
@@ -84,10 +89,11 @@ export function levelAmounts(plan: PlanRow, symbol: string, lots: Dec, commissio
  * Accrues one closed order: one row per partner of the chain, whatever it earns (an exclusion
  * is a row of 0 with its reason), so the order is settled once. The plan is the one of the
  * chain's first partner, so the levels of one order never share more than that plan allows.
- * Instant plans pay in this transaction; daily ones wait for the end of day.
+ * Instant plans pay in this transaction; daily ones wait for the end of day. `read` is the
+ * chain as the close's statement answered it; without it, it is read here.
  */
-export async function accrueClose(run: RunBound, ticket: string): Promise<void> {
-  const chain = await run<ChainRow>(CLOSE_CHAIN.bind({ ticket }));
+export async function accrueClose(run: RunBound, ticket: string, read?: readonly ChainRow[]): Promise<void> {
+  const chain = read ?? (await run<ChainRow>(CLOSE_CHAIN.bind({ ticket })));
   if (chain.length === 0) return;
   const first = chain[0]!;
   const plan = first.plan;

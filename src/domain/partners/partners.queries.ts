@@ -2,7 +2,7 @@ import { namedStatement } from '../../platform/named-sql';
 import { auditInsertSql, type AuditParams } from '../audit/audit';
 import { eventInsertSql } from '../events/outbox';
 import { ledgerInsertSql } from '../ledger/ledger';
-import { balanceUpdateSql } from '../ledger/posting';
+import { balanceUpdateSql, type PostingStatementPart } from '../ledger/posting';
 
 // --- the tree --------------------------------------------------------------------------
 
@@ -41,6 +41,57 @@ export const PARTNER_BY_REF = namedStatement<{ ref: string }>(
 
 // --- accrual at a close ----------------------------------------------------------------
 
+/** The names one form of the chain's read gives its CTEs. */
+interface ChainNames {
+  /** The closed order, one row: ticket, login, symbol, volume, created_at, closed_at, customer_id, currency, group_id, email, country, entry. */
+  order: string;
+  chain: string;
+  plan: string;
+}
+
+/** The chain of partners above the order's `entry`, up to 10 levels: the body of the recursive CTE `self`. */
+const chainBody = (order: string, self: string) => `select entry, 1 from ${order} where entry is not null
+     union all
+     select p.parent_partner_id, up.level + 1 from ${self} up join partners p on p.id = up.partner_id
+      where p.parent_partner_id is not null and up.level < 10`;
+
+/** The chain (chainBody) and the plan of its first partner, as CTEs named by `n`. */
+const chainCtes = (n: ChainNames, recursive: boolean) => `${
+  recursive
+    ? `${n.chain}(partner_id, level) as (
+     ${chainBody(n.order, n.chain)}
+   )`
+    : // In a statement that is not WITH RECURSIVE, the recursion goes in a WITH of its own.
+      `${n.chain} as (
+     with recursive up(partner_id, level) as (
+       ${chainBody(n.order, 'up')}
+     ) select partner_id, level from up
+   )`
+}, ${n.plan} as (
+     select row_to_json(x) as plan from (
+       select pl.id, pl.currency, pl.basis, pl.levels, pl.max_per_lot::text as max_per_lot, pl.group_ids, pl.symbol_overrides,
+              pl.charge, pl.min_hold_seconds
+         from ${n.order} o join partners p on p.id = o.entry join ib_plans pl on pl.id = p.plan_id) x
+   )`;
+
+/** One row per partner of the chain, nearest first; `commission` is what the order paid, as text. */
+const chainRows = (n: ChainNames, commission: string) =>
+  `select o.ticket::text as ticket, o.login, o.symbol, o.volume::text as lots, o.closed_at, o.customer_id, o.currency,
+          o.group_id, o.email, o.country,
+          extract(epoch from (o.closed_at - o.created_at))::float8 as held_seconds,
+          ${commission} as commission,
+          (select (gi.spread * power(10::numeric, -i.digits) * o.volume * i.contract_size)::text
+             from group_instruments gi join instruments i on i.id = gi.instrument_id
+            where gi.group_id = o.group_id and i.symbol = o.symbol and i.quote_currency = o.currency) as spread,
+          ch.level, p.id as partner_id, p.customer_id as partner_customer_id, p.plan_id,
+          exists (select 1 from fraud_cases f where f.status in ('open', 'investigating')
+                   and f.customer_id in (o.customer_id, p.customer_id)) as under_case,
+          (select plan from ${n.plan}) as plan
+     from ${n.order} o join ${n.chain} ch on true join partners p on p.id = ch.partner_id`;
+
+/** The partner a customer's orders start the chain at: its own partner record, else the partner it is attributed to. */
+const ENTRY = 'coalesce((select p.id from partners p where p.customer_id = a.customer_id), c.partner_id) as entry';
+
 /**
  * A closed order as the accrual reads it, with the chain of partners above its customer: the
  * customer's own partner record first when it is a partner (its own orders start the chain at
@@ -52,36 +103,38 @@ export const PARTNER_BY_REF = namedStatement<{ ref: string }>(
 export const CLOSE_CHAIN = namedStatement<{ ticket: string }>(
   `with recursive o as (
      select o.ticket, o.login::text as login, o.symbol, o.volume, o.created_at, o.closed_at, a.id as account_id,
-            a.customer_id, a.currency, a.group_id, c.email, c.country,
-            coalesce((select p.id from partners p where p.customer_id = a.customer_id), c.partner_id) as entry
+            a.customer_id, a.currency, a.group_id, c.email, c.country, ${ENTRY}
        from orders o join accounts a on a.id = o.account_id join customers c on c.id = a.customer_id
       where o.ticket = :ticket::bigint and o.status = 'closed'
-   ), chain(partner_id, level) as (
-     select entry, 1 from o where entry is not null
-     union all
-     select p.parent_partner_id, chain.level + 1 from chain join partners p on p.id = chain.partner_id
-      where p.parent_partner_id is not null and chain.level < 10
-   ), pl as (
-     select row_to_json(x) as plan from (
-       select pl.id, pl.currency, pl.basis, pl.levels, pl.max_per_lot::text as max_per_lot, pl.group_ids, pl.symbol_overrides,
-              pl.charge, pl.min_hold_seconds
-         from o join partners p on p.id = o.entry join ib_plans pl on pl.id = p.plan_id) x
-   )
-   select o.ticket::text as ticket, o.login, o.symbol, o.volume::text as lots, o.closed_at, o.customer_id, o.currency,
-          o.group_id, o.email, o.country,
-          extract(epoch from (o.closed_at - o.created_at))::float8 as held_seconds,
-          (select coalesce(-sum(l.amount), 0)::text from ledger_entries l
-            where l.reference_type = 'order' and l.reference_id = o.ticket::text and l.kind = 'commission') as commission,
-          (select (gi.spread * power(10::numeric, -i.digits) * o.volume * i.contract_size)::text
-             from group_instruments gi join instruments i on i.id = gi.instrument_id
-            where gi.group_id = o.group_id and i.symbol = o.symbol and i.quote_currency = o.currency) as spread,
-          ch.level, p.id as partner_id, p.customer_id as partner_customer_id, p.plan_id,
-          exists (select 1 from fraud_cases f where f.status in ('open', 'investigating')
-                   and f.customer_id in (o.customer_id, p.customer_id)) as under_case,
-          (select plan from pl) as plan
-     from o join chain ch on true join partners p on p.id = ch.partner_id
+   ), ${chainCtes({ order: 'o', chain: 'chain', plan: 'pl' }, true)}
+   ${chainRows(
+     { order: 'o', chain: 'chain', plan: 'pl' },
+     `(select coalesce(-sum(l.amount), 0)::text from ledger_entries l
+            where l.reference_type = 'order' and l.reference_id = o.ticket::text and l.kind = 'commission')`,
+   )}
     order by ch.level`,
 );
+
+/**
+ * CLOSE_CHAIN as a part of the close's own statement (PostingStatementPart of `order_close`: it
+ * reads the close's `o`, `a` and `s`), so the accrual of a close costs no read of its own: it
+ * answers the same rows as a json array (`closed_at` as text), empty when the customer trades
+ * under no partner. The tables it reads (the tree, the plans, the fraud cases) are as of the
+ * close's start.
+ */
+export const CLOSE_CHAIN_AT_CLOSE: PostingStatementPart = {
+  ctes: `ib_order as (
+  select o.ticket, a.login::text as login, o.symbol, o.volume, o.created_at, o.closed_at, a.customer_id, a.currency,
+         a.group_id, c.email, c.country, ${ENTRY}
+    from o cross join a join customers c on c.id = a.customer_id
+), ${chainCtes({ order: 'ib_order', chain: 'ib_chain', plan: 'ib_plan' }, false)}`,
+  answer: `select coalesce(json_agg(row_to_json(r) order by r.level), '[]'::json) from (${chainRows(
+    { order: 'ib_order', chain: 'ib_chain', plan: 'ib_plan' },
+    '(-s.commission::numeric)::text',
+  )}) r`,
+  // The account read before the close does not say whether its customer has a partner.
+  applies: () => true,
+};
 
 /**
  * The accruals of one close, once, and `ib.reward_accrued` for each row inserted, on its
