@@ -51,12 +51,14 @@ export const ORDER_INSERT_SQL = `insert into orders (id, created_at, updated_at,
  * ticket is closed once. Returns the order's account and what the hooks' statement parts read
  * of the closed order (see closeStatement). `condition`, SQL, narrows it further.
  */
-export const orderCloseSql = (
-  condition?: string,
-): string => `update orders set status = 'closed', closed_at = :closed_at, close_price = :close_price, profit = :profit,
+export function orderCloseSql(condition?: string): string {
+  let narrowed = '';
+  if (condition !== undefined) narrowed = ` and ${condition}`;
+  return `update orders set status = 'closed', closed_at = :closed_at, close_price = :close_price, profit = :profit,
     close_reason = :reason, bulk_close_run_id = :bulk_close_run_id, updated_at = now()
-  where ticket = :ticket and status = 'open'${condition ? ` and ${condition}` : ''}
+  where ticket = :ticket and status = 'open'${narrowed}
   returning account_id, ticket, symbol, cmd, volume, created_at, closed_at`;
+}
 
 /**
  * A trailing stop moves only forward (up for a buy, down for a sell) and only on an open

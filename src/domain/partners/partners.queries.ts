@@ -56,23 +56,24 @@ const chainBody = (order: string, self: string) => `select entry, 1 from ${order
       where p.parent_partner_id is not null and up.level < 10`;
 
 /** The chain (chainBody) and the plan of its first partner, as CTEs named by `n`. */
-const chainCtes = (n: ChainNames, recursive: boolean) => `${
-  recursive
-    ? `${n.chain}(partner_id, level) as (
-     ${chainBody(n.order, n.chain)}
-   )`
-    : // In a statement that is not WITH RECURSIVE, the recursion goes in a WITH of its own.
-      `${n.chain} as (
+function chainCtes(n: ChainNames, recursive: boolean): string {
+  // In a statement that is not WITH RECURSIVE, the recursion goes in a WITH of its own.
+  let chain = `${n.chain} as (
      with recursive up(partner_id, level) as (
        ${chainBody(n.order, 'up')}
      ) select partner_id, level from up
-   )`
-}, ${n.plan} as (
+   )`;
+  if (recursive)
+    chain = `${n.chain}(partner_id, level) as (
+     ${chainBody(n.order, n.chain)}
+   )`;
+  return `${chain}, ${n.plan} as (
      select row_to_json(x) as plan from (
        select pl.id, pl.currency, pl.basis, pl.levels, pl.max_per_lot::text as max_per_lot, pl.group_ids, pl.symbol_overrides,
               pl.charge, pl.min_hold_seconds
          from ${n.order} o join partners p on p.id = o.entry join ib_plans pl on pl.id = p.plan_id) x
    )`;
+}
 
 /** One row per partner of the chain, nearest first; `commission` is what the order paid, as text. */
 const chainRows = (n: ChainNames, commission: string) =>
