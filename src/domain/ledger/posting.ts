@@ -139,6 +139,26 @@ export interface PostedAccount {
 }
 
 /**
+ * The columns a locking statement reads its account's customer with (the customers row as
+ * `c`, read in passing, not locked), for PostedAccount.customer: one spelling for every path
+ * whose hooks take the customer from the posting.
+ */
+export const POSTED_CUSTOMER_COLUMNS = 'c.access as customer_access, c.email as customer_email, c.country as customer_country';
+
+/** The customer as POSTED_CUSTOMER_COLUMNS read it; all null for an account without a customer. */
+export interface PostedCustomerColumns {
+  customer_access: string | null;
+  customer_email: string | null;
+  customer_country: string | null;
+}
+
+/** PostedAccount.customer from the columns its locking statement read (POSTED_CUSTOMER_COLUMNS). */
+export function postedCustomer(row: PostedCustomerColumns): PostedAccount['customer'] {
+  if (row.customer_access === null) return null;
+  return { access: row.customer_access, email: row.customer_email!, country: row.customer_country };
+}
+
+/**
  * The flows whose path books in one statement that takes hooks' statement parts: the close
  * (see closeStatement in src/domain/orders/close-order.ts, which documents the names a part
  * may read).

@@ -10,7 +10,15 @@ import { boundTransaction, type RunBound } from '../../db/bound-transaction';
 import { unreserved } from '../accounts/accounts';
 import { eventInsertSql } from '../events/outbox';
 import { ledgerInsertSql } from '../ledger/ledger';
-import { afterPosting, balanceUpdateSql, beforePosting, type Posting } from '../ledger/posting';
+import {
+  afterPosting,
+  balanceUpdateSql,
+  beforePosting,
+  POSTED_CUSTOMER_COLUMNS,
+  postedCustomer,
+  type PostedCustomerColumns,
+  type Posting,
+} from '../ledger/posting';
 import { loadMetrics } from '../accounts/account-metrics';
 import { convertAtDealerRate, CurrencyConverter, IDENTITY_RATE, type DealerRate } from '../prices/conversion';
 import type { QuoteStore } from '../prices/quote-store';
@@ -53,7 +61,7 @@ export interface TransferRequest {
  */
 const TRANSFERABLE: ReadonlySet<AccountKind> = new Set(['wallet', 'live']);
 
-interface LockedAccountRow {
+interface LockedAccountRow extends PostedCustomerColumns {
   id: string;
   login: string;
   kind: AccountKind;
@@ -61,10 +69,6 @@ interface LockedAccountRow {
   balance: string;
   credit: string;
   reserved: string;
-  /** The caller's customer row, read in passing for the posting hooks (see PostedAccount.customer). */
-  customer_access: string;
-  customer_email: string;
-  customer_country: string | null;
 }
 
 /**
@@ -78,7 +82,7 @@ interface LockedAccountRow {
  */
 const LOCK_OWN_PAIR = namedStatement<{ customer_id: string; from_login: string; to_login: string }>(
   `select a.id, a.login::text as login, a.kind, a.currency, a.balance::text as balance, a.credit::text as credit,
-          a.reserved::text as reserved, c.access as customer_access, c.email as customer_email, c.country as customer_country
+          a.reserved::text as reserved, ${POSTED_CUSTOMER_COLUMNS}
      from accounts a join customers c on c.id = a.customer_id
     where a.customer_id = :customer_id and a.login in (:from_login, :to_login) order by a.id for update of a`,
 );
@@ -289,8 +293,8 @@ async function lockPair(
 }
 
 function posted(customerId: string, row: LockedAccountRow): Posting['account'] {
-  const { customer_access: access, customer_email: email, customer_country: country, ...account } = row;
-  return { ...account, customerId, customer: { access, email, country } };
+  const { customer_access: _access, customer_email: _email, customer_country: _country, ...account } = row;
+  return { ...account, customerId, customer: postedCustomer(row) };
 }
 
 /**

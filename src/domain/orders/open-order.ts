@@ -16,7 +16,7 @@ import { executeBoundInTransaction } from '../../db/bound-statement';
 import { boundTransaction, type RunBound } from '../../db/bound-transaction';
 import { SET_MARGIN_CALL_ACTIVE } from '../accounts/accounts.queries';
 import { exposureRefusal } from './exposure';
-import { beforePosting, type PostedAccount, type Posting } from '../ledger/posting';
+import { beforePosting, postedCustomer, type PostedAccount, type Posting } from '../ledger/posting';
 import type { CustomerScope } from '../../platform/customer-scope';
 
 export interface NewMarketOrder {
@@ -343,10 +343,7 @@ function postedOf(locked: LockedAccountRow): PostedAccount {
     balance: locked.balance,
     credit: locked.credit,
     reserved: locked.reserved,
-    customer:
-      locked.customer_access === null
-        ? null
-        : { access: locked.customer_access, email: locked.customer_email!, country: locked.customer_country },
+    customer: postedCustomer(locked),
   };
 }
 

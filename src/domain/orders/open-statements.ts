@@ -4,7 +4,7 @@ import { eventInsertSql } from '../events/outbox';
 import { ledgerInsertSql } from '../ledger/ledger';
 import { scopeParams, scopeSql, type CustomerScope } from '../../platform/customer-scope';
 import { ORDER_INSERT_SQL } from './orders.queries';
-import { balanceUpdateSql } from '../ledger/posting';
+import { balanceUpdateSql, POSTED_CUSTOMER_COLUMNS, type PostedCustomerColumns } from '../ledger/posting';
 import { termsCtes, type TermsRow } from '../prices/pricing-terms';
 
 /**
@@ -28,7 +28,7 @@ import { termsCtes, type TermsRow } from '../prices/pricing-terms';
 const LOCK_ACCOUNT_COLUMNS = `select a.id, a.login, a.customer_id, a.group_id, a.kind, a.currency, a.balance, a.credit::text as credit, a.reserved::text as reserved, a.leverage,
          a.trading_disabled, a.margin_call_active, g.default_leverage as group_leverage, g.max_open_positions as group_max_open_positions,
          g.max_exposure::text as group_max_exposure, g.net_max_exposure as group_net_max_exposure, g.currency as group_currency,
-         c.access as customer_access, c.email as customer_email, c.country as customer_country
+         ${POSTED_CUSTOMER_COLUMNS}
   from accounts a left join trading_groups g on g.id = a.group_id left join customers c on c.id = a.customer_id`;
 const LOCK_ACCOUNT = namedStatement<{ account_id: string }>(`${LOCK_ACCOUNT_COLUMNS} where a.id = :account_id for update of a`);
 const LOCK_OWN_ACCOUNT = namedStatement<{
@@ -61,8 +61,8 @@ with positions as (
 ), ${termsCtes()}
 select holdings.open, holdings.waiting, terms.* from holdings left join terms on true`));
 
-/** A row of LOCK_ACCOUNT and LOCK_OWN_ACCOUNT: what the open reads of the account, and its group's default leverage and limits. */
-export interface LockedAccountRow {
+/** A row of LOCK_ACCOUNT and LOCK_OWN_ACCOUNT: what the open reads of the account, its group's default leverage and limits, and its customer. */
+export interface LockedAccountRow extends PostedCustomerColumns {
   id: string;
   login: string;
   customer_id: string;
@@ -84,10 +84,6 @@ export interface LockedAccountRow {
   group_max_exposure: string | null;
   group_net_max_exposure: boolean | null;
   group_currency: string | null;
-  /** Null when the account has no customer (then so are the email and country). */
-  customer_access: string | null;
-  customer_email: string | null;
-  customer_country: string | null;
 }
 
 /** What the opening statement writes, by name. */
