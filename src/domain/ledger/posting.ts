@@ -126,8 +126,8 @@ export interface PostedAccount {
   reserved: string;
   /**
    * Whether the account's customer trades under an introducing broker (attributed to one, or
-   * one itself), as a close statement reads it in passing: the partner rewards skip a close
-   * without it at no cost. Undefined on the paths that do not read it.
+   * one itself), as a close statement reads it in passing (referredSql): the partner rewards
+   * skip a close without it at no cost. Undefined on the paths that do not read it.
    */
   referred?: boolean;
   /**
@@ -180,8 +180,15 @@ export const STATEMENT_FLOWS: readonly PostingFlow[] = ['order_close'];
 export interface PostingStatementPart {
   ctes: string;
   answer: string;
-  applies(account: Pick<PostedAccount, 'credit'>): boolean;
+  applies(account: AccountAsRead): boolean;
 }
+
+/**
+ * The account as a path read it before its statement, without the lock: what a part's
+ * `applies` and a guard's `likely` judge by. `referred` is undefined when the read did not
+ * say, and then nothing may be concluded from it.
+ */
+export type AccountAsRead = Pick<PostedAccount, 'credit' | 'referred'>;
 
 /**
  * When a hook's `after` (and its statement part) has nothing to do with a movement of a
@@ -199,7 +206,7 @@ export interface PostingStatementPart {
  */
 export interface PostingIdleGuard {
   sql: string;
-  likely?(account: Pick<PostedAccount, 'credit'>): boolean;
+  likely?(account: AccountAsRead): boolean;
 }
 
 /**

@@ -1,5 +1,4 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { Account } from '../../entities/account.entity';
 import { Order } from '../../entities/order.entity';
 import { executeBound, executeBoundInTransaction } from '../../db/bound-statement';
 import type { RunBound } from '../../db/bound-transaction';
@@ -16,6 +15,7 @@ import {
   postingIdleGuards,
   postingStatementParts,
   referredSql,
+  type AccountAsRead,
   type InstalledIdleGuard,
   type InstalledStatementPart,
   type Posting,
@@ -24,19 +24,64 @@ import {
 import { orderCloseSql } from './orders.queries';
 import { orderView, viewsOf, type ClosableOrder, type OrderView } from './order-view';
 import { PricingContext, PricingError, type PricingTerms } from '../prices/pricing-context';
+import { termsCtes, termsOfRows, type TermsRow } from '../prices/pricing-terms';
 import { closingPrice, profitInQuoteCurrency } from '../prices/trading-math';
 
-/** Where a close gets the account (with its group) and pricing terms for a symbol. */
+/**
+ * The account a close is priced for, as read before the closing statement and without its lock:
+ * what pricing needs (currency, group), and what tells the hooks whether they have work for the
+ * close (AccountAsRead: its credit, whether its customer trades under a partner).
+ */
+export interface CloseHolder extends AccountAsRead {
+  id: string;
+  currency: string;
+  groupId: string | null;
+  credit: string;
+  referred: boolean;
+}
+
+/** Where a close gets the account it prices for and the pricing terms for a symbol. */
 export type PricingSource = (
   em: EntityManager,
   accountId: string,
   symbol: string,
-) => Promise<{ account: Account; terms: PricingTerms }>;
+) => Promise<{ account: CloseHolder; terms: PricingTerms }>;
 
-/** Reads them afresh: what a single close does. */
+const HOLDER_AND_TERMS = namedStatement<{ account_id: string; symbol: string }>(`
+with holder as (
+  select a.id, a.currency, a.group_id, a.credit::text as credit, ${referredSql('a.customer_id')} as referred
+    from accounts a where a.id = :account_id::uuid
+), wanted as (
+  select id, quote_currency from instruments where symbol = :symbol::text
+), ${termsCtes({ currency: '(select currency from holder)', groupId: '(select group_id from holder)' })}
+select h.id as holder_id, h.currency as holder_currency, h.group_id as holder_group_id, h.credit as holder_credit,
+       h.referred as holder_referred, t.*
+  from holder h left join terms t on true`);
+
+type HolderRow = TermsRow & {
+  holder_id: string;
+  holder_currency: string;
+  holder_group_id: string | null;
+  holder_credit: string;
+  holder_referred: boolean;
+};
+
+/**
+ * Reads them afresh, the account and its terms in one statement: what a single close and the
+ * engine's sl and tp do.
+ */
 export const loadPricingTerms: PricingSource = async (em, accountId, symbol) => {
-  const account = await em.findOneOrFail(Account, accountId, { populate: ['group'] });
-  return { account, terms: await PricingContext.loadTerms(em, account, [symbol]) };
+  const rows = await executeBound<HolderRow>(em, HOLDER_AND_TERMS.bind({ account_id: accountId, symbol }));
+  const first = rows[0];
+  if (!first) throw new Error(`account ${accountId} does not exist`);
+  const account: CloseHolder = {
+    id: first.holder_id,
+    currency: first.holder_currency,
+    groupId: first.holder_group_id,
+    credit: first.holder_credit,
+    referred: first.holder_referred,
+  };
+  return { account, terms: termsOfRows(rows) };
 };
 
 export type CloseOutcome = { kind: 'closed'; booked: boolean; view: OrderView } | { kind: 'failed'; reason: string };
@@ -79,7 +124,7 @@ export async function closeReadOrder(
   if (order.status === 'closed') return { kind: 'closed', booked: false, view: (await viewsOf(em, [order]))[0]! };
 
   const { account: holder, terms } = await termsOf(em, accountId, order.symbol);
-  const pricing = await PricingContext.load(em, quotes, holder, [order.symbol], terms);
+  const pricing = await PricingContext.priced(quotes, holder.currency, [order.symbol], terms);
   return closeAtPricing(em, order, pricing, reason, bulkCloseRunId, holder);
 }
 
@@ -96,7 +141,7 @@ export async function closeAtPricing(
   pricing: PricingContext,
   reason: string,
   bulkCloseRunId: string | null = null,
-  holder?: Pick<Account, 'credit'>,
+  holder?: AccountAsRead,
 ): Promise<CloseOutcome> {
   const ticket = order.ticket;
   let profit: Dec;
@@ -133,7 +178,7 @@ export async function closeAtPricing(
     bulk_close_run_id: bulkCloseRunId,
   };
   const amount = profit.minus(commission);
-  const rows = await runClose(em, params, String(order.login), holder, ({ account, answers }) => ({
+  const rows = await runClose(em, params, holder, ({ account, answers }) => ({
     flow: 'order_close',
     // The hooks see the account as the close found it, as every posting's hooks do.
     account: { ...account!, balance: dec(account!.balance).minus(amount).toFixed(2) },
@@ -154,23 +199,28 @@ export async function closeAtPricing(
 /**
  * Runs the closing statement. Without `after` hooks on closes the statement is its own
  * transaction. With them, a close none of them has work for (their idle guards, see
- * PostingIdleGuard) is still that one statement, which books only if the guards hold under the
- * lock; otherwise, or when it booked nothing for that reason (`held`), the close runs in one
- * transaction with the hooks, so what they book commits with it.
+ * PostingIdleGuard, judged first on `holder`, the account as read before the close) is still
+ * that one statement, which books only if the guards hold under the lock; otherwise, or when it
+ * booked nothing for that reason (`held`), the close runs in one transaction with the hooks, so
+ * what they book commits with it.
+ *
+ * The read of `holder` may be stale (a bulk close's run keeps it for a while, and any read is
+ * taken before the lock): it only chooses which statement to try. What it says never decides
+ * what is booked: the guarded statement checks every guard again on the locked row (a client
+ * attributed to a partner since the read is held there and closed in the transaction), and in
+ * the transaction a hook whose part was left out does its work itself.
  */
 async function runClose(
   em: EntityManager,
   params: CloseParams,
-  login: string,
-  holder: Pick<Account, 'credit'> | undefined,
+  holder: AccountAsRead | undefined,
   posting: (row: ClosedRow) => Posting,
 ): Promise<ClosedRow[]> {
   if (!hasPostingHooks('after', 'order_close')) return executeBound<ClosedRow>(em, closeStatement(params, holder));
-  const guarded = heldLately(login) ? null : guardedCloseStatement(params, holder);
+  const guarded = guardedCloseStatement(params, holder);
   if (guarded) {
     const rows = await executeBound<ClosedRow>(em, guarded);
     if (!rows[0]?.held) return rows;
-    remember(login);
   }
   const close = closeStatement(params, holder);
   return em.transactional(async (tx) => {
@@ -179,33 +229,6 @@ async function runClose(
     if (Number(rows[0]?.booked ?? 0) === 1) await afterPosting(run, posting(rows[0]!));
     return rows;
   });
-}
-
-/**
- * The accounts (by login) whose last guarded close was held, with when to try the guarded
- * statement again. A hook can have work for an account its close cannot tell from the account it
- * read (a client under a partner), and such an account closes with the hook again and again:
- * until then its closes go to the transaction at once, instead of paying a held statement first.
- * Only a hint, per process: both ways book the same, and an account that no longer has work for
- * a hook tries the guarded statement again once its time is up.
- */
-const heldUntil = new Map<string, number>();
-const HELD_FOR_MS = 10 * 60_000;
-const HELD_AT_MOST = 10_000;
-
-function heldLately(login: string): boolean {
-  const until = heldUntil.get(login);
-  if (until === undefined) return false;
-  if (until > Date.now()) return true;
-  heldUntil.delete(login);
-  return false;
-}
-
-function remember(login: string): void {
-  heldUntil.delete(login);
-  // The oldest entry goes first (a Map keeps the order of insertion).
-  if (heldUntil.size >= HELD_AT_MOST) heldUntil.delete(heldUntil.keys().next().value!);
-  heldUntil.set(login, Date.now() + HELD_FOR_MS);
 }
 
 /** What the closing statement answers: whether it closed the order, and the order's booked commission and swap after it. */
@@ -395,7 +418,7 @@ function installedForClose() {
  * `a` or under a row lock of its own, taken after `a`'s. With `holder` (the account as the
  * caller read it), the parts that do not apply to it are left out.
  */
-export function closeStatement(params: CloseParams, holder?: Pick<Account, 'credit'>): Statement {
+export function closeStatement(params: CloseParams, holder?: AccountAsRead): Statement {
   const { parts } = installedForClose();
   return statementOf(params, holder ? parts.filter((p) => p.applies(holder)) : parts, null);
 }
@@ -408,7 +431,7 @@ export function closeStatement(params: CloseParams, holder?: Pick<Account, 'cred
  * hooks: a hook has no guard, or one expects work for `holder` (the account as the caller read
  * it).
  */
-export function guardedCloseStatement(params: CloseParams, holder?: Pick<Account, 'credit'>): Statement | null {
+export function guardedCloseStatement(params: CloseParams, holder?: AccountAsRead): Statement | null {
   const { parts, guards } = installedForClose();
   if (guards === null) return null;
   if (holder && guards.some((g) => g.likely && !g.likely(holder))) return null;

@@ -19,9 +19,10 @@ export const IbAccrualHook: PostingHook = {
   name: 'ib_accrual',
   flows: ['order_close'],
   statementPart: CLOSE_CHAIN_AT_CLOSE,
-  // A client without a partner earns nobody anything. The account read before the close does
-  // not say whether it has one, so a close tries without the transaction.
-  idleWhen: { sql: `not ${referredSql('a.customer_id')}` },
+  // A client without a partner earns nobody anything. The read before the close says whether
+  // it has one; the guard asks again under the lock, so a partner attributed since that read
+  // holds the close for the transaction.
+  idleWhen: { sql: `not ${referredSql('a.customer_id')}`, likely: (account) => account.referred !== true },
   async after(run, posting) {
     if (!posting.account.referred) return;
     await accrueClose(run, posting.reference.id, posting.answers?.['ib_accrual'] as ChainRow[] | undefined);

@@ -133,8 +133,9 @@ export const CLOSE_CHAIN_AT_CLOSE: PostingStatementPart = {
     { order: 'ib_order', chain: 'ib_chain', plan: 'ib_plan' },
     '(-s.commission::numeric)::text',
   )}) r`,
-  // The account read before the close does not say whether its customer has a partner.
-  applies: () => true,
+  // Left out for a client the read before the close found without a partner; should the locked
+  // row say otherwise (attributed since), the hook reads the chain itself (CLOSE_CHAIN).
+  applies: (account) => account.referred !== false,
 };
 
 /**

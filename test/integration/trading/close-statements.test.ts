@@ -6,7 +6,7 @@ import { sql, startTestApp, type TestApp } from '../../helpers/test-app';
 import { expectLedgerBalanced, fundedAccount, openOrder, setUpMarket } from '../../helpers/trading';
 import { expectOk } from './trading-kit';
 import { group } from './engine-kit';
-import { closeOrder } from '../../../src/domain/orders/close-order';
+import { closeOrder, loadPricingTerms, type PricingSource } from '../../../src/domain/orders/close-order';
 import { attribute, partner, plan } from '../partners/partners-kit';
 
 jest.setTimeout(120_000);
@@ -31,7 +31,7 @@ afterEach(() => expectLedgerBalanced(app));
 const closing = new AsyncLocalStorage<boolean>();
 
 /** Closes the order through closeOrder and answers the SQL it sent, in order. */
-async function statementsOfClose(ticket: number): Promise<string[]> {
+async function statementsOfClose(ticket: number, termsOf: PricingSource = loadPricingTerms): Promise<string[]> {
   const sent: string[] = [];
   const em = app.runtime.services.orm.em.fork() as EntityManager;
   // The ORM's driver brings a `pg` of its own: its pool's client class is the one to watch.
@@ -47,7 +47,9 @@ async function statementsOfClose(ticket: number): Promise<string[]> {
     return (query as (...a: unknown[]) => unknown).apply(this, args);
   } as never);
   try {
-    const outcome = await closing.run(true, () => closeOrder(em, app.runtime.services.quotes, String(ticket), 'manual'));
+    const outcome = await closing.run(true, () =>
+      closeOrder(em, app.runtime.services.quotes, String(ticket), 'manual', null, termsOf),
+    );
     expect(outcome).toMatchObject({ kind: 'closed', booked: true });
   } finally {
     spy.mockRestore();
@@ -100,6 +102,9 @@ test('when the account holds a bonus, then the close runs in a transaction with 
   const sent = await statementsOfClose(ticket);
   expect(transactionOf(sent).map((s) => s.toLowerCase())).toEqual(['begin', 'commit']);
   expect(sent.filter((s) => s.includes('update orders set status'))).toHaveLength(1);
+  // The client has no partner, as the read before the close said: the chain's part is left out.
+  expect(sent.filter((s) => s.includes('ib_chain'))).toEqual([]);
+  expect(sent.filter((s) => s.includes('turnover_bonus'))).toHaveLength(1);
 });
 
 test('when the client trades under a partner, then the close runs in a transaction with its hooks', async () => {
@@ -117,12 +122,36 @@ test('when the client trades under a partner, then the close runs in a transacti
     closes.push(await statementsOfClose(ticket));
   }
   for (const sent of closes) expect(transactionOf(sent).map((s) => s.toLowerCase())).toEqual(['begin', 'commit']);
-  // The first close finds the partner under the lock and books nothing before its transaction; the
-  // next goes to the transaction at once.
-  expect(closes.map((sent) => sent.filter((s) => s.includes('update orders set status')).length)).toEqual([2, 1]);
+  // The read before the close says the client has a partner: each close goes to the transaction at once.
+  expect(closes.map((sent) => sent.filter((s) => s.includes('update orders set status')).length)).toEqual([1, 1]);
   expect(
     await sql(app, `select count(*)::int as n from ib_accruals a join orders o on o.ticket = a.ticket where o.login = ?`, [
       login,
     ]),
   ).toEqual([{ n: 2 }]);
+});
+
+test('when the read before the close says no partner but one was attributed since, then the guarded statement is held and the transaction accrues', async () => {
+  const planId = await plan(app, admin, { charge: 'instant' });
+  const ib = await partner(app, admin, planId);
+  const client = await createCustomer(app, admin);
+  const charging = await group(app, admin, { commission_type: 'per_lot', commission_value: 1.75 });
+  const login = await fundedAccount(app, admin, client.id, charging);
+  const ticket = await openOrder(app, admin, login, 0, 1);
+  await sql(app, `update orders set created_at = now() - interval '5 minutes' where ticket = ?`, [ticket]);
+  // A stale read (a bulk close's run keeps it for a while): it says no partner.
+  const stale: PricingSource = async (em, accountId, symbol) => {
+    const read = await loadPricingTerms(em, accountId, symbol);
+    return { ...read, account: { ...read.account, referred: false } };
+  };
+  expectOk(await attribute(app, admin, client.id, ib.id), 200);
+  const sent = await statementsOfClose(ticket, stale);
+  // The guarded statement finds the partner under the lock and books nothing; the transaction closes and accrues.
+  expect(sent.filter((s) => s.includes('update orders set status'))).toHaveLength(2);
+  expect(transactionOf(sent).map((s) => s.toLowerCase())).toEqual(['begin', 'commit']);
+  expect(
+    await sql(app, `select count(*)::int as n from ib_accruals a join orders o on o.ticket = a.ticket where o.login = ?`, [
+      login,
+    ]),
+  ).toEqual([{ n: 1 }]);
 });
