@@ -124,6 +124,19 @@ test('when the client trades under a partner, then the close runs in a transacti
   for (const sent of closes) expect(transactionOf(sent).map((s) => s.toLowerCase())).toEqual(['begin', 'commit']);
   // The read before the close says the client has a partner: each close goes to the transaction at once.
   expect(closes.map((sent) => sent.filter((s) => s.includes('update orders set status')).length)).toEqual([1, 1]);
+  // Once the process holds the rules, the close's fraud evaluation rides on the accruals' insert:
+  // the one statement that reads the stamp inserts both.
+  const stamped = closes[1]!.filter((s) => s.includes('fraud_rules_stamp'));
+  expect(stamped).toHaveLength(1);
+  expect(stamped[0]).toContain('insert into ib_accruals');
+  expect(
+    await sql(
+      app,
+      `select count(*)::int as n from fraud_evaluations f join orders o on f.reference_id = o.ticket::text
+        where f.event = 'ib_accrual' and f.reference_type = 'order' and f.decision = 'allow' and o.login = ?`,
+      [login],
+    ),
+  ).toEqual([{ n: 2 }]);
   expect(
     await sql(app, `select count(*)::int as n from ib_accruals a join orders o on o.ticket = a.ticket where o.login = ?`, [
       login,
@@ -153,5 +166,33 @@ test('when the read before the close says no partner but one was attributed sinc
     await sql(app, `select count(*)::int as n from ib_accruals a join orders o on o.ticket = a.ticket where o.login = ?`, [
       login,
     ]),
+  ).toEqual([{ n: 1 }]);
+});
+
+test('when the fraud rules change between the decision and the accruals, then nothing is inserted on the old decision and the close evaluates again', async () => {
+  const planId = await plan(app, admin, { charge: 'daily' });
+  const ib = await partner(app, admin, planId);
+  const client = await createCustomer(app, admin);
+  expectOk(await attribute(app, admin, client.id, ib.id), 200);
+  const charging = await group(app, admin, { commission_type: 'per_lot', commission_value: 1.75 });
+  const login = await fundedAccount(app, admin, client.id, charging);
+  const tickets = [await openOrder(app, admin, login, 0, 1), await openOrder(app, admin, login, 0, 1)];
+  await sql(app, `update orders set created_at = now() - interval '5 minutes' where login = ?`, [login]);
+  // The first close leaves the process holding the rules.
+  await statementsOfClose(tickets[0]!);
+  // A change of the rules elsewhere: the copy held is stale.
+  await sql(app, `update fraud_rules_stamp set stamp = gen_random_uuid() where id = 1`, []);
+  const sent = await statementsOfClose(tickets[1]!);
+  // The accruals' insert carrying the evaluation wrote nothing; the evaluation ran again, then the plain insert.
+  expect(sent.filter((s) => s.includes('insert into ib_accruals'))).toHaveLength(2);
+  expect(
+    await sql(app, `select count(*)::int as n from ib_accruals where ticket = ?`, [tickets[1]]),
+  ).toEqual([{ n: 1 }]);
+  expect(
+    await sql(
+      app,
+      `select count(*)::int as n from fraud_evaluations where event = 'ib_accrual' and reference_id = ?::text`,
+      [String(tickets[1])],
+    ),
   ).toEqual([{ n: 1 }]);
 });
