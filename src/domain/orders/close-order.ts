@@ -21,10 +21,10 @@ import {
   type Posting,
   type PostedAccount,
 } from '../ledger/posting';
-import { orderCloseSql } from './orders.queries';
+import { CLOSE_HOLDER_AND_TERMS, orderCloseSql } from './orders.queries';
 import { orderView, viewsOf, type ClosableOrder, type OrderView } from './order-view';
 import { PricingContext, PricingError, type PricingTerms } from '../prices/pricing-context';
-import { termsCtes, termsOfRows, type TermsRow } from '../prices/pricing-terms';
+import { termsOfRows, type TermsRow } from '../prices/pricing-terms';
 import { closingPrice, profitInQuoteCurrency } from '../prices/trading-math';
 
 /**
@@ -47,17 +47,6 @@ export type PricingSource = (
   symbol: string,
 ) => Promise<{ account: CloseHolder; terms: PricingTerms }>;
 
-const HOLDER_AND_TERMS = namedStatement<{ account_id: string; symbol: string }>(`
-with holder as (
-  select a.id, a.currency, a.group_id, a.credit::text as credit, ${referredSql('a.customer_id')} as referred
-    from accounts a where a.id = :account_id::uuid
-), wanted as (
-  select id, quote_currency from instruments where symbol = :symbol::text
-), ${termsCtes({ currency: '(select currency from holder)', groupId: '(select group_id from holder)' })}
-select h.id as holder_id, h.currency as holder_currency, h.group_id as holder_group_id, h.credit as holder_credit,
-       h.referred as holder_referred, t.*
-  from holder h left join terms t on true`);
-
 type HolderRow = TermsRow & {
   holder_id: string;
   holder_currency: string;
@@ -71,7 +60,7 @@ type HolderRow = TermsRow & {
  * engine's sl and tp do.
  */
 export const loadPricingTerms: PricingSource = async (em, accountId, symbol) => {
-  const rows = await executeBound<HolderRow>(em, HOLDER_AND_TERMS.bind({ account_id: accountId, symbol }));
+  const rows = await executeBound<HolderRow>(em, CLOSE_HOLDER_AND_TERMS.bind({ account_id: accountId, symbol }));
   const first = rows[0];
   if (!first) throw new Error(`account ${accountId} does not exist`);
   const account: CloseHolder = {
@@ -265,25 +254,36 @@ export interface CloseParams {
 }
 
 /**
- * The guarded form's first CTEs: the open order locked (first, as every close locks it), then
- * its account, only while every hook's idle guard holds (a row lock re-reads the row and
- * re-checks the condition when it changed since the statement's start); `o` then closes the
- * order only when the account was locked so.
+ * The first CTEs of a guarded statement, or of one whose parts run CTEs before the booking: the
+ * open order locked (first, as every close locks it; with the close's time as `closed_at`), then
+ * its account (id, credit), only while `conditions` hold (the idle guards that stand alone: a
+ * row lock re-reads the row and re-checks them when it changed since the statement's start);
+ * then the parts' `before` CTEs, which read both. `o` then closes the order only when the
+ * account was locked so, and while the guards that ride with their parts hold.
  */
-const guardCtes = (guards: readonly InstalledIdleGuard[]) => `lo as (
-  select account_id from orders where ticket = :ticket and status = 'open' for update
+const lockCtes = (conditions: readonly string[], before: readonly string[]) => `lo as (
+  select account_id, ticket, symbol, cmd, volume, created_at, :closed_at::timestamptz as closed_at
+    from orders where ticket = :ticket and status = 'open' for update
 ), la as (
-  select a.id from accounts a
-   where a.id = (select account_id from lo)${guards.map((g) => `\n     and (${g.sql})`).join('')}
+  select a.id, a.credit from accounts a
+   where a.id = (select account_id from lo)${conditions.map((c) => `\n     and (${c})`).join('')}
      for update of a
-), `;
+)${before.map((b) => `,\n${b}`).join('')}, `;
 
-/** A guarded statement that found the order open and its account with work for a hook. */
-const HELD = 'exists (select 1 from lo) and not exists (select 1 from la)';
+/** A guarded statement that found the order open and booked nothing: a hook has work its statement cannot do. */
+const HELD = 'exists (select 1 from lo) and not exists (select 1 from o)';
 
-const closeCtes = (guards: readonly InstalledIdleGuard[] | null) => `
-with ${guards ? guardCtes(guards) : ''}o as (
-  ${orderCloseSql(guards ? 'exists (select 1 from la)' : undefined)}
+/** What a statement's first CTEs lock and check before the booking (lockCtes), or null for a close that needs none. */
+interface Locking {
+  conditions: readonly string[];
+  before: readonly string[];
+  /** Conditions on the parts' `before` CTEs, under which `o` closes. */
+  closeWhen: readonly string[];
+}
+
+const closeCtes = (locking: Locking | null) => `
+with ${locking ? lockCtes(locking.conditions, locking.before) : ''}o as (
+  ${orderCloseSql(locking ? ['exists (select 1 from la)', ...locking.closeWhen.map((c) => `(${c})`)].join(' and ') : undefined)}
 ), a as (
   ${balanceUpdateSql({
     delta: ':profit::numeric + :commission::numeric',
@@ -357,7 +357,18 @@ const withParts = (parts: readonly InstalledStatementPart[]) => parts.map((p) =>
  * the parts given; guarded by `guards` when given (a held statement leaves the item pending).
  */
 function closeStatements(parts: readonly InstalledStatementPart[], guards: readonly InstalledIdleGuard[] | null) {
-  const ctes = closeCtes(guards);
+  const inStatement = new Set(parts.map((p) => p.hook));
+  const riding = (g: InstalledIdleGuard) => g.withPart !== undefined && inStatement.has(g.hook);
+  const before = parts.flatMap((p) => (p.before ? [p.before] : []));
+  const locking: Locking | null =
+    guards === null && before.length === 0
+      ? null
+      : {
+          conditions: (guards ?? []).filter((g) => !riding(g)).map((g) => g.sql),
+          before,
+          closeWhen: (guards ?? []).filter(riding).map((g) => g.withPart!),
+        };
+  const ctes = closeCtes(locking);
   const answer = closed(parts, guards !== null);
   return {
     single: namedStatement<CloseBinding>(`${ctes}${withParts(parts)}
@@ -413,10 +424,13 @@ function installedForClose() {
  * empty when the order was no longer open), `a` (the account row as the booking left it,
  * locked: id, balance, credit, customer_id, login, kind, currency, reserved, group_id), `e` (the
  * order.closed event's insert: a part's events read it first, to follow that event) and, in its
- * answer, `s` (the order's commission and swap with this close's, as text). It sees
- * the other tables as of the statement's start, so what it must read current it reads through
- * `a` or under a row lock of its own, taken after `a`'s. With `holder` (the account as the
- * caller read it), the parts that do not apply to it are left out.
+ * answer, `s` (the order's commission and swap with this close's, as text). A part's `before`
+ * CTEs run ahead of the booking and may read `lo` (the order as still open, locked: account_id,
+ * ticket, symbol, cmd, volume, created_at, and closed_at, this close's time) and `la` (the
+ * account row locked: id, credit); its `ctes` may read them too. It sees the other tables as of
+ * the statement's start, so what it must read current it reads through `a` or `la`, or under a
+ * row lock of its own, taken after the account's. With `holder` (the account as the caller
+ * read it), the parts that do not apply to it are left out.
  */
 export function closeStatement(params: CloseParams, holder?: AccountAsRead): Statement {
   const { parts } = installedForClose();
@@ -426,17 +440,18 @@ export function closeStatement(params: CloseParams, holder?: AccountAsRead): Sta
 /**
  * closeStatement for a close none of the `after` hooks has work for: the same statement, but it
  * books only while every hook's idle guard (PostingIdleGuard) holds for the account under its
- * lock, and otherwise changes nothing and answers `held`. The guarded hooks' parts are left out
- * (a guard that holds says its part has nothing to do). Null when the close must run with its
- * hooks: a hook has no guard, or one expects work for `holder` (the account as the caller read
- * it).
+ * lock, and otherwise changes nothing and answers `held`. A guarded hook's part is left out (a
+ * guard that holds says it has nothing to do), unless its guard rides with it (`withPart`: the
+ * part's work is then booked by this statement, and only its `after` would need the
+ * transaction). Null when the close must run with its hooks: a hook has no guard, or one
+ * expects work for `holder` (the account as the caller read it).
  */
 export function guardedCloseStatement(params: CloseParams, holder?: AccountAsRead): Statement | null {
   const { parts, guards } = installedForClose();
   if (guards === null) return null;
   if (holder && guards.some((g) => g.likely && !g.likely(holder))) return null;
-  const guardedHooks = new Set(guards.map((g) => g.hook));
-  const rest = parts.filter((p) => !guardedHooks.has(p.hook) && (!holder || p.applies(holder)));
+  const standing = new Set(guards.filter((g) => g.withPart === undefined).map((g) => g.hook));
+  const rest = parts.filter((p) => !standing.has(p.hook) && (!holder || p.applies(holder)));
   return statementOf(params, rest, guards);
 }
 

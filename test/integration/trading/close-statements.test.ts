@@ -69,42 +69,80 @@ test('when no hook has work for a close, then it is one closing statement and no
   expect(sent.filter((s) => s.includes('update orders set status'))).toHaveLength(1);
 });
 
-test('when the account holds a bonus, then the close runs in a transaction with its hooks', async () => {
+/** A customer's funded account holding a bonus of 100 on a programme releasing as `release` says. */
+async function withBonus(release: { mode: 'per_lot' | 'on_target'; lots_per_unit: number }) {
   const customer = await createCustomer(app, admin);
   const login = await fundedAccount(app, admin, customer.id, groupId);
   const programme = expectOk(
     await app.request('POST', '/api/crm/bonus-programs', {
       token: admin,
       body: {
-        name: 'Per lot',
+        name: `Bonus ${release.mode} ${login}`,
         currency: 'USD',
         kind: 'fixed',
         amount: 100,
         group_ids: [groupId],
         trigger: 'manual',
         first_deposit_only: false,
-        release: { mode: 'per_lot', lots_per_unit: 0.1 },
+        release,
         on_transfer_out: 'forfeit',
         enabled: true,
       },
     }),
     201,
   ).id as string;
-  expectOk(
+  const bonus = expectOk(
     await app.request('POST', `/api/crm/customers/${customer.id}/bonuses`, {
       token: admin,
       body: { program_id: programme, login },
     }),
     201,
-  );
+  ).id as string;
+  return { login, bonus };
+}
+
+test('when a close releases part of a bonus, then its guarded statement is held and it runs in a transaction with its hooks', async () => {
+  const { login } = await withBonus({ mode: 'per_lot', lots_per_unit: 0.1 });
   const ticket = await openOrder(app, admin, login, 0, 1);
   await sql(app, `update orders set created_at = now() - interval '5 minutes' where ticket = ?`, [ticket]);
   const sent = await statementsOfClose(ticket);
   expect(transactionOf(sent).map((s) => s.toLowerCase())).toEqual(['begin', 'commit']);
-  expect(sent.filter((s) => s.includes('update orders set status'))).toHaveLength(1);
+  // The guarded statement finds a release under the lock and books nothing; the transaction closes.
+  expect(sent.filter((s) => s.includes('update orders set status'))).toHaveLength(2);
   // The client has no partner, as the read before the close said: the chain's part is left out.
   expect(sent.filter((s) => s.includes('ib_chain'))).toEqual([]);
-  expect(sent.filter((s) => s.includes('turnover_bonus'))).toHaveLength(1);
+  expect(
+    await sql(
+      app,
+      `select count(*)::int as n from ledger_entries l join accounts a on a.id = l.account_id
+        where a.login = ? and l.kind = 'bonus_release'`,
+      [login],
+    ),
+  ).toEqual([{ n: 2 }]);
+});
+
+test('when a close counts toward a bonus and releases nothing, then it is one statement with no transaction', async () => {
+  const { login, bonus } = await withBonus({ mode: 'on_target', lots_per_unit: 10 });
+  const ticket = await openOrder(app, admin, login, 0, 1);
+  await sql(app, `update orders set created_at = now() - interval '5 minutes' where ticket = ?`, [ticket]);
+  const sent = await statementsOfClose(ticket);
+  expect(transactionOf(sent)).toEqual([]);
+  const closing = sent.filter((s) => s.includes('update orders set status'));
+  expect(closing).toHaveLength(1);
+  expect(closing[0]).toContain('turnover_bonus');
+  expect(
+    await sql(app, `select lots_done::text as lots_done, released::text as released, status from bonuses where id = ?`, [bonus]),
+  ).toEqual([{ lots_done: '1.00', released: '0.00', status: 'active' }]);
+  // order.closed, then bonus.progress, in that order.
+  const events = await sql<{ type: string }>(
+    app,
+    `select type from domain_events
+      where ((aggregate_type = 'order' and aggregate_id = ?::text) or (aggregate_type = 'bonus' and aggregate_id = ?::text))
+        and type not in ('bonus.granted', 'order.opened')
+      order by seq`,
+    [String(ticket), bonus],
+  );
+  expect(events.map((e) => e.type)).toEqual(['order.closed', 'bonus.progress']);
 });
 
 test('when the client trades under a partner, then the close runs in a transaction with its hooks', async () => {
@@ -157,7 +195,7 @@ test('when the read before the close says no partner but one was attributed sinc
     const read = await loadPricingTerms(em, accountId, symbol);
     return { ...read, account: { ...read.account, referred: false } };
   };
-  expectOk(await attribute(app, admin, client.id, ib.id), 200);
+  expectOk(await attribute(app, admin, client.id, ib.id, 'Attributed after the read'), 200);
   const sent = await statementsOfClose(ticket, stale);
   // The guarded statement finds the partner under the lock and books nothing; the transaction closes and accrues.
   expect(sent.filter((s) => s.includes('update orders set status'))).toHaveLength(2);
