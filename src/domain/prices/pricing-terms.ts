@@ -33,7 +33,9 @@ export interface PricingTerms {
  * The account currency and group are `:currency` and `:group_id` unless `of` gives them as
  * SQL expressions of the statement (a CTE that read the account, say).
  */
-export function termsCtes(of: { currency: string; groupId: string } = { currency: ':currency::text', groupId: ':group_id::uuid' }): string {
+export function termsCtes(
+  of: { currency: string; groupId: string } = { currency: ':currency::text', groupId: ':group_id::uuid' },
+): string {
   return `currencies as (
   select ${of.currency} as c union select 'USD' union select quote_currency from wanted
 ), terms as (

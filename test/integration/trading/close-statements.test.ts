@@ -223,14 +223,10 @@ test('when the fraud rules change between the decision and the accruals, then no
   const sent = await statementsOfClose(tickets[1]!);
   // The accruals' insert carrying the evaluation wrote nothing; the evaluation ran again, then the plain insert.
   expect(sent.filter((s) => s.includes('insert into ib_accruals'))).toHaveLength(2);
+  expect(await sql(app, `select count(*)::int as n from ib_accruals where ticket = ?`, [tickets[1]])).toEqual([{ n: 1 }]);
   expect(
-    await sql(app, `select count(*)::int as n from ib_accruals where ticket = ?`, [tickets[1]]),
-  ).toEqual([{ n: 1 }]);
-  expect(
-    await sql(
-      app,
-      `select count(*)::int as n from fraud_evaluations where event = 'ib_accrual' and reference_id = ?::text`,
-      [String(tickets[1])],
-    ),
+    await sql(app, `select count(*)::int as n from fraud_evaluations where event = 'ib_accrual' and reference_id = ?::text`, [
+      String(tickets[1]),
+    ]),
   ).toEqual([{ n: 1 }]);
 });
