@@ -16,7 +16,7 @@ import {
 import { closeStatement } from '../src/domain/orders/close-order';
 import { NO_CHARGES, orderView } from '../src/domain/orders/order-view';
 import { closingPrice, profitInQuoteCurrency, withSpread } from '../src/domain/prices/trading-math';
-import { pricingTermsStatement } from '../src/domain/prices/pricing-terms';
+import { CLOSE_HOLDER_AND_TERMS } from '../src/domain/orders/orders.queries';
 import type { Quote } from '../src/domain/prices/quote-store';
 import { D, dec, money, type Dec } from '../src/platform/decimal';
 import { pgPlaceholders } from '../src/platform/named-sql';
@@ -557,7 +557,7 @@ async function plainCloseRunTicket(ctx: Ctx, runId: string, ticket: string): Pro
   return 'closed';
 }
 
-/** RunTermsCache: the account and its pricing terms (instruments, group rows, conversion instruments), loaded once per run and symbol. */
+/** RunTermsCache: the account and its pricing terms (instruments, group rows, conversion instruments), read once per run and symbol. */
 const termsByRun = new Map<string, Promise<PlainTerms>>();
 
 interface PlainTerms {
@@ -573,11 +573,10 @@ function plainTerms(ctx: Ctx, runId: string, accountId: string, symbol: string):
   if (!terms) {
     terms = (async () => {
       const c = ctx.pool;
-      const account = (await c.query('select * from accounts where id = $1 limit 1', [accountId])).rows[0];
-      if (account.group_id) await c.query('select * from trading_groups where id = any($1)', [[account.group_id]]);
-      // The service's one reader of pricing terms, through plain `pg`.
-      const read = pricingTermsStatement({ currency: account.currency, groupId: account.group_id ?? null }, [symbol]);
+      // The service's one read of a close's account and its pricing terms, through plain `pg`.
+      const read = CLOSE_HOLDER_AND_TERMS.bind({ account_id: accountId, symbol });
       const terms = (await c.query(pgPlaceholders(read.sql), read.values)).rows;
+      const account = { currency: terms[0].holder_currency };
       const instruments = terms.filter((r) => r.wanted);
       const groupRows = terms
         .filter((r) => r.wanted && r.gi_group_id !== null)

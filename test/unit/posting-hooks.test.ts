@@ -124,3 +124,52 @@ test('when an after hook of closes declares no idle guard, then no close skips t
   // The unguarded statement answers held false.
   expect(closeStatement(closeParams).sql).toContain('false as held');
 });
+
+test('when a guard rides with its part, then the guarded statement keeps the part and closes only while the guard holds over its before CTEs', () => {
+  const part = {
+    before: 'ride_before as (select 1 as wanted from la)',
+    ctes: 'ride_after as (select 1 from o)',
+    answer: 'select count(*) from ride_after',
+    applies: (account: { credit: string }) => account.credit !== '0.00',
+  };
+  installPostingHooks([
+    {
+      name: 'ride',
+      flows: ['order_close'],
+      statementPart: part,
+      idleWhen: { sql: 'a.credit <= 0', withPart: 'not exists (select 1 from ride_before)' },
+      after: async () => undefined,
+    },
+  ]);
+  const { sql, values } = guardedCloseStatement(closeParams, { credit: '5.00' })!;
+  expect(sql.match(/\?/g)).toHaveLength(values.length);
+  // The part is in, its before CTEs ahead of the close, which waits for the guard over them.
+  expect(sql.indexOf(part.before)).toBeLessThan(sql.search(/[\s,]o as \(/));
+  expect(sql).toContain(part.ctes);
+  expect(sql).toContain('exists (select 1 from la) and (not exists (select 1 from ride_before))');
+  expect(sql).not.toContain('and (a.credit <= 0)');
+  // The part left out (no credit as read): the guard stands alone on the locked account.
+  const alone = guardedCloseStatement(closeParams, { credit: '0.00' })!.sql;
+  expect(alone).toContain('and (a.credit <= 0)');
+  expect(alone).not.toContain('ride_');
+  // The transaction's statement runs the before CTEs too, after the order's and the account's locks.
+  const unguarded = closeStatement(closeParams, { credit: '5.00' }).sql;
+  expect(unguarded).toContain(part.before);
+  expect(unguarded).toMatch(/for update of a/);
+  expect(unguarded).toContain('false as held');
+});
+
+test('when a guard rides with a part that runs nothing before the booking, then installing it fails', () => {
+  const part = { ctes: 'x_cte as (select 1)', answer: 'select 1', applies: () => true };
+  expect(() =>
+    installPostingHooks([
+      {
+        name: 'x',
+        flows: ['order_close'],
+        statementPart: part,
+        idleWhen: { sql: 'true', withPart: 'true' },
+        after: async () => undefined,
+      },
+    ]),
+  ).toThrow(/before/);
+});

@@ -2,7 +2,7 @@ import { dec } from '../../platform/decimal';
 import type { PostingHook } from '../ledger/posting';
 import { forfeitForReversedDeposit, grantOnDeposit } from './bonuses';
 import { bookReleases, type TurnoverRelease } from './bonus-turnover';
-import { TURNOVER_AFTER_CLOSE, TURNOVER_AT_CLOSE } from './turnover-statements';
+import { TURNOVER_AFTER_CLOSE, TURNOVER_AT_CLOSE, TURNOVER_RELEASES_NOTHING } from './turnover-statements';
 import { forfeitOnMoneyOut } from './bonus-forfeit';
 import { grantArmedOnDeposit } from './promo-redeem';
 import { LOCK_ACCOUNT, type BonusAccountRow } from './bonus-statements';
@@ -17,13 +17,16 @@ import { LOCK_ACCOUNT, type BonusAccountRow } from './bonus-statements';
  * Turnover: a close counts toward the account's active bonuses, in the close's own statement
  * (TURNOVER_AT_CLOSE, left out for an account that had no credit when the close read it); a
  * close that releases credit books the `bonus_release` pairs after it, in the same transaction.
+ * A close that releases nothing is counted by the close's one guarded statement, with no
+ * transaction: only a release, a second posting on the account row, needs one.
  */
 export const BonusTurnoverHook: PostingHook = {
   name: 'bonus_turnover',
   flows: ['order_close'],
   statementPart: TURNOVER_AT_CLOSE,
-  // No credit, no active bonus: neither the part nor `after` has anything to count.
-  idleWhen: { sql: 'a.credit <= 0', likely: (account) => dec(account.credit).lte(0) },
+  // Without the part, no credit says no active bonus: nothing to count. With it, the part counts
+  // and `after` has nothing to do unless the close releases credit.
+  idleWhen: { sql: 'a.credit <= 0', withPart: TURNOVER_RELEASES_NOTHING },
   async after(run, posting) {
     let releases = posting.answers?.['bonus_turnover'] as readonly TurnoverRelease[] | undefined;
     if (releases === undefined) {

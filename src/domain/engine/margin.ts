@@ -71,12 +71,15 @@ export async function checkMargin(em: EntityManager, quotes: QuoteStore, account
       if (level.gte(stopLevel)) break;
       const worst = mostLosing(open, pricing);
       if (!worst) break;
-      // At the quotes this level was measured with.
+      // At the quotes this level was measured with; the account as locked and read above tells
+      // the close's hooks its credit (whether it has a partner is left to the guard).
       const closed = await closeAtPricing(
         tx,
         open.find((o) => o.ticket === worst)!,
         pricing,
         'stop_out',
+        null,
+        account,
       );
       if (closed.kind !== 'closed') break;
       outcome.stoppedOut.push(worst);

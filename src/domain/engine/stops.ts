@@ -3,7 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { Account } from '../../entities/account.entity';
 import { Order } from '../../entities/order.entity';
 import { dec } from '../../platform/decimal';
-import { closeAtPricing } from '../orders/close-order';
+import { closeAtPricing, loadPricingTerms } from '../orders/close-order';
 import { PricingContext } from '../prices/pricing-context';
 import { BUY } from '../prices/trading-math';
 import type { QuoteStore } from '../prices/quote-store';
@@ -21,14 +21,15 @@ export async function closeIfStopHit(em: EntityManager, quotes: QuoteStore, tick
   return em.transactional(async (tx) => {
     const order = await tx.findOne(Order, { ticket }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
     if (!order || order.status !== 'open') return null;
-    const account = await tx.findOneOrFail(Account, order.account.id, { populate: ['group'] });
-    const pricing = await PricingContext.load(tx, quotes, account, [order.symbol]);
+    // The account as every close reads it: what pricing needs, and what tells the close's hooks whether they have work.
+    const { account, terms } = await loadPricingTerms(tx, order.account.id, order.symbol);
+    const pricing = await PricingContext.priced(quotes, account.currency, [order.symbol], terms);
     const q = pricing.quoteOrNull(order.symbol);
     if (!q) return null;
     const hit = stopHit(order.cmd, order.sl ? dec(order.sl) : null, order.tp ? dec(order.tp) : null, q);
     if (!hit) return null;
     // At the quote that hit the stop, priced once: the locked order and its pricing go straight to the close.
-    const outcome = await closeAtPricing(tx, order, pricing, hit);
+    const outcome = await closeAtPricing(tx, order, pricing, hit, null, account);
     return outcome.kind === 'closed' && outcome.booked ? hit : null;
   });
 }

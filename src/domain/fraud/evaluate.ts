@@ -8,8 +8,8 @@ import { currentSignals } from '../../platform/request-signals';
 import { planFieldRead, type FieldValue, type FraudEvent, type FraudSignals } from './fields';
 import { inCidr, type FraudListName } from './rules';
 import { openOrExtendCase } from './cases';
-import { fraudConfigWith, type FraudConfig, type ReadWithStamp } from './rule-cache';
-import { EVALUATION_AT_STAMP, INSERT_EVALUATION, type EvaluationParams } from './fraud.queries';
+import { fraudConfigWith, heldFraudConfig, type FraudConfig, type ReadWithStamp } from './rule-cache';
+import { EVALUATION_AT_STAMP, EVALUATION_STORED, INSERT_EVALUATION, type EvaluationParams } from './fraud.queries';
 
 let outside: EntityManager | null = null;
 
@@ -111,19 +111,8 @@ export async function evaluateFraudOn(
   options: { record?: boolean } = {},
 ): Promise<FraudVerdict> {
   const evaluationId = randomUUID();
-  const stored = (outcome: Outcome, values: Record<string, FieldValue>): EvaluationParams => ({
-    id: evaluationId,
-    event,
-    customer_id: signals.customerId,
-    decision: outcome.decision,
-    decided_by: outcome.decidedBy,
-    rule_id: outcome.rule?.id ?? null,
-    rule_version: outcome.rule?.version ?? null,
-    signals: JSON.stringify(signals),
-    fields: JSON.stringify(values),
-    reference_type: reference?.type ?? null,
-    reference_id: reference?.id ?? null,
-  });
+  const stored = (outcome: Outcome, values: Record<string, FieldValue>): EvaluationParams =>
+    evaluationRow(evaluationId, event, signals, reference, outcome, values);
   // The fields' reads do not see the signal inserted by the same statement; they would not
   // count it anyway: a signal is recorded only with a customer, whose own rows the fields that
   // count signals leave out.
@@ -132,7 +121,7 @@ export async function evaluateFraudOn(
   const { config, read } = await fraudConfigWith(
     run,
     (held): ReadWithStamp<Read> => {
-      const plan = planFieldRead([...(held.rules.get(event) ?? NO_RULES).fields, EMAIL_DOMAIN], signals, { lists: held.lists });
+      const plan = fieldsOf(held, event, signals);
       if (plan.columns.length > 0)
         return { columns: plan.columns, values: plan.values, finish: (row) => readOf(held, event, plan.finish(row)) };
       const known = readOf(held, event, plan.finish(undefined));
@@ -142,7 +131,7 @@ export async function evaluateFraudOn(
       const insert = EVALUATION_AT_STAMP.bind({ ...stored(outcome, known.values), stamp: held.stamp });
       return {
         ctes: [insert.sql],
-        columns: ['exists (select 1 from fraud_evaluation) as fraud_stored'],
+        columns: [`${EVALUATION_STORED} as fraud_stored`],
         values: insert.values,
         finish: (row) => ({ ...known, stored: row?.['fraud_stored'] === true ? outcome : null }),
       };
@@ -160,6 +149,72 @@ export async function evaluateFraudOn(
   if (outcome.decision === 'review' && signals.customerId)
     caseId = await openOrExtendCase(run, signals.customerId, { event, reason: REVIEW_REASON, evaluationId, reference });
   return { decision: outcome.decision, evaluationId, caseId };
+}
+
+/** Every field the event's rules read, and the email domain the lists check, as one read (planFieldRead). */
+function fieldsOf(config: FraudConfig, event: FraudEvent, signals: FraudSignals) {
+  return planFieldRead([...(config.rules.get(event) ?? NO_RULES).fields, EMAIL_DOMAIN], signals, { lists: config.lists });
+}
+
+/** The stored row of one evaluation. */
+function evaluationRow(
+  id: string,
+  event: FraudEvent,
+  signals: FraudSignals,
+  reference: { type: string; id: string } | null,
+  outcome: Outcome,
+  values: Record<string, FieldValue>,
+): EvaluationParams {
+  return {
+    id,
+    event,
+    customer_id: signals.customerId,
+    decision: outcome.decision,
+    decided_by: outcome.decidedBy,
+    rule_id: outcome.rule?.id ?? null,
+    rule_version: outcome.rule?.version ?? null,
+    signals: JSON.stringify(signals),
+    fields: JSON.stringify(values),
+    reference_type: reference?.type ?? null,
+    reference_id: reference?.id ?? null,
+  };
+}
+
+/**
+ * An `allow` decided before any statement, from this process's copy of the rules and lists, for
+ * a caller that stores it within a statement of its own: `cte` (EVALUATION_AT_STAMP, the CTE
+ * `fraud_evaluation`) goes first in that statement's WITH list and writes the evaluation only
+ * while the stamp is still the copy's; EVALUATION_STORED says in that statement whether it did.
+ * The caller makes what it writes on the strength of the allow depend on that condition, so
+ * nothing is written on the decision of rules changed since, and when it was not stored
+ * evaluates as usual (evaluateFraudOn).
+ */
+export interface AllowedAhead {
+  evaluationId: string;
+  cte: Statement;
+}
+
+/**
+ * evaluateFraudOn's evaluation decided ahead (AllowedAhead), or null when it cannot be so: no
+ * copy is held yet, a rule of the event reads the database, or the copy says other than allow
+ * (a review opens its case first, and a block's evaluation is written outside the caller's
+ * transaction, as evaluateFraudOn does both). Records no signal.
+ */
+export function allowedAhead(
+  event: FraudEvent,
+  signals: FraudSignals,
+  reference: { type: string; id: string } | null = null,
+): AllowedAhead | null {
+  const held = heldFraudConfig();
+  if (!held) return null;
+  const plan = fieldsOf(held, event, signals);
+  if (plan.columns.length > 0) return null;
+  const known = readOf(held, event, plan.finish(undefined));
+  const outcome = decide(held, event, signals, known.values, known.emailDomain);
+  if (outcome.decision !== 'allow') return null;
+  const evaluationId = randomUUID();
+  const row = evaluationRow(evaluationId, event, signals, reference, outcome, known.values);
+  return { evaluationId, cte: EVALUATION_AT_STAMP.bind({ ...row, stamp: held.stamp }) };
 }
 
 /**

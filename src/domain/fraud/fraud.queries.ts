@@ -85,11 +85,15 @@ export const INSERT_EVALUATION = namedStatement<EvaluationParams>(evaluationInse
 
 /**
  * One evaluation decided before the statement that reads the stamp, as a CTE of that
- * statement (readStampWith): written only when the stamp is still `:stamp`, the one of the
- * rules and lists that decided it. `fraud_evaluation` has a row when it was written.
+ * statement (readStampWith, or a caller's own statement): written only when the stamp is still
+ * `:stamp`, the one of the rules and lists that decided it. `fraud_evaluation` has a row when it
+ * was written (EVALUATION_STORED).
  */
 export const EVALUATION_AT_STAMP = namedStatement<EvaluationParams & { stamp: string }>(
   `fraud_evaluation as (${evaluationInsertSql(
     `select ${EVALUATION_ROW} from fraud_rules_stamp st where st.id = 1 and st.stamp::text = :stamp::text`,
   )} returning 1)`,
 );
+
+/** In a statement carrying EVALUATION_AT_STAMP: whether the evaluation was written. */
+export const EVALUATION_STORED = 'exists (select 1 from fraud_evaluation)';

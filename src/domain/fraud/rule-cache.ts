@@ -111,6 +111,14 @@ async function load(run: RunBound): Promise<FraudConfig> {
   return next;
 }
 
+/**
+ * The copy as held, without reading the stamp: for an evaluation decided before the statement
+ * that stores it, which checks the stamp itself (EVALUATION_AT_STAMP). Null before the first read.
+ */
+export function heldFraudConfig(): FraudConfig | null {
+  return copy;
+}
+
 export function fraudConfigLoads(): number {
   return loads;
 }

@@ -126,8 +126,8 @@ export interface PostedAccount {
   reserved: string;
   /**
    * Whether the account's customer trades under an introducing broker (attributed to one, or
-   * one itself), as a close statement reads it in passing: the partner rewards skip a close
-   * without it at no cost. Undefined on the paths that do not read it.
+   * one itself), as a close statement reads it in passing (referredSql): the partner rewards
+   * skip a close without it at no cost. Undefined on the paths that do not read it.
    */
   referred?: boolean;
   /**
@@ -172,16 +172,28 @@ export const STATEMENT_FLOWS: readonly PostingFlow[] = ['order_close'];
  * statement documents; `answer` is a SQL expression over them whose value (json) the hook's
  * `after` finds in `posting.answers[hook name]`. What a part writes commits with the movement.
  *
+ * `before`, when given, are CTEs that run before the booking, once the account is locked: what
+ * a part must know before anything is booked (whether its hook's `after` will have work, see
+ * PostingIdleGuard.withPart). They read the names the flow's statement documents for that point.
+ *
  * A part costs the statement's planning on every movement, so a path that read the account
  * before its statement leaves out the parts whose `applies` says that account has nothing for
  * them. Such a read is not under the lock: the hook's `after` then finds no answer of its own
  * and, when the locked account says otherwise, does the work itself.
  */
 export interface PostingStatementPart {
+  before?: string;
   ctes: string;
   answer: string;
-  applies(account: Pick<PostedAccount, 'credit'>): boolean;
+  applies(account: AccountAsRead): boolean;
 }
+
+/**
+ * The account as a path read it before its statement, without the lock: what a part's
+ * `applies` and a guard's `likely` judge by. `referred` is undefined when the read did not
+ * say, and then nothing may be concluded from it.
+ */
+export type AccountAsRead = Pick<PostedAccount, 'credit' | 'referred'>;
 
 /**
  * When a hook's `after` (and its statement part) has nothing to do with a movement of a
@@ -194,12 +206,19 @@ export interface PostingStatementPart {
  * tells from the account as the path read it before the lock whether the condition should
  * hold: when it says no, the path goes to its transaction at once; without it, the path tries.
  *
+ * A hook whose statement part has `before` CTEs may have work the one statement can do (its
+ * part's) and work only its `after` can: `withPart` is then a condition over those CTEs, true
+ * when its `after` would do nothing for the movement, and the statement keeps the part and
+ * books (the part's writes with it) only while that condition holds. `sql` stands alone when
+ * the part is left out (see PostingStatementPart.applies).
+ *
  * A hook with an `after` on such a flow and no guard forces the transaction on every movement
  * of the flow: a hook nobody taught the guard is never skipped.
  */
 export interface PostingIdleGuard {
   sql: string;
-  likely?(account: Pick<PostedAccount, 'credit'>): boolean;
+  withPart?: string;
+  likely?(account: AccountAsRead): boolean;
 }
 
 /**
@@ -305,6 +324,9 @@ export function installPostingHooks(hooks: readonly PostingHook[]): void {
   if (stray) throw new Error(`posting hook ${stray.name} has a statement part on a flow that takes none`);
   const strayGuard = hooks.find((h) => h.idleWhen && h.flows.some((f) => !STATEMENT_FLOWS.includes(f)));
   if (strayGuard) throw new Error(`posting hook ${strayGuard.name} has an idle guard on a flow that takes none`);
+  // A guard that rides with its part reads the part's `before` CTEs.
+  const riderless = hooks.find((h) => h.idleWhen?.withPart !== undefined && !h.statementPart?.before);
+  if (riderless) throw new Error(`posting hook ${riderless.name} has a guard over a part with no before CTEs`);
   // Its answer is keyed by the hook's name in SQL text.
   const unnamed = hooks.find((h) => h.statementPart && !/^[a-z_]+$/.test(h.name));
   if (unnamed) throw new Error(`posting hook ${unnamed.name} with a statement part needs a name of a-z and _`);

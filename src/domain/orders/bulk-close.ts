@@ -11,8 +11,6 @@ import { namedStatement, type Statement } from '../../platform/named-sql';
 import type { QuoteStore } from '../prices/quote-store';
 import { findAccountByLogin } from '../accounts/accounts';
 import { closeReadOrder, loadPricingTerms, type CloseOutcome, type PricingSource } from './close-order';
-import { PricingTermsCache } from '../prices/pricing-terms';
-import { Account } from '../../entities/account.entity';
 import { orderOfRow, type OrderRow } from './order-view';
 
 /** The spec's Bulk close result, with the run's id, status and times. */
@@ -270,27 +268,21 @@ export async function finishRun(
 }
 
 /**
- * Pricing terms (account, group rows, instruments) per run, account and symbol, shared by
- * the tickets of a run that one worker process closes, for at most a minute: a run prices
- * with the terms it found first, while quotes are still read for every ticket. Concurrent
- * tickets share one load.
+ * The account and its pricing terms (loadPricingTerms) per run, account and symbol, shared by
+ * the tickets of a run that one worker process closes, for at most a minute: a run prices with
+ * the terms it found first, while quotes are still read for every ticket. Concurrent tickets
+ * share one load. What the account read tells the close's hooks may be that old: it only
+ * chooses the statement a close tries first (see closeAtPricing).
  */
 export class RunTermsCache {
-  private readonly accounts: TtlCache<Account>;
-  private readonly terms: PricingTermsCache;
+  private readonly entries: TtlCache<Awaited<ReturnType<PricingSource>>>;
 
   constructor(ttlMs = 60_000) {
-    this.accounts = new TtlCache(ttlMs);
-    this.terms = new PricingTermsCache(ttlMs);
+    this.entries = new TtlCache(ttlMs);
   }
 
   forRun(runId: string): PricingSource {
-    return async (em, accountId, symbol) => {
-      const account = await this.accounts.get(`${runId}:${accountId}`, () =>
-        em.findOneOrFail(Account, accountId, { populate: ['group'] }),
-      );
-      const terms = await this.terms.get(em, { currency: account.currency, groupId: account.group?.id ?? null }, [symbol], runId);
-      return { account, terms };
-    };
+    return (em, accountId, symbol) =>
+      this.entries.get(`${runId}:${accountId}:${symbol}`, () => loadPricingTerms(em, accountId, symbol));
   }
 }

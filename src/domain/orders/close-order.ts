@@ -1,5 +1,4 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { Account } from '../../entities/account.entity';
 import { Order } from '../../entities/order.entity';
 import { executeBound, executeBoundInTransaction } from '../../db/bound-statement';
 import type { RunBound } from '../../db/bound-transaction';
@@ -16,27 +15,62 @@ import {
   postingIdleGuards,
   postingStatementParts,
   referredSql,
+  type AccountAsRead,
   type InstalledIdleGuard,
   type InstalledStatementPart,
   type Posting,
   type PostedAccount,
 } from '../ledger/posting';
-import { orderCloseSql } from './orders.queries';
+import { CLOSE_HOLDER_AND_TERMS, orderCloseSql } from './orders.queries';
 import { orderView, viewsOf, type ClosableOrder, type OrderView } from './order-view';
 import { PricingContext, PricingError, type PricingTerms } from '../prices/pricing-context';
+import { termsOfRows, type TermsRow } from '../prices/pricing-terms';
 import { closingPrice, profitInQuoteCurrency } from '../prices/trading-math';
 
-/** Where a close gets the account (with its group) and pricing terms for a symbol. */
+/**
+ * The account a close is priced for, as read before the closing statement and without its lock:
+ * what pricing needs (currency, group), and what tells the hooks whether they have work for the
+ * close (AccountAsRead: its credit, whether its customer trades under a partner).
+ */
+export interface CloseHolder extends AccountAsRead {
+  id: string;
+  currency: string;
+  groupId: string | null;
+  credit: string;
+  referred: boolean;
+}
+
+/** Where a close gets the account it prices for and the pricing terms for a symbol. */
 export type PricingSource = (
   em: EntityManager,
   accountId: string,
   symbol: string,
-) => Promise<{ account: Account; terms: PricingTerms }>;
+) => Promise<{ account: CloseHolder; terms: PricingTerms }>;
 
-/** Reads them afresh: what a single close does. */
+type HolderRow = TermsRow & {
+  holder_id: string;
+  holder_currency: string;
+  holder_group_id: string | null;
+  holder_credit: string;
+  holder_referred: boolean;
+};
+
+/**
+ * Reads them afresh, the account and its terms in one statement: what a single close and the
+ * engine's sl and tp do.
+ */
 export const loadPricingTerms: PricingSource = async (em, accountId, symbol) => {
-  const account = await em.findOneOrFail(Account, accountId, { populate: ['group'] });
-  return { account, terms: await PricingContext.loadTerms(em, account, [symbol]) };
+  const rows = await executeBound<HolderRow>(em, CLOSE_HOLDER_AND_TERMS.bind({ account_id: accountId, symbol }));
+  const first = rows[0];
+  if (!first) throw new Error(`account ${accountId} does not exist`);
+  const account: CloseHolder = {
+    id: first.holder_id,
+    currency: first.holder_currency,
+    groupId: first.holder_group_id,
+    credit: first.holder_credit,
+    referred: first.holder_referred,
+  };
+  return { account, terms: termsOfRows(rows) };
 };
 
 export type CloseOutcome = { kind: 'closed'; booked: boolean; view: OrderView } | { kind: 'failed'; reason: string };
@@ -79,7 +113,7 @@ export async function closeReadOrder(
   if (order.status === 'closed') return { kind: 'closed', booked: false, view: (await viewsOf(em, [order]))[0]! };
 
   const { account: holder, terms } = await termsOf(em, accountId, order.symbol);
-  const pricing = await PricingContext.load(em, quotes, holder, [order.symbol], terms);
+  const pricing = await PricingContext.priced(quotes, holder.currency, [order.symbol], terms);
   return closeAtPricing(em, order, pricing, reason, bulkCloseRunId, holder);
 }
 
@@ -96,7 +130,7 @@ export async function closeAtPricing(
   pricing: PricingContext,
   reason: string,
   bulkCloseRunId: string | null = null,
-  holder?: Pick<Account, 'credit'>,
+  holder?: AccountAsRead,
 ): Promise<CloseOutcome> {
   const ticket = order.ticket;
   let profit: Dec;
@@ -133,7 +167,7 @@ export async function closeAtPricing(
     bulk_close_run_id: bulkCloseRunId,
   };
   const amount = profit.minus(commission);
-  const rows = await runClose(em, params, String(order.login), holder, ({ account, answers }) => ({
+  const rows = await runClose(em, params, holder, ({ account, answers }) => ({
     flow: 'order_close',
     // The hooks see the account as the close found it, as every posting's hooks do.
     account: { ...account!, balance: dec(account!.balance).minus(amount).toFixed(2) },
@@ -154,23 +188,28 @@ export async function closeAtPricing(
 /**
  * Runs the closing statement. Without `after` hooks on closes the statement is its own
  * transaction. With them, a close none of them has work for (their idle guards, see
- * PostingIdleGuard) is still that one statement, which books only if the guards hold under the
- * lock; otherwise, or when it booked nothing for that reason (`held`), the close runs in one
- * transaction with the hooks, so what they book commits with it.
+ * PostingIdleGuard, judged first on `holder`, the account as read before the close) is still
+ * that one statement, which books only if the guards hold under the lock; otherwise, or when it
+ * booked nothing for that reason (`held`), the close runs in one transaction with the hooks, so
+ * what they book commits with it.
+ *
+ * The read of `holder` may be stale (a bulk close's run keeps it for a while, and any read is
+ * taken before the lock): it only chooses which statement to try. What it says never decides
+ * what is booked: the guarded statement checks every guard again on the locked row (a client
+ * attributed to a partner since the read is held there and closed in the transaction), and in
+ * the transaction a hook whose part was left out does its work itself.
  */
 async function runClose(
   em: EntityManager,
   params: CloseParams,
-  login: string,
-  holder: Pick<Account, 'credit'> | undefined,
+  holder: AccountAsRead | undefined,
   posting: (row: ClosedRow) => Posting,
 ): Promise<ClosedRow[]> {
   if (!hasPostingHooks('after', 'order_close')) return executeBound<ClosedRow>(em, closeStatement(params, holder));
-  const guarded = heldLately(login) ? null : guardedCloseStatement(params, holder);
+  const guarded = guardedCloseStatement(params, holder);
   if (guarded) {
     const rows = await executeBound<ClosedRow>(em, guarded);
     if (!rows[0]?.held) return rows;
-    remember(login);
   }
   const close = closeStatement(params, holder);
   return em.transactional(async (tx) => {
@@ -179,33 +218,6 @@ async function runClose(
     if (Number(rows[0]?.booked ?? 0) === 1) await afterPosting(run, posting(rows[0]!));
     return rows;
   });
-}
-
-/**
- * The accounts (by login) whose last guarded close was held, with when to try the guarded
- * statement again. A hook can have work for an account its close cannot tell from the account it
- * read (a client under a partner), and such an account closes with the hook again and again:
- * until then its closes go to the transaction at once, instead of paying a held statement first.
- * Only a hint, per process: both ways book the same, and an account that no longer has work for
- * a hook tries the guarded statement again once its time is up.
- */
-const heldUntil = new Map<string, number>();
-const HELD_FOR_MS = 10 * 60_000;
-const HELD_AT_MOST = 10_000;
-
-function heldLately(login: string): boolean {
-  const until = heldUntil.get(login);
-  if (until === undefined) return false;
-  if (until > Date.now()) return true;
-  heldUntil.delete(login);
-  return false;
-}
-
-function remember(login: string): void {
-  heldUntil.delete(login);
-  // The oldest entry goes first (a Map keeps the order of insertion).
-  if (heldUntil.size >= HELD_AT_MOST) heldUntil.delete(heldUntil.keys().next().value!);
-  heldUntil.set(login, Date.now() + HELD_FOR_MS);
 }
 
 /** What the closing statement answers: whether it closed the order, and the order's booked commission and swap after it. */
@@ -242,25 +254,36 @@ export interface CloseParams {
 }
 
 /**
- * The guarded form's first CTEs: the open order locked (first, as every close locks it), then
- * its account, only while every hook's idle guard holds (a row lock re-reads the row and
- * re-checks the condition when it changed since the statement's start); `o` then closes the
- * order only when the account was locked so.
+ * The first CTEs of a guarded statement, or of one whose parts run CTEs before the booking: the
+ * open order locked (first, as every close locks it; with the close's time as `closed_at`), then
+ * its account (id, credit), only while `conditions` hold (the idle guards that stand alone: a
+ * row lock re-reads the row and re-checks them when it changed since the statement's start);
+ * then the parts' `before` CTEs, which read both. `o` then closes the order only when the
+ * account was locked so, and while the guards that ride with their parts hold.
  */
-const guardCtes = (guards: readonly InstalledIdleGuard[]) => `lo as (
-  select account_id from orders where ticket = :ticket and status = 'open' for update
+const lockCtes = (conditions: readonly string[], before: readonly string[]) => `lo as (
+  select account_id, ticket, symbol, cmd, volume, created_at, :closed_at::timestamptz as closed_at
+    from orders where ticket = :ticket and status = 'open' for update
 ), la as (
-  select a.id from accounts a
-   where a.id = (select account_id from lo)${guards.map((g) => `\n     and (${g.sql})`).join('')}
+  select a.id, a.credit from accounts a
+   where a.id = (select account_id from lo)${conditions.map((c) => `\n     and (${c})`).join('')}
      for update of a
-), `;
+)${before.map((b) => `,\n${b}`).join('')}, `;
 
-/** A guarded statement that found the order open and its account with work for a hook. */
-const HELD = 'exists (select 1 from lo) and not exists (select 1 from la)';
+/** A guarded statement that found the order open and booked nothing: a hook has work its statement cannot do. */
+const HELD = 'exists (select 1 from lo) and not exists (select 1 from o)';
 
-const closeCtes = (guards: readonly InstalledIdleGuard[] | null) => `
-with ${guards ? guardCtes(guards) : ''}o as (
-  ${orderCloseSql(guards ? 'exists (select 1 from la)' : undefined)}
+/** What a statement's first CTEs lock and check before the booking (lockCtes), or null for a close that needs none. */
+interface Locking {
+  conditions: readonly string[];
+  before: readonly string[];
+  /** Conditions on the parts' `before` CTEs, under which `o` closes. */
+  closeWhen: readonly string[];
+}
+
+const closeCtes = (locking: Locking | null) => `
+with ${locking ? lockCtes(locking.conditions, locking.before) : ''}o as (
+  ${orderCloseSql(locking ? ['exists (select 1 from la)', ...locking.closeWhen.map((c) => `(${c})`)].join(' and ') : undefined)}
 ), a as (
   ${balanceUpdateSql({
     delta: ':profit::numeric + :commission::numeric',
@@ -334,7 +357,18 @@ const withParts = (parts: readonly InstalledStatementPart[]) => parts.map((p) =>
  * the parts given; guarded by `guards` when given (a held statement leaves the item pending).
  */
 function closeStatements(parts: readonly InstalledStatementPart[], guards: readonly InstalledIdleGuard[] | null) {
-  const ctes = closeCtes(guards);
+  const inStatement = new Set(parts.map((p) => p.hook));
+  const riding = (g: InstalledIdleGuard) => g.withPart !== undefined && inStatement.has(g.hook);
+  const before = parts.flatMap((p) => (p.before ? [p.before] : []));
+  const locking: Locking | null =
+    guards === null && before.length === 0
+      ? null
+      : {
+          conditions: (guards ?? []).filter((g) => !riding(g)).map((g) => g.sql),
+          before,
+          closeWhen: (guards ?? []).filter(riding).map((g) => g.withPart!),
+        };
+  const ctes = closeCtes(locking);
   const answer = closed(parts, guards !== null);
   return {
     single: namedStatement<CloseBinding>(`${ctes}${withParts(parts)}
@@ -390,12 +424,15 @@ function installedForClose() {
  * empty when the order was no longer open), `a` (the account row as the booking left it,
  * locked: id, balance, credit, customer_id, login, kind, currency, reserved, group_id), `e` (the
  * order.closed event's insert: a part's events read it first, to follow that event) and, in its
- * answer, `s` (the order's commission and swap with this close's, as text). It sees
- * the other tables as of the statement's start, so what it must read current it reads through
- * `a` or under a row lock of its own, taken after `a`'s. With `holder` (the account as the
- * caller read it), the parts that do not apply to it are left out.
+ * answer, `s` (the order's commission and swap with this close's, as text). A part's `before`
+ * CTEs run ahead of the booking and may read `lo` (the order as still open, locked: account_id,
+ * ticket, symbol, cmd, volume, created_at, and closed_at, this close's time) and `la` (the
+ * account row locked: id, credit); its `ctes` may read them too. It sees the other tables as of
+ * the statement's start, so what it must read current it reads through `a` or `la`, or under a
+ * row lock of its own, taken after the account's. With `holder` (the account as the caller
+ * read it), the parts that do not apply to it are left out.
  */
-export function closeStatement(params: CloseParams, holder?: Pick<Account, 'credit'>): Statement {
+export function closeStatement(params: CloseParams, holder?: AccountAsRead): Statement {
   const { parts } = installedForClose();
   return statementOf(params, holder ? parts.filter((p) => p.applies(holder)) : parts, null);
 }
@@ -403,17 +440,18 @@ export function closeStatement(params: CloseParams, holder?: Pick<Account, 'cred
 /**
  * closeStatement for a close none of the `after` hooks has work for: the same statement, but it
  * books only while every hook's idle guard (PostingIdleGuard) holds for the account under its
- * lock, and otherwise changes nothing and answers `held`. The guarded hooks' parts are left out
- * (a guard that holds says its part has nothing to do). Null when the close must run with its
- * hooks: a hook has no guard, or one expects work for `holder` (the account as the caller read
- * it).
+ * lock, and otherwise changes nothing and answers `held`. A guarded hook's part is left out (a
+ * guard that holds says it has nothing to do), unless its guard rides with it (`withPart`: the
+ * part's work is then booked by this statement, and only its `after` would need the
+ * transaction). Null when the close must run with its hooks: a hook has no guard, or one
+ * expects work for `holder` (the account as the caller read it).
  */
-export function guardedCloseStatement(params: CloseParams, holder?: Pick<Account, 'credit'>): Statement | null {
+export function guardedCloseStatement(params: CloseParams, holder?: AccountAsRead): Statement | null {
   const { parts, guards } = installedForClose();
   if (guards === null) return null;
   if (holder && guards.some((g) => g.likely && !g.likely(holder))) return null;
-  const guardedHooks = new Set(guards.map((g) => g.hook));
-  const rest = parts.filter((p) => !guardedHooks.has(p.hook) && (!holder || p.applies(holder)));
+  const standing = new Set(guards.filter((g) => g.withPart === undefined).map((g) => g.hook));
+  const rest = parts.filter((p) => !standing.has(p.hook) && (!holder || p.applies(holder)));
   return statementOf(params, rest, guards);
 }
 

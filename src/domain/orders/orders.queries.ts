@@ -1,4 +1,6 @@
 import { namedStatement } from '../../platform/named-sql';
+import { referredSql } from '../ledger/posting';
+import { termsCtes } from '../prices/pricing-terms';
 
 /** The advisory lock class of a group's exposure (any fixed int4; the group is the second key). */
 export const EXPOSURE_LOCK_CLASS = 0x65787030;
@@ -73,3 +75,20 @@ export const TRAIL_SELL_STOP = namedStatement<{ ticket: string; sl: string }>(
   `update orders set sl = :sl, updated_at = now()
     where ticket = :ticket and status = 'open' and (sl is null or sl > :sl) returning 1`,
 );
+
+/**
+ * What a close reads before its statement, in one round trip: the account (currency, group,
+ * credit, and whether its customer trades under a partner, referredSql), without a lock, and the
+ * pricing terms (termsCtes) of the symbol for it, one row per terms row (one row with the
+ * account alone when there are none).
+ */
+export const CLOSE_HOLDER_AND_TERMS = namedStatement<{ account_id: string; symbol: string }>(`
+with holder as (
+  select a.id, a.currency, a.group_id, a.credit::text as credit, ${referredSql('a.customer_id')} as referred
+    from accounts a where a.id = :account_id::uuid
+), wanted as (
+  select id, quote_currency from instruments where symbol = :symbol::text
+), ${termsCtes({ currency: '(select currency from holder)', groupId: '(select group_id from holder)' })}
+select h.id as holder_id, h.currency as holder_currency, h.group_id as holder_group_id, h.credit as holder_credit,
+       h.referred as holder_referred, t.*
+  from holder h left join terms t on true`);

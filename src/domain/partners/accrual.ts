@@ -4,9 +4,9 @@ import type { RunBound } from '../../db/bound-transaction';
 import type { IbLevelValue } from '../../entities/partner.entity';
 import { dec, type Dec } from '../../platform/decimal';
 import { referredSql, type PostingHook } from '../ledger/posting';
-import { evaluateFraudOn } from '../fraud/evaluate';
+import { allowedAhead, evaluateFraudOn, type FraudDecision } from '../fraud/evaluate';
 import { WALLET_CURRENCY } from '../accounts/accounts';
-import { CLOSE_CHAIN, CLOSE_CHAIN_AT_CLOSE, INSERT_ACCRUALS } from './partners.queries';
+import { CLOSE_CHAIN, CLOSE_CHAIN_AT_CLOSE, INSERT_ACCRUALS, insertAccrualsEvaluated } from './partners.queries';
 import { instantPayment, payRewards } from './reward-payment';
 
 /**
@@ -19,9 +19,10 @@ export const IbAccrualHook: PostingHook = {
   name: 'ib_accrual',
   flows: ['order_close'],
   statementPart: CLOSE_CHAIN_AT_CLOSE,
-  // A client without a partner earns nobody anything. The account read before the close does
-  // not say whether it has one, so a close tries without the transaction.
-  idleWhen: { sql: `not ${referredSql('a.customer_id')}` },
+  // A client without a partner earns nobody anything. The read before the close says whether
+  // it has one; the guard asks again under the lock, so a partner attributed since that read
+  // holds the close for the transaction.
+  idleWhen: { sql: `not ${referredSql('a.customer_id')}`, likely: (account) => account.referred !== true },
   async after(run, posting) {
     if (!posting.account.referred) return;
     await accrueClose(run, posting.reference.id, posting.answers?.['ib_accrual'] as ChainRow[] | undefined);
@@ -109,27 +110,91 @@ export async function accrueClose(run: RunBound, ticket: string, read?: readonly
         ? 'short_hold'
         : null;
   // The ib_accrual rules see the client's close; a review holds every level of it.
-  let held = false;
-  let blocked = false;
-  if (!commonReason && chain.some((c) => (amounts.get(c.level) ?? dec(0)).gt(0))) {
-    const verdict = await evaluateFraudOn(
-      run,
-      'ib_accrual',
-      {
-        customerId: first.customer_id,
-        amount: dec(first.commission).toFixed(2),
-        currency: first.currency,
-        country: first.country,
-      },
-      { type: 'order', id: ticket },
-    );
-    // A close cannot be refused: a block rule leaves the order without rewards instead.
-    blocked = verdict.decision === 'block';
-    held = verdict.decision === 'review';
-  }
+  const evaluated = !commonReason && chain.some((c) => (amounts.get(c.level) ?? dec(0)).gt(0));
+  const signals = {
+    customerId: first.customer_id,
+    amount: dec(first.commission).toFixed(2),
+    currency: first.currency,
+    // The chain read them: no rule's field reads the customer's row for them.
+    email: first.email,
+    country: first.country,
+  };
+  const reference = { type: 'order', id: ticket };
   // A level the plan does not pay is no row at all; a partner's own order is, to say why it earned nothing.
   const paying = chain.filter((c) => amounts.has(c.level) || c.partner_customer_id === c.customer_id);
-  const rows = paying.map((c) => {
+  const rowsOn = (decision: FraudDecision) => accrualRows(ticket, plan, paying, amounts, commonReason, decision);
+  let rows: AccrualRow[] = [];
+  let inserted: InsertedAccrual[] | null = null;
+  // An allow decided on the rules this process holds is stored by the accruals' own statement,
+  // which inserts them only if those rules still stand. Any other decision takes the usual way.
+  const ahead = evaluated ? allowedAhead('ib_accrual', signals, reference) : null;
+  if (ahead) {
+    rows = rowsOn('allow');
+    const [answer] = await run<AccrualsAnswer>(insertAccrualsEvaluated(ahead.cte, JSON.stringify(rows)));
+    if (answer!.stored) inserted = answer!.inserted;
+  }
+  if (inserted === null) {
+    // A close cannot be refused: a block rule leaves the order without rewards instead.
+    const decision = evaluated ? (await evaluateFraudOn(run, 'ib_accrual', signals, reference)).decision : 'allow';
+    rows = rowsOn(decision);
+    const [answer] = await run<AccrualsAnswer>(INSERT_ACCRUALS.bind({ rows: JSON.stringify(rows) }));
+    inserted = answer!.inserted;
+  }
+  if (plan.charge !== 'instant') return;
+  // A partner without a wallet is paid nothing: its accrual stays owed, never marked paid.
+  await payRewards(
+    run,
+    'instant',
+    inserted
+      .filter((ins) => ins.status === 'accrued' && dec(ins.amount).gt(0))
+      .map((ins) => {
+        const row = rows.find((r) => r.id === ins.id)!;
+        return instantPayment({
+          customerId: row.partner_customer_id,
+          partnerId: ins.partner_id,
+          amount: dec(ins.amount).toFixed(2),
+          currency: row.currency,
+          ticket,
+          accrualId: ins.id,
+          comment: `IB reward, level ${ins.level}, order ${ticket}`,
+        });
+      }),
+  );
+}
+
+/** An accrual as the accruals' insert takes it (INSERT_ACCRUALS). */
+type AccrualRow = ReturnType<typeof accrualRows>[number];
+
+/** A row the accruals' insert inserted. */
+interface InsertedAccrual {
+  id: string;
+  partner_id: string;
+  level: number;
+  amount: string;
+  status: string;
+}
+
+interface AccrualsAnswer {
+  inserted: InsertedAccrual[];
+  stored: boolean;
+}
+
+/**
+ * The accruals of one close: a row per paying partner of the chain, its status and reason from
+ * the exclusions (self trading, then the common reason, then a fraud block, then nothing
+ * earned) and the fraud decision (a review, or an open case, holds it).
+ */
+function accrualRows(
+  ticket: string,
+  plan: PlanRow,
+  paying: readonly ChainRow[],
+  amounts: ReadonlyMap<number, Dec>,
+  commonReason: string | null,
+  decision: FraudDecision,
+) {
+  const blocked = decision === 'block';
+  const held = decision === 'review';
+  return paying.map((c) => {
     const earned = amounts.get(c.level) ?? dec(0);
     let status: string = plan.charge === 'instant' ? 'paid' : 'accrued';
     let reason: string | null = null;
@@ -180,27 +245,4 @@ export async function accrueClose(run: RunBound, ticket: string, read?: readonly
       }),
     };
   });
-  const inserted = await run<{ id: string; partner_id: string; level: number; amount: string; status: string }>(
-    INSERT_ACCRUALS.bind({ rows: JSON.stringify(rows) }),
-  );
-  if (plan.charge !== 'instant') return;
-  // A partner without a wallet is paid nothing: its accrual stays owed, never marked paid.
-  await payRewards(
-    run,
-    'instant',
-    inserted
-      .filter((ins) => ins.status === 'accrued' && dec(ins.amount).gt(0))
-      .map((ins) => {
-        const row = rows.find((r) => r.id === ins.id)!;
-        return instantPayment({
-          customerId: row.partner_customer_id,
-          partnerId: ins.partner_id,
-          amount: dec(ins.amount).toFixed(2),
-          currency: row.currency,
-          ticket,
-          accrualId: ins.id,
-          comment: `IB reward, level ${ins.level}, order ${ticket}`,
-        });
-      }),
-  );
 }

@@ -1,4 +1,5 @@
-import { namedStatement } from '../../platform/named-sql';
+import { namedStatement, type Statement } from '../../platform/named-sql';
+import { EVALUATION_STORED } from '../fraud/fraud.queries';
 import { auditInsertSql, type AuditParams } from '../audit/audit';
 import { eventInsertSql } from '../events/outbox';
 import { ledgerInsertSql } from '../ledger/ledger';
@@ -133,18 +134,20 @@ export const CLOSE_CHAIN_AT_CLOSE: PostingStatementPart = {
     { order: 'ib_order', chain: 'ib_chain', plan: 'ib_plan' },
     '(-s.commission::numeric)::text',
   )}) r`,
-  // The account read before the close does not say whether its customer has a partner.
-  applies: () => true,
+  // Left out for a client the read before the close found without a partner; should the locked
+  // row say otherwise (attributed since), the hook reads the chain itself (CLOSE_CHAIN).
+  applies: (account) => account.referred !== false,
 };
 
 /**
  * The accruals of one close, once, and `ib.reward_accrued` for each row inserted, on its
- * partner's stream, in the order of the levels: one statement. A retried close inserts nothing
- * (unique on order, partner, level), so it writes no event either. `id` and the event's `data`
- * (the accrual's view) come with each row: an inserted row is exactly the row given.
+ * partner's stream, in the order of the levels, as the CTEs after a WITH and the answer: only
+ * when `when` (SQL) holds. A retried close inserts nothing (unique on order, partner, level), so
+ * it writes no event either. `id` and the event's `data` (the accrual's view) come with each
+ * row: an inserted row is exactly the row given. It answers one row: the rows inserted
+ * (`inserted`, a json array in the order of the levels) and whether `when` held (`stored`).
  */
-export const INSERT_ACCRUALS = namedStatement<{ rows: string }>(
-  `with r as (
+const accrualsSql = (when: string) => `r as (
      select * from jsonb_to_recordset(:rows::jsonb) as r(id uuid, ticket text, partner_id text, level int, plan_id text,
           client_customer_id text, login text, symbol text, lots text, amount text, currency text, status text, reason text,
           charge text, closed_at text, partner_customer_id uuid, data text)
@@ -154,7 +157,7 @@ export const INSERT_ACCRUALS = namedStatement<{ rows: string }>(
      select r.id, now(), now(), r.ticket::bigint, r.partner_id::uuid, r.level, r.plan_id::uuid,
             r.client_customer_id::uuid, r.login::bigint, r.symbol, r.lots::numeric, r.amount::numeric, r.currency, r.status,
             r.reason, r.charge, r.closed_at::timestamptz
-       from r order by r.level
+       from r where ${when} order by r.level
      on conflict (ticket, partner_id, level) do nothing
      returning id, partner_id, level, amount::text as amount, status, reason
    ), e as (
@@ -168,8 +171,25 @@ export const INSERT_ACCRUALS = namedStatement<{ rows: string }>(
     from: 'ins join r on r.id = ins.id order by r.level',
   })}
    )
-   select id::text as id, partner_id::text as partner_id, level, amount, status, reason from ins order by level`,
-);
+   select coalesce((select json_agg(json_build_object('id', id::text, 'partner_id', partner_id::text, 'level', level,
+                     'amount', amount, 'status', status, 'reason', reason) order by level) from ins), '[]'::json) as inserted,
+          ${when} as stored`;
+
+/** The accruals of one close (accrualsSql), one statement. */
+export const INSERT_ACCRUALS = namedStatement<{ rows: string }>(`with ${accrualsSql('true')}`);
+
+const ACCRUALS_AFTER_EVALUATION = namedStatement<{ rows: string }>(accrualsSql(EVALUATION_STORED));
+
+/**
+ * INSERT_ACCRUALS with the close's fraud evaluation, decided ahead on the rules this process
+ * holds (AllowedAhead's `cte`), stored by the same statement: the accruals, whose statuses
+ * follow that decision, are inserted only when the evaluation is (the rules are still the ones
+ * that decided it), and `stored` says whether it was. One statement for both.
+ */
+export function insertAccrualsEvaluated(evaluation: Statement, rows: string): Statement {
+  const accruals = ACCRUALS_AFTER_EVALUATION.bind({ rows });
+  return { sql: `with ${evaluation.sql}, ${accruals.sql}`, values: [...evaluation.values, ...accruals.values] };
+}
 
 // --- payment ---------------------------------------------------------------------------
 

@@ -30,19 +30,22 @@ export interface PricingTerms {
  * wanted (`wanted`), with the account group's row for each, and those joining any two of the
  * account currency, USD and the wanted instruments' quote currencies (`joining`), which
  * conversion into the account currency may need, each with the group's commission terms.
- * Takes `:currency` and `:group_id`.
+ * The account currency and group are `:currency` and `:group_id` unless `of` gives them as
+ * SQL expressions of the statement (a CTE that read the account, say).
  */
-export function termsCtes(): string {
+export function termsCtes(
+  of: { currency: string; groupId: string } = { currency: ':currency::text', groupId: ':group_id::uuid' },
+): string {
   return `currencies as (
-  select :currency::text as c union select 'USD' union select quote_currency from wanted
+  select ${of.currency} as c union select 'USD' union select quote_currency from wanted
 ), terms as (
   select i.id, i.symbol, i.digits, i.contract_size, i.base_currency, i.quote_currency, i.id in (select id from wanted) as wanted,
          (i.base_currency in (select c from currencies) and i.quote_currency in (select c from currencies)) as joining,
          gi.group_id as gi_group_id, gi.enabled as gi_enabled, gi.spread as gi_spread, gi.commission_value as gi_commission_value,
          g.commission_type as grp_commission_type, g.commission_value::text as grp_commission_value
     from instruments i
-    left join group_instruments gi on gi.instrument_id = i.id and gi.group_id = :group_id::uuid and i.id in (select id from wanted)
-    left join trading_groups g on g.id = :group_id::uuid
+    left join group_instruments gi on gi.instrument_id = i.id and gi.group_id = ${of.groupId} and i.id in (select id from wanted)
+    left join trading_groups g on g.id = ${of.groupId}
    where i.id in (select id from wanted)
       or (i.base_currency in (select c from currencies) and i.quote_currency in (select c from currencies))
 )`;

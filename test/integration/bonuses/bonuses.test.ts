@@ -197,10 +197,7 @@ test('when a close read the account before its credit was granted, then the clos
   // The close sees the account as it was before the grant: no credit, so its statement leaves the count out.
   const beforeGrant: PricingSource = async (em, accountId, symbol) => {
     const { account, terms } = await loadPricingTerms(em, accountId, symbol);
-    // A view of the entity, so the managed account itself is not changed (and not flushed).
-    const seen = Object.create(account) as typeof account;
-    Object.defineProperty(seen, 'credit', { value: '0.00' });
-    return { account: seen, terms };
+    return { account: { ...account, credit: '0.00' }, terms };
   };
   const em = app.runtime.services.orm.em.fork() as EntityManager;
   const outcome = await closeOrder(em, app.runtime.services.quotes, String(ticket), 'manual', null, beforeGrant);
