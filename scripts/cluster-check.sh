@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Runs the trading and bulk-close tests against what a larger deployment puts in front of
-# the service: a three-node Redis Cluster (redis-server's own cluster mode, on loopback) and
-# PgBouncer in transaction pooling mode (Debian's package), both started here and stopped at
-# the end. CI runs it after the main suite; run it by hand with `bash scripts/cluster-check.sh`
-# (needs redis-server and pgbouncer on PATH, and Postgres on 127.0.0.1:5432 as for npm test).
+# Runs the trading tests that reach what a larger deployment puts in front of the service
+# differently (the list below says what each proves) against a three-node Redis Cluster
+# (redis-server's own cluster mode, on loopback) and PgBouncer in transaction pooling mode
+# (Debian's package), both started here and stopped at the end. CI runs it after the main
+# suite; run it by hand with `bash scripts/cluster-check.sh` (needs redis-server and pgbouncer
+# on PATH, and Postgres on 127.0.0.1:5432 as for npm test); extra arguments go to jest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -93,8 +94,32 @@ for _ in $(seq 1 50); do
 done
 psql -h 127.0.0.1 -p "$bouncer_port" -U postgres -d postgres -Atc "select 'pgbouncer answers'"
 
-echo "== trading and bulk-close tests through both"
+# The other trading files (validation, pricing, the ledger's sums, account views) send the same
+# kinds of Redis commands and statements as these, through the same modules: the main suite
+# runs them, and running them here again would prove nothing more about the cluster or the pooler.
+tests=(
+  # The service's own Redis keys under one hash-tagged prefix (sessions, login throttles, quotes),
+  # and the money paths' row locks, transactions and idempotency keys through the pooler.
+  test/integration/trading/market-orders.test.ts
+  test/integration/trading/idempotency.test.ts
+  test/integration/trading/order-idempotency.test.ts
+  # BullMQ in the cluster: a flow of jobs, the API waiting on QueueEvents, the worker's
+  # schedulers, jobs queued by an API-only process and run by a worker later, a job that fails.
+  test/integration/trading/bulk-close.test.ts
+  test/integration/trading/run-failures.test.ts
+  test/integration/trading/expiry.test.ts
+  # The engine's tick book (the quote and its change counter in one MULTI), its lease and the quote store.
+  test/integration/trading/engine-tick-job.test.ts
+  test/integration/trading/engine-pending.test.ts
+  test/integration/trading/limit-price.test.ts
+  # Events written in the business transaction through the pooler, and a failed write rolling it back.
+  test/integration/trading/domain-events.test.ts
+  # Worker processes of their own, started with the cluster and the pooler, killed mid-run.
+  test/integration/trading/engine-fault.test.ts
+  test/integration/trading/bulk-close-fault.test.ts
+)
+echo "== ${#tests[@]} trading test files through both"
 TEST_REDIS_URL="redis://127.0.0.1:${ports[0]},redis://127.0.0.1:${ports[1]},redis://127.0.0.1:${ports[2]}" \
 TEST_REDIS_CLUSTER=true \
 TEST_DATABASE_APP_URL="postgres://postgres@127.0.0.1:$bouncer_port/postgres" \
-  npx jest test/integration/trading "$@"
+  npx jest "${tests[@]}" "$@"

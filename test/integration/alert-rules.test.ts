@@ -24,7 +24,10 @@ function metricsNamedByRules(): Map<string, string> {
 let app: TestApp;
 beforeAll(async () => {
   // A replica configured (one nobody answers at): its series exist only then.
-  app = await startTestApp({ label: 'alert-rules', env: { DATABASE_REPLICA_URL: 'postgres://postgres@127.0.0.1:1/trading' } });
+  app = await startTestApp({
+    label: 'alert-rules',
+    env: { ROLE: 'api', DATABASE_REPLICA_URL: 'postgres://postgres@127.0.0.1:1/trading' },
+  });
 });
 afterAll(() => app?.stop());
 

@@ -17,7 +17,7 @@ let customer: LoggedIn;
 let login: number;
 
 beforeAll(async () => {
-  app = await startTestApp({ label: 'bodiless-routes' });
+  app = await startTestApp({ label: 'bodiless-routes', env: { ROLE: 'api' } });
   admin = await adminToken(app);
   customer = await createCustomer(app, admin);
   const { groupId } = await setUpMarket(app, admin);

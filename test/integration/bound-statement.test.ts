@@ -5,7 +5,7 @@ import { startTestApp, type TestApp } from '../helpers/test-app';
 
 let app: TestApp;
 beforeAll(async () => {
-  app = await startTestApp({ label: 'bound' });
+  app = await startTestApp({ label: 'bound', env: { ROLE: 'api' } });
   await fork().execute('create table bound_probe (id int primary key, note text, at timestamptz)');
 });
 afterAll(() => app?.stop());

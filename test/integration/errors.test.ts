@@ -83,7 +83,7 @@ const valid = { name: 'abc', count: 5, ratio: 1, flag: true, kind: 'none' };
 
 let app: TestApp;
 beforeAll(async () => {
-  app = await startTestApp({ label: 'errors', routes: probeRoutes, env: { BODY_LIMIT_BYTES: '2048' } });
+  app = await startTestApp({ label: 'errors', routes: probeRoutes, env: { ROLE: 'api', BODY_LIMIT_BYTES: '2048' } });
 });
 afterAll(() => app.stop());
 

@@ -5,7 +5,7 @@ import { startTestApp, type TestApp } from '../helpers/test-app';
 
 let app: TestApp;
 beforeAll(async () => {
-  app = await startTestApp({ label: 'page' });
+  app = await startTestApp({ label: 'page', env: { ROLE: 'api' } });
   await fork().execute('create table snapshot_probe (id int primary key)');
 });
 afterAll(() => app?.stop());

@@ -4,7 +4,7 @@ import { startTestApp, type TestApp } from '../helpers/test-app';
 
 let app: TestApp;
 beforeAll(async () => {
-  app = await startTestApp({ label: 'observability' });
+  app = await startTestApp({ label: 'observability', env: { ROLE: 'api' } });
 });
 afterAll(() => app?.stop());
 

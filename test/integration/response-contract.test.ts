@@ -29,9 +29,9 @@ let app: TestApp;
 let token: string;
 let production: TestApp;
 beforeAll(async () => {
-  app = await startTestApp({ label: 'contract', routes });
+  app = await startTestApp({ label: 'contract', routes, env: { ROLE: 'api' } });
   token = await adminToken(app);
-  production = await startTestApp({ label: 'contractdev', routes, env: { NODE_ENV: 'development' } });
+  production = await startTestApp({ label: 'contractdev', routes, env: { ROLE: 'api', NODE_ENV: 'development' } });
 });
 afterAll(async () => {
   await app?.stop();

@@ -4,7 +4,7 @@ import { startTestApp, type TestApp } from '../helpers/test-app';
 let app: TestApp;
 let token: string;
 beforeAll(async () => {
-  app = await startTestApp({ label: 'headers' });
+  app = await startTestApp({ label: 'headers', env: { ROLE: 'api' } });
   token = await adminToken(app);
 });
 afterAll(() => app?.stop());

@@ -16,7 +16,7 @@ let app: TestApp;
 let admin: string;
 
 beforeAll(async () => {
-  app = await startTestApp({ label: 'bonus_money' });
+  app = await startTestApp({ label: 'bonus_money', env: { ROLE: 'api' } });
   admin = await adminToken(app);
 });
 afterAll(() => app?.stop());

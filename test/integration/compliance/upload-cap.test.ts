@@ -15,7 +15,7 @@ let app: TestApp;
 let customer: LoggedIn;
 
 beforeAll(async () => {
-  app = await startTestApp({ label: 'uploadcap' });
+  app = await startTestApp({ label: 'uploadcap', env: { ROLE: 'api' } });
   customer = await createCustomer(app, await adminToken(app));
 });
 afterAll(() => app?.stop());

@@ -15,7 +15,7 @@ let clerk: LoggedIn;
 let lead: { id: string; email: string; phone: string };
 
 beforeAll(async () => {
-  app = await startTestApp({ label: 'pii-masking' });
+  app = await startTestApp({ label: 'pii-masking', env: { ROLE: 'api' } });
   admin = await adminToken(app);
   clerk = await createStaff(app, ['view_customers'], admin);
   const email = `pii-${randomBytes(4).toString('hex')}@example.com`;

@@ -17,7 +17,7 @@ let admin: string;
 let psp: Provider;
 
 beforeAll(async () => {
-  app = await startTestApp({ label: 'fraud-events' });
+  app = await startTestApp({ label: 'fraud-events', env: { ROLE: 'api' } });
   admin = await adminToken(app);
   psp = await createProvider(app, admin, { currencies: ['USD'], min_amount: 10, max_amount: 5000 });
 });

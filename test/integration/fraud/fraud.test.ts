@@ -13,7 +13,7 @@ let app: TestApp;
 let admin: string;
 
 beforeAll(async () => {
-  app = await startTestApp({ label: 'fraud' });
+  app = await startTestApp({ label: 'fraud', env: { ROLE: 'api' } });
   admin = await adminToken(app);
 });
 afterAll(() => app?.stop());

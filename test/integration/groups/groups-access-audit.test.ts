@@ -18,7 +18,7 @@ let groupId: string;
 let symbol: string;
 
 beforeAll(async () => {
-  app = await startTestApp({ label: 'groupaccess' });
+  app = await startTestApp({ label: 'groupaccess', env: { ROLE: 'api' } });
   admin = await adminToken(app);
   viewer = await createStaff(app, ['view_groups'], admin);
   manager = await createStaff(app, ['manage_groups'], admin);

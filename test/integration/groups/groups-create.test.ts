@@ -7,7 +7,7 @@ import { expectError, expectGroupShape, expectOneValidationError, expectStatus, 
 let app: TestApp;
 let token: string;
 beforeAll(async () => {
-  app = await startTestApp({ label: 'groupcreate' });
+  app = await startTestApp({ label: 'groupcreate', env: { ROLE: 'api' } });
   token = await adminToken(app);
 });
 afterAll(() => app?.stop());

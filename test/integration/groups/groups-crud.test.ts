@@ -15,7 +15,7 @@ import {
 let app: TestApp;
 let token: string;
 beforeAll(async () => {
-  app = await startTestApp({ label: 'groupcrud' });
+  app = await startTestApp({ label: 'groupcrud', env: { ROLE: 'api' } });
   token = await adminToken(app);
 });
 afterAll(() => app?.stop());

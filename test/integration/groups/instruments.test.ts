@@ -16,7 +16,7 @@ import {
 let app: TestApp;
 let token: string;
 beforeAll(async () => {
-  app = await startTestApp({ label: 'instruments' });
+  app = await startTestApp({ label: 'instruments', env: { ROLE: 'api' } });
   token = await adminToken(app);
 });
 afterAll(() => app?.stop());

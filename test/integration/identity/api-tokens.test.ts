@@ -11,7 +11,7 @@ let issuer: LoggedIn;
 const texts: string[] = [];
 
 beforeAll(async () => {
-  app = await startTestApp({ label: 'idapitokens' });
+  app = await startTestApp({ label: 'idapitokens', env: { ROLE: 'api' } });
   admin = await adminToken(app);
   issuer = await createStaff(app, ['manage_api_tokens', 'view_customers'], admin);
 });

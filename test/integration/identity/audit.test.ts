@@ -24,7 +24,7 @@ let adminId: string;
 const secrets: string[] = [ADMIN.password];
 
 beforeAll(async () => {
-  app = await startTestApp({ label: 'idaudit' });
+  app = await startTestApp({ label: 'idaudit', env: { ROLE: 'api' } });
   admin = await adminToken(app);
   const users = await app.request('GET', '/api/admin/users?page_size=100', { token: admin });
   adminId = users.body.items.find((u: { email: string }) => u.email === ADMIN.email).id;

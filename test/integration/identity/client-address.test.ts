@@ -22,7 +22,7 @@ async function loginFrom(app: TestApp, forwardedFor?: string): Promise<string | 
 describe('with the default TRUST_PROXY (loopback: the test client connects through it)', () => {
   let app: TestApp;
   beforeAll(async () => {
-    app = await startTestApp({ label: 'clientaddr' });
+    app = await startTestApp({ label: 'clientaddr', env: { ROLE: 'api' } });
   });
   afterAll(() => app?.stop());
 
@@ -45,7 +45,7 @@ describe('with the default TRUST_PROXY (loopback: the test client connects throu
 describe('with TRUST_PROXY=none', () => {
   let app: TestApp;
   beforeAll(async () => {
-    app = await startTestApp({ label: 'clientaddr-none', env: { TRUST_PROXY: 'none' } });
+    app = await startTestApp({ label: 'clientaddr-none', env: { ROLE: 'api', TRUST_PROXY: 'none' } });
   });
   afterAll(() => app?.stop());
 

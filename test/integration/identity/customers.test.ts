@@ -5,7 +5,7 @@ import { startTestApp, type TestApp } from '../../helpers/test-app';
 let app: TestApp;
 let admin: string;
 beforeAll(async () => {
-  app = await startTestApp({ label: 'idcustomers' });
+  app = await startTestApp({ label: 'idcustomers', env: { ROLE: 'api' } });
   admin = await adminToken(app);
 });
 afterAll(() => app?.stop());

@@ -11,7 +11,7 @@ let app: TestApp;
 let admin: string;
 let customer: LoggedIn;
 beforeAll(async () => {
-  app = await startTestApp({ label: 'idlogin' });
+  app = await startTestApp({ label: 'idlogin', env: { ROLE: 'api' } });
   admin = await adminToken(app);
   customer = await createCustomer(app, admin);
 });
@@ -111,7 +111,7 @@ describe('access token lifetime from broker settings', () => {
   });
 
   test('when ACCESS_TOKEN_TTL_SECONDS is set for a new deployment, then it is the default lifetime', async () => {
-    const other = await startTestApp({ label: 'idlogin-ttl', env: { ACCESS_TOKEN_TTL_SECONDS: '600' } });
+    const other = await startTestApp({ label: 'idlogin-ttl', env: { ROLE: 'api', ACCESS_TOKEN_TTL_SECONDS: '600' } });
     try {
       expectTokenPair(await login(other, 'user', ADMIN), 600);
       const token = (await login(other, 'user', ADMIN)).body.access_token;
@@ -138,7 +138,7 @@ describe('bootstrap admin', () => {
     await sql(app, `update roles set permissions = '{view_groups}' where name = 'admin'`);
     const second = await startTestApp({
       shareWith: app,
-      env: { BOOTSTRAP_ADMIN_EMAIL: 'other-admin@broker.test', BOOTSTRAP_ADMIN_PASSWORD: 'second-desk-key-2291' },
+      env: { ROLE: 'api', BOOTSTRAP_ADMIN_EMAIL: 'other-admin@broker.test', BOOTSTRAP_ADMIN_PASSWORD: 'second-desk-key-2291' },
     });
     try {
       expect((await login(second, 'user', { email: 'other-admin@broker.test', password: 'other-admin-password-1' })).status).toBe(

@@ -7,7 +7,7 @@ import { sql, startTestApp, type TestApp } from '../../helpers/test-app';
 let app: TestApp;
 let token: string;
 beforeAll(async () => {
-  app = await startTestApp({ label: 'pwpolicy' });
+  app = await startTestApp({ label: 'pwpolicy', env: { ROLE: 'api' } });
   token = await adminToken(app);
 });
 afterAll(() => app?.stop());

@@ -10,7 +10,7 @@ const ARGON2 = /^\$argon2id\$v=19\$([a-z]=\d+(?:,[a-z]=\d+)*)\$([A-Za-z0-9+/]+)\
 let app: TestApp;
 let admin: string;
 beforeAll(async () => {
-  app = await startTestApp({ label: 'idpasswords' });
+  app = await startTestApp({ label: 'idpasswords', env: { ROLE: 'api' } });
   admin = await adminToken(app);
 });
 afterAll(() => app?.stop());

@@ -6,7 +6,7 @@ import { claimsOf, expectTokenPair, expectUnauthenticated, login, probe, sidOf, 
 let app: TestApp;
 let admin: string;
 beforeAll(async () => {
-  app = await startTestApp({ label: 'idrefresh' });
+  app = await startTestApp({ label: 'idrefresh', env: { ROLE: 'api' } });
   admin = await adminToken(app);
 });
 afterAll(() => app?.stop());

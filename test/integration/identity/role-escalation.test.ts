@@ -15,7 +15,7 @@ let manager: LoggedIn;
 let adminRoleId: string;
 
 beforeAll(async () => {
-  app = await startTestApp({ label: 'escalation' });
+  app = await startTestApp({ label: 'escalation', env: { ROLE: 'api' } });
   admin = await adminToken(app);
   manager = await createStaff(app, ['manage_users'], admin);
   const roles = await app.request('GET', '/api/admin/roles', { token: admin });

@@ -7,7 +7,7 @@ import { startTestApp, type TestApp } from '../../helpers/test-app';
 let app: TestApp;
 let admin: string;
 beforeAll(async () => {
-  app = await startTestApp({ label: 'idroles' });
+  app = await startTestApp({ label: 'idroles', env: { ROLE: 'api' } });
   admin = await adminToken(app);
 });
 afterAll(() => app?.stop());

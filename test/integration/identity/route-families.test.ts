@@ -54,7 +54,7 @@ async function issueApiToken(scopes: readonly string[]): Promise<string> {
 }
 
 beforeAll(async () => {
-  app = await startTestApp({ label: 'idfamilies' });
+  app = await startTestApp({ label: 'idfamilies', env: { ROLE: 'api' } });
   admin = await adminToken(app);
   customer = await createCustomer(app, admin);
   fullApiToken = await issueApiToken(PERMISSIONS);

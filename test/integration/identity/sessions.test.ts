@@ -8,7 +8,7 @@ const SESSION_KEYS = ['created_at', 'current', 'id', 'ip', 'last_used_at', 'user
 let app: TestApp;
 let admin: string;
 beforeAll(async () => {
-  app = await startTestApp({ label: 'idsessions' });
+  app = await startTestApp({ label: 'idsessions', env: { ROLE: 'api' } });
   admin = await adminToken(app);
 });
 afterAll(() => app?.stop());

@@ -11,7 +11,7 @@ let admin: string;
 let adminRoleId: string;
 
 beforeAll(async () => {
-  app = await startTestApp({ label: 'staffadmin' });
+  app = await startTestApp({ label: 'staffadmin', env: { ROLE: 'api' } });
   admin = await adminToken(app);
   const roles = await app.request('GET', '/api/admin/roles?page_size=100', { token: admin });
   adminRoleId = roles.body.items.find((r: { built_in: boolean }) => r.built_in).id;
@@ -148,7 +148,7 @@ describe('rules', () => {
 
   test('when the last active holder of manage_users would lose it, then 409 LAST_USER_MANAGER and nothing changes', async () => {
     // A deployment of its own: here the bootstrap admin is the only user manager.
-    const solo = await startTestApp({ label: 'lastmanager' });
+    const solo = await startTestApp({ label: 'lastmanager', env: { ROLE: 'api' } });
     try {
       const token = await adminToken(solo);
       const me = (await sql<{ id: string }>(solo, 'select id from staff_users where email = ?', [ADMIN.email]))[0]!.id;
@@ -170,7 +170,7 @@ describe('rules', () => {
   });
 
   test('when two managers deactivate each other at once and nobody else manages users, then exactly one succeeds', async () => {
-    const solo = await startTestApp({ label: 'demote-race' });
+    const solo = await startTestApp({ label: 'demote-race', env: { ROLE: 'api' } });
     try {
       const token = await adminToken(solo);
       const a = await createStaff(solo, ['manage_users'], token);

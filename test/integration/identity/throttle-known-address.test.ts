@@ -3,7 +3,7 @@ import { startTestApp, type TestApp } from '../../helpers/test-app';
 
 let app: TestApp;
 beforeAll(async () => {
-  app = await startTestApp({ label: 'knownaddr' });
+  app = await startTestApp({ label: 'knownaddr', env: { ROLE: 'api' } });
 });
 afterAll(() => app?.stop());
 

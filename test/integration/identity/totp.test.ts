@@ -16,7 +16,7 @@ import {
 let app: TestApp;
 let admin: string;
 beforeAll(async () => {
-  app = await startTestApp({ label: 'idtotp' });
+  app = await startTestApp({ label: 'idtotp', env: { ROLE: 'api' } });
   admin = await adminToken(app);
 });
 afterAll(() => app?.stop());

@@ -347,7 +347,7 @@ async function checkBooks(holders: Holder[], currencyOf: Map<number, string>, le
 }
 
 beforeAll(async () => {
-  app = await startTestApp({ label: 'bank' });
+  app = await startTestApp({ label: 'bank', env: { ROLE: 'api' } });
   admin = await adminToken(app);
   market = await setUpMarket(app, admin, { gbp: true });
   approver = await createStaff(app, ['approve_withdrawals', 'manage_payouts'], admin);

@@ -18,7 +18,7 @@ let admin: string;
 let market: Market;
 
 beforeAll(async () => {
-  app = await startTestApp({ label: 'conversion-round-trips' });
+  app = await startTestApp({ label: 'conversion-round-trips', env: { ROLE: 'api' } });
   admin = await adminToken(app);
   market = await setUpMarket(app, admin, { gbp: true });
 });

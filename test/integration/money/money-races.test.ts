@@ -23,7 +23,7 @@ async function liveAccount(customer: LoggedIn, currency = 'USD'): Promise<number
 }
 
 beforeAll(async () => {
-  app = await startTestApp({ label: 'money-races' });
+  app = await startTestApp({ label: 'money-races', env: { ROLE: 'api' } });
   admin = await adminToken(app);
   market = await setUpMarket(app, admin);
 });

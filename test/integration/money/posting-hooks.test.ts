@@ -18,7 +18,7 @@ let admin: string;
 let groupId: string;
 
 beforeAll(async () => {
-  app = await startTestApp({ label: 'posting_hooks' });
+  app = await startTestApp({ label: 'posting_hooks', env: { ROLE: 'api' } });
   admin = await adminToken(app);
   groupId = (await setUpMarket(app, admin)).groupId;
 });

@@ -29,7 +29,7 @@ const FIELDS = [
 ];
 
 beforeAll(async () => {
-  app = await startTestApp({ label: 'transactions' });
+  app = await startTestApp({ label: 'transactions', env: { ROLE: 'api' } });
   admin = await adminToken(app);
   const market = await setUpMarket(app, admin);
   alice = await createCustomer(app, admin);

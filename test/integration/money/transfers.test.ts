@@ -42,7 +42,7 @@ async function liveAccount(customer: LoggedIn, currency: string): Promise<number
 }
 
 beforeAll(async () => {
-  app = await startTestApp({ label: 'transfers' });
+  app = await startTestApp({ label: 'transfers', env: { ROLE: 'api' } });
   admin = await adminToken(app);
   market = await setUpMarket(app, admin);
   alice = await createCustomer(app, admin);

@@ -34,7 +34,7 @@ async function auditOf(id: string): Promise<Array<{ action: string; before: any;
 }
 
 beforeAll(async () => {
-  app = await startTestApp({ label: 'withdrawals' });
+  app = await startTestApp({ label: 'withdrawals', env: { ROLE: 'api' } });
   admin = await adminToken(app);
   approver = await createStaff(app, ['approve_withdrawals'], admin);
 });

@@ -70,11 +70,10 @@ async function program(): Promise<string> {
   ).id;
 }
 
-/** `n` challenges, each holding one lot of EURUSD and one of GBPUSD. */
+/** `n` challenges, each holding one lot of EURUSD and one of GBPUSD, set up four at a time (no worker runs yet). */
 async function challengesHoldingBoth(n: number): Promise<Array<{ id: string; login: number }>> {
   const programId = await program();
-  const out: Array<{ id: string; login: number }> = [];
-  for (let i = 0; i < n; i++) {
+  const one = async (): Promise<{ id: string; login: number }> => {
     const customer = await createCustomer(app, admin);
     const view = expectOk(
       await app.request('POST', '/prop/challenges', { token: admin, body: { program_id: programId, customer_id: customer.id } }),
@@ -85,8 +84,10 @@ async function challengesHoldingBoth(n: number): Promise<Array<{ id: string; log
         await app.request('POST', '/orders', { token: customer.token, body: { login: view.login, symbol, cmd: 0, volume: 1 } }),
         201,
       );
-    out.push({ id: view.id, login: view.login });
-  }
+    return { id: view.id, login: view.login };
+  };
+  const out: Array<{ id: string; login: number }> = [];
+  for (let i = 0; i < n; i += 4) out.push(...(await Promise.all(Array.from({ length: Math.min(4, n - i) }, one))));
   return out;
 }
 

@@ -69,7 +69,7 @@ async function auditOf(id: string): Promise<Array<{ action: string; before: any;
 }
 
 beforeAll(async () => {
-  app = await startTestApp({ label: 'payouts' });
+  app = await startTestApp({ label: 'payouts', env: { ROLE: 'api' } });
   admin = await adminToken(app);
   market = await setUpMarket(app, admin);
   manager = await createStaff(app, ['manage_payouts'], admin);

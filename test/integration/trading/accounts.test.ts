@@ -9,7 +9,7 @@ let token: string;
 let market: Market;
 
 beforeAll(async () => {
-  app = await startTestApp({ label: 'accounts' });
+  app = await startTestApp({ label: 'accounts', env: { ROLE: 'api' } });
   token = await adminToken(app);
   market = await setUpMarket(app, token);
 });

@@ -21,7 +21,7 @@ let admin: string;
 let groupId: string;
 
 beforeAll(async () => {
-  app = await startTestApp({ label: 'close-statements' });
+  app = await startTestApp({ label: 'close-statements', env: { ROLE: 'api' } });
   admin = await adminToken(app);
   ({ groupId } = await setUpMarket(app, admin));
 });

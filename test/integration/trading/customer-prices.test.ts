@@ -51,7 +51,7 @@ async function instrument(symbol: string, digits: number): Promise<void> {
 }
 
 beforeAll(async () => {
-  app = await startTestApp({ label: 'custprices' });
+  app = await startTestApp({ label: 'custprices', env: { ROLE: 'api' } });
   admin = await adminToken(app);
   groupA = (await setUpMarket(app, admin)).groupId; // EURUSD 1.1 / 1.1002, USDJPY 150 / 150.02
   groupB = expectOk(

@@ -6,7 +6,7 @@ let app: TestApp;
 let token: string;
 let login: number;
 beforeAll(async () => {
-  app = await startTestApp({ label: 'idem' });
+  app = await startTestApp({ label: 'idem', env: { ROLE: 'api' } });
   token = await adminToken(app);
   const market = await setUpMarket(app, token);
   const customer = await createCustomer(app, token);

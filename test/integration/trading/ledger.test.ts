@@ -8,7 +8,7 @@ let token: string;
 let market: Market;
 
 beforeAll(async () => {
-  app = await startTestApp({ label: 'ledger' });
+  app = await startTestApp({ label: 'ledger', env: { ROLE: 'api' } });
   token = await adminToken(app);
   market = await setUpMarket(app, token);
 });

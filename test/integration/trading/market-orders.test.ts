@@ -9,7 +9,7 @@ let market: Market;
 let customer: LoggedIn;
 
 beforeAll(async () => {
-  app = await startTestApp({ label: 'mktorders' });
+  app = await startTestApp({ label: 'mktorders', env: { ROLE: 'api' } });
   token = await adminToken(app);
   market = await setUpMarket(app, token);
   customer = await createCustomer(app, token);

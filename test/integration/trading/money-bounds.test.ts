@@ -22,7 +22,7 @@ beforeAll(async () => {
   // and the tests close them by hand to see what is booked; the engine would race them to it.
   app = await startTestApp({
     label: 'moneybounds',
-    env: { WORKER_QUEUES: ALL_QUEUES.filter((q) => q !== QUEUES.engine).join(',') },
+    env: { ROLE: 'api', WORKER_QUEUES: ALL_QUEUES.filter((q) => q !== QUEUES.engine).join(',') },
   });
   token = await adminToken(app);
   customer = await createCustomer(app, token);

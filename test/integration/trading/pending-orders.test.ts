@@ -10,7 +10,7 @@ let customer: LoggedIn;
 let login: number;
 
 beforeAll(async () => {
-  app = await startTestApp({ label: 'pending' });
+  app = await startTestApp({ label: 'pending', env: { ROLE: 'api' } });
   token = await adminToken(app);
   market = await setUpMarket(app, token);
   customer = await createCustomer(app, token);

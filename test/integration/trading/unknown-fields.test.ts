@@ -46,7 +46,7 @@ async function state(): Promise<Record<string, string>> {
 }
 
 beforeAll(async () => {
-  app = await startTestApp({ label: 'unknownfields' });
+  app = await startTestApp({ label: 'unknownfields', env: { ROLE: 'api' } });
   admin = await adminToken(app);
   const market = await setUpMarket(app, admin);
   customer = await createCustomer(app, admin);
