@@ -13,7 +13,7 @@ import {
   type RunItemRow,
   type RunTicketRow,
 } from '../src/domain/orders/bulk-close';
-import { closeStatement } from '../src/domain/orders/close-order';
+import { closeStatement } from '../src/domain/orders/close-statements';
 import { NO_CHARGES, orderView } from '../src/domain/orders/order-view';
 import { closingPrice, profitInQuoteCurrency, withSpread } from '../src/domain/prices/trading-math';
 import { CLOSE_HOLDER_AND_TERMS } from '../src/domain/orders/orders.queries';

@@ -1,4 +1,4 @@
-import { closeStatement, type CloseParams } from '../../src/domain/orders/close-order';
+import { closeStatement, type CloseParams } from '../../src/domain/orders/close-statements';
 
 const params: CloseParams = {
   ticket: '42',

@@ -7,7 +7,7 @@ import {
   type Posting,
   type PostingHook,
 } from '../../src/domain/ledger/posting';
-import { closeStatement, guardedCloseStatement, type CloseParams } from '../../src/domain/orders/close-order';
+import { closeStatement, guardedCloseStatement, type CloseParams } from '../../src/domain/orders/close-statements';
 
 const closeParams: CloseParams = {
   ticket: '42',

@@ -160,7 +160,7 @@ export function postedCustomer(row: PostedCustomerColumns): PostedAccount['custo
 
 /**
  * The flows whose path books in one statement that takes hooks' statement parts: the close
- * (see closeStatement in src/domain/orders/close-order.ts, which documents the names a part
+ * (see closeStatement in src/domain/orders/close-statements.ts, which documents the names a part
  * may read).
  */
 export const STATEMENT_FLOWS: readonly PostingFlow[] = ['order_close'];
