@@ -137,10 +137,11 @@ export async function readPricingTerms(em: EntityManager, account: TermsOf, symb
 
 /**
  * Pricing terms read at most once per group, currency and set of symbols within `ttlMs`, for
- * the passes that price many accounts alike (the engine's margin pre-check, a bulk close run,
- * an end-of-day chunk): terms change only when staff edit a group or an instrument, and a pass
- * prices with the terms it found first. Callers asking while a read is in flight share it; a
- * failed read is not kept. `partition` keeps passes apart that must not share (a bulk close's run).
+ * the passes that price many accounts alike (the engine's margin pre-check, an end-of-day chunk,
+ * the prop challenges' equity): terms change only when staff edit a group or an instrument, and a
+ * pass prices with the terms it found first. Callers asking while a read is in flight share it;
+ * a failed read is not kept. (A bulk close run caches what a close reads, the account with its
+ * terms in one statement, per account: see RunTermsCache.)
  */
 export class PricingTermsCache {
   private readonly entries: TtlCache<PricingTerms>;
@@ -149,14 +150,9 @@ export class PricingTermsCache {
     this.entries = new TtlCache(ttlMs);
   }
 
-  get(
-    em: EntityManager,
-    of: { currency: string; groupId: string | null },
-    symbols: string[],
-    partition = '',
-  ): Promise<PricingTerms> {
+  get(em: EntityManager, of: { currency: string; groupId: string | null }, symbols: string[]): Promise<PricingTerms> {
     const sorted = [...new Set(symbols)].sort();
-    return this.entries.get(`${partition}|${of.groupId ?? ''}|${of.currency}|${sorted.join(',')}`, () =>
+    return this.entries.get(`${of.groupId ?? ''}|${of.currency}|${sorted.join(',')}`, () =>
       readPricingTerms(em, { currency: of.currency, groupId: of.groupId }, sorted),
     );
   }
