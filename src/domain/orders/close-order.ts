@@ -15,13 +15,11 @@ import { closingPrice, profitInQuoteCurrency } from '../prices/trading-math';
 
 /**
  * The account a close is priced for, as read before the closing statement and without its lock:
- * what pricing needs (currency, group), and what tells the hooks whether they have work for the
+ * what pricing needs besides its terms (the currency), and what tells the hooks whether they have work for the
  * close (AccountAsRead: its credit, whether its customer trades under a partner).
  */
 export interface CloseHolder extends AccountAsRead {
-  id: string;
   currency: string;
-  groupId: string | null;
   credit: string;
   referred: boolean;
 }
@@ -34,9 +32,7 @@ export type PricingSource = (
 ) => Promise<{ account: CloseHolder; terms: PricingTerms }>;
 
 type HolderRow = TermsRow & {
-  holder_id: string;
   holder_currency: string;
-  holder_group_id: string | null;
   holder_credit: string;
   holder_referred: boolean;
 };
@@ -50,9 +46,7 @@ export const loadPricingTerms: PricingSource = async (em, accountId, symbol) => 
   const first = rows[0];
   if (!first) throw new Error(`account ${accountId} does not exist`);
   const account: CloseHolder = {
-    id: first.holder_id,
     currency: first.holder_currency,
-    groupId: first.holder_group_id,
     credit: first.holder_credit,
     referred: first.holder_referred,
   };

@@ -89,6 +89,6 @@ with holder as (
 ), wanted as (
   select id, quote_currency from instruments where symbol = :symbol::text
 ), ${termsCtes({ currency: '(select currency from holder)', groupId: '(select group_id from holder)' })}
-select h.id as holder_id, h.currency as holder_currency, h.group_id as holder_group_id, h.credit as holder_credit,
+select h.currency as holder_currency, h.credit as holder_credit,
        h.referred as holder_referred, t.*
   from holder h left join terms t on true`);
